@@ -1,0 +1,46 @@
+package vi
+
+// Target is a log density over n local blocks of r variables each and one
+// global block of G variables, in which the local blocks are independent
+// given the global one:
+//
+//	log p(theta) = log p_g(theta_g) + sum_i log p_i(theta_i | theta_g).
+//
+// The vector theta is laid out subject-major: theta_1, ..., theta_n, then
+// theta_g. GLMMs (package glmm) and their reparametrisations (package rvb)
+// are Targets, and so is any hierarchical model a user writes.
+//
+// Local is called concurrently on disjoint subject ranges, each caller with
+// its own Workspace.
+type Target interface {
+	// Dims returns the number of subjects n, the size r of each local block
+	// and the size G of the global block.
+	Dims() (n, r, g int)
+
+	// NewWorkspace returns scratch space for one concurrent caller of Local.
+	NewWorkspace() Workspace
+
+	// Global returns log p_g(theta_g) and adds its gradient into grad.
+	Global(thetaG, grad []float64) float64
+
+	// Local returns the sum over the subjects i in [lo, hi) of
+	// log p_i(theta_i | theta_g). The slice local holds theta_lo, ...,
+	// theta_{hi-1} ((hi-lo)*r values). Unless gradLocal is nil, the gradients
+	// with respect to those local blocks are written into gradLocal and the
+	// gradient with respect to theta_g is added into gradG. A non-finite
+	// value is reported as an error naming the subject; it must not allocate
+	// otherwise.
+	Local(ws Workspace, lo, hi int, thetaG, local, gradLocal, gradG []float64) (float64, error)
+}
+
+// Workspace is a Target's scratch space for one concurrent caller.
+type Workspace any
+
+// LocalHessianer is implemented by Targets that can give the Hessian of a
+// subject's log density with respect to its own local block. Fit uses it to
+// initialise the local blocks of the factor at the curvature of the target.
+type LocalHessianer interface {
+	// LocalHessian writes the r×r Hessian of log p_i(theta_i | theta_g) with
+	// respect to theta_i, row-major, into h.
+	LocalHessian(ws Workspace, i int, thetaG, thetaI, h []float64)
+}
