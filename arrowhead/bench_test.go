@@ -1,0 +1,46 @@
+package arrowhead
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/sparsevi/sparsevi/parallel"
+)
+
+// BenchmarkStep times one whole natural-gradient step of Algorithm 2S (draw,
+// synthetic gradient, v = T^-1 grad h, direction N, update of T and mu) with
+// the range kernels fused into two passes over chunks of 256 subjects, and
+// reports the time per subject.
+func BenchmarkStep(b *testing.B) {
+	ns := []int{1000, 10000, 100000}
+	if !testing.Short() {
+		ns = append(ns, 1000000)
+	}
+	for _, n := range ns {
+		for _, r := range []int{1, 2} {
+			for _, g := range []int{5, 10} {
+				for _, w := range []int{1, 2} {
+					b.Run(fmt.Sprintf("n=%d/r=%d/G=%d/workers=%d", n, r, g, w), func(b *testing.B) {
+						f := New(n, r, g)
+						f.SetIdentity(1)
+						pool := parallel.NewPool(context.Background(), w)
+						defer pool.Close()
+						st := newStepper(f, pool, parallel.DefaultChunkSize, 1)
+						if err := st.step(); err != nil {
+							b.Fatal(err)
+						}
+						b.ReportAllocs()
+						b.ResetTimer()
+						for b.Loop() {
+							if err := st.step(); err != nil {
+								b.Fatal(err)
+							}
+						}
+						b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/subject")
+					})
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,123 @@
+package arrowhead
+
+import (
+	"fmt"
+	"math"
+)
+
+// NotPositiveDefiniteError reports that an arrowhead Cholesky factorization
+// met a block that is not positive definite.
+type NotPositiveDefiniteError struct {
+	// Subject is the subject whose local block S_i failed, or -1 for the
+	// global Schur complement S_g - sum_i T_gi T_gi'.
+	Subject int
+}
+
+func (e *NotPositiveDefiniteError) Error() string {
+	if e.Subject < 0 {
+		return "arrowhead: global block is not positive definite"
+	}
+	return fmt.Sprintf("arrowhead: local block of subject %d is not positive definite", e.Subject)
+}
+
+// CholRange factorizes the blocks of the subjects i in [lo, hi) of a
+// symmetric positive definite arrowhead matrix S = T T' into f:
+//
+//	T_i = chol(S_i),  T_gi = S_gi T_i^-T,
+//
+// and adds sum_i T_gi T_gi' into sum, a packed lower triangle of order g.
+// CholGlobal completes the factorization from the total of the partial sums.
+//
+// S is given in the compressed storage of T: for each subject the packed
+// lower triangle of S_i and the g×r block S_gi, then the packed lower
+// triangle of S_g. s may be f.Data(), factorizing in place.
+//
+// A local block that is not positive definite (a pivot that is zero,
+// negative or NaN) gives a *NotPositiveDefiniteError naming the first such
+// subject in the range; the blocks of that subject and of later subjects in
+// the range are then unspecified. Calls on disjoint ranges may run
+// concurrently with their own sum.
+func (f *Factor) CholRange(lo, hi int, s, sum []float64) error {
+	f.checkRange(lo, hi)
+	if len(s) != len(f.data) {
+		panic(badLen)
+	}
+	r, g, st, tri := f.r, f.g, f.stride, f.tri
+	if len(sum) != g*(g+1)/2 {
+		panic(badLen)
+	}
+	for i := lo; i < hi; i++ {
+		ti, c := f.data[i*st:i*st+tri], f.data[i*st+tri:(i+1)*st]
+		copy(ti, s[i*st:i*st+tri])
+		if !cholPacked(r, ti) {
+			return &NotPositiveDefiniteError{Subject: i}
+		}
+		copy(c, s[i*st+tri:(i+1)*st])
+		for k := range g {
+			trsvN(r, ti, c[k*r:(k+1)*r])
+		}
+		for a := range g {
+			ca := c[a*r : (a+1)*r]
+			row := sum[a*(a+1)/2 : a*(a+1)/2+a+1]
+			for b := range row {
+				cb := c[b*r : (b+1)*r]
+				var t float64
+				for p, v := range ca {
+					t += v * cb[p]
+				}
+				row[b] += t
+			}
+		}
+	}
+	return nil
+}
+
+// CholGlobal completes the arrowhead Cholesky factorization started by
+// CholRange: T_g = chol(S_g - sum), where sum is the packed lower total of
+// sum_i T_gi T_gi' over all subjects. s may be f.Data(). If the Schur
+// complement is not positive definite it returns a *NotPositiveDefiniteError
+// with Subject -1 and T_g is unspecified.
+func (f *Factor) CholGlobal(s, sum []float64) error {
+	if len(s) != len(f.data) {
+		panic(badLen)
+	}
+	g := f.g
+	if len(sum) != g*(g+1)/2 {
+		panic(badLen)
+	}
+	tg := f.Global()
+	o := f.n * f.stride
+	for j, v := range s[o:] {
+		tg[j] = v - sum[j]
+	}
+	if !cholPacked(g, tg) {
+		return &NotPositiveDefiniteError{Subject: -1}
+	}
+	return nil
+}
+
+// cholPacked overwrites the packed lower triangle of a symmetric matrix of
+// order m with its lower Cholesky factor, row by row. It reports whether
+// every pivot was positive; the test is false for NaN pivots too.
+func cholPacked(m int, a []float64) bool {
+	for j := range m {
+		rj := a[j*(j+1)/2 : j*(j+1)/2+j+1]
+		for b := range j {
+			rb := a[b*(b+1)/2 : b*(b+1)/2+b+1]
+			t := rj[b]
+			for k, v := range rb[:b] {
+				t -= rj[k] * v
+			}
+			rj[b] = t / rb[b]
+		}
+		d := rj[j]
+		for _, v := range rj[:j] {
+			d -= v * v
+		}
+		if d <= 0 || math.IsNaN(d) {
+			return false
+		}
+		rj[j] = math.Sqrt(d)
+	}
+	return true
+}

@@ -1,0 +1,91 @@
+package arrowhead
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// randSPD returns a random SPD arrowhead matrix S = T0 T0' in compressed
+// storage, and S as a dense matrix.
+func randSPD(rng *rand.Rand, s dims) ([]float64, *mat.SymDense) {
+	t0 := denseOf(randFactor(rng, s))
+	d, _ := t0.Dims()
+	sd := mat.NewSymDense(d, nil)
+	sd.SymOuterK(1, t0)
+	return packDense(s, sd), sd
+}
+
+func TestChol(t *testing.T) {
+	for _, s := range allDims() {
+		t.Run(s.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(50, seedOf(s)))
+			packed, sd := randSPD(rng, s)
+			var ch mat.Cholesky
+			if !ch.Factorize(sd) {
+				t.Fatal("dense Cholesky failed on an SPD matrix")
+			}
+			var l mat.TriDense
+			ch.LTo(&l)
+			want := packDense(s, &l)
+
+			f := New(s.n, s.r, s.g)
+			sum := make([]float64, s.g*(s.g+1)/2)
+			if err := f.CholRange(0, s.n, packed, sum); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.CholGlobal(packed, sum); err != nil {
+				t.Fatal(err)
+			}
+			checkClose(t, "kernels", f.Data(), want, tol)
+
+			// In place through the Runner.
+			g := Wrap(s.n, s.r, s.g, append([]float64(nil), packed...))
+			run := newRunner(t, 2, s.n, 4)
+			if err := run.Chol(g, g.Data()); err != nil {
+				t.Fatal(err)
+			}
+			checkClose(t, "Runner in place", g.Data(), want, tol)
+		})
+	}
+}
+
+func TestCholNotPositiveDefinite(t *testing.T) {
+	s := dims{9, 2, 3}
+	st := Stride(s.r, s.g)
+	for _, tc := range []struct {
+		name    string
+		spoil   func(p []float64)
+		subject int
+	}{
+		{"indefinite local block", func(p []float64) { p[4*st+2] = -1 }, 4},
+		{"zero local pivot", func(p []float64) { p[0] = 0 }, 0},
+		{"NaN in local block", func(p []float64) { p[7*st+1] = math.NaN() }, 7},
+		{"two failing subjects", func(p []float64) { p[6*st] = -1; p[2*st] = -1 }, 2},
+		{"indefinite global block", func(p []float64) { p[9*st+2] = -50 }, -1},
+		{"NaN in global block", func(p []float64) { p[9*st] = math.NaN() }, -1},
+		// S_g stays positive definite but the Schur complement does not.
+		{"large cross block", func(p []float64) { p[5*st+3] = 100 }, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(51, 0))
+			packed, _ := randSPD(rng, s)
+			tc.spoil(packed)
+			for _, w := range []int{1, 2, 3} {
+				f := New(s.n, s.r, s.g)
+				run := newRunner(t, w, s.n, 2)
+				err := run.Chol(f, packed)
+				var npd *NotPositiveDefiniteError
+				if !errors.As(err, &npd) {
+					t.Fatalf("workers=%d: error %v, want *NotPositiveDefiniteError", w, err)
+				}
+				if npd.Subject != tc.subject {
+					t.Errorf("workers=%d: subject %d, want %d (%v)", w, npd.Subject, tc.subject, err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,133 @@
+package arrowhead
+
+// With P_i = T_g^-1 T_gi T_i^-1 the inverse of T is
+//
+//	T^-1 = [ T_i^-1 on the block diagonal,  0      ]
+//	       [ -P_1 ... -P_n                  T_g^-1 ]
+//
+// so Sigma = T^-T T^-1 has the blocks
+//
+//	Sigma_gg = T_g^-T T_g^-1,
+//	Sigma_ii = T_i^-T T_i^-1 + P_i' P_i,
+//	Sigma_ig = -P_i' T_g^-1,
+//
+// none of which needs Sigma_gg or any other subject.
+
+// CovGlobal writes into dst (length g*g, row-major) the marginal covariance
+// of theta_g under N(mu, (T T')^-1), Sigma_gg = T_g^-T T_g^-1.
+func (f *Factor) CovGlobal(dst []float64) {
+	if len(dst) != f.g*f.g {
+		panic(badLen)
+	}
+	invLower(f.g, f.Global(), dst)
+	gramLower(f.g, dst)
+}
+
+// CovRange writes, for the subjects i in [lo, hi), the marginal covariance
+// Cov(theta_i) into local (length n*r*r, r×r row-major at local[i*r*r:]) and
+// the cross-covariance Cov(theta_i, theta_g) into cross (length n*r*g, r×g
+// row-major at cross[i*r*g:]):
+//
+//	Cov(theta_i)          = T_i^-T T_i^-1 + P_i' P_i,
+//	Cov(theta_i, theta_g) = -P_i' T_g^-1,   P_i = T_g^-1 T_gi T_i^-1.
+//
+// It costs O(g^2 r + r^3) per subject and needs no other subject. Calls on
+// disjoint ranges may run concurrently.
+func (f *Factor) CovRange(lo, hi int, local, cross []float64) {
+	f.checkRange(lo, hi)
+	r, g, st, tri := f.r, f.g, f.stride, f.tri
+	if len(local) != f.n*r*r || len(cross) != f.n*r*g {
+		panic(badLen)
+	}
+	tg := f.Global()
+	for i := lo; i < hi; i++ {
+		ti, c := f.data[i*st:i*st+tri], f.data[i*st+tri:(i+1)*st]
+		x := cross[i*r*g : (i+1)*r*g]
+		// x = T_gi', then T_i^-T T_gi' column by column.
+		for k := range g {
+			for p := range r {
+				x[p*g+k] = c[k*r+p]
+			}
+			for p := r - 1; p >= 0; p-- {
+				s := x[p*g+k]
+				for q := p + 1; q < r; q++ {
+					s -= ti[q*(q+1)/2+p] * x[q*g+k]
+				}
+				x[p*g+k] = s / ti[p*(p+1)/2+p]
+			}
+		}
+		// Rows of x become the rows of P_i' = (T_i^-T T_gi') T_g^-T.
+		for p := range r {
+			trsvN(g, tg, x[p*g:(p+1)*g])
+		}
+		li := local[i*r*r : (i+1)*r*r]
+		invLower(r, ti, li)
+		gramLower(r, li)
+		for p := range r {
+			xp := x[p*g : (p+1)*g]
+			for q := 0; q <= p; q++ {
+				xq := x[q*g : (q+1)*g]
+				var s float64
+				for k, v := range xp {
+					s += v * xq[k]
+				}
+				li[p*r+q] += s
+				if q != p {
+					li[q*r+p] = li[p*r+q]
+				}
+			}
+		}
+		// Sigma_ig = -P_i' T_g^-1, row by row: each row is -T_g^-T x_p.
+		for p := range r {
+			xp := x[p*g : (p+1)*g]
+			trsvT(g, tg, xp)
+			for k := range xp {
+				xp[k] = -xp[k]
+			}
+		}
+	}
+}
+
+// invLower writes the inverse of the packed lower L of order m into the
+// lower triangle of the dense row-major m×m dst and zeroes the rest.
+func invLower(m int, l, dst []float64) {
+	clear(dst[:m*m])
+	for j := range m {
+		dst[j*m+j] = 1 / l[j*(j+1)/2+j]
+		for a := j + 1; a < m; a++ {
+			var s float64
+			for c := j; c < a; c++ {
+				s += l[a*(a+1)/2+c] * dst[c*m+j]
+			}
+			dst[a*m+j] = -s / l[a*(a+1)/2+a]
+		}
+	}
+}
+
+// gramLower overwrites the dense row-major m×m x, whose lower triangle holds
+// a lower-triangular L, with the symmetric L' L. The strict upper triangle
+// is filled first and the diagonal next, so every product reads entries of
+// L that are still in place.
+func gramLower(m int, x []float64) {
+	for a := range m {
+		for b := a + 1; b < m; b++ {
+			var s float64
+			for k := b; k < m; k++ {
+				s += x[k*m+a] * x[k*m+b]
+			}
+			x[a*m+b] = s
+		}
+	}
+	for a := range m {
+		var s float64
+		for k := a; k < m; k++ {
+			s += x[k*m+a] * x[k*m+a]
+		}
+		x[a*m+a] = s
+	}
+	for a := range m {
+		for b := a + 1; b < m; b++ {
+			x[b*m+a] = x[a*m+b]
+		}
+	}
+}

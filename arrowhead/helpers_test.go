@@ -1,0 +1,213 @@
+package arrowhead
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sparsevi/sparsevi/parallel"
+)
+
+// dims are the sizes every dense comparison runs over.
+type dims struct{ n, r, g int }
+
+func (s dims) String() string { return fmt.Sprintf("n=%d/r=%d/g=%d", s.n, s.r, s.g) }
+
+func allDims() []dims {
+	var out []dims
+	for _, n := range []int{1, 3, 17} {
+		for _, r := range []int{1, 2, 3} {
+			for _, g := range []int{1, 4, 9} {
+				out = append(out, dims{n, r, g})
+			}
+		}
+	}
+	// Local blocks larger than the specialised orders.
+	return append(out, dims{4, 5, 2}, dims{2, 4, 0}, dims{0, 2, 3})
+}
+
+// randFactor returns a well-conditioned random factor: diagonal entries in
+// [1, 2], off-diagonal ones in [-0.3, 0.3], cross blocks in [-0.5, 0.5].
+func randFactor(rng *rand.Rand, s dims) *Factor {
+	f := New(s.n, s.r, s.g)
+	fill := func(m int, l []float64) {
+		for a := range m {
+			for b := 0; b < a; b++ {
+				l[a*(a+1)/2+b] = 0.6*rng.Float64() - 0.3
+			}
+			l[a*(a+1)/2+a] = 1 + rng.Float64()
+		}
+	}
+	for i := range s.n {
+		fill(s.r, f.Local(i))
+		for j := range f.Cross(i) {
+			f.Cross(i)[j] = rng.Float64() - 0.5
+		}
+	}
+	fill(s.g, f.Global())
+	return f
+}
+
+func randVec(rng *rand.Rand, m int) []float64 {
+	v := make([]float64, m)
+	for i := range v {
+		v[i] = rng.NormFloat64()
+	}
+	return v
+}
+
+// denseOf builds T as a dense d×d matrix straight from the documented
+// storage layout, independently of At and ToTriDense.
+func denseOf(f *Factor) *mat.Dense {
+	n, r, g := f.Dims()
+	d := n*r + g
+	t := mat.NewDense(d, d, nil)
+	data := f.Data()
+	st := r*(r+1)/2 + g*r
+	for i := range n {
+		for a := range r {
+			for b := 0; b <= a; b++ {
+				t.Set(i*r+a, i*r+b, data[i*st+a*(a+1)/2+b])
+			}
+		}
+		for k := range g {
+			for b := range r {
+				t.Set(n*r+k, i*r+b, data[i*st+r*(r+1)/2+k*r+b])
+			}
+		}
+	}
+	for a := range g {
+		for b := 0; b <= a; b++ {
+			t.Set(n*r+a, n*r+b, data[n*st+a*(a+1)/2+b])
+		}
+	}
+	return t
+}
+
+// blockDiagOf returns the dense T_d = blockdiag(T_1, ..., T_n, T_g).
+func blockDiagOf(f *Factor) *mat.Dense {
+	n, r, _ := f.Dims()
+	t := denseOf(f)
+	d, _ := t.Dims()
+	for i := n * r; i < d; i++ {
+		for j := range n * r {
+			t.Set(i, j, 0)
+		}
+	}
+	return t
+}
+
+// pos lists, in storage order, the (row, column) in T of every stored
+// element.
+func pos(s dims) [][2]int {
+	var p [][2]int
+	nr := s.n * s.r
+	for i := range s.n {
+		for a := range s.r {
+			for b := 0; b <= a; b++ {
+				p = append(p, [2]int{i*s.r + a, i*s.r + b})
+			}
+		}
+		for k := range s.g {
+			for b := range s.r {
+				p = append(p, [2]int{nr + k, i*s.r + b})
+			}
+		}
+	}
+	for a := range s.g {
+		for b := 0; b <= a; b++ {
+			p = append(p, [2]int{nr + a, nr + b})
+		}
+	}
+	return p
+}
+
+// onPattern reports whether (i, j) is in the pattern of T.
+func onPattern(s dims, i, j int) bool {
+	nr := s.n * s.r
+	if j > i {
+		return false
+	}
+	if i < nr {
+		return i/s.r == j/s.r
+	}
+	return true
+}
+
+// packDense gathers the elements of m on the pattern of T in storage order.
+func packDense(s dims, m mat.Matrix) []float64 {
+	p := pos(s)
+	out := make([]float64, len(p))
+	for k, ij := range p {
+		out[k] = m.At(ij[0], ij[1])
+	}
+	return out
+}
+
+func vecOf(m mat.Matrix) []float64 {
+	r, _ := m.Dims()
+	out := make([]float64, r)
+	for i := range out {
+		out[i] = m.At(i, 0)
+	}
+	return out
+}
+
+func colOf(v []float64) *mat.Dense { return mat.NewDense(len(v), 1, append([]float64(nil), v...)) }
+
+// relDiff returns max|got - want| / max|want| (absolute when want is zero).
+func relDiff(got, want []float64) float64 {
+	if len(got) != len(want) {
+		return math.Inf(1)
+	}
+	var num, den float64
+	for i := range got {
+		num = math.Max(num, math.Abs(got[i]-want[i]))
+		den = math.Max(den, math.Abs(want[i]))
+		if math.IsNaN(got[i]) != math.IsNaN(want[i]) {
+			return math.Inf(1)
+		}
+	}
+	if den == 0 {
+		return num
+	}
+	return num / den
+}
+
+func checkClose(t *testing.T, what string, got, want []float64, tol float64) {
+	t.Helper()
+	if e := relDiff(got, want); !(e <= tol) {
+		t.Errorf("%s: relative difference %.3g > %.1g\n got %v\nwant %v", what, e, tol, got, want)
+	}
+}
+
+func denseInverse(t *testing.T, m *mat.Dense) *mat.Dense {
+	t.Helper()
+	var inv mat.Dense
+	if err := inv.Inverse(m); err != nil {
+		t.Fatalf("dense inverse: %v", err)
+	}
+	return &inv
+}
+
+// newRunner returns a Runner on a fresh pool that the test closes.
+func newRunner(t testing.TB, workers, n, size int) *Runner {
+	p := parallel.NewPool(context.Background(), workers)
+	t.Cleanup(func() { p.Close() })
+	return NewRunner(p, parallel.NewChunking(n, size))
+}
+
+// sub returns the dense block rows [r0, r1) × columns [c0, c1) of m.
+func sub(m *mat.Dense, r0, r1, c0, c1 int) []float64 {
+	out := make([]float64, 0, (r1-r0)*(c1-c0))
+	for i := r0; i < r1; i++ {
+		for j := c0; j < c1; j++ {
+			out = append(out, m.At(i, j))
+		}
+	}
+	return out
+}

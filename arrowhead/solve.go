@@ -1,0 +1,263 @@
+package arrowhead
+
+// Packed lower-triangular helpers. A packed lower triangle of order m holds
+// element (a, b), a >= b, at a*(a+1)/2 + b.
+
+// trsvT solves L' x = x in place for packed lower L of order m (back
+// substitution).
+func trsvT(m int, l, x []float64) {
+	for a := m - 1; a >= 0; a-- {
+		s := x[a]
+		for c := a + 1; c < m; c++ {
+			s -= l[c*(c+1)/2+a] * x[c]
+		}
+		x[a] = s / l[a*(a+1)/2+a]
+	}
+}
+
+// trsvN solves L x = x in place for packed lower L of order m (forward
+// substitution).
+func trsvN(m int, l, x []float64) {
+	for a := range m {
+		row := l[a*(a+1)/2 : a*(a+1)/2+a+1]
+		s := x[a]
+		for c, lac := range row[:a] {
+			s -= lac * x[c]
+		}
+		x[a] = s / row[a]
+	}
+}
+
+// trmvN sets x = L x in place for packed lower L of order m.
+func trmvN(m int, l, x []float64) {
+	for a := m - 1; a >= 0; a-- {
+		row := l[a*(a+1)/2 : a*(a+1)/2+a+1]
+		var s float64
+		for c, lac := range row {
+			s += lac * x[c]
+		}
+		x[a] = s
+	}
+}
+
+// SolveTransGlobal sets x_g = T_g^-T w_g, the first step of the transposed
+// solve x = T^-T w. The vectors have length d; only their global parts are
+// used. x and w may be the same slice.
+func (f *Factor) SolveTransGlobal(x, w []float64) {
+	f.checkVec(x)
+	f.checkVec(w)
+	nr := f.n * f.r
+	xg := x[nr:]
+	copy(xg, w[nr:])
+	trsvT(f.g, f.Global(), xg)
+}
+
+// SolveTransRange sets x_i = T_i^-T (w_i - T_gi' x_g) for the subjects i in
+// [lo, hi), completing the transposed solve x = T^-T w once x_g has been set
+// by SolveTransGlobal. The vectors have length d and are indexed globally
+// (x_i at x[i*r:]). x and w may be the same slice. Calls on disjoint ranges
+// may run concurrently.
+func (f *Factor) SolveTransRange(lo, hi int, x, w []float64) {
+	f.checkRange(lo, hi)
+	f.checkVec(x)
+	f.checkVec(w)
+	r, g := f.r, f.g
+	xg := x[f.n*r:]
+	for i := lo; i < hi; i++ {
+		blk := f.data[i*f.stride : (i+1)*f.stride]
+		xi := x[i*r : i*r+r]
+		copy(xi, w[i*r:i*r+r])
+		subCrossT(r, g, blk[f.tri:], xg, xi)
+		trsvT(r, blk, xi)
+	}
+}
+
+// subCrossT sets y -= C' x for the g×r row-major block C.
+func subCrossT(r, g int, c, x, y []float64) {
+	switch r {
+	case 1:
+		s := y[0]
+		for k, xk := range x[:g] {
+			s -= c[k] * xk
+		}
+		y[0] = s
+	case 2:
+		s0, s1 := y[0], y[1]
+		c = c[:2*g]
+		for k, xk := range x[:g] {
+			s0 -= c[2*k] * xk
+			s1 -= c[2*k+1] * xk
+		}
+		y[0], y[1] = s0, s1
+	default:
+		for k, xk := range x[:g] {
+			row := c[k*r : k*r+r]
+			for b, cb := range row {
+				y[b] -= cb * xk
+			}
+		}
+	}
+}
+
+// addCross sets y += C x for the g×r row-major block C.
+func addCross(r, g int, c, x, y []float64) {
+	switch r {
+	case 1:
+		x0 := x[0]
+		for k := range y[:g] {
+			y[k] += c[k] * x0
+		}
+	case 2:
+		x0, x1 := x[0], x[1]
+		c = c[:2*g]
+		for k := range y[:g] {
+			y[k] += c[2*k]*x0 + c[2*k+1]*x1
+		}
+	default:
+		x = x[:r]
+		for k := range y[:g] {
+			row := c[k*r : k*r+r]
+			var s float64
+			for b, cb := range row {
+				s += cb * x[b]
+			}
+			y[k] += s
+		}
+	}
+}
+
+// DrawGlobal sets u_g = T_g^-T z_g and theta_g = mu_g + u_g: the global part
+// of a draw theta = mu + T^-T z from N(mu, (T T')^-1). The vectors have
+// length d; only their global parts are used. z may be the same slice as u.
+func (f *Factor) DrawGlobal(theta, u, mu, z []float64) {
+	f.checkVec(theta)
+	f.checkVec(u)
+	f.checkVec(mu)
+	f.checkVec(z)
+	nr := f.n * f.r
+	ug := u[nr:]
+	copy(ug, z[nr:])
+	trsvT(f.g, f.Global(), ug)
+	tg, mg := theta[nr:], mu[nr:]
+	for k, v := range ug {
+		tg[k] = mg[k] + v
+	}
+}
+
+// DrawRange sets, for the subjects i in [lo, hi),
+//
+//	theta_i = mu_i + T_i^-T (z_i - T_gi' u_g),  u_i = T_i^-T z_i,
+//
+// completing the draw theta = mu + T^-T z and u = T_d^-T z once DrawGlobal
+// has set u_g. The vectors have length d and are indexed globally; theta and
+// u must not share storage with each other or with mu or z. Calls on
+// disjoint ranges may run concurrently.
+func (f *Factor) DrawRange(lo, hi int, theta, u, mu, z []float64) {
+	f.checkRange(lo, hi)
+	f.checkVec(theta)
+	f.checkVec(u)
+	f.checkVec(mu)
+	f.checkVec(z)
+	r, g := f.r, f.g
+	ug := u[f.n*r:]
+	for i := lo; i < hi; i++ {
+		blk := f.data[i*f.stride : (i+1)*f.stride]
+		zi := z[i*r : i*r+r]
+		ui := u[i*r : i*r+r]
+		copy(ui, zi)
+		trsvT(r, blk, ui)
+		ti := theta[i*r : i*r+r]
+		copy(ti, zi)
+		subCrossT(r, g, blk[f.tri:], ug, ti)
+		trsvT(r, blk, ti)
+		for b, m := range mu[i*r : i*r+r] {
+			ti[b] += m
+		}
+	}
+}
+
+// SolveRange sets v_i = T_i^-1 g_i for the subjects i in [lo, hi) and adds
+// sum_i T_gi v_i into sum (length g). It is the first step of v = T^-1 g;
+// after the partial sums of all ranges are added up, SolveGlobal completes
+// it. The vectors have length d and are indexed globally. v and g may be
+// the same slice. Calls on disjoint ranges may run concurrently with their
+// own sum.
+func (f *Factor) SolveRange(lo, hi int, v, g, sum []float64) {
+	f.checkRange(lo, hi)
+	f.checkVec(v)
+	f.checkVec(g)
+	if len(sum) != f.g {
+		panic(badLen)
+	}
+	r, gg := f.r, f.g
+	for i := lo; i < hi; i++ {
+		blk := f.data[i*f.stride : (i+1)*f.stride]
+		vi := v[i*r : i*r+r]
+		copy(vi, g[i*r:i*r+r])
+		trsvN(r, blk, vi)
+		addCross(r, gg, blk[f.tri:], vi, sum)
+	}
+}
+
+// SolveGlobal sets v_g = T_g^-1 (g_g - sum), where sum is the total over
+// all subjects of the partial sums from SolveRange; a nil sum counts as
+// zero. The vectors have length d; only their global parts are used. v and
+// g may be the same slice.
+func (f *Factor) SolveGlobal(v, g, sum []float64) {
+	f.checkVec(v)
+	f.checkVec(g)
+	nr := f.n * f.r
+	vg := v[nr:]
+	copy(vg, g[nr:])
+	if sum != nil {
+		if len(sum) != f.g {
+			panic(badLen)
+		}
+		for k, s := range sum {
+			vg[k] -= s
+		}
+	}
+	trsvN(f.g, f.Global(), vg)
+}
+
+// MulRange sets y_i = T_i x_i for the subjects i in [lo, hi) and adds
+// sum_i T_gi x_i into sum (length g); MulGlobal completes y = T x. The
+// vectors have length d and are indexed globally. y and x may be the same
+// slice. Calls on disjoint ranges may run concurrently with their own sum.
+func (f *Factor) MulRange(lo, hi int, y, x, sum []float64) {
+	f.checkRange(lo, hi)
+	f.checkVec(y)
+	f.checkVec(x)
+	if len(sum) != f.g {
+		panic(badLen)
+	}
+	r, g := f.r, f.g
+	for i := lo; i < hi; i++ {
+		blk := f.data[i*f.stride : (i+1)*f.stride]
+		xi := x[i*r : i*r+r]
+		addCross(r, g, blk[f.tri:], xi, sum)
+		yi := y[i*r : i*r+r]
+		copy(yi, xi)
+		trmvN(r, blk, yi)
+	}
+}
+
+// MulGlobal sets y_g = T_g x_g + sum, where sum is the total of the partial
+// sums from MulRange; a nil sum counts as zero. y and x may be the same
+// slice.
+func (f *Factor) MulGlobal(y, x, sum []float64) {
+	f.checkVec(y)
+	f.checkVec(x)
+	nr := f.n * f.r
+	yg := y[nr:]
+	copy(yg, x[nr:])
+	trmvN(f.g, f.Global(), yg)
+	if sum != nil {
+		if len(sum) != f.g {
+			panic(badLen)
+		}
+		for k, s := range sum {
+			yg[k] += s
+		}
+	}
+}

@@ -1,0 +1,178 @@
+package blockdiag
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sparsevi/sparsevi/parallel"
+)
+
+// randSPDComp returns the compressed lower triangles of random SPD blocks
+// B B' + I/2 with B standard normal.
+func randSPDComp(s size, seed uint64) []float64 {
+	rng := newRand(seed)
+	comp := make([]float64, Len(s.n, s.r, s.g))
+	fill := func(m int, c []float64) {
+		b := make([]float64, m*m)
+		for i := range b {
+			b[i] = rng.NormFloat64()
+		}
+		for i := range m {
+			for j := 0; j <= i; j++ {
+				var v float64
+				for k := range m {
+					v += b[i*m+k] * b[j*m+k]
+				}
+				if i == j {
+					v += 0.5
+				}
+				c[i*(i+1)/2+j] = v
+			}
+		}
+	}
+	t := s.r * (s.r + 1) / 2
+	for i := range s.n {
+		fill(s.r, comp[i*t:(i+1)*t])
+	}
+	fill(s.g, comp[s.n*t:])
+	return comp
+}
+
+// symFromComp returns the dense symmetric block-diagonal matrix stored in
+// comp.
+func symFromComp(s size, comp []float64) *mat.SymDense {
+	d := s.n*s.r + s.g
+	m := mat.NewSymDense(d, nil)
+	for i := range d {
+		for j := 0; j <= i; j++ {
+			if onPattern(s, i, j) {
+				m.SetSym(i, j, comp[compOffset(s, i, j)])
+			}
+		}
+	}
+	return m
+}
+
+func TestCholeskyAgainstDense(t *testing.T) {
+	for _, s := range sizes() {
+		if s.n*s.r+s.g == 0 {
+			continue
+		}
+		for _, workers := range []int{1, 2} {
+			sc := randSPDComp(s, uint64(s.n+7*s.r+31*s.g))
+			orig := append([]float64(nil), sc...)
+			f := New(s.n, s.r, s.g)
+			p := parallel.NewPool(t.Context(), workers)
+			run := NewRunner(f, p, parallel.NewChunking(s.n, 3))
+			if err := run.Cholesky(sc); err != nil {
+				t.Fatalf("%v: %v", s, err)
+			}
+			if !sameBits(sc, orig) {
+				t.Errorf("%v: Cholesky changed its input", s)
+			}
+			// The whole block-diagonal matrix factorised by gonum.
+			var ch mat.Cholesky
+			if !ch.Factorize(symFromComp(s, sc)) {
+				t.Fatalf("%v: reference not positive definite", s)
+			}
+			var l mat.TriDense
+			ch.LTo(&l)
+			want := compFromDense(s, &l)
+			if err := relErr(f.Data(), want); !(err <= tol) {
+				t.Errorf("%v workers=%d: differs from mat.Cholesky by %.3g", s, workers, err)
+			}
+			// Off the pattern gonum's factor is zero too.
+			if err := relErr(offPattern(s, &l), make([]float64, len(offPattern(s, &l)))); err != 0 {
+				t.Errorf("%v: reference factor not block diagonal", s)
+			}
+			// In place.
+			g := Wrap(s.n, s.r, s.g, append([]float64(nil), sc...))
+			check(t, NewRunner(g, p, parallel.NewChunking(s.n, 5)).Cholesky(g.Data()))
+			if !sameBits(g.Data(), f.Data()) {
+				t.Errorf("%v: in-place factorisation differs", s)
+			}
+			// Cov of the factor gives back the matrix.
+			cv := make([]float64, len(sc))
+			check(t, run.Cov(cv))
+			if err := relErr(cv, sc); !(err <= tol) {
+				t.Errorf("%v: C C' differs from S by %.3g", s, err)
+			}
+			p.Close()
+		}
+	}
+}
+
+func TestCholeskyErrors(t *testing.T) {
+	s := size{17, 3, 4}
+	nan, inf := math.NaN(), math.Inf(1)
+	set := func(comp []float64, i, j int, v float64) { comp[compOffset(s, i, j)] = v }
+	for _, tc := range []struct {
+		name    string
+		spoil   func(comp []float64)
+		subject int
+		row     int
+		nanPiv  bool
+	}{
+		{"indefinite", func(c []float64) { set(c, 5*3+1, 5*3+1, -4) }, 5, 1, false},
+		{"two failing subjects", func(c []float64) { set(c, 11*3, 11*3, -1); set(c, 5*3+2, 5*3+2, -3) }, 5, 2, false},
+		{"singular first", func(c []float64) {
+			for j := range 3 {
+				for k := 0; k <= j; k++ {
+					set(c, j, k, 0)
+				}
+			}
+		}, 0, 0, false},
+		{"last subject", func(c []float64) { set(c, 16*3+2, 16*3+2, -9) }, 16, 2, false},
+		{"global", func(c []float64) { set(c, 17*3+3, 17*3+3, -100) }, -1, 3, false},
+		{"subject before global", func(c []float64) { set(c, 17*3, 17*3, -1); set(c, 9*3, 9*3, -1) }, 9, 0, false},
+		{"NaN off diagonal", func(c []float64) { set(c, 2*3+2, 2*3+1, nan) }, 2, 2, true},
+		{"NaN diagonal", func(c []float64) { set(c, 3*3, 3*3, nan) }, 3, 0, true},
+		{"Inf diagonal", func(c []float64) { set(c, 4*3+1, 4*3+1, inf) }, 4, 1, false},
+		{"NaN global", func(c []float64) { set(c, 17*3+3, 17*3+1, nan) }, -1, 3, true},
+	} {
+		for _, workers := range []int{0, 1, 2, 8} {
+			sc := randSPDComp(s, 77)
+			tc.spoil(sc)
+			f := New(s.n, s.r, s.g)
+			var p *parallel.Pool
+			if workers > 0 {
+				p = parallel.NewPool(t.Context(), workers)
+			}
+			err := NewRunner(f, p, parallel.NewChunking(s.n, 2)).Cholesky(sc)
+			if p != nil {
+				p.Close()
+			}
+			var npd *NotPosDefError
+			if !errors.As(err, &npd) {
+				t.Errorf("%s workers=%d: error %v, want *NotPosDefError", tc.name, workers, err)
+				continue
+			}
+			if npd.Subject != tc.subject || npd.Row != tc.row {
+				t.Errorf("%s workers=%d: subject %d row %d, want subject %d row %d", tc.name, workers, npd.Subject, npd.Row, tc.subject, tc.row)
+			}
+			if tc.nanPiv != math.IsNaN(npd.Pivot) || (!tc.nanPiv && npd.Pivot > 0 && !math.IsInf(npd.Pivot, 1)) {
+				t.Errorf("%s: pivot %v", tc.name, npd.Pivot)
+			}
+			want := "global block"
+			if tc.subject >= 0 {
+				want = "subject " + strconv.Itoa(tc.subject)
+			}
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: message %q does not name %q", tc.name, err, want)
+			}
+		}
+	}
+	// Every indefinite block is rejected by gonum as well, so the error is
+	// not spurious.
+	sc := randSPDComp(s, 77)
+	sc[compOffset(s, 5*3+1, 5*3+1)] = -4
+	var ch mat.Cholesky
+	if ch.Factorize(symFromComp(s, sc)) {
+		t.Error("reference accepted the indefinite matrix")
+	}
+}

@@ -1,0 +1,227 @@
+package blockdiag
+
+import (
+	"github.com/james-bowman/sparse"
+	"gonum.org/v1/gonum/mat"
+)
+
+const (
+	errNegativeDims = "blockdiag: negative dimension"
+	errDataLength   = "blockdiag: data length does not match dimensions"
+	errVecLength    = "blockdiag: vector length does not match dimension"
+	errCompLength   = "blockdiag: compressed length does not match dimensions"
+	errRange        = "blockdiag: subject range out of bounds"
+	errSubject      = "blockdiag: subject index out of range"
+	errIndex        = "blockdiag: index out of range"
+	errMismatch     = "blockdiag: factor dimensions mismatch"
+	errDstShape     = "blockdiag: destination dimension mismatch"
+)
+
+// Len returns the number of stored values of a factor with n subject blocks
+// of order r and a global block of order g: n*r*(r+1)/2 + g*(g+1)/2.
+func Len(n, r, g int) int {
+	if n < 0 || r < 0 || g < 0 {
+		panic(errNegativeDims)
+	}
+	return n*r*(r+1)/2 + g*(g+1)/2
+}
+
+// Factor is the block-diagonal lower-triangular matrix
+// C = blockdiag(C_1, ..., C_n, C_g) in compressed storage; see the package
+// documentation for the layout.
+//
+// The methods of a Factor that read it may be called concurrently; the
+// range kernels that write it may run concurrently on disjoint subject
+// ranges.
+type Factor struct {
+	n, r, g int
+	tr      int // stored values per subject block, r*(r+1)/2
+	data    []float64
+}
+
+// New returns a zero Factor with n subject blocks of order r and a global
+// block of order g. Either n or r may be zero, and so may g.
+func New(n, r, g int) *Factor {
+	return Wrap(n, r, g, make([]float64, Len(n, r, g)))
+}
+
+// Wrap returns a Factor using data as its compressed storage, without
+// copying. It panics if len(data) != Len(n, r, g).
+func Wrap(n, r, g int, data []float64) *Factor {
+	if len(data) != Len(n, r, g) {
+		panic(errDataLength)
+	}
+	return &Factor{n: n, r: r, g: g, tr: r * (r + 1) / 2, data: data}
+}
+
+// Dims returns the number of subjects n, the order r of each subject block
+// and the order g of the global block.
+func (f *Factor) Dims() (n, r, g int) { return f.n, f.r, f.g }
+
+// Dim returns the order d = n*r + g of C, the length of the vectors the
+// kernels act on.
+func (f *Factor) Dim() int { return f.n*f.r + f.g }
+
+// Data returns the compressed storage of the factor. The slice aliases the
+// factor: changes to its elements change C.
+func (f *Factor) Data() []float64 { return f.data }
+
+// Subject returns the packed lower triangle of C_i, aliasing the factor.
+func (f *Factor) Subject(i int) []float64 {
+	if i < 0 || i >= f.n {
+		panic(errSubject)
+	}
+	return f.data[i*f.tr : (i+1)*f.tr : (i+1)*f.tr]
+}
+
+// Global returns the packed lower triangle of C_g, aliasing the factor.
+func (f *Factor) Global() []float64 {
+	return f.data[f.n*f.tr:]
+}
+
+// At returns the entry (i, j) of the d×d matrix C.
+func (f *Factor) At(i, j int) float64 {
+	d := f.Dim()
+	if uint(i) >= uint(d) || uint(j) >= uint(d) {
+		panic(errIndex)
+	}
+	if j > i {
+		return 0
+	}
+	nr := f.n * f.r
+	if j >= nr {
+		a, b := i-nr, j-nr
+		return f.data[f.n*f.tr+a*(a+1)/2+b]
+	}
+	if i >= nr || i/f.r != j/f.r {
+		return 0
+	}
+	s := i / f.r
+	a, b := i-s*f.r, j-s*f.r
+	return f.data[s*f.tr+a*(a+1)/2+b]
+}
+
+// SetIdentity sets C to scale times the identity.
+func (f *Factor) SetIdentity(scale float64) {
+	f.SetBlockScales(scale, scale)
+}
+
+// SetBlockScales sets C to the diagonal matrix with local on the diagonals
+// of the subject blocks and global on the diagonal of the global block.
+// The paper initialises RVB with local = 1 and global = 1/sqrt(N), N the
+// number of observations.
+func (f *Factor) SetBlockScales(local, global float64) {
+	clear(f.data)
+	for i := range f.n {
+		blk := f.data[i*f.tr : (i+1)*f.tr]
+		for a := range f.r {
+			blk[a*(a+1)/2+a] = local
+		}
+	}
+	blk := f.Global()
+	for a := range f.g {
+		blk[a*(a+1)/2+a] = global
+	}
+}
+
+// CopyFrom copies the values of src into f. It panics if the dimensions
+// differ.
+func (f *Factor) CopyFrom(src *Factor) {
+	if f.n != src.n || f.r != src.r || f.g != src.g {
+		panic(errMismatch)
+	}
+	copy(f.data, src.data)
+}
+
+// SubjectCovTo stores in dst the marginal covariance C_i C_i' of the local
+// block of subject i. If dst is empty it is resized to r×r; otherwise it
+// must be r×r. If r is zero, dst is reset to empty.
+func (f *Factor) SubjectCovTo(i int, dst *mat.SymDense) {
+	covTo(f.r, f.Subject(i), dst)
+}
+
+// GlobalCovTo stores in dst the marginal covariance C_g C_g' of the global
+// block. If dst is empty it is resized to g×g; otherwise it must be g×g.
+// If g is zero, dst is reset to empty.
+func (f *Factor) GlobalCovTo(dst *mat.SymDense) {
+	covTo(f.g, f.Global(), dst)
+}
+
+func covTo(m int, c []float64, dst *mat.SymDense) {
+	if m == 0 {
+		// gonum has no 0×0 matrices; an empty block leaves dst empty.
+		dst.Reset()
+		return
+	}
+	if dst.IsEmpty() {
+		dst.ReuseAsSym(m)
+	} else if dst.SymmetricDim() != m {
+		panic(errDstShape)
+	}
+	for i := range m {
+		for j := 0; j <= i; j++ {
+			var s float64
+			for k := 0; k <= j; k++ {
+				s += c[i*(i+1)/2+k] * c[j*(j+1)/2+k]
+			}
+			dst.SetSym(i, j, s)
+		}
+	}
+}
+
+// ToTriDense returns C as a new dense d×d lower-triangular matrix. It is
+// meant for tests and small problems.
+func (f *Factor) ToTriDense() *mat.TriDense {
+	d := f.Dim()
+	if d == 0 {
+		return &mat.TriDense{}
+	}
+	t := mat.NewTriDense(d, mat.Lower, nil)
+	f.each(func(i, j int, v float64) { t.SetTri(i, j, v) })
+	return t
+}
+
+// ToCSR returns C as a new d×d sparse matrix in compressed sparse row form.
+// Every stored entry of the lower triangles is a structural entry, zero or
+// not, so the matrix has Len(n, r, g) entries; the packed row-major storage
+// of the blocks is already in CSR order, and the data are copied.
+func (f *Factor) ToCSR() *sparse.CSR {
+	d := f.Dim()
+	ia := make([]int, d+1)
+	ja := make([]int, 0, len(f.data))
+	row := 0
+	f.each(func(i, j int, _ float64) {
+		for row < i {
+			row++
+			ia[row] = len(ja)
+		}
+		ja = append(ja, j)
+	})
+	for row < d {
+		row++
+		ia[row] = len(ja)
+	}
+	return sparse.NewCSR(d, d, ia, ja, append([]float64(nil), f.data...))
+}
+
+// each calls fn for every stored entry of C in storage order, which is row
+// order, with its global row and column.
+func (f *Factor) each(fn func(i, j int, v float64)) {
+	k := 0
+	for s := range f.n {
+		base := s * f.r
+		for a := range f.r {
+			for b := 0; b <= a; b++ {
+				fn(base+a, base+b, f.data[k])
+				k++
+			}
+		}
+	}
+	base := f.n * f.r
+	for a := range f.g {
+		for b := 0; b <= a; b++ {
+			fn(base+a, base+b, f.data[k])
+			k++
+		}
+	}
+}

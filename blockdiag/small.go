@@ -1,0 +1,177 @@
+package blockdiag
+
+// Unrolled kernels for subject blocks of order 1 and 2, the common cases of
+// random intercepts and random intercept-and-slope models. They act on the
+// flat slices of a range of subjects at once: c holds the packed blocks
+// (1 or 3 values per subject) and the vectors r values per subject. Their
+// arithmetic is that of the general block kernels, in the same order.
+
+func mulVec1(c, dst, x []float64) {
+	x = x[:len(c)]
+	dst = dst[:len(c)]
+	for i, v := range c {
+		dst[i] = v * x[i]
+	}
+}
+
+func mulVec2(c, dst, x []float64) {
+	for i := 0; i+3 <= len(c); i += 3 {
+		k := i / 3 * 2
+		b := c[i : i+3 : i+3]
+		xv := x[k : k+2 : k+2]
+		x0, x1 := xv[0], xv[1]
+		d := dst[k : k+2 : k+2]
+		d[1] = b[1]*x0 + b[2]*x1
+		d[0] = b[0] * x0
+	}
+}
+
+func mulTransVec2(c, dst, x []float64) {
+	for i := 0; i+3 <= len(c); i += 3 {
+		k := i / 3 * 2
+		b := c[i : i+3 : i+3]
+		xv := x[k : k+2 : k+2]
+		x0, x1 := xv[0], xv[1]
+		d := dst[k : k+2 : k+2]
+		d[0] = b[0]*x0 + b[1]*x1
+		d[1] = b[2] * x1
+	}
+}
+
+func solve1(c, dst, x []float64) {
+	x = x[:len(c)]
+	dst = dst[:len(c)]
+	for i, v := range c {
+		dst[i] = x[i] / v
+	}
+}
+
+func solve2(c, dst, x []float64) {
+	for i := 0; i+3 <= len(c); i += 3 {
+		k := i / 3 * 2
+		b := c[i : i+3 : i+3]
+		xv := x[k : k+2 : k+2]
+		x0, x1 := xv[0], xv[1]
+		d := dst[k : k+2 : k+2]
+		y0 := x0 / b[0]
+		d[0] = y0
+		d[1] = (x1 - b[1]*y0) / b[2]
+	}
+}
+
+func solveTrans2(c, dst, x []float64) {
+	for i := 0; i+3 <= len(c); i += 3 {
+		k := i / 3 * 2
+		b := c[i : i+3 : i+3]
+		xv := x[k : k+2 : k+2]
+		x0, x1 := xv[0], xv[1]
+		d := dst[k : k+2 : k+2]
+		y1 := x1 / b[2]
+		d[1] = y1
+		d[0] = (x0 - b[1]*y1) / b[0]
+	}
+}
+
+func draw1(c, theta, mu, z []float64) {
+	theta = theta[:len(c)]
+	mu = mu[:len(c)]
+	z = z[:len(c)]
+	for i, v := range c {
+		theta[i] = mu[i] + v*z[i]
+	}
+}
+
+func draw2(c, theta, mu, z []float64) {
+	for i := 0; i+3 <= len(c); i += 3 {
+		k := i / 3 * 2
+		b := c[i : i+3 : i+3]
+		zv := z[k : k+2 : k+2]
+		m := mu[k : k+2 : k+2]
+		z0, z1 := zv[0], zv[1]
+		m0, m1 := m[0], m[1]
+		t := theta[k : k+2 : k+2]
+		t[1] = m1 + b[1]*z0 + b[2]*z1
+		t[0] = m0 + b[0]*z0
+	}
+}
+
+// natGrad1: y = c g; dC = z (c y - c y / 2); dMu = c y.
+func natGrad1(c, dMu, dC, z, g []float64) {
+	dMu = dMu[:len(c)]
+	dC = dC[:len(c)]
+	z = z[:len(c)]
+	g = g[:len(c)]
+	for i, v := range c {
+		cy := v * (v * g[i])
+		dC[i] = z[i] * (cy - 0.5*cy)
+		dMu[i] = cy
+	}
+}
+
+// natGrad2 is blockNatGrad for m = 2.
+func natGrad2(c, dMu, dC, z, g []float64) {
+	for i := 0; i+3 <= len(c); i += 3 {
+		k := i / 3 * 2
+		b := c[i : i+3 : i+3]
+		gv := g[k : k+2 : k+2]
+		zv := z[k : k+2 : k+2]
+		c00, c10, c11 := b[0], b[1], b[2]
+		z0, z1 := zv[0], zv[1]
+		y0 := c00*gv[0] + c10*gv[1]
+		y1 := c11 * gv[1]
+		n := dC[i : i+3 : i+3]
+		m := dMu[k : k+2 : k+2]
+		// Row 1, from the diagonal leftwards.
+		cy := c11 * y1
+		s := cy
+		n[2] = z1 * (s - 0.5*cy)
+		cy = c10 * y0
+		s += cy
+		n[1] = z0 * (s - 0.5*cy)
+		m[1] = s
+		// Row 0.
+		cy = c00 * y0
+		n[0] = z0 * (cy - 0.5*cy)
+		m[0] = cy
+	}
+}
+
+// step1 is blockStep for m = 1.
+func step1(c []float64, rho float64, mu, z, g []float64) {
+	mu = mu[:len(c)]
+	z = z[:len(c)]
+	g = g[:len(c)]
+	for i, v := range c {
+		y := v * g[i]
+		g[i] = y
+		cy := v * y
+		c[i] = v + rho*(z[i]*(cy-0.5*cy))
+		mu[i] += rho * cy
+	}
+}
+
+// step2 is blockStep for m = 2.
+func step2(c []float64, rho float64, mu, z, g []float64) {
+	for i := 0; i+3 <= len(c); i += 3 {
+		k := i / 3 * 2
+		b := c[i : i+3 : i+3]
+		gv := g[k : k+2 : k+2]
+		zv := z[k : k+2 : k+2]
+		m := mu[k : k+2 : k+2]
+		c00, c10, c11 := b[0], b[1], b[2]
+		z0, z1 := zv[0], zv[1]
+		y0 := c00*gv[0] + c10*gv[1]
+		y1 := c11 * gv[1]
+		gv[0], gv[1] = y0, y1
+		cy := c11 * y1
+		s := cy
+		b[2] = c11 + rho*(z1*(s-0.5*cy))
+		cy = c10 * y0
+		s += cy
+		b[1] = c10 + rho*(z0*(s-0.5*cy))
+		m[1] += rho * s
+		cy = c00 * y0
+		b[0] = c00 + rho*(z0*(cy-0.5*cy))
+		m[0] += rho * cy
+	}
+}

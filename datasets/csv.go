@@ -1,0 +1,727 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package datasets
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Limits and defaults of a Reader.
+const (
+	// DefaultMaxLineBytes bounds the bytes of one record.
+	DefaultMaxLineBytes = 1 << 20
+	// DefaultMaxColumns bounds the number of fields of one record.
+	DefaultMaxColumns = 10000
+)
+
+// DefaultMissing holds the field values read as missing by default: the
+// empty field, R's NA and the UCI repository's ?.
+var DefaultMissing = []string{"", "NA", "?"}
+
+// Sentinel errors wrapped by a ParseError; test for them with errors.Is.
+var (
+	ErrEmptyInput      = errors.New("empty input: no header")
+	ErrNoRows          = errors.New("no data rows after the header")
+	ErrHeaderName      = errors.New("empty column name in header")
+	ErrDuplicateHeader = errors.New("duplicate column name in header")
+	ErrFieldCount      = errors.New("wrong number of fields")
+	ErrQuote           = errors.New("extraneous or missing \" in quoted field")
+	ErrBareQuote       = errors.New("bare \" in unquoted field")
+	ErrLineTooLong     = errors.New("record too long")
+	ErrTooManyColumns  = errors.New("too many columns")
+	ErrNonFinite       = errors.New("non-finite or out-of-range number")
+)
+
+// ParseError is the error returned for malformed input. It names the place
+// of the problem and wraps one of the sentinel errors above, or an I/O
+// error of the underlying reader.
+type ParseError struct {
+	File   string // file name, if known
+	Line   int    // 1-based line of the problem, counting the header as line 1
+	Column int    // 1-based field number; 0 when the whole line is meant
+	Name   string // header name of the column, when known
+	Err    error  // the underlying error
+}
+
+// Error returns a message of the form
+// "file: line 3, column 2 (name): problem".
+func (e *ParseError) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		b.WriteString(": ")
+	}
+	fmt.Fprintf(&b, "line %d", e.Line)
+	if e.Column > 0 {
+		fmt.Fprintf(&b, ", column %d", e.Column)
+	}
+	if e.Name != "" {
+		fmt.Fprintf(&b, " (%s)", strconv.Quote(e.Name))
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+// Unwrap returns the underlying error.
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// Reader reads a Frame from CSV input.
+//
+// The input is a header row of unique column names, each with a non-space
+// character, followed by at
+// least one data row, each row holding as many fields as the header. Fields
+// are separated by commas and rows end in LF or CRLF; a leading UTF-8 byte
+// order mark is dropped and blank lines are skipped (so a missing value in a
+// one-column file must be written as NA or ""). A field may be enclosed in
+// double quotes, and then may hold commas, line ends (kept verbatim, CRLF
+// included) and doubled quotes ("").
+//
+// A field is missing if it is empty, quoted or not, or if it is unquoted and
+// equal to one of Missing. A column is Numeric if every non-missing field is
+// a decimal number (digits with an optional sign, point and exponent, as in
+// "-1.5e3"); a column with no non-missing field is Numeric too. Otherwise it
+// is Categorical and its fields are its labels; quoting does not matter for
+// the choice. NaN and infinite values are not data: a field such as "NaN",
+// "Inf" or "1e999" in a column that is otherwise numeric is an error
+// wrapping ErrNonFinite, while in a categorical column it is a label.
+//
+// Memory is bounded by the input: a record longer than MaxLineBytes or with
+// more than MaxColumns fields is an error.
+type Reader struct {
+	// File names the input in errors.
+	File string
+	// Missing lists the unquoted field values read as missing; the empty
+	// field is always missing. NewReader sets it to DefaultMissing.
+	Missing []string
+	// TrimSpace drops spaces and tabs around fields and header names.
+	// NewReader sets it to true.
+	TrimSpace bool
+	// MaxLineBytes bounds the bytes of a record (a row, which may span
+	// lines inside quotes). Zero or less means DefaultMaxLineBytes.
+	MaxLineBytes int
+	// MaxColumns bounds the number of fields of a record. Zero or less
+	// means DefaultMaxColumns.
+	MaxColumns int
+	// Categorical names columns to read as Categorical whatever their
+	// content, with the field text as label; this keeps identifiers and
+	// codes such as "007" as written. Names not in the header are ignored.
+	Categorical []string
+
+	r io.Reader
+}
+
+// NewReader returns a Reader reading from r with the default settings.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{
+		Missing:   DefaultMissing,
+		TrimSpace: true,
+		r:         r,
+	}
+}
+
+// ReadCSV reads a Frame from r with the default settings of NewReader.
+func ReadCSV(r io.Reader) (*Frame, error) {
+	return NewReader(r).Read()
+}
+
+// ReadFile reads a Frame from the CSV file at path with the default
+// settings of NewReader. A gzip-compressed file is recognised by its magic
+// bytes and decompressed. Parse errors carry the file's base name.
+func ReadFile(path string) (*Frame, error) {
+	return readFile(path, nil)
+}
+
+// readFile is ReadFile with a hook to adjust the Reader's settings.
+func readFile(path string, configure func(*Reader)) (*Frame, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	br := bufio.NewReaderSize(fh, 1<<16)
+	var r io.Reader = br
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("datasets: %s: %w", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	cr := NewReader(r)
+	cr.File = filepath.Base(path)
+	if configure != nil {
+		configure(cr)
+	}
+	return cr.Read()
+}
+
+// Read reads the whole input and returns it as a Frame.
+func (r *Reader) Read() (*Frame, error) {
+	p := &parser{
+		br:      bufio.NewReaderSize(r.r, 1<<16),
+		trim:    r.TrimSpace,
+		maxLine: r.MaxLineBytes,
+		maxCols: r.MaxColumns,
+		line:    1,
+	}
+	if p.maxLine <= 0 {
+		p.maxLine = DefaultMaxLineBytes
+	}
+	if p.maxCols <= 0 {
+		p.maxCols = DefaultMaxColumns
+	}
+	perr := func(line, col int, name string, err error) error {
+		return &ParseError{File: r.File, Line: line, Column: col, Name: name, Err: err}
+	}
+	if err := p.skipBOM(); err != nil {
+		return nil, perr(1, 0, "", err)
+	}
+
+	// Header.
+	err := p.readRecord()
+	if err == io.EOF {
+		return nil, perr(p.line, 0, "", ErrEmptyInput)
+	}
+	if err != nil {
+		return nil, perr(p.errLine, p.errCol, "", err)
+	}
+	ncol := len(p.fields)
+	headerLine := p.recLine
+	names := make([]string, ncol)
+	seen := make(map[string]int, ncol)
+	for j, fld := range p.fields {
+		name := string(fld.b)
+		if strings.TrimSpace(name) == "" {
+			return nil, perr(p.recLine, j+1, "", ErrHeaderName)
+		}
+		if k, dup := seen[name]; dup {
+			return nil, perr(p.recLine, j+1, name, fmt.Errorf("%w: also column %d", ErrDuplicateHeader, k+1))
+		}
+		seen[name] = j
+		names[j] = name
+	}
+
+	missing := make(map[string]bool, len(r.Missing))
+	for _, m := range r.Missing {
+		missing[m] = true
+	}
+	cols := make([]colBuilder, ncol)
+	for j := range cols {
+		cols[j].intern = make(map[string]string)
+	}
+	var lines []int // starting line of each data row, for later errors
+	for {
+		err := p.readRecord()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			col := p.errCol
+			name := ""
+			if col >= 1 && col <= ncol {
+				name = names[col-1]
+			}
+			return nil, perr(p.errLine, col, name, err)
+		}
+		if len(p.fields) != ncol {
+			col := min(len(p.fields), ncol) + 1
+			name := ""
+			if col <= ncol {
+				name = names[col-1]
+			}
+			return nil, perr(p.recLine, col, name,
+				fmt.Errorf("%w: got %d, header has %d", ErrFieldCount, len(p.fields), ncol))
+		}
+		for j, fld := range p.fields {
+			cols[j].add(fld.b, len(fld.b) == 0 || (!fld.quoted && missing[string(fld.b)]))
+		}
+		lines = append(lines, p.recLine)
+	}
+	if len(lines) == 0 {
+		return nil, perr(max(p.line, headerLine+1), 0, "", ErrNoRows)
+	}
+
+	forced := make(map[string]bool, len(r.Categorical))
+	for _, name := range r.Categorical {
+		forced[name] = true
+	}
+	f := &Frame{index: make(map[string]int, ncol), nrows: len(lines)}
+	for j := range cols {
+		c, row, err := cols[j].build(names[j], forced[names[j]])
+		if err != nil {
+			return nil, perr(lines[row], j+1, names[j], err)
+		}
+		cols[j] = colBuilder{} // let the strings go
+		f.index[c.Name] = j
+		f.cols = append(f.cols, c)
+	}
+	return f, nil
+}
+
+// colBuilder gathers the fields of one column before its kind is known.
+// The fields are kept in fixed-size chunks, copied once into the column at
+// the end, rather than in a slice that is copied each time it grows. A
+// missing field is kept as "", which no present field can be.
+type colBuilder struct {
+	chunks [][]string
+	n      int
+	intern map[string]string
+}
+
+const (
+	// chunkSize is the number of fields per chunk of a colBuilder.
+	chunkSize = 1 << 12
+	// maxIntern bounds the interning table of a column, so that an
+	// identifier column does not keep a map of all its values.
+	maxIntern = 1 << 12
+)
+
+func (c *colBuilder) add(b []byte, missing bool) {
+	if c.n%chunkSize == 0 {
+		c.chunks = append(c.chunks, make([]string, 0, chunkSize))
+	}
+	last := &c.chunks[len(c.chunks)-1]
+	c.n++
+	if missing {
+		*last = append(*last, "")
+		return
+	}
+	s, ok := c.intern[string(b)]
+	if !ok {
+		s = string(b)
+		if len(c.intern) < maxIntern {
+			c.intern[s] = s
+		}
+	}
+	*last = append(*last, s)
+}
+
+// build decides the kind of the column. On error it returns the offending
+// row.
+func (c *colBuilder) build(name string, categorical bool) (*Column, int, error) {
+	str := make([]string, 0, c.n)
+	for _, ch := range c.chunks {
+		str = append(str, ch...)
+	}
+	c.chunks = nil
+	miss := make([]bool, len(str))
+	numeric := !categorical
+	for i, s := range str {
+		miss[i] = s == ""
+		if numeric && !miss[i] && !isDecimal(s) && !isNonFinite(s) {
+			numeric = false
+		}
+	}
+	if !numeric {
+		return &Column{Name: name, Kind: Categorical, Str: str, Missing: miss}, 0, nil
+	}
+	num := make([]float64, len(str))
+	for i, s := range str {
+		if miss[i] {
+			num[i] = math.NaN()
+			continue
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if isNonFinite(s) || err != nil || math.IsInf(v, 0) {
+			return nil, i, fmt.Errorf("%w: %q", ErrNonFinite, s)
+		}
+		num[i] = v
+	}
+	return &Column{Name: name, Kind: Numeric, Num: num, Missing: miss}, 0, nil
+}
+
+// isDecimal reports whether s is a decimal number: an optional sign, digits
+// with an optional point (at least one digit), and an optional exponent.
+// Unlike strconv.ParseFloat it rejects hexadecimal, underscores, NaN and Inf.
+func isDecimal(s string) bool {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	digits := 0
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+			digits++
+		}
+	}
+	if digits == 0 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		exp := 0
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+			exp++
+		}
+		if exp == 0 {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// isNonFinite reports whether s spells NaN or an infinity, as
+// strconv.ParseFloat accepts them.
+func isNonFinite(s string) bool {
+	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	return strings.EqualFold(s, "nan") || strings.EqualFold(s, "inf") || strings.EqualFold(s, "infinity")
+}
+
+// field is one parsed field; b aliases the parser's buffer.
+type field struct {
+	b      []byte
+	quoted bool
+}
+
+// parser splits the input into records. It counts lines so that errors can
+// name them, and enforces the limits on record size and field count.
+type parser struct {
+	br      *bufio.Reader
+	trim    bool
+	maxLine int
+	maxCols int
+
+	line    int // current line, 1-based
+	recLine int // line where the current record started
+	nbytes  int // bytes read in the current record
+
+	buf    []byte // the current record's field bytes
+	ends   []int  // end offset in buf of each field
+	quoted []bool
+	fields []field
+
+	errLine, errCol int // place of the last error
+}
+
+func (p *parser) skipBOM() error {
+	b, err := p.br.Peek(3)
+	if err != nil && err != io.EOF {
+		return err
+	}
+	if bytes.HasPrefix(b, []byte("\xef\xbb\xbf")) {
+		p.br.Discard(3)
+	}
+	return nil
+}
+
+// next returns the next byte of the record, counting it against the limit.
+func (p *parser) next() (byte, error) {
+	c, err := p.br.ReadByte()
+	if err != nil {
+		return 0, err
+	}
+	p.nbytes++
+	if p.nbytes > p.maxLine {
+		return 0, fmt.Errorf("%w: more than %d bytes", ErrLineTooLong, p.maxLine)
+	}
+	return c, nil
+}
+
+func (p *parser) fail(col int, err error) error {
+	if p.errLine == 0 {
+		p.errLine = p.line
+	}
+	p.errCol = col
+	return err
+}
+
+// readRecord reads the next record into p.fields. It returns io.EOF when
+// the input holds no further record.
+func (p *parser) readRecord() error {
+	p.errLine, p.errCol = 0, 0
+	// Skip blank lines.
+	for {
+		c, err := p.br.ReadByte()
+		if err == io.EOF {
+			return io.EOF
+		}
+		if err != nil {
+			return p.fail(0, err)
+		}
+		if c == '\n' {
+			p.line++
+			continue
+		}
+		if c == '\r' {
+			if d, err := p.br.Peek(1); err == nil && d[0] == '\n' {
+				p.br.Discard(1)
+				p.line++
+				continue
+			}
+		}
+		p.br.UnreadByte()
+		break
+	}
+	p.recLine = p.line
+	p.nbytes = 0
+	p.buf = p.buf[:0]
+	p.ends = p.ends[:0]
+	p.quoted = p.quoted[:0]
+	for {
+		col := len(p.ends) + 1
+		if col > p.maxCols {
+			return p.fail(col, fmt.Errorf("%w: more than %d", ErrTooManyColumns, p.maxCols))
+		}
+		endRec, quoted, err := p.readField(col)
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return p.fail(col, err)
+		}
+		p.ends = append(p.ends, len(p.buf))
+		p.quoted = append(p.quoted, quoted)
+		if endRec {
+			break
+		}
+	}
+	p.fields = p.fields[:0]
+	start := 0
+	for k, end := range p.ends {
+		p.fields = append(p.fields, field{b: p.buf[start:end], quoted: p.quoted[k]})
+		start = end
+	}
+	return nil
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' }
+
+// readField appends the next field to p.buf. It reports whether the field
+// ended its record (by a newline or the end of input) and whether it was
+// quoted.
+func (p *parser) readField(col int) (endRec, quoted bool, err error) {
+	start := len(p.buf)
+	c, err := p.next()
+	if p.trim {
+		for err == nil && isSpace(c) {
+			c, err = p.next()
+		}
+	}
+	if err == io.EOF {
+		return true, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	if c == '"' {
+		return p.readQuoted(col)
+	}
+	for {
+		switch c {
+		case ',':
+			p.trimField(start)
+			return false, false, nil
+		case '\n':
+			p.line++
+			if n := len(p.buf); n > start && p.buf[n-1] == '\r' {
+				p.buf = p.buf[:n-1]
+			}
+			p.trimField(start)
+			return true, false, nil
+		case '"':
+			p.errLine = p.line
+			return false, false, ErrBareQuote
+		}
+		p.buf = append(p.buf, c)
+		c, err = p.next()
+		if err == io.EOF {
+			p.trimField(start)
+			return true, false, nil
+		}
+		if err != nil {
+			return false, false, err
+		}
+	}
+}
+
+func (p *parser) trimField(start int) {
+	if !p.trim {
+		return
+	}
+	n := len(p.buf)
+	for n > start && isSpace(p.buf[n-1]) {
+		n--
+	}
+	p.buf = p.buf[:n]
+}
+
+// readQuoted reads a quoted field after its opening quote.
+func (p *parser) readQuoted(col int) (endRec, quoted bool, err error) {
+	openLine := p.line
+	for {
+		c, err := p.next()
+		if err == io.EOF {
+			p.errLine = openLine
+			return false, true, fmt.Errorf("%w: quote opened on line %d not closed", ErrQuote, openLine)
+		}
+		if err != nil {
+			return false, true, err
+		}
+		switch c {
+		case '"':
+			d, err := p.next()
+			if p.trim {
+				for err == nil && isSpace(d) {
+					d, err = p.next()
+				}
+			}
+			if err == io.EOF {
+				return true, true, nil
+			}
+			if err != nil {
+				return false, true, err
+			}
+			switch d {
+			case '"':
+				p.buf = append(p.buf, '"')
+				continue
+			case ',':
+				return false, true, nil
+			case '\n':
+				p.line++
+				return true, true, nil
+			case '\r':
+				if e, err := p.next(); err == nil && e == '\n' {
+					p.line++
+					return true, true, nil
+				}
+			}
+			p.errLine = p.line
+			return false, true, fmt.Errorf("%w: text after closing quote", ErrQuote)
+		case '\n':
+			// Line ends inside quotes are kept as they are, CR and
+			// all, so that writing the label back loses nothing.
+			p.line++
+		}
+		p.buf = append(p.buf, c)
+	}
+}
+
+// WriteCSV writes f to w as CSV with a header row, in a form ReadCSV reads
+// back to the same values. Numbers are written in the shortest form that
+// reads back exactly (strconv 'g' format); missing values are written as
+// empty fields, or as "" in a one-column frame since blank lines are
+// skipped on reading. Labels and names are quoted when they hold a comma,
+// quote, newline or surrounding space, or equal a default missing token. A
+// categorical column whose labels all look like numbers is read back as
+// numeric; use SetCategorical after reading.
+func WriteCSV(w io.Writer, f *Frame) error {
+	bw := bufio.NewWriter(w)
+	for j, c := range f.cols {
+		if j > 0 {
+			bw.WriteByte(',')
+		}
+		writeText(bw, c.Name)
+	}
+	bw.WriteByte('\n')
+	var scratch []byte
+	for i := range f.nrows {
+		for j, c := range f.cols {
+			if j > 0 {
+				bw.WriteByte(',')
+			}
+			switch {
+			case c.Missing[i]:
+				if len(f.cols) == 1 {
+					bw.WriteString(`""`)
+				}
+			case c.Kind == Numeric:
+				v := c.Num[i]
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return fmt.Errorf("datasets: WriteCSV: row %d, column %q: non-finite value %v", i+1, c.Name, v)
+				}
+				scratch = strconv.AppendFloat(scratch[:0], v, 'g', -1, 64)
+				bw.Write(scratch)
+			default:
+				writeText(bw, c.Str[i])
+			}
+		}
+		if err := bw.WriteByte('\n'); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// writeText writes s, quoted if reading it back needs quotes.
+func writeText(w *bufio.Writer, s string) {
+	need := s == "" || strings.ContainsAny(s, ",\"\r\n") ||
+		isSpace(s[0]) || isSpace(s[len(s)-1]) ||
+		strings.HasPrefix(s, "\xef\xbb\xbf")
+	for _, m := range DefaultMissing {
+		need = need || s == m
+	}
+	if !need {
+		w.WriteString(s)
+		return
+	}
+	w.WriteByte('"')
+	w.WriteString(strings.ReplaceAll(s, `"`, `""`))
+	w.WriteByte('"')
+}
+
+// DataDir returns the directory holding the benchmark data files:
+// flagValue if it is not empty, else the environment variable
+// SPARSEVI_DATA if set, else "../shared/datasets". In the last case, if
+// that directory does not exist relative to the working directory, the
+// parents of the working directory are searched for a shared/datasets
+// directory, so that tests run from a package directory find the data;
+// "../shared/datasets" is returned if none is found.
+func DataDir(flagValue string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	if env := os.Getenv("SPARSEVI_DATA"); env != "" {
+		return env
+	}
+	const def = "../shared/datasets"
+	if isDir(def) {
+		return def
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return def
+	}
+	for dir := wd; ; {
+		cand := filepath.Join(dir, "shared", "datasets")
+		if isDir(cand) {
+			return cand
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return def
+		}
+		dir = parent
+	}
+}
+
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}

@@ -1,0 +1,611 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package formula
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/james-bowman/sparse"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sparsevi/sparsevi/datasets"
+	"github.com/sparsevi/sparsevi/glmm"
+)
+
+// MissingPolicy says what Build does with rows that have a missing value in
+// a column the model uses.
+type MissingPolicy int
+
+const (
+	// RejectMissing, the default, makes Build fail, naming the first such
+	// row and its column.
+	RejectMissing MissingPolicy = iota
+	// DropMissing leaves such rows out (complete cases, R's na.omit).
+	DropMissing
+)
+
+// DoubleBarPolicy says what Build does with random-effects terms that lme4
+// fits as independent blocks: (1 + x || g), and several terms with the same
+// grouping factor such as (1 | g) + (0 + x | g).
+type DoubleBarPolicy int
+
+const (
+	// RejectDoubleBar, the default, makes Build fail: sparsevi has one
+	// full precision matrix W W' per grouping factor and cannot force
+	// covariances to zero, so the model lme4 fits is not available.
+	RejectDoubleBar DoubleBarPolicy = iota
+	// CorrelatedDoubleBar fits the union of the terms as one correlated
+	// block, as if written (1 + x | g): a different, larger model than
+	// lme4's, which the user accepts knowingly.
+	CorrelatedDoubleBar
+)
+
+// Options are the settings of Build. The zero value gives the defaults.
+type Options struct {
+	// Family is the response distribution. Zero infers it: Binomial for a
+	// cbind response, Bernoulli for a categorical response; any other
+	// response needs an explicit family.
+	Family glmm.Family
+
+	// Missing is the policy for rows with missing values in used columns.
+	Missing MissingPolicy
+
+	// Weights and Offset name optional numeric columns of per-row weights
+	// and of an offset added to those of the formula's offset() terms.
+	Weights, Offset string
+
+	// Reference maps a column name to the reference level of its
+	// treatment contrasts, as R's relevel; by default the reference is the
+	// first level (see Build for the order of levels). It applies to the
+	// column wherever it is used as categorical, including factor(col),
+	// and, for a two-level categorical response, names the level coded 0.
+	Reference map[string]string
+
+	// PriorSD is the prior standard deviation of beta and omega; zero
+	// means glmm.DefaultPriorSD.
+	PriorSD float64
+
+	// DoubleBar is the policy for || and repeated grouping factors.
+	DoubleBar DoubleBarPolicy
+}
+
+// Design is a formula built on a data frame: the glmm model with the
+// design matrices, names and levels behind it, and what NewData needs to
+// code new data the same way.
+type Design struct {
+	f       *Formula
+	model   *glmm.Model
+	cfg     glmm.Config
+	rows    []int
+	fixed   *coder
+	random  *coder
+	group   string
+	gindex  map[string]int
+	offsets []variable
+	opts    Options
+}
+
+// use is a data column used by the model, with the formula token that uses
+// it for messages.
+type use struct {
+	col, tok string
+	pos      int
+	numeric  bool   // the column must be numeric
+	why      string // why it must be numeric
+}
+
+// Build checks f against the data frame fr and returns the design and its
+// glmm model. Errors name the formula token and its column, or the data row
+// and column at fault: a *DataError for problems of data, or glmm's error
+// wrapped in one for a response impossible for the family or a
+// rank-deficient design.
+//
+// Categorical predictors are coded by treatment contrasts exactly as R's
+// model.matrix does (see the package documentation). Their levels are those
+// present in the rows used, sorted numerically when every label is a number
+// and byte-wise otherwise; the first is the reference unless
+// Options.Reference says otherwise.
+//
+// A categorical response must have two levels (FALSE and TRUE count as
+// two even if one is absent); the second is coded 1, as R does.
+func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
+	if f == nil || fr == nil {
+		return nil, errors.New("formula: Build needs a formula and a data frame")
+	}
+	if fr.NumRows() == 0 {
+		return nil, &DataError{Row: -1, Msg: "the data frame has no rows"}
+	}
+	if err := checkRandom(f, opts); err != nil {
+		return nil, err
+	}
+	var rnd *random
+	if len(f.randoms) > 0 {
+		rnd = mergeRandoms(f.randoms)
+	}
+	fam, err := family(f, fr, opts)
+	if err != nil {
+		return nil, err
+	}
+
+	uses := f.uses(rnd)
+	if opts.Weights != "" {
+		uses = append(uses, use{col: opts.Weights, tok: "Options.Weights", numeric: true, why: "weights must be numeric"})
+	}
+	if opts.Offset != "" {
+		uses = append(uses, use{col: opts.Offset, tok: "Options.Offset", numeric: true, why: "an offset must be numeric"})
+	}
+	if err := resolve(uses, fr); err != nil {
+		return nil, err
+	}
+	rows, err := completeRows(uses, fr, opts.Missing)
+	if err != nil {
+		return nil, err
+	}
+
+	d := &Design{f: f, rows: rows, offsets: f.offsets, opts: opts}
+	if d.fixed, err = newCoder(&f.fixed, fr, rows, opts.Reference); err != nil {
+		return nil, err
+	}
+	d.cfg = glmm.Config{
+		Family:     fam,
+		FixedNames: d.fixed.names,
+		Rows:       make([]int, len(rows)),
+		PriorSD:    opts.PriorSD,
+	}
+	for k, i := range rows {
+		d.cfg.Rows[k] = i + 1
+	}
+	if err := d.response(fr, opts); err != nil {
+		return nil, err
+	}
+	if len(d.fixed.cols) > 0 {
+		if d.cfg.X, err = designMatrix(d.fixed.bind(fr), rows); err != nil {
+			return nil, err
+		}
+	}
+	if d.cfg.Offset, err = d.offset(fr, rows); err != nil {
+		return nil, err
+	}
+	if opts.Weights != "" {
+		col, _ := fr.Column(opts.Weights)
+		d.cfg.Weights = make([]float64, len(rows))
+		for k, i := range rows {
+			d.cfg.Weights[k] = col.Num[i]
+		}
+	}
+
+	if rnd != nil {
+		if d.random, err = newCoder(&rnd.lhs, fr, rows, opts.Reference); err != nil {
+			return nil, err
+		}
+		if d.cfg.Z, err = designMatrix(d.random.bind(fr), rows); err != nil {
+			return nil, err
+		}
+		d.cfg.RandomNames = d.random.names
+		if err := d.grouping(rnd, fr); err != nil {
+			return nil, err
+		}
+	}
+
+	model, err := glmm.New(d.cfg)
+	if err != nil {
+		return nil, d.modelError(err)
+	}
+	d.model = model
+	return d, nil
+}
+
+// checkRandom enforces one grouping factor and the || policy.
+func checkRandom(f *Formula, opts Options) error {
+	if len(f.randoms) == 0 {
+		return &DataError{Token: "~", Pos: strings.Index(f.src, "~") + 1, Row: -1,
+			Msg: "the formula has no random-effects term such as (1 | g); sparsevi fits mixed models"}
+	}
+	first := f.randoms[0]
+	for _, r := range f.randoms {
+		if r.group != first.group {
+			return &DataError{Token: r.group, Pos: r.groupPos, Row: -1, Err: ErrUnsupported,
+				Msg: fmt.Sprintf("a second grouping factor (%s after %s): one grouping factor per model", r.group, first.group)}
+		}
+	}
+	if opts.DoubleBar == CorrelatedDoubleBar {
+		return nil
+	}
+	for _, r := range f.randoms {
+		if r.double {
+			return &DataError{Token: "||", Pos: r.barTok.pos, Row: -1, Err: ErrUnsupported,
+				Msg: "uncorrelated random effects (||): sparsevi fits one full covariance per grouping factor; write | , or set Options.DoubleBar to CorrelatedDoubleBar to fit them as correlated"}
+		}
+	}
+	if len(f.randoms) > 1 {
+		r := f.randoms[1]
+		return &DataError{Token: "(", Pos: r.pos, Row: -1, Err: ErrUnsupported,
+			Msg: fmt.Sprintf("several random-effects terms for %s (independent blocks): combine them into one term such as (1 + x | %s), or set Options.DoubleBar to CorrelatedDoubleBar", r.group, r.group)}
+	}
+	return nil
+}
+
+// mergeRandoms returns the single random-effects term to fit: the first,
+// or the union of all of them (all have the same grouping factor).
+func mergeRandoms(rs []random) *random {
+	if len(rs) == 1 {
+		r := rs[0]
+		return &r
+	}
+	m := &random{group: rs[0].group, groupPos: rs[0].groupPos, pos: rs[0].pos}
+	e := &expander{m: &m.lhs}
+	var terms []term
+	for _, r := range rs {
+		m.lhs.intercept = m.lhs.intercept || r.lhs.intercept
+		for _, t := range r.lhs.terms {
+			nt := make(term, len(t))
+			for k, v := range t {
+				nt[k] = e.variable(r.lhs.vars[v])
+			}
+			slices.Sort(nt)
+			terms = union(terms, []term{nt})
+		}
+	}
+	m.lhs.terms = orderTerms(terms)
+	return m
+}
+
+// uses lists the columns the formula uses, response first.
+func (f *Formula) uses(rnd *random) []use {
+	var u []use
+	r := f.resp
+	if r.kind == respSingle {
+		u = append(u, use{col: r.y.col, tok: r.y.label, pos: r.y.pos})
+	} else {
+		why := "cbind() needs numeric counts"
+		u = append(u, use{col: r.y.col, tok: r.y.label, pos: r.y.pos, numeric: true, why: why},
+			use{col: r.second.col, tok: r.second.label, pos: r.second.pos, numeric: true, why: why})
+	}
+	for _, v := range f.fixed.vars {
+		u = append(u, varUse(v))
+	}
+	for _, v := range f.offsets {
+		x := varUse(v)
+		x.numeric, x.why = true, "an offset must be numeric"
+		u = append(u, x)
+	}
+	if rnd != nil {
+		for _, v := range rnd.lhs.vars {
+			u = append(u, varUse(v))
+		}
+		u = append(u, use{col: rnd.group, tok: rnd.group, pos: rnd.groupPos})
+	}
+	return u
+}
+
+func varUse(v variable) use {
+	x := use{col: v.col, tok: v.label, pos: v.pos}
+	if v.fn != "" && !v.isFactor() {
+		x.numeric, x.why = true, v.fn+"() needs a numeric column"
+	}
+	return x
+}
+
+// resolve checks that every used column exists and has the right kind.
+func resolve(uses []use, fr *datasets.Frame) error {
+	for _, u := range uses {
+		col, ok := fr.Column(u.col)
+		if !ok {
+			return &DataError{Token: u.tok, Pos: u.pos, Column: u.col, Row: -1,
+				Msg: "no such column in the data (columns: " + strings.Join(firstN(fr.Names(), 20), ", ") + ")"}
+		}
+		if u.numeric && col.Kind != datasets.Numeric {
+			return &DataError{Token: u.tok, Pos: u.pos, Column: u.col, Row: -1,
+				Msg: "the column is categorical: " + u.why}
+		}
+	}
+	return nil
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(slices.Clone(s[:n]), fmt.Sprintf("... (%d in all)", len(s)))
+}
+
+// completeRows returns the rows with no missing value in a used column,
+// or, under RejectMissing, an error naming the first row with one.
+func completeRows(uses []use, fr *datasets.Frame, policy MissingPolicy) ([]int, error) {
+	cols := make([]*datasets.Column, len(uses))
+	for k, u := range uses {
+		cols[k], _ = fr.Column(u.col)
+	}
+	n := fr.NumRows()
+	rows := make([]int, 0, n)
+rowLoop:
+	for i := range n {
+		for k, c := range cols {
+			if c.Missing[i] || c.Kind == datasets.Numeric && math.IsNaN(c.Num[i]) {
+				if policy == RejectMissing {
+					u := uses[k]
+					return nil, &DataError{Token: u.tok, Pos: u.pos, Column: u.col, Row: i,
+						Msg: "missing value (set Options.Missing to DropMissing to leave such rows out)"}
+				}
+				continue rowLoop
+			}
+		}
+		rows = append(rows, i)
+	}
+	if len(rows) == 0 {
+		return nil, &DataError{Row: -1, Msg: "no row is complete in the columns the model uses"}
+	}
+	return rows, nil
+}
+
+// family returns the family of the model, inferring it if unset.
+func family(f *Formula, fr *datasets.Frame, opts Options) (glmm.Family, error) {
+	r := f.resp
+	fam := opts.Family
+	if fam != 0 && !fam.Valid() {
+		return 0, &DataError{Token: "Options.Family", Row: -1, Msg: fmt.Sprintf("unknown family %v", fam)}
+	}
+	if r.kind != respSingle {
+		if fam != 0 && fam != glmm.Binomial {
+			return 0, &DataError{Token: "cbind", Pos: r.pos, Row: -1,
+				Msg: fmt.Sprintf("a cbind() response needs the binomial family, not %v", fam)}
+		}
+		return glmm.Binomial, nil
+	}
+	if fam != 0 {
+		return fam, nil
+	}
+	if col, ok := fr.Column(r.y.col); ok && col.Kind == datasets.Categorical {
+		return glmm.Bernoulli, nil
+	}
+	return 0, &DataError{Token: r.y.label, Pos: r.y.pos, Row: -1,
+		Msg: "a numeric response needs a family: set Options.Family (poisson, bernoulli or binomial)"}
+}
+
+// response fills Y and Trials.
+func (d *Design) response(fr *datasets.Frame, opts Options) error {
+	r := d.f.resp
+	rows := d.rows
+	yc, _ := fr.Column(r.y.col)
+	d.cfg.Y = make([]float64, len(rows))
+	if yc.Kind == datasets.Categorical {
+		if d.cfg.Family != glmm.Bernoulli && d.cfg.Family != glmm.Binomial {
+			return &DataError{Token: r.y.label, Pos: r.y.pos, Column: r.y.col, Row: -1,
+				Msg: fmt.Sprintf("a categorical response needs the bernoulli family, not %v", d.cfg.Family)}
+		}
+		lev := levelsOf(yc, rows)
+		if !logicalLevels(lev) {
+			if ref, ok := opts.Reference[r.y.col]; ok {
+				i := slices.Index(lev, ref)
+				if i < 0 {
+					return &DataError{Token: r.y.label, Pos: r.y.pos, Column: r.y.col, Row: -1,
+						Msg: fmt.Sprintf("reference level %q is not among the levels %s", ref, quoteList(lev, 12))}
+				}
+				lev = append([]string{ref}, slices.Delete(slices.Clone(lev), i, i+1)...)
+			}
+			if len(lev) != 2 {
+				return &DataError{Token: r.y.label, Pos: r.y.pos, Column: r.y.col, Row: -1,
+					Msg: fmt.Sprintf("a categorical response must have two levels, found %d %s", len(lev), quoteList(lev, 6))}
+			}
+		} else {
+			lev = []string{"FALSE", "TRUE"}
+		}
+		for k, i := range rows {
+			if yc.Str[i] == lev[1] {
+				d.cfg.Y[k] = 1
+			}
+		}
+		return nil
+	}
+	for k, i := range rows {
+		d.cfg.Y[k] = yc.Num[i]
+	}
+	if r.kind == respSingle {
+		return nil
+	}
+	sc, _ := fr.Column(r.second.col)
+	d.cfg.Trials = make([]float64, len(rows))
+	for k, i := range rows {
+		if r.kind == respFailures {
+			d.cfg.Trials[k] = yc.Num[i] + sc.Num[i]
+		} else {
+			d.cfg.Trials[k] = sc.Num[i]
+		}
+	}
+	return nil
+}
+
+// logicalLevels reports whether lev holds only R's logical labels.
+func logicalLevels(lev []string) bool {
+	for _, s := range lev {
+		if s != "FALSE" && s != "TRUE" {
+			return false
+		}
+	}
+	return len(lev) > 0
+}
+
+// offset returns the sum of the offsets at rows, or nil if there are none.
+func (d *Design) offset(fr *datasets.Frame, rows []int) ([]float64, error) {
+	offs := slices.Clone(d.offsets)
+	if d.opts.Offset != "" {
+		offs = append(offs, variable{col: d.opts.Offset, label: d.opts.Offset})
+	}
+	if len(offs) == 0 {
+		return nil, nil
+	}
+	out := make([]float64, len(rows))
+	for _, v := range offs {
+		col, ok := fr.Column(v.col)
+		if !ok {
+			return nil, &DataError{Token: v.label, Pos: v.pos, Column: v.col, Row: -1, Msg: "no such column in the data"}
+		}
+		if col.Kind != datasets.Numeric {
+			return nil, &DataError{Token: v.label, Pos: v.pos, Column: v.col, Row: -1, Msg: "the column is categorical: an offset must be numeric"}
+		}
+		for k, i := range rows {
+			x, err := numValue(v, col, i)
+			if err != nil {
+				return nil, err
+			}
+			out[k] += x
+		}
+	}
+	return out, nil
+}
+
+// grouping fills the subject index of each row from the grouping factor.
+func (d *Design) grouping(rnd *random, fr *datasets.Frame) error {
+	col, _ := fr.Column(rnd.group)
+	lev := levelsOf(col, d.rows)
+	if len(lev) < 2 {
+		return &DataError{Token: rnd.group, Pos: rnd.groupPos, Column: rnd.group, Row: -1,
+			Msg: fmt.Sprintf("the grouping factor has a single level %s: a random effect needs at least 2 groups", quoteList(lev, 1))}
+	}
+	d.group = rnd.group
+	d.gindex = make(map[string]int, len(lev))
+	for i, s := range lev {
+		d.gindex[s] = i
+	}
+	d.cfg.Group = make([]int, len(d.rows))
+	for k, i := range d.rows {
+		d.cfg.Group[k] = d.gindex[label(col, i)]
+	}
+	d.cfg.NumGroups = len(lev)
+	d.cfg.GroupName = rnd.group
+	d.cfg.GroupLevels = lev
+	return nil
+}
+
+// Sparse storage of a design pays when it has many columns, mostly zero
+// (many dummy columns); the same rule as glmm's storage.
+const (
+	sparseMinCols    = 10
+	sparseMaxDensity = 0.25
+)
+
+// designMatrix evaluates the coder's columns at rows: a *sparse.CSR when
+// the design is wide and mostly zero, else a *mat.Dense.
+func designMatrix(b bound, rows []int) (mat.Matrix, error) {
+	p := len(b.c.cols)
+	n := len(rows)
+	rv := b.c.newRowValues()
+	buf := make([]float64, p)
+	if p <= sparseMinCols {
+		x := mat.NewDense(n, p, nil)
+		for k, i := range rows {
+			if err := b.values(i, rv); err != nil {
+				return nil, err
+			}
+			b.c.row(rv, x.RawRowView(k))
+		}
+		return x, nil
+	}
+	ptr := make([]int, n+1)
+	var ind []int
+	var val []float64
+	for k, i := range rows {
+		if err := b.values(i, rv); err != nil {
+			return nil, err
+		}
+		b.c.row(rv, buf)
+		for j, v := range buf {
+			if v != 0 {
+				ind = append(ind, j)
+				val = append(val, v)
+			}
+		}
+		ptr[k+1] = len(ind)
+	}
+	if float64(len(ind)) < sparseMaxDensity*float64(n)*float64(p) {
+		return sparse.NewCSR(n, p, ptr, ind, val), nil
+	}
+	x := mat.NewDense(n, p, nil)
+	for k := range n {
+		row := x.RawRowView(k)
+		for t := ptr[k]; t < ptr[k+1]; t++ {
+			row[ind[t]] = val[t]
+		}
+	}
+	return x, nil
+}
+
+// modelError turns an error of glmm.New into a *DataError naming the
+// response for impossible responses.
+func (d *Design) modelError(err error) error {
+	de := &DataError{Row: -1, Msg: "invalid model", Err: err}
+	var ge *glmm.DataError
+	if errors.As(err, &ge) {
+		if ge.Row > 0 {
+			de.Row = ge.Row - 1
+		}
+		de.Err = ge.Err
+		if errors.Is(err, glmm.ErrResponse) {
+			r := d.f.resp
+			de.Token, de.Pos, de.Column = r.String(), r.y.pos, r.y.col
+			de.Msg = "impossible response for the " + d.cfg.Family.String() + " family"
+		} else if ge.Column != "" {
+			de.Token = ge.Column
+		}
+	}
+	return de
+}
+
+// Model returns the glmm model.
+func (d *Design) Model() *glmm.Model { return d.model }
+
+// Formula returns the formula the design was built from.
+func (d *Design) Formula() *Formula { return d.f }
+
+// Family returns the response family of the model.
+func (d *Design) Family() glmm.Family { return d.cfg.Family }
+
+// Config returns the glmm configuration the model was made from, in the
+// order of Rows. Its slices and matrices are shared: do not modify them.
+func (d *Design) Config() glmm.Config { return d.cfg }
+
+// X returns the fixed-effect design (a *mat.Dense or *sparse.CSR, nil
+// without fixed effects), one row per used row of the data.
+func (d *Design) X() mat.Matrix { return d.cfg.X }
+
+// Z returns the random-effect design, one row per used row of the data.
+func (d *Design) Z() mat.Matrix { return d.cfg.Z }
+
+// Group returns the subject index of each used row.
+func (d *Design) Group() []int { return d.cfg.Group }
+
+// FixedNames returns the names of the columns of X, as R names them.
+func (d *Design) FixedNames() []string { return slices.Clone(d.fixed.names) }
+
+// RandomNames returns the names of the columns of Z.
+func (d *Design) RandomNames() []string { return slices.Clone(d.random.names) }
+
+// GroupName returns the name of the grouping factor.
+func (d *Design) GroupName() string { return d.group }
+
+// GroupLevels returns the labels of the subjects, in the order of the
+// model's local blocks.
+func (d *Design) GroupLevels() []string { return slices.Clone(d.cfg.GroupLevels) }
+
+// Rows returns the 0-based rows of the data frame the model uses, in order.
+func (d *Design) Rows() []int { return slices.Clone(d.rows) }
+
+// Levels returns the levels of a categorical variable of the fixed or
+// random part, given by its label ("trt", "factor(period)"), reference
+// first, and whether there is such a variable.
+func (d *Design) Levels(label string) ([]string, bool) {
+	for _, c := range []*coder{d.fixed, d.random} {
+		for _, vc := range c.vars {
+			if vc.v.label == label && vc.cat {
+				return slices.Clone(vc.levels), true
+			}
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,336 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package formula
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/sparsevi/sparsevi/datasets"
+)
+
+// varCoding is how one variable of a model is turned into numbers: a
+// numeric value (possibly transformed) or a level of a categorical variable
+// with the training levels, reference level first.
+type varCoding struct {
+	v      variable
+	cat    bool
+	levels []string       // categorical: training levels, the reference first
+	index  map[string]int // categorical: level -> position in levels
+}
+
+// part is one factor of a design column: variable v's value (level < 0) or
+// the indicator of variable v being at levels[level].
+type part struct {
+	v, level int
+}
+
+// coder builds the columns of one design matrix (fixed or random) following
+// R's model.matrix with treatment contrasts.
+type coder struct {
+	m         *model
+	vars      []varCoding
+	cols      [][]part // columns; an empty part list is the intercept
+	names     []string
+	intercept bool
+}
+
+// label returns the string label of row i of a column used as categorical:
+// the label itself, or the shortest decimal of a number, as R prints it.
+func label(c *datasets.Column, i int) string {
+	if c.Kind == datasets.Categorical {
+		return c.Str[i]
+	}
+	return strconv.FormatFloat(c.Num[i], 'g', -1, 64)
+}
+
+// sortLevels sorts labels as R sorts the levels of a factor: numerically if
+// every label is a decimal number (a factor made from numbers, such as a
+// period 1..12 or a hospital code), else byte-wise (R's C locale).
+func sortLevels(lev []string) {
+	num := make(map[string]float64, len(lev))
+	for _, s := range lev {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			slices.Sort(lev)
+			return
+		}
+		num[s] = v
+	}
+	slices.SortFunc(lev, func(a, b string) int {
+		if c := cmp.Compare(num[a], num[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+}
+
+// levelsOf returns the sorted distinct labels of c over rows.
+func levelsOf(c *datasets.Column, rows []int) []string {
+	seen := make(map[string]bool)
+	var lev []string
+	for _, i := range rows {
+		s := label(c, i)
+		if !seen[s] {
+			seen[s] = true
+			lev = append(lev, s)
+		}
+	}
+	sortLevels(lev)
+	return lev
+}
+
+// newCoder decides the coding of every variable of m on the rows of fr and
+// lays out the columns. ref maps column names to reference levels; role
+// names the design in messages.
+func newCoder(m *model, fr *datasets.Frame, rows []int, ref map[string]string) (*coder, error) {
+	c := &coder{m: m, intercept: m.intercept, vars: make([]varCoding, len(m.vars))}
+	for k, v := range m.vars {
+		col, _ := fr.Column(v.col) // checked by resolve
+		vc := varCoding{v: v, cat: col.Kind == datasets.Categorical || v.isFactor()}
+		if vc.cat {
+			vc.levels = levelsOf(col, rows)
+			if r, ok := ref[v.col]; ok {
+				i := slices.Index(vc.levels, r)
+				if i < 0 {
+					return nil, &DataError{Token: v.label, Pos: v.pos, Column: v.col, Row: -1,
+						Msg: fmt.Sprintf("reference level %q is not among the levels %s", r, quoteList(vc.levels, 12))}
+				}
+				// As R's relevel: the reference first, the others in order.
+				vc.levels = append([]string{r}, slices.Delete(slices.Clone(vc.levels), i, i+1)...)
+			}
+			if len(vc.levels) < 2 {
+				return nil, &DataError{Token: v.label, Pos: v.pos, Column: v.col, Row: -1,
+					Msg: fmt.Sprintf("categorical predictor has %d level(s) %s in the data used; it needs at least 2", len(vc.levels), quoteList(vc.levels, 3))}
+			}
+			vc.index = make(map[string]int, len(vc.levels))
+			for i, s := range vc.levels {
+				vc.index[s] = i
+			}
+		}
+		c.vars[k] = vc
+	}
+	c.layout()
+	return c, nil
+}
+
+// layout lists the columns and their names as R's model.matrix does:
+// the intercept, then each term in order; within a term the first variable
+// varies fastest. A categorical variable of a term is coded by contrasts
+// (the levels but the reference) when the term without it is the intercept
+// or is contained in an earlier term, else by indicators of all levels.
+// Without an intercept, the first categorical variable of the first term
+// holding one is coded by indicators, so that its levels span the intercept.
+func (c *coder) layout() {
+	terms := c.m.terms
+	full := make([][]bool, len(terms)) // full[t][k]: variable t[k] coded by indicators
+	for ti, t := range terms {
+		full[ti] = make([]bool, len(t))
+		for k, v := range t {
+			if !c.vars[v].cat {
+				continue
+			}
+			rest := slices.Delete(slices.Clone(t), k, k+1)
+			contr := len(rest) == 0
+			for _, u := range terms[:ti] {
+				if contr {
+					break
+				}
+				contr = subset(rest, u)
+			}
+			full[ti][k] = !contr
+		}
+	}
+	if !c.intercept {
+	search:
+		for ti, t := range terms {
+			for k, v := range t {
+				if c.vars[v].cat {
+					full[ti][k] = true
+					break search
+				}
+			}
+		}
+	}
+	if c.intercept {
+		c.cols = append(c.cols, nil)
+		c.names = append(c.names, "(Intercept)")
+	}
+	for ti, t := range terms {
+		// Odometer over the choices of each variable, first fastest.
+		choices := make([][]int, len(t))
+		for k, v := range t {
+			vc := &c.vars[v]
+			switch {
+			case !vc.cat:
+				choices[k] = []int{-1}
+			case full[ti][k]:
+				choices[k] = seq(0, len(vc.levels))
+			default:
+				choices[k] = seq(1, len(vc.levels))
+			}
+		}
+		idx := make([]int, len(t))
+		for {
+			col := make([]part, len(t))
+			name := ""
+			for k, v := range t {
+				col[k] = part{v: v, level: choices[k][idx[k]]}
+				if k > 0 {
+					name += ":"
+				}
+				name += c.vars[v].v.label
+				if col[k].level >= 0 {
+					name += c.vars[v].levels[col[k].level]
+				}
+			}
+			c.cols = append(c.cols, col)
+			c.names = append(c.names, name)
+			k := 0
+			for ; k < len(t); k++ {
+				idx[k]++
+				if idx[k] < len(choices[k]) {
+					break
+				}
+				idx[k] = 0
+			}
+			if k == len(t) {
+				break
+			}
+		}
+	}
+}
+
+func seq(lo, hi int) []int {
+	s := make([]int, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		s = append(s, i)
+	}
+	return s
+}
+
+// subset reports whether every variable of a is in b.
+func subset(a, b term) bool {
+	for _, v := range a {
+		if !slices.Contains(b, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// rowValues holds the values of a model's variables at one row: val for
+// numeric variables, lev for categorical ones.
+type rowValues struct {
+	val []float64
+	lev []int
+}
+
+// bound is a coder bound to the columns of a frame.
+type bound struct {
+	c    *coder
+	cols []*datasets.Column
+}
+
+func (c *coder) bind(fr *datasets.Frame) bound {
+	b := bound{c: c, cols: make([]*datasets.Column, len(c.vars))}
+	for k, vc := range c.vars {
+		b.cols[k], _ = fr.Column(vc.v.col)
+	}
+	return b
+}
+
+// values reads the variables at row i into rv. An unknown level, a value
+// outside a transformation's domain or a non-finite value is an error.
+func (b bound) values(i int, rv *rowValues) error {
+	for k, vc := range b.c.vars {
+		col := b.cols[k]
+		if vc.cat {
+			s := label(col, i)
+			l, ok := vc.index[s]
+			if !ok {
+				return &DataError{Token: vc.v.label, Pos: vc.v.pos, Column: vc.v.col, Row: i,
+					Msg: fmt.Sprintf("level %q was not in the data the model was built on (levels %s)", s, quoteList(vc.levels, 12))}
+			}
+			rv.lev[k] = l
+			continue
+		}
+		x, err := numValue(vc.v, col, i)
+		if err != nil {
+			return err
+		}
+		rv.val[k] = x
+	}
+	return nil
+}
+
+// numValue returns the value of a numeric variable at row i.
+func numValue(v variable, col *datasets.Column, i int) (float64, error) {
+	x := col.Num[i]
+	bad := func(msg string) error {
+		return &DataError{Token: v.label, Pos: v.pos, Column: v.col, Row: i, Msg: msg}
+	}
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0, bad(fmt.Sprintf("value %v is not finite", x))
+	}
+	switch v.fn {
+	case "log":
+		if x <= 0 {
+			return 0, bad(fmt.Sprintf("log of %v: the value must be positive", x))
+		}
+		x = math.Log(x)
+	case "sqrt":
+		if x < 0 {
+			return 0, bad(fmt.Sprintf("sqrt of %v: the value must not be negative", x))
+		}
+		x = math.Sqrt(x)
+	case "exp":
+		x = math.Exp(x)
+		if math.IsInf(x, 0) {
+			return 0, bad(fmt.Sprintf("exp of %v overflows", col.Num[i]))
+		}
+	}
+	return x, nil
+}
+
+// row writes the design row of rv into dst (length len(c.cols)).
+func (c *coder) row(rv *rowValues, dst []float64) {
+	for j, col := range c.cols {
+		x := 1.0
+		for _, p := range col {
+			if p.level < 0 {
+				x *= rv.val[p.v]
+			} else if rv.lev[p.v] != p.level {
+				x = 0
+				break
+			}
+		}
+		dst[j] = x
+	}
+}
+
+func (c *coder) newRowValues() *rowValues {
+	return &rowValues{val: make([]float64, len(c.vars)), lev: make([]int, len(c.vars))}
+}
+
+// quoteList returns up to max quoted strings in braces, with an ellipsis if
+// there are more.
+func quoteList(s []string, max int) string {
+	out := "{"
+	for i, x := range s {
+		if i == max {
+			out += fmt.Sprintf(", ... (%d in all)", len(s))
+			break
+		}
+		if i > 0 {
+			out += ", "
+		}
+		out += strconv.Quote(x)
+	}
+	return out + "}"
+}

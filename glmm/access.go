@@ -1,0 +1,153 @@
+package glmm
+
+import "math"
+
+// NumObs returns the number of observations.
+func (mod *Model) NumObs() int { return mod.nobs }
+
+// NumSubjects returns the number of subjects n.
+func (mod *Model) NumSubjects() int { return mod.n }
+
+// P returns the number of fixed effects.
+func (mod *Model) P() int { return mod.p }
+
+// R returns the number of random effects per subject.
+func (mod *Model) R() int { return mod.r }
+
+// Family returns the response family.
+func (mod *Model) Family() Family { return mod.family }
+
+// FixedNames returns the names of the fixed effects. The slice must not be
+// modified.
+func (mod *Model) FixedNames() []string { return mod.fixedNames }
+
+// RandomNames returns the names of the random effects. The slice must not be
+// modified.
+func (mod *Model) RandomNames() []string { return mod.randomNames }
+
+// GroupName returns the name of the grouping factor.
+func (mod *Model) GroupName() string { return mod.groupName }
+
+// GroupLevels returns the subject labels, indexed by subject. The slice must
+// not be modified.
+func (mod *Model) GroupLevels() []string { return mod.groupLevels }
+
+// GlobalNames returns the names of the entries of theta_g: the fixed-effect
+// names, then OmegaNames of the random-effect names.
+func (mod *Model) GlobalNames() []string {
+	return append(append([]string(nil), mod.fixedNames...), OmegaNames(mod.randomNames)...)
+}
+
+// Perm returns the storage order of the observations: stored row k (rows are
+// stored subject by subject) is row Perm()[k] of the data given to New. The
+// slice must not be modified.
+func (mod *Model) Perm() []int { return mod.perm }
+
+// SparseX reports whether the fixed design is stored in compressed sparse
+// row form (when it is mostly zeros and has many columns).
+func (mod *Model) SparseX() bool { return mod.sparseX }
+
+// PriorSD returns the prior standard deviation sigma0 of theta_g.
+func (mod *Model) PriorSD() float64 { return mod.priorSD }
+
+// DataConstant returns the sum over observations of weight × the family's
+// data-only constant (Family.Constant): -sum log y! for Poisson,
+// sum log C(m, y) for binomial, 0 for Bernoulli. Local includes it.
+func (mod *Model) DataConstant() float64 { return mod.dataConst }
+
+// PriorConstant returns the normalising constant -(G/2) log(2 pi sigma0^2) of
+// the prior of theta_g. Global includes it.
+func (mod *Model) PriorConstant() float64 {
+	_, _, g := mod.Dims()
+	return -0.5 * float64(g) * math.Log(2*math.Pi*mod.priorSD*mod.priorSD)
+}
+
+// PaperConstant returns DataConstant() + PriorConstant(), the constants that
+// the lower bounds of Tan's paper (Table 11 of seed 003) leave out:
+//
+//	elbo_paper = elbo - PaperConstant(),
+//
+// where elbo is a lower bound computed from Global and Local.
+func (mod *Model) PaperConstant() float64 { return mod.DataConstant() + mod.PriorConstant() }
+
+// PaperELBO converts a lower bound with every constant included to the
+// convention of Tan's paper: elbo - PaperConstant().
+func (mod *Model) PaperELBO(elbo float64) float64 { return elbo - mod.PaperConstant() }
+
+// The per-subject accessors below give allocation-free access to subject i's
+// data in storage order, for reparametrisations of the model (package rvb).
+// Subject i's observations are the stored rows SubjectRows(i); every slice
+// returned is a view that must not be modified.
+
+// SubjectRows returns the half-open range [lo, hi) of subject i's stored
+// rows; n_i = hi - lo.
+func (mod *Model) SubjectRows(i int) (lo, hi int) { return mod.start[i], mod.start[i+1] }
+
+// MaxSubjectObs returns the largest number of observations of a subject,
+// max n_i, for sizing workspaces.
+func (mod *Model) MaxSubjectObs() int { return mod.maxNi }
+
+// ZRows returns subject i's random-effect design Z_i, n_i×r row-major.
+func (mod *Model) ZRows(i int) []float64 {
+	return mod.z[mod.start[i]*mod.r : mod.start[i+1]*mod.r]
+}
+
+// Response returns subject i's responses y, trials m (1 unless binomial) and
+// weights w (1 unless given).
+func (mod *Model) Response(i int) (y, m, w []float64) {
+	s, e := mod.start[i], mod.start[i+1]
+	return mod.y[s:e], mod.m[s:e], mod.w[s:e]
+}
+
+// Offsets returns subject i's offsets.
+func (mod *Model) Offsets(i int) []float64 {
+	return mod.off[mod.start[i]:mod.start[i+1]]
+}
+
+// FixedEta writes X_i beta + offset_i, the fixed part of subject i's linear
+// predictor, into dst (length n_i).
+func (mod *Model) FixedEta(i int, beta, dst []float64) {
+	s, e := mod.start[i], mod.start[i+1]
+	p := mod.p
+	if len(beta) != p || len(dst) != e-s {
+		panic("glmm: bad length in FixedEta")
+	}
+	for j := s; j < e; j++ {
+		eta := mod.off[j]
+		if mod.sparseX {
+			for t := mod.xptr[j]; t < mod.xptr[j+1]; t++ {
+				eta += mod.xval[t] * beta[mod.xind[t]]
+			}
+		} else {
+			for k, v := range mod.x[j*p : j*p+p] {
+				eta += v * beta[k]
+			}
+		}
+		dst[j-s] = eta
+	}
+}
+
+// AddFixedTVec adds X_i' v into dst (length p), v of length n_i: the chain
+// rule from subject i's linear predictor to beta.
+func (mod *Model) AddFixedTVec(i int, v, dst []float64) {
+	s, e := mod.start[i], mod.start[i+1]
+	p := mod.p
+	if len(v) != e-s || len(dst) != p {
+		panic("glmm: bad length in AddFixedTVec")
+	}
+	for j := s; j < e; j++ {
+		vj := v[j-s]
+		if mod.sparseX {
+			for t := mod.xptr[j]; t < mod.xptr[j+1]; t++ {
+				dst[mod.xind[t]] += mod.xval[t] * vj
+			}
+		} else {
+			for k, x := range mod.x[j*p : j*p+p] {
+				dst[k] += x * vj
+			}
+		}
+	}
+}
+
+// SubjectConstant returns subject i's share of DataConstant.
+func (mod *Model) SubjectConstant(i int) float64 { return mod.subjConst[i] }

@@ -1,0 +1,81 @@
+package glmm_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sparsevi/sparsevi/glmm"
+)
+
+// benchModel returns a model of n subjects with ni observations each, p
+// fixed effects (intercept and normal covariates) and r random effects.
+func benchModel(b *testing.B, fam glmm.Family, n, ni, p, r int) *glmm.Model {
+	rng := rand.New(rand.NewPCG(1, 2))
+	nobs := n * ni
+	x := mat.NewDense(nobs, p, nil)
+	z := mat.NewDense(nobs, r, nil)
+	cfg := glmm.Config{Family: fam, Y: make([]float64, nobs), X: x, Z: z, Group: make([]int, nobs), NumGroups: n}
+	if fam == glmm.Binomial {
+		cfg.Trials = make([]float64, nobs)
+	}
+	for k := range nobs {
+		cfg.Group[k] = k / ni
+		x.Set(k, 0, 1)
+		for c := 1; c < p; c++ {
+			x.Set(k, c, rng.NormFloat64())
+		}
+		z.Set(k, 0, 1)
+		for c := 1; c < r; c++ {
+			z.Set(k, c, x.At(k, c%p))
+		}
+		switch fam {
+		case glmm.Poisson:
+			cfg.Y[k] = poissonDraw(rng, 2)
+		case glmm.Bernoulli:
+			cfg.Y[k] = float64(rng.IntN(2))
+		case glmm.Binomial:
+			cfg.Trials[k] = 5
+			cfg.Y[k] = float64(rng.IntN(6))
+		}
+	}
+	mod, err := glmm.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return mod
+}
+
+// BenchmarkLocal measures Local with gradients over 1000 subjects of 7
+// observations; ns/obs is the time per observation.
+func BenchmarkLocal(b *testing.B) {
+	const n, ni = 1000, 7
+	for _, c := range []struct {
+		fam  glmm.Family
+		p, r int
+	}{
+		{glmm.Bernoulli, 5, 1}, {glmm.Poisson, 5, 1}, {glmm.Binomial, 5, 1}, {glmm.Bernoulli, 5, 2}, {glmm.Poisson, 6, 3},
+	} {
+		b.Run(fmt.Sprintf("%v/p=%d/r=%d", c.fam, c.p, c.r), func(b *testing.B) {
+			mod := benchModel(b, c.fam, n, ni, c.p, c.r)
+			_, r, g := mod.Dims()
+			rng := rand.New(rand.NewPCG(3, 4))
+			local, thetaG := randomLocal(rng, n, r), randomGlobal(rng, c.p, r)
+			gl, gg := make([]float64, n*r), make([]float64, g)
+			ws := mod.NewWorkspace()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := mod.Local(ws, 0, n, thetaG, local, gl, gg); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n*ni), "ns/obs")
+			if math.IsNaN(gg[0]) {
+				b.Fatal("NaN gradient")
+			}
+		})
+	}
+}

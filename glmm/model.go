@@ -1,0 +1,538 @@
+package glmm
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/james-bowman/sparse"
+	"gonum.org/v1/gonum/mat"
+)
+
+// DefaultPriorSD is the prior standard deviation sigma0 of every global
+// variable when Config.PriorSD is zero (the value of Tan's paper).
+const DefaultPriorSD = 10
+
+// Config describes a GLMM to New. Slices are read, never kept: New copies
+// everything it needs. Rows are the observations; they need not be sorted by
+// subject.
+type Config struct {
+	Family  Family    // response distribution
+	Y       []float64 // response (successes for binomial)
+	Trials  []float64 // binomial trials m; nil means 1
+	Offset  []float64 // added to the linear predictor; nil means 0
+	Weights []float64 // non-negative weights multiplying each log-likelihood term; nil means 1
+
+	// X is the nobs×p fixed-effect design: a *mat.Dense, a
+	// *sparse.CSR (github.com/james-bowman/sparse), or any mat.Matrix. A nil
+	// X means no fixed effects (p = 0).
+	X mat.Matrix
+	// Z is the nobs×r random-effect design, r >= 1.
+	Z mat.Matrix
+
+	Group     []int // subject index in [0, NumGroups) of each row
+	NumGroups int   // number of subjects; each must have at least one row
+
+	FixedNames  []string // p column names of X; nil means "x1", "x2", ...
+	RandomNames []string // r column names of Z; nil means "z1", "z2", ...
+	GroupName   string   // name of the grouping factor; "" means "group"
+	GroupLevels []string // NumGroups subject labels; nil means "1", "2", ...
+
+	// Rows optionally gives the original data-file row of each observation
+	// (1-based line or index), used in error messages. Nil means the 1-based
+	// position in Y.
+	Rows []int
+
+	PriorSD float64 // prior standard deviation sigma0; 0 means DefaultPriorSD
+}
+
+// Errors wrapped by the errors New returns, for use with errors.Is.
+var (
+	ErrNonFinite     = errors.New("non-finite value")
+	ErrLength        = errors.New("length mismatch")
+	ErrGroup         = errors.New("bad subject index")
+	ErrEmptySubject  = errors.New("subject with no rows")
+	ErrRankDeficient = errors.New("rank-deficient fixed-effect design")
+	ErrConfig        = errors.New("invalid configuration")
+)
+
+// DataError is an error in the data given to New. It names the data row or
+// column at fault when there is one.
+type DataError struct {
+	Row    int    // 1-based data row (Config.Rows when given), or 0
+	Column string // column name, or ""
+	Err    error  // the error, wrapping one of the package's sentinel errors
+}
+
+func (e *DataError) Error() string {
+	var b strings.Builder
+	b.WriteString("glmm: ")
+	if e.Row > 0 {
+		b.WriteString("row ")
+		b.WriteString(strconv.Itoa(e.Row))
+		if e.Column != "" {
+			b.WriteString(", ")
+		}
+	}
+	if e.Column != "" {
+		b.WriteString("column ")
+		b.WriteString(strconv.Quote(e.Column))
+	}
+	if e.Row > 0 || e.Column != "" {
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+func (e *DataError) Unwrap() error { return e.Err }
+
+// Model is a Bayesian GLMM
+//
+//	eta_ij = x_ij' beta + z_ij' b_i + offset_ij,
+//	b_i ~ N(0, (W W')^-1),  theta_g = (beta, omega) ~ N(0, sigma0^2 I),
+//
+// as a target density over the local blocks b_1..b_n (r each) and the global
+// block theta_g = (beta, omega) of size G = p + r(r+1)/2, omega = vech(W*)
+// (see OmegaToW). A Model is immutable after New and safe for concurrent
+// use; each concurrent caller of Local needs its own workspace.
+//
+// Observations are stored subject-major (stably sorted by subject); Perm
+// maps stored positions to the rows given to New.
+type Model struct {
+	family Family
+	nobs   int
+	p, r   int
+	n      int
+
+	start []int // stored rows of subject i are start[i]..start[i+1]-1
+	perm  []int // perm[k] is the row given to New of stored row k
+	maxNi int
+
+	y, m, w, off []float64
+
+	// Fixed design, stored row-major dense (x) or CSR (xptr, xind, xval).
+	sparseX bool
+	x       []float64
+	xptr    []int
+	xind    []int
+	xval    []float64
+
+	z []float64 // nobs×r row-major
+
+	subjConst []float64 // sum over the subject's rows of w * Constant(y, m)
+	dataConst float64
+
+	fixedNames  []string
+	randomNames []string
+	groupName   string
+	groupLevels []string
+
+	priorSD float64
+}
+
+// New validates cfg and returns the model. Every error names the data row
+// (Config.Rows when given) or the column at fault and wraps one of the
+// package's sentinel errors.
+func New(cfg Config) (*Model, error) {
+	if !cfg.Family.Valid() {
+		return nil, &DataError{Err: fmt.Errorf("%w: unknown family %v", ErrConfig, cfg.Family)}
+	}
+	nobs := len(cfg.Y)
+	if nobs == 0 {
+		return nil, &DataError{Err: fmt.Errorf("%w: no observations", ErrConfig)}
+	}
+	lengthErr := func(what string, got int) error {
+		return &DataError{Err: fmt.Errorf("%w: %s has %d entries for %d observations", ErrLength, what, got, nobs)}
+	}
+	for _, s := range []struct {
+		name string
+		n    int
+		nilk bool
+	}{
+		{"Trials", len(cfg.Trials), cfg.Trials == nil},
+		{"Offset", len(cfg.Offset), cfg.Offset == nil},
+		{"Weights", len(cfg.Weights), cfg.Weights == nil},
+		{"Rows", len(cfg.Rows), cfg.Rows == nil},
+	} {
+		if !s.nilk && s.n != nobs {
+			return nil, lengthErr(s.name, s.n)
+		}
+	}
+	if len(cfg.Group) != nobs {
+		return nil, lengthErr("Group", len(cfg.Group))
+	}
+	p := 0
+	if cfg.X != nil {
+		xr, xc := cfg.X.Dims()
+		if xr != nobs {
+			return nil, lengthErr("fixed-effect design X (rows)", xr)
+		}
+		p = xc
+	}
+	if cfg.Z == nil {
+		return nil, &DataError{Err: fmt.Errorf("%w: no random-effect design Z (at least one random effect is required)", ErrConfig)}
+	}
+	zr, r := cfg.Z.Dims()
+	if zr != nobs {
+		return nil, lengthErr("random-effect design Z (rows)", zr)
+	}
+	if r < 1 {
+		return nil, &DataError{Err: fmt.Errorf("%w: random-effect design Z has no columns", ErrConfig)}
+	}
+	if cfg.NumGroups < 1 {
+		return nil, &DataError{Err: fmt.Errorf("%w: NumGroups is %d", ErrConfig, cfg.NumGroups)}
+	}
+	fixedNames, err := names(cfg.FixedNames, p, "x", "FixedNames")
+	if err != nil {
+		return nil, err
+	}
+	randomNames, err := names(cfg.RandomNames, r, "z", "RandomNames")
+	if err != nil {
+		return nil, err
+	}
+	levels, err := names(cfg.GroupLevels, cfg.NumGroups, "", "GroupLevels")
+	if err != nil {
+		return nil, err
+	}
+	groupName := cfg.GroupName
+	if groupName == "" {
+		groupName = "group"
+	}
+	sigma0 := cfg.PriorSD
+	if sigma0 == 0 {
+		sigma0 = DefaultPriorSD
+	}
+	if !(sigma0 > 0) || math.IsInf(sigma0, 0) {
+		return nil, &DataError{Err: fmt.Errorf("%w: prior standard deviation %v is not positive and finite", ErrConfig, cfg.PriorSD)}
+	}
+	rowName := func(k int) int {
+		if cfg.Rows != nil {
+			return cfg.Rows[k]
+		}
+		return k + 1
+	}
+
+	// Per-row checks, in the order of the data.
+	count := make([]int, cfg.NumGroups+1)
+	for k := range nobs {
+		g := cfg.Group[k]
+		if g < 0 || g >= cfg.NumGroups {
+			return nil, &DataError{Row: rowName(k), Column: groupName,
+				Err: fmt.Errorf("%w: subject index %d is outside [0, %d)", ErrGroup, g, cfg.NumGroups)}
+		}
+		count[g+1]++
+		y, m := cfg.Y[k], 1.0
+		if cfg.Trials != nil {
+			m = cfg.Trials[k]
+		}
+		if err := cfg.Family.CheckResponse(y, m); err != nil {
+			if math.IsNaN(y) || math.IsInf(y, 0) || math.IsNaN(m) || math.IsInf(m, 0) {
+				err = fmt.Errorf("%w: %w", ErrNonFinite, err)
+			}
+			return nil, &DataError{Row: rowName(k), Err: err}
+		}
+		if cfg.Offset != nil {
+			if v := cfg.Offset[k]; math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, &DataError{Row: rowName(k), Column: "offset", Err: fmt.Errorf("%w: offset %v", ErrNonFinite, v)}
+			}
+		}
+		if cfg.Weights != nil {
+			v := cfg.Weights[k]
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, &DataError{Row: rowName(k), Column: "weights", Err: fmt.Errorf("%w: weight %v", ErrNonFinite, v)}
+			}
+			if v < 0 {
+				return nil, &DataError{Row: rowName(k), Column: "weights", Err: fmt.Errorf("%w: negative weight %v", ErrConfig, v)}
+			}
+		}
+	}
+	for g := range cfg.NumGroups {
+		if count[g+1] == 0 {
+			return nil, &DataError{Column: groupName,
+				Err: fmt.Errorf("%w: subject %q (index %d) has no rows", ErrEmptySubject, levels[g], g)}
+		}
+	}
+
+	mod := &Model{
+		family:      cfg.Family,
+		nobs:        nobs,
+		p:           p,
+		r:           r,
+		n:           cfg.NumGroups,
+		fixedNames:  fixedNames,
+		randomNames: randomNames,
+		groupName:   groupName,
+		groupLevels: levels,
+		priorSD:     sigma0,
+	}
+
+	// Stable counting sort of the rows by subject.
+	for g := range cfg.NumGroups {
+		count[g+1] += count[g]
+		mod.maxNi = max(mod.maxNi, count[g+1]-count[g])
+	}
+	mod.start = count
+	mod.perm = make([]int, nobs)
+	next := append([]int(nil), count[:cfg.NumGroups]...)
+	for k, g := range cfg.Group {
+		mod.perm[next[g]] = k
+		next[g]++
+	}
+
+	mod.y = make([]float64, nobs)
+	mod.m = make([]float64, nobs)
+	mod.w = make([]float64, nobs)
+	mod.off = make([]float64, nobs)
+	for s, k := range mod.perm {
+		mod.y[s] = cfg.Y[k]
+		mod.m[s] = 1
+		if cfg.Trials != nil {
+			mod.m[s] = cfg.Trials[k]
+		}
+		mod.w[s] = 1
+		if cfg.Weights != nil {
+			mod.w[s] = cfg.Weights[k]
+		}
+		if cfg.Offset != nil {
+			mod.off[s] = cfg.Offset[k]
+		}
+	}
+
+	if err := mod.setZ(cfg.Z, rowName); err != nil {
+		return nil, err
+	}
+	if err := mod.setX(cfg.X, rowName); err != nil {
+		return nil, err
+	}
+	if err := mod.checkRank(); err != nil {
+		return nil, err
+	}
+
+	mod.subjConst = make([]float64, mod.n)
+	for i := range mod.n {
+		var c float64
+		for j := mod.start[i]; j < mod.start[i+1]; j++ {
+			c += mod.w[j] * mod.family.Constant(mod.y[j], mod.m[j])
+		}
+		mod.subjConst[i] = c
+		mod.dataConst += c
+	}
+	return mod, nil
+}
+
+// names returns given, checked to have n entries, or n default names.
+func names(given []string, n int, prefix, field string) ([]string, error) {
+	if given == nil {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = prefix + strconv.Itoa(i+1)
+		}
+		return out, nil
+	}
+	if len(given) != n {
+		return nil, &DataError{Err: fmt.Errorf("%w: %s has %d names for %d", ErrLength, field, len(given), n)}
+	}
+	return append([]string(nil), given...), nil
+}
+
+// setZ copies the random-effect design in stored order.
+func (mod *Model) setZ(z mat.Matrix, rowName func(int) int) error {
+	r := mod.r
+	mod.z = make([]float64, mod.nobs*r)
+	for s, k := range mod.perm {
+		row := mod.z[s*r : s*r+r]
+		for c := range row {
+			v := z.At(k, c)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return &DataError{Row: rowName(k), Column: mod.randomNames[c], Err: fmt.Errorf("%w: random-effect design value %v", ErrNonFinite, v)}
+			}
+			row[c] = v
+		}
+	}
+	return nil
+}
+
+// Sparse storage of X pays when most entries are zero and rows are long.
+const (
+	sparseMaxDensity = 0.25
+	sparseMinCols    = 10
+)
+
+// setX copies the fixed design in stored order, densely or as CSR.
+func (mod *Model) setX(x mat.Matrix, rowName func(int) int) error {
+	p := mod.p
+	if p == 0 {
+		return nil
+	}
+	// Read each original row k into buf; a CSR input is read from its raw
+	// arrays (duplicate entries add, as in its MulVecTo).
+	buf := make([]float64, p)
+	var raw *struct {
+		ptr, ind []int
+		val      []float64
+	}
+	var dense *mat.Dense
+	switch x := x.(type) {
+	case *sparse.CSR:
+		m := x.RawMatrix()
+		raw = &struct {
+			ptr, ind []int
+			val      []float64
+		}{m.Indptr, m.Ind, m.Data}
+	case *mat.Dense:
+		dense = x
+	}
+	readRow := func(k int) {
+		switch {
+		case raw != nil:
+			clear(buf)
+			for t := raw.ptr[k]; t < raw.ptr[k+1]; t++ {
+				buf[raw.ind[t]] += raw.val[t]
+			}
+		case dense != nil:
+			copy(buf, dense.RawRowView(k))
+		default:
+			for c := range buf {
+				buf[c] = x.At(k, c)
+			}
+		}
+	}
+	nnz := 0
+	for k := range mod.nobs {
+		readRow(k)
+		for c, v := range buf {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return &DataError{Row: rowName(k), Column: mod.fixedNames[c], Err: fmt.Errorf("%w: fixed-effect design value %v", ErrNonFinite, v)}
+			}
+			if v != 0 {
+				nnz++
+			}
+		}
+	}
+	mod.sparseX = p > sparseMinCols && float64(nnz) < sparseMaxDensity*float64(mod.nobs)*float64(p)
+	if mod.sparseX {
+		mod.xptr = make([]int, mod.nobs+1)
+		mod.xind = make([]int, 0, nnz)
+		mod.xval = make([]float64, 0, nnz)
+	} else {
+		mod.x = make([]float64, mod.nobs*p)
+	}
+	for s, k := range mod.perm {
+		readRow(k)
+		if !mod.sparseX {
+			copy(mod.x[s*p:s*p+p], buf)
+			continue
+		}
+		for c, v := range buf {
+			if v != 0 {
+				mod.xind = append(mod.xind, c)
+				mod.xval = append(mod.xval, v)
+			}
+		}
+		mod.xptr[s+1] = len(mod.xind)
+	}
+	return nil
+}
+
+// Rank tolerance: a column whose squared sine of angle to the span of the
+// columns before it is below this is taken as a linear combination of them.
+// Exact collinearity leaves rounding error of order 1e-15; a tolerance far
+// above it but far below any identifiable design (angle 3e-6 radians).
+const rankTol = 1e-11
+
+// checkRank reports the first fixed-effect column that is (numerically) a
+// linear combination of the columns before it, naming them, by a Cholesky
+// factorisation of the column-scaled X'X that skips dependent columns.
+func (mod *Model) checkRank() error {
+	p := mod.p
+	if p == 0 {
+		return nil
+	}
+	a := make([]float64, p*p) // X'X, lower triangle
+	rowBuf := make([]float64, p)
+	for s := range mod.nobs {
+		row := mod.xRow(s, rowBuf)
+		for i, vi := range row {
+			if vi == 0 {
+				continue
+			}
+			ai := a[i*p : i*p+i+1]
+			for j, vj := range row[:i+1] {
+				ai[j] += vi * vj
+			}
+		}
+	}
+	d := make([]float64, p)
+	for i := range p {
+		d[i] = math.Sqrt(a[i*p+i])
+		if d[i] == 0 {
+			return &DataError{Column: mod.fixedNames[i], Err: fmt.Errorf("%w: the column is all zero", ErrRankDeficient)}
+		}
+	}
+	for i := range p {
+		for j := 0; j <= i; j++ {
+			a[i*p+j] /= d[i] * d[j]
+		}
+	}
+	// L holds rows of the Cholesky factor over the independent columns
+	// indep (in order); row k of L is l_k with L[k][t] for t < len(indep).
+	var indep []int
+	l := make([]float64, p*p)
+	for k := range p {
+		lk := l[k*p : k*p+p]
+		res := a[k*p+k]
+		for t, j := range indep {
+			v := a[k*p+j]
+			lj := l[j*p : j*p+p]
+			for u := range t {
+				v -= lk[u] * lj[u]
+			}
+			v /= lj[t]
+			lk[t] = v
+			res -= v * v
+		}
+		if res > rankTol {
+			lk[len(indep)] = math.Sqrt(res)
+			indep = append(indep, k)
+			continue
+		}
+		// x_k = sum_t c_t x_indep[t] with L_S' c = l_k (scaled units).
+		nt := len(indep)
+		c := append([]float64(nil), lk[:nt]...)
+		for t := nt - 1; t >= 0; t-- {
+			for u := t + 1; u < nt; u++ {
+				c[t] -= l[indep[u]*p+t] * c[u]
+			}
+			c[t] /= l[indep[t]*p+t]
+		}
+		big := 0.0
+		for _, v := range c {
+			big = max(big, math.Abs(v))
+		}
+		var with []string
+		for t, v := range c {
+			if math.Abs(v) > 1e-6*big {
+				with = append(with, strconv.Quote(mod.fixedNames[indep[t]]))
+			}
+		}
+		return &DataError{Column: mod.fixedNames[k], Err: fmt.Errorf("%w: the column is a linear combination of %s",
+			ErrRankDeficient, strings.Join(with, ", "))}
+	}
+	return nil
+}
+
+// xRow returns stored row s of X densely, in buf when X is sparse.
+func (mod *Model) xRow(s int, buf []float64) []float64 {
+	p := mod.p
+	if !mod.sparseX {
+		return mod.x[s*p : s*p+p]
+	}
+	clear(buf)
+	for t := mod.xptr[s]; t < mod.xptr[s+1]; t++ {
+		buf[mod.xind[t]] = mod.xval[t]
+	}
+	return buf
+}

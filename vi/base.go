@@ -1,0 +1,168 @@
+package vi
+
+import (
+	"math"
+
+	"github.com/sparsevi/sparsevi/parallel"
+)
+
+// base holds what both approximation families share: the target, the
+// chunking of its subjects, per-chunk random streams, workspaces and
+// partial sums, and the vectors of one draw.
+type base struct {
+	target  Target
+	n, r, g int
+	d       int // n*r + g
+
+	pool    *parallel.Pool
+	chunks  parallel.Chunking
+	streams *parallel.Streams // one per chunk, plus one for the global block
+	ws      []Workspace       // one per chunk
+
+	lam   []float64 // mu (d), then the factor
+	kind  []uint8
+	nobs  int
+	iter  uint64
+	grads bool // the pass computes gradients
+
+	// Vectors of length d.
+	z, theta, grad, v, tmp []float64
+
+	// Per-chunk partial results, reduced in chunk order.
+	partLP, partZZ, partLD []float64
+	partG, partS1          [][]float64 // g-vectors
+	chunkErr               []error
+	sumG, sumS1            []float64
+}
+
+// NumObser is implemented by targets that know their number of
+// observations; the paper's initialisation scales the factor with it.
+type NumObser interface {
+	NumObs() int
+}
+
+func newBase(t Target, set Settings, pool *parallel.Pool, factorLen int) *base {
+	n, r, g := t.Dims()
+	d := n*r + g
+	c := parallel.NewChunking(n, set.ChunkSize)
+	b := &base{
+		target: t, n: n, r: r, g: g, d: d, pool: pool, chunks: c,
+		streams: parallel.NewStreams(set.Seed, c.Len()+1),
+		ws:      make([]Workspace, c.Len()),
+		lam:     make([]float64, d+factorLen),
+		kind:    make([]uint8, d+factorLen),
+		nobs:    n,
+	}
+	if no, ok := t.(NumObser); ok {
+		b.nobs = no.NumObs()
+	}
+	for k := range b.ws {
+		b.ws[k] = t.NewWorkspace()
+	}
+	for _, p := range []*[]float64{&b.z, &b.theta, &b.grad, &b.v, &b.tmp} {
+		*p = make([]float64, d)
+	}
+	k := c.Len()
+	b.partLP = make([]float64, k)
+	b.partZZ = make([]float64, k)
+	b.partLD = make([]float64, k)
+	b.chunkErr = make([]error, k)
+	b.partG = make([][]float64, k)
+	b.partS1 = make([][]float64, k)
+	for j := range k {
+		b.partG[j] = make([]float64, g)
+		b.partS1[j] = make([]float64, g)
+	}
+	b.sumG = make([]float64, g)
+	b.sumS1 = make([]float64, g)
+	return b
+}
+
+func (b *base) lambda() []float64 { return b.lam }
+func (b *base) kinds() []uint8    { return b.kind }
+
+// drawChunk fills z for the subjects of chunk k from its stream.
+func (b *base) drawChunk(k, lo, hi int) {
+	rng := b.streams.At(b.iter, k)
+	zz := 0.0
+	for j := lo * b.r; j < hi*b.r; j++ {
+		x := rng.NormFloat64()
+		b.z[j] = x
+		zz += x * x
+	}
+	b.partZZ[k] = zz
+}
+
+// drawGlobal fills z_g from the global stream and returns z_g'z_g.
+func (b *base) drawGlobal() float64 {
+	rng := b.streams.At(b.iter, b.chunks.Len())
+	zz := 0.0
+	for j := b.n * b.r; j < b.d; j++ {
+		x := rng.NormFloat64()
+		b.z[j] = x
+		zz += x * x
+	}
+	return zz
+}
+
+// localChunk evaluates the target on chunk k at theta, writing the local
+// gradients into grad and the chunk's share of the global gradient into
+// partG[k]. It records the log density in partLP[k].
+func (b *base) localChunk(k, lo, hi int) error {
+	var gl []float64
+	pg := b.partG[k]
+	clear(pg)
+	if b.grads {
+		gl = b.grad[lo*b.r : hi*b.r]
+	}
+	lp, err := b.target.Local(b.ws[k], lo, hi, b.theta[b.n*b.r:], b.theta[lo*b.r:hi*b.r], gl, pg)
+	b.partLP[k] = lp
+	return err
+}
+
+// reduce adds up the per-chunk partials in chunk order: it returns the sum
+// of the local log densities and of z'z over the subjects, and the sum of
+// log determinants, and sets sumG and sumS1.
+func (b *base) reduce() (lp, zz, ld float64) {
+	clear(b.sumG)
+	clear(b.sumS1)
+	for k := range b.chunks.Len() {
+		lp += b.partLP[k]
+		zz += b.partZZ[k]
+		ld += b.partLD[k]
+		for j, x := range b.partG[k] {
+			b.sumG[j] += x
+		}
+		for j, x := range b.partS1[k] {
+			b.sumS1[j] += x
+		}
+	}
+	return lp, zz, ld
+}
+
+// logNorm is -d/2 log(2 pi).
+func (b *base) logNorm() float64 { return -0.5 * float64(b.d) * math.Log(2*math.Pi) }
+
+// checkDiag reports the first non-finite or non-positive diagonal entry of
+// the factor.
+func (b *base) checkDiag() error {
+	for j := b.d; j < len(b.lam); j++ {
+		if b.kind[j] != kindDiag {
+			continue
+		}
+		if x := b.lam[j]; !(x > 0) || math.IsInf(x, 0) {
+			return &factorError{index: j - b.d, value: x, n: b.n, r: b.r, g: b.g}
+		}
+	}
+	return nil
+}
+
+// reduceG sets sumG to the chunk-ordered sum of partG.
+func (b *base) reduceG() {
+	clear(b.sumG)
+	for k := range b.chunks.Len() {
+		for j, x := range b.partG[k] {
+			b.sumG[j] += x
+		}
+	}
+}

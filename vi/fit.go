@@ -1,0 +1,218 @@
+package vi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/sparsevi/sparsevi/parallel"
+)
+
+// family is one approximation family over a target: the layout of lambda,
+// stochastic gradient estimates, and the inverse Fisher map.
+type family interface {
+	// lambda returns the variational parameters: mu, then the factor.
+	lambda() []float64
+	// kinds labels each entry of lambda (kindMean, kindDiag, kindOff).
+	kinds() []uint8
+	// precision reports whether the factor is a precision factor.
+	precision() bool
+	// estimate draws theta with the streams of iteration iter and writes the
+	// natural gradient into nat and the Euclidean gradient into euc (either
+	// may be nil). With noEntropy the Euclidean gradient is that of
+	// E_q log p alone. It returns h(theta) = log p(theta) - log q(theta).
+	estimate(iter uint64, nat, euc []float64, noEntropy bool) (float64, error)
+	// fisher maps a Euclidean gradient to the natural one.
+	fisher(src, dst []float64) error
+	// check reports a non-finite or non-positive diagonal of the factor.
+	check() error
+	// init sets lambda to the start selected by the settings.
+	init(ctx context.Context, how Init) error
+}
+
+// Fit fits a Gaussian approximation of the given method to the target.
+//
+// The error is nil when the fit converged or stopped at the iteration or
+// time limit (see Result.Status). When the fit diverges it is a
+// *DivergedError, and when ctx is cancelled it is ctx's error; in both cases
+// the Result holds the last good state (the one at the end of the last
+// complete window). Other errors mean the target or settings are unusable.
+func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
+	set = set.withDefaults()
+	n, r, g := target.Dims()
+	if n < 0 || r < 0 || g < 0 || n*r+g == 0 {
+		return nil, fmt.Errorf("vi: target has no variables (n=%d, r=%d, G=%d)", n, r, g)
+	}
+	start := time.Now()
+	pool := parallel.NewPool(ctx, set.Workers)
+	defer pool.Close()
+
+	fam, err := newFamily(target, set, pool)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Method: set.Method, Optimizer: set.Optimizer, N: n, R: r, G: g}
+	if err := fam.init(ctx, set.Init); err != nil {
+		return nil, err
+	}
+	lambda := fam.lambda()
+	good := append([]float64(nil), lambda...)
+	goodIter := 0
+
+	var runErr error
+	var fail *DivergedError
+	if set.Optimizer == VOGN {
+		v, ok := fam.(vognFamily)
+		if !ok {
+			return nil, errors.New("vi: VOGN is not available for this method")
+		}
+		runErr, fail = runVOGN(ctx, v, set, res, start, good, &goodIter)
+	} else {
+		runErr, fail = runStepper(ctx, fam, set, pool, res, start, good, &goodIter)
+	}
+
+	switch {
+	case fail != nil:
+		res.Status = Diverged
+		res.Err = fail
+		copy(lambda, good)
+	case runErr != nil:
+		if ctx.Err() == nil {
+			return nil, runErr
+		}
+		res.Status = Cancelled
+		res.Err = ctx.Err()
+		copy(lambda, good)
+	}
+	if res.Status == Diverged || res.Status == Cancelled {
+		res.Iterations = goodIter
+	}
+	d := n*r + g
+	res.Mu = append([]float64(nil), lambda[:d]...)
+	res.Factor = append([]float64(nil), lambda[d:]...)
+
+	if res.Status != Cancelled {
+		lb, se, err := finalBound(fam, set, n)
+		if err == nil {
+			res.LowerBound, res.LowerBoundSE = lb, se
+		} else if res.Status != Diverged {
+			res.Status = Diverged
+			res.Err = &DivergedError{Iter: res.Iterations, Reason: "lower bound at the final state", Err: err}
+		}
+	} else {
+		res.LowerBound, res.LowerBoundSE = math.NaN(), math.NaN()
+	}
+	res.Elapsed = time.Since(start)
+	return res, res.Err
+}
+
+// runStepper is the loop of every rule but VOGN. It returns an error that
+// stopped it (cancellation) or a divergence.
+func runStepper(ctx context.Context, fam family, set Settings, pool *parallel.Pool, res *Result, start time.Time, good []float64, goodIter *int) (error, *DivergedError) {
+	lambda := fam.lambda()
+	st := newStepper(set.Optimizer, set, lambda, fam.kinds(), fam.precision(), pool)
+	wantNat, wantEuc, noEnt := st.needs()
+	var nat, euc []float64
+	if wantNat {
+		nat = make([]float64, len(lambda))
+	}
+	if wantEuc {
+		euc = make([]float64, len(lambda))
+	}
+	grad := nat
+	if grad == nil {
+		grad = euc
+	}
+	tr := newTracker(set)
+	res.Status = MaxIterations
+	var stepNorm float64
+	refinements := 0
+	for iter := 1; iter <= set.MaxIter; iter++ {
+		if err := ctx.Err(); err != nil {
+			return err, nil
+		}
+		h, err := fam.estimate(uint64(iter), nat, euc, noEnt)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err(), nil
+			}
+			return nil, &DivergedError{Iter: iter, Reason: "target evaluation failed", Err: err}
+		}
+		if math.IsNaN(h) || math.IsInf(h, 0) {
+			return nil, &DivergedError{Iter: iter, Reason: "non-finite lower bound"}
+		}
+		stepNorm, err = st.step(grad, fam.fisher)
+		if err != nil {
+			return err, nil
+		}
+		if math.IsNaN(stepNorm) || math.IsInf(stepNorm, 0) {
+			return nil, &DivergedError{Iter: iter, Reason: "non-finite step"}
+		}
+		res.Iterations = iter
+		if !tr.add(h) {
+			continue
+		}
+		if err := fam.check(); err != nil {
+			return nil, &DivergedError{Iter: iter, Reason: "factor", Err: err}
+		}
+		copy(good, lambda)
+		*goodIter = iter
+		elapsed := time.Since(start)
+		res.Trace = append(res.Trace, TracePoint{Iter: iter, LowerBound: tr.last(), StepNorm: stepNorm, Elapsed: elapsed})
+		if set.Progress != nil {
+			set.Progress(Progress{Iter: iter, LowerBound: tr.last(), Elapsed: elapsed, MaxIter: set.MaxIter})
+		}
+		if tr.converged() {
+			if refinements < set.Refine {
+				refinements++
+				st.alpha /= 10
+				tr.restart()
+				continue
+			}
+			res.Status = Converged
+			return nil, nil
+		}
+		if set.TimeLimit > 0 && elapsed >= set.TimeLimit {
+			res.Status = TimeLimit
+			return nil, nil
+		}
+	}
+	return nil, nil
+}
+
+// finalIterBase offsets the stream iterations of the final draws from those
+// of the fit.
+const finalIterBase = 1 << 40
+
+// finalDraws returns the number of fresh draws for the final bound: the
+// setting, reduced for very many subjects so that it costs about as much
+// as 10^7 subject evaluations, but never below 100.
+func finalDraws(set Settings, n int) int {
+	d := set.FinalDraws
+	if n > 0 {
+		d = min(d, max(100, 10_000_000/n))
+	}
+	return d
+}
+
+// finalBound estimates the lower bound by the mean of h over fresh draws.
+func finalBound(fam family, set Settings, n int) (mean, se float64, err error) {
+	draws := finalDraws(set, n)
+	var sum, sumSq float64
+	for k := range draws {
+		h, err := fam.estimate(finalIterBase+uint64(k), nil, nil, false)
+		if err != nil {
+			return 0, 0, err
+		}
+		if math.IsNaN(h) || math.IsInf(h, 0) {
+			return 0, 0, errors.New("non-finite h at a fresh draw")
+		}
+		sum += h
+		sumSq += h * h
+	}
+	mean = sum / float64(draws)
+	v := max(0, sumSq/float64(draws)-mean*mean) * float64(draws) / float64(max(1, draws-1))
+	return mean, math.Sqrt(v / float64(draws)), nil
+}

@@ -1,0 +1,215 @@
+package vi
+
+import (
+	"context"
+	"math"
+
+	"github.com/sparsevi/sparsevi/arrowhead"
+	"github.com/sparsevi/sparsevi/parallel"
+)
+
+// gva is the Gaussian approximation with a block-arrowhead precision
+// Cholesky factor T (Algorithm 2S).
+type gva struct {
+	*base
+	t  *arrowhead.Factor
+	tz []float64 // T_g z_g
+
+	// Per-iteration destinations of the gradient pass.
+	nat, euc  []float64
+	noEntropy bool
+
+	// Fisher map arguments.
+	fsrc, fdst []float64
+
+	fv []float64 // (T T')^-1 a_mu in progress
+
+	passDraw, passSolve, passNat, passFisher1, passFisher2 func(int) error
+}
+
+func newGVA(t Target, set Settings, pool *parallel.Pool) *gva {
+	n, r, g := t.Dims()
+	f := &gva{base: newBase(t, set, pool, arrowhead.Len(n, r, g))}
+	f.t = arrowhead.Wrap(n, r, g, f.lam[f.d:])
+	f.tz = make([]float64, g)
+	f.fv = make([]float64, f.d)
+	// Label the entries of the compressed factor.
+	tri := r * (r + 1) / 2
+	stride := tri + g*r
+	fk := f.kind[f.d:]
+	for j := range fk {
+		fk[j] = kindOff
+	}
+	for i := range n {
+		for a := range r {
+			fk[i*stride+a*(a+1)/2+a] = kindDiag
+		}
+	}
+	for a := range g {
+		fk[n*stride+a*(a+1)/2+a] = kindDiag
+	}
+	f.passDraw = f.drawPass
+	f.passSolve = f.solvePass
+	f.passNat = f.natPass
+	f.passFisher1 = f.fisherPass1
+	f.passFisher2 = f.fisherPass2
+	return f
+}
+
+func (f *gva) precision() bool { return true }
+func (f *gva) check() error    { return f.checkDiag() }
+
+func (f *gva) init(ctx context.Context, how Init) error {
+	clear(f.lam[:f.d])
+	f.t.SetIdentity(math.Sqrt(float64(max(1, f.nobs))))
+	if how == InitMode {
+		return initMode(ctx, f.base, func(prec []float64) { setArrowheadDiag(f.t, prec) })
+	}
+	return nil
+}
+
+// setArrowheadDiag sets T to the diagonal factor of the given precision
+// diagonal.
+func setArrowheadDiag(t *arrowhead.Factor, prec []float64) {
+	n, r, _ := t.Dims()
+	t.SetIdentity(1)
+	for i := range n {
+		blk := t.Local(i)
+		for a := range r {
+			blk[a*(a+1)/2+a] = math.Sqrt(prec[i*r+a])
+		}
+	}
+	gb := t.Global()
+	for a := range len(prec) - n*r {
+		gb[a*(a+1)/2+a] = math.Sqrt(prec[n*r+a])
+	}
+}
+
+// drawPass draws the subjects of chunk k, evaluates the target there and
+// starts the solve v = T^-1 grad h.
+func (f *gva) drawPass(k int) error {
+	lo, hi := f.chunks.Bounds(k)
+	f.drawChunk(k, lo, hi)
+	mu := f.lam[:f.d]
+	f.t.DrawRange(lo, hi, f.theta, f.tmp, mu, f.z)
+	f.partLD[k] = f.t.LogDetRange(lo, hi)
+	if err := f.localChunk(k, lo, hi); err != nil {
+		return err
+	}
+	if !f.grads {
+		return nil
+	}
+	// u = T_d^-T z is in tmp; keep it for the Euclidean gradient.
+	s1 := f.partS1[k]
+	clear(s1)
+	if !f.noEntropy {
+		// grad h = grad log p + T z: v holds T z for the chunk.
+		f.t.MulRange(lo, hi, f.v, f.z, s1)
+		for j := lo * f.r; j < hi*f.r; j++ {
+			f.grad[j] += f.v[j]
+		}
+	}
+	return nil
+}
+
+func (f *gva) natPass(k int) error {
+	lo, hi := f.chunks.Bounds(k)
+	d := f.d
+	if f.nat != nil {
+		f.t.NatGradRange(lo, hi, f.nat[d:], f.z, f.v, f.tz)
+		f.t.SolveTransRange(lo, hi, f.nat[:d], f.v)
+	}
+	if f.euc != nil {
+		copy(f.euc[lo*f.r:hi*f.r], f.grad[lo*f.r:hi*f.r])
+		f.t.EuclidGradRange(lo, hi, f.euc[d:], f.theta, f.lam[:d], f.tmp, f.v)
+	}
+	return nil
+}
+
+// solvePass is v_i = T_i^-1 grad_i with the partial sums of T_gi v_i.
+func (f *gva) solvePass(k int) error {
+	lo, hi := f.chunks.Bounds(k)
+	s := f.partG[k]
+	clear(s)
+	f.t.SolveRange(lo, hi, f.v, f.grad, s)
+	return nil
+}
+
+func (f *gva) estimate(iter uint64, nat, euc []float64, noEntropy bool) (float64, error) {
+	f.iter = iter
+	f.nat, f.euc, f.noEntropy = nat, euc, noEntropy
+	f.grads = nat != nil || euc != nil
+	d, nr := f.d, f.n*f.r
+	mu := f.lam[:d]
+	zzg := f.drawGlobal()
+	f.t.DrawGlobal(f.theta, f.tmp, mu, f.z)
+	if err := f.pool.Run(f.chunks.Len(), f.passDraw); err != nil {
+		return 0, err
+	}
+	lp, zz, ld := f.reduce()
+	gradG := f.grad[nr:]
+	copy(gradG, f.sumG)
+	lp += f.target.Global(f.theta[nr:], gradG)
+	zz += zzg
+	ld += f.t.LogDetGlobal()
+	h := lp - (f.logNorm() + ld - 0.5*zz)
+	if !f.grads {
+		return h, nil
+	}
+	if !noEntropy {
+		// (T z)_g = T_g z_g + sum_i T_gi z_i.
+		f.t.MulGlobal(f.v, f.z, f.sumS1)
+		for j := nr; j < d; j++ {
+			f.grad[j] += f.v[j]
+		}
+	}
+	// v = T^-1 grad h: local blocks, then the global block.
+	if err := f.pool.Run(f.chunks.Len(), f.passSolve); err != nil {
+		return 0, err
+	}
+	f.reduceG()
+	f.t.SolveGlobal(f.v, f.grad, f.sumG)
+	if nat != nil {
+		f.t.NatGradGlobal(nat[d:], f.tz, f.z, f.v)
+		f.t.SolveTransGlobal(nat[:d], f.v)
+	}
+	if euc != nil {
+		copy(euc[nr:d], f.grad[nr:d])
+		f.t.EuclidGradGlobal(euc[d:], f.tmp, f.v)
+	}
+	if err := f.pool.Run(f.chunks.Len(), f.passNat); err != nil {
+		return 0, err
+	}
+	return h, nil
+}
+
+// fisher maps a Euclidean gradient src = (a_mu, A) on the pattern of T to
+// the natural gradient dst = ((T T')^-1 a_mu, N).
+func (f *gva) fisher(src, dst []float64) error {
+	f.fsrc, f.fdst = src, dst
+	d := f.d
+	if err := f.pool.Run(f.chunks.Len(), f.passFisher1); err != nil {
+		return err
+	}
+	f.reduceG()
+	f.t.SolveGlobal(f.fv, src[:d], f.sumG)
+	f.t.SolveTransGlobal(dst[:d], f.fv)
+	f.t.InvFisherGlobal(dst[d:], src[d:])
+	return f.pool.Run(f.chunks.Len(), f.passFisher2)
+}
+
+func (f *gva) fisherPass1(k int) error {
+	lo, hi := f.chunks.Bounds(k)
+	s := f.partG[k]
+	clear(s)
+	f.t.SolveRange(lo, hi, f.fv, f.fsrc[:f.d], s)
+	return nil
+}
+
+func (f *gva) fisherPass2(k int) error {
+	lo, hi := f.chunks.Bounds(k)
+	d := f.d
+	f.t.SolveTransRange(lo, hi, f.fdst[:d], f.fv)
+	f.t.InvFisherRange(lo, hi, f.fdst[d:], f.fsrc[d:])
+	return nil
+}

@@ -1,0 +1,84 @@
+package vi
+
+import (
+	"fmt"
+	"time"
+)
+
+// Status says how a fit ended.
+type Status int
+
+const (
+	// Converged: the windowed lower bound stopped improving (see Settings.Tol).
+	Converged Status = iota
+	// MaxIterations: the iteration limit was reached first.
+	MaxIterations
+	// TimeLimit: the time limit was reached first.
+	TimeLimit
+	// Diverged: the lower bound or the factor became non-finite, or a
+	// target evaluation failed; Result holds the last good state.
+	Diverged
+	// Cancelled: the context was cancelled; Result holds the last good state.
+	Cancelled
+)
+
+var statusNames = [...]string{"converged", "max-iterations", "time-limit", "diverged", "cancelled"}
+
+func (s Status) String() string {
+	if s >= 0 && int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return fmt.Sprintf("Status(%d)", int(s))
+}
+
+// DivergedError reports where a fit diverged.
+type DivergedError struct {
+	Iter   int    // the iteration at which it was detected
+	Reason string // what was found, e.g. "non-finite lower bound"
+	Err    error  // the target's error, if one caused it
+}
+
+func (e *DivergedError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("vi: diverged at iteration %d: %s: %v", e.Iter, e.Reason, e.Err)
+	}
+	return fmt.Sprintf("vi: diverged at iteration %d: %s", e.Iter, e.Reason)
+}
+
+func (e *DivergedError) Unwrap() error { return e.Err }
+
+// TracePoint is the state at the end of one window of iterations.
+type TracePoint struct {
+	Iter       int           // iterations done
+	LowerBound float64       // average of h(theta) over the window
+	StepNorm   float64       // Euclidean norm of the last step of lambda
+	Elapsed    time.Duration // wall time since the fit started
+}
+
+// Result is a fitted Gaussian approximation.
+type Result struct {
+	Method    Method
+	Optimizer Optimizer
+	Status    Status
+	// Err is non-nil when Status is Diverged or Cancelled.
+	Err error
+
+	Iterations int
+	Elapsed    time.Duration
+
+	// N, R and G are the target's dimensions.
+	N, R, G int
+	// Mu is the mean: subject blocks, then the global block.
+	Mu []float64
+	// Factor is the compressed factor: arrowhead.Factor data for GVA
+	// (precision Cholesky factor), blockdiag.Factor data for RVB
+	// (covariance Cholesky factor).
+	Factor []float64
+
+	// LowerBound is the final estimate of the evidence lower bound, with
+	// every constant of the target included, from FinalDraws fresh draws;
+	// LowerBoundSE is its Monte Carlo standard error.
+	LowerBound, LowerBoundSE float64
+	// Trace holds one point per window.
+	Trace []TracePoint
+}

@@ -1,0 +1,298 @@
+package vi
+
+import (
+	"math"
+
+	"github.com/sparsevi/sparsevi/parallel"
+)
+
+// Entry kinds of the flat variational parameter vector lambda.
+const (
+	kindMean uint8 = iota // an entry of mu
+	kindDiag              // a diagonal entry of the factor
+	kindOff               // an off-diagonal entry of the factor
+)
+
+// blockSize is the number of lambda entries per chunk of an elementwise
+// pass; fixed so that reductions are independent of the worker count.
+const blockSize = 4096
+
+// stepper applies a step rule to lambda in place. Every rule first writes its
+// step into delta; apply then scales it down if it would shrink a diagonal
+// entry of the factor by more than half, and adds it.
+type stepper struct {
+	opt   Optimizer
+	set   Settings
+	alpha float64
+
+	lambda []float64
+	kinds  []uint8
+	prec   bool // the factor is a precision factor (GVA)
+
+	m, v, delta []float64
+	t           int
+
+	pool    *parallel.Pool
+	blocks  parallel.Chunking
+	partial []float64
+
+	// Per-pass scalars read by the block functions.
+	scale, corr1, corr2 float64
+	grad                []float64
+
+	passNorm, passSnngm, passAdam, passPGA, passNagm, passRatio, passApply func(int) error
+}
+
+func newStepper(opt Optimizer, set Settings, lambda []float64, kinds []uint8, prec bool, pool *parallel.Pool) *stepper {
+	n := len(lambda)
+	s := &stepper{
+		opt: opt, set: set, lambda: lambda, kinds: kinds, prec: prec, pool: pool,
+		m: make([]float64, n), delta: make([]float64, n),
+		blocks: parallel.NewChunking(n, blockSize),
+	}
+	s.partial = make([]float64, s.blocks.Len())
+	switch opt {
+	case Adam, NAdam, PGA:
+		s.v = make([]float64, n)
+	}
+	s.alpha = set.Alpha
+	if s.alpha <= 0 {
+		switch opt {
+		case Snngm:
+			s.alpha = set.Alpha0 * math.Sqrt(float64(n))
+		case Nagm:
+			s.alpha = 0.01
+		default:
+			s.alpha = 1e-3
+		}
+	}
+	s.passNorm = s.normBlock
+	s.passSnngm = s.snngmBlock
+	s.passAdam = s.adamBlock
+	s.passPGA = s.pgaBlock
+	s.passNagm = s.nagmBlock
+	s.passRatio = s.ratioBlock
+	s.passApply = s.applyBlock
+	return s
+}
+
+// needs reports which gradients the rule consumes.
+func (s *stepper) needs() (natural, euclidean, noEntropy bool) {
+	switch s.opt {
+	case Snngm, NAdam:
+		return true, false, false
+	case Adam, Nagm:
+		return false, true, false
+	case PGA:
+		return false, true, true
+	}
+	return false, false, false
+}
+
+// sumSquares returns the squared norm of g, reduced in block order.
+func (s *stepper) sumSquares(g []float64) (float64, error) {
+	s.grad = g
+	if err := s.pool.Run(s.blocks.Len(), s.passNorm); err != nil {
+		return 0, err
+	}
+	var ss float64
+	for _, p := range s.partial {
+		ss += p
+	}
+	return ss, nil
+}
+
+func (s *stepper) normBlock(k int) error {
+	lo, hi := s.blocks.Bounds(k)
+	var ss float64
+	for _, g := range s.grad[lo:hi] {
+		ss += g * g
+	}
+	s.partial[k] = ss
+	return nil
+}
+
+// step advances lambda by one iteration given the gradient g (natural or
+// Euclidean as needs reports). For Nagm, fisher maps a Euclidean vector to
+// the natural direction. It returns the norm of the step taken.
+func (s *stepper) step(g []float64, fisher func(src, dst []float64) error) (float64, error) {
+	s.t++
+	b1, b2 := s.set.Beta1, s.set.Beta2
+	s.corr1 = 1 / (1 - math.Pow(b1, float64(s.t)))
+	s.corr2 = 1 / (1 - math.Pow(b2, float64(s.t)))
+	s.grad = g
+	var pass func(int) error
+	switch s.opt {
+	case Snngm:
+		ss, err := s.sumSquares(g)
+		if err != nil {
+			return 0, err
+		}
+		if ss == 0 {
+			return 0, nil
+		}
+		s.scale = 1 / math.Sqrt(ss)
+		pass = s.passSnngm
+	case Adam, NAdam:
+		pass = s.passAdam
+	case PGA:
+		pass = s.passPGA
+	case Nagm:
+		ss, err := s.sumSquares(g)
+		if err != nil {
+			return 0, err
+		}
+		s.scale = 1
+		if nrm := math.Sqrt(ss); nrm > s.set.Clip {
+			s.scale = s.set.Clip / nrm
+		}
+		if err := s.pool.Run(s.blocks.Len(), s.passNagm); err != nil {
+			return 0, err
+		}
+		if err := fisher(s.m, s.delta); err != nil {
+			return 0, err
+		}
+		pass = nil
+	default:
+		panic("vi: stepper used with " + s.opt.String())
+	}
+	if pass != nil {
+		if err := s.pool.Run(s.blocks.Len(), pass); err != nil {
+			return 0, err
+		}
+	}
+	if s.opt == Nagm {
+		for k := range s.blocks.Len() {
+			lo, hi := s.blocks.Bounds(k)
+			for j := lo; j < hi; j++ {
+				switch s.kinds[j] {
+				case kindDiag:
+					s.delta[j] *= s.alpha / 10
+				case kindOff:
+					s.delta[j] *= s.alpha / 100
+				default:
+					s.delta[j] *= s.alpha
+				}
+			}
+		}
+	}
+	return s.apply()
+}
+
+func (s *stepper) snngmBlock(k int) error {
+	lo, hi := s.blocks.Bounds(k)
+	b := s.set.Beta1
+	for j := lo; j < hi; j++ {
+		s.m[j] = b*s.m[j] + (1-b)*s.grad[j]*s.scale
+		s.delta[j] = s.alpha * s.m[j] * s.corr1
+	}
+	return nil
+}
+
+func (s *stepper) adamBlock(k int) error {
+	lo, hi := s.blocks.Bounds(k)
+	b1, b2, eps := s.set.Beta1, s.set.Beta2, s.set.Eps
+	for j := lo; j < hi; j++ {
+		g := s.grad[j]
+		s.m[j] = b1*s.m[j] + (1-b1)*g
+		s.v[j] = b2*s.v[j] + (1-b2)*g*g
+		s.delta[j] = s.alpha * s.m[j] * s.corr1 / (math.Sqrt(s.v[j]*s.corr2) + eps)
+	}
+	return nil
+}
+
+// pgaBlock is ProxGenAdam: uncorrected moments, then a proximal step for
+// the entropy term on each diagonal entry (supplement S5.2).
+func (s *stepper) pgaBlock(k int) error {
+	lo, hi := s.blocks.Bounds(k)
+	b1, b2, eps := s.set.Beta1, s.set.Beta2, s.set.Eps
+	for j := lo; j < hi; j++ {
+		g := s.grad[j]
+		s.m[j] = b1*s.m[j] + (1-b1)*g
+		s.v[j] = b2*s.v[j] + (1-b2)*g*g
+		gamma := s.alpha / (math.Sqrt(s.v[j]) + eps)
+		d := gamma * s.m[j]
+		if s.kinds[j] == kindDiag {
+			c := s.lambda[j] + d
+			var next float64
+			if s.prec {
+				if c*c > 4*gamma {
+					next = (c + math.Copysign(math.Sqrt(c*c-4*gamma), c)) / 2
+				} else {
+					next = c
+				}
+			} else {
+				next = (c + math.Copysign(math.Sqrt(c*c+4*gamma), c)) / 2
+			}
+			d = next - s.lambda[j]
+		}
+		s.delta[j] = d
+	}
+	return nil
+}
+
+func (s *stepper) nagmBlock(k int) error {
+	lo, hi := s.blocks.Bounds(k)
+	b := s.set.Beta1
+	for j := lo; j < hi; j++ {
+		s.m[j] = b*s.m[j] + (1-b)*s.grad[j]*s.scale
+	}
+	return nil
+}
+
+// ratioBlock finds the largest fraction of delta that shrinks no diagonal
+// entry by more than half.
+func (s *stepper) ratioBlock(k int) error {
+	lo, hi := s.blocks.Bounds(k)
+	frac := 1.0
+	for j := lo; j < hi; j++ {
+		if s.kinds[j] != kindDiag {
+			continue
+		}
+		d, c := s.delta[j], s.lambda[j]
+		if math.IsNaN(d) {
+			frac = math.NaN()
+			break
+		}
+		if d < 0 && c+d < c/2 {
+			frac = min(frac, -c/(2*d))
+		}
+	}
+	s.partial[k] = frac
+	return nil
+}
+
+func (s *stepper) applyBlock(k int) error {
+	lo, hi := s.blocks.Bounds(k)
+	var ss float64
+	for j := lo; j < hi; j++ {
+		d := s.scale * s.delta[j]
+		s.lambda[j] += d
+		ss += d * d
+	}
+	s.partial[k] = ss
+	return nil
+}
+
+// apply adds the (possibly shortened) step to lambda and returns its norm.
+func (s *stepper) apply() (float64, error) {
+	if err := s.pool.Run(s.blocks.Len(), s.passRatio); err != nil {
+		return 0, err
+	}
+	frac := 1.0
+	for _, p := range s.partial {
+		if math.IsNaN(p) {
+			return math.NaN(), nil
+		}
+		frac = min(frac, p)
+	}
+	s.scale = frac
+	if err := s.pool.Run(s.blocks.Len(), s.passApply); err != nil {
+		return 0, err
+	}
+	var ss float64
+	for _, p := range s.partial {
+		ss += p
+	}
+	return math.Sqrt(ss), nil
+}

@@ -1,0 +1,159 @@
+package vi
+
+import (
+	"context"
+	"math"
+
+	"github.com/sparsevi/sparsevi/blockdiag"
+	"github.com/sparsevi/sparsevi/parallel"
+)
+
+// rvbFamily is the Gaussian approximation with a block-diagonal covariance
+// Cholesky factor C (Algorithm 1S).
+type rvbFamily struct {
+	*base
+	c *blockdiag.Factor
+
+	nat, euc   []float64
+	noEntropy  bool
+	fsrc, fdst []float64
+
+	passDraw, passGrad, passFisher func(int) error
+}
+
+func newRVB(t Target, set Settings, pool *parallel.Pool) *rvbFamily {
+	n, r, g := t.Dims()
+	f := &rvbFamily{base: newBase(t, set, pool, blockdiag.Len(n, r, g))}
+	f.c = blockdiag.Wrap(n, r, g, f.lam[f.d:])
+	fk := f.kind[f.d:]
+	for j := range fk {
+		fk[j] = kindOff
+	}
+	tri := r * (r + 1) / 2
+	for i := range n {
+		for a := range r {
+			fk[i*tri+a*(a+1)/2+a] = kindDiag
+		}
+	}
+	for a := range g {
+		fk[n*tri+a*(a+1)/2+a] = kindDiag
+	}
+	f.passDraw = f.drawPass
+	f.passGrad = f.gradPass
+	f.passFisher = f.fisherPass
+	return f
+}
+
+func (f *rvbFamily) precision() bool { return false }
+func (f *rvbFamily) check() error    { return f.checkDiag() }
+
+// init sets the paper's start: mu = 0, unit diagonal local blocks, and a
+// global block 1/sqrt(N) I with N the number of observations.
+func (f *rvbFamily) init(ctx context.Context, how Init) error {
+	clear(f.lam[:f.d])
+	f.c.SetIdentity(1)
+	s := 1 / math.Sqrt(float64(max(1, f.nobs)))
+	gb := f.c.Global()
+	for a := range f.g {
+		gb[a*(a+1)/2+a] = s
+	}
+	if how == InitMode {
+		return initMode(ctx, f.base, func(prec []float64) {
+			n, r := f.n, f.r
+			for i := range n {
+				blk := f.c.Subject(i)
+				for a := range r {
+					blk[a*(a+1)/2+a] = 1 / math.Sqrt(prec[i*r+a])
+				}
+			}
+			for a := range f.g {
+				gb[a*(a+1)/2+a] = 1 / math.Sqrt(prec[n*r+a])
+			}
+		})
+	}
+	return nil
+}
+
+func (f *rvbFamily) drawPass(k int) error {
+	lo, hi := f.chunks.Bounds(k)
+	f.drawChunk(k, lo, hi)
+	f.c.DrawRange(lo, hi, f.theta, f.lam[:f.d], f.z)
+	f.partLD[k] = f.c.LogDetRange(lo, hi)
+	if err := f.localChunk(k, lo, hi); err != nil {
+		return err
+	}
+	if f.grads && !f.noEntropy {
+		// grad h = grad log p + C^-T z.
+		f.c.SolveTransRange(lo, hi, f.tmp, f.z)
+		for j := lo * f.r; j < hi*f.r; j++ {
+			f.grad[j] += f.tmp[j]
+		}
+	}
+	return nil
+}
+
+func (f *rvbFamily) gradPass(k int) error {
+	lo, hi := f.chunks.Bounds(k)
+	d := f.d
+	if f.euc != nil {
+		copy(f.euc[lo*f.r:hi*f.r], f.grad[lo*f.r:hi*f.r])
+		f.c.EuclidGradRange(lo, hi, f.euc[d:], f.z, f.grad)
+	}
+	if f.nat != nil {
+		f.c.NatGradRange(lo, hi, f.nat[:d], f.nat[d:], f.z, f.grad)
+	}
+	return nil
+}
+
+func (f *rvbFamily) estimate(iter uint64, nat, euc []float64, noEntropy bool) (float64, error) {
+	f.iter = iter
+	f.nat, f.euc, f.noEntropy = nat, euc, noEntropy
+	f.grads = nat != nil || euc != nil
+	d, nr := f.d, f.n*f.r
+	zzg := f.drawGlobal()
+	f.c.DrawGlobal(f.theta, f.lam[:d], f.z)
+	if err := f.pool.Run(f.chunks.Len(), f.passDraw); err != nil {
+		return 0, err
+	}
+	lp, zz, ld := f.reduce()
+	gradG := f.grad[nr:]
+	copy(gradG, f.sumG)
+	lp += f.target.Global(f.theta[nr:], gradG)
+	zz += zzg
+	ld += f.c.LogDetGlobal()
+	h := lp - (f.logNorm() - ld - 0.5*zz)
+	if !f.grads {
+		return h, nil
+	}
+	if !noEntropy {
+		f.c.SolveTransGlobal(f.tmp, f.z)
+		for j := nr; j < d; j++ {
+			f.grad[j] += f.tmp[j]
+		}
+	}
+	if euc != nil {
+		copy(euc[nr:d], f.grad[nr:d])
+		f.c.EuclidGradGlobal(euc[d:], f.z, f.grad)
+	}
+	if nat != nil {
+		f.c.NatGradGlobal(nat[:d], nat[d:], f.z, f.grad)
+	}
+	if err := f.pool.Run(f.chunks.Len(), f.passGrad); err != nil {
+		return 0, err
+	}
+	return h, nil
+}
+
+func (f *rvbFamily) fisher(src, dst []float64) error {
+	f.fsrc, f.fdst = src, dst
+	d := f.d
+	f.c.InvFisherGlobal(dst[:d], dst[d:], src[:d], src[d:])
+	return f.pool.Run(f.chunks.Len(), f.passFisher)
+}
+
+func (f *rvbFamily) fisherPass(k int) error {
+	lo, hi := f.chunks.Bounds(k)
+	d := f.d
+	f.c.InvFisherRange(lo, hi, f.fdst[:d], f.fdst[d:], f.fsrc[:d], f.fsrc[d:])
+	return nil
+}

@@ -1,0 +1,190 @@
+package vi
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Method selects the family of Gaussian approximations.
+type Method int
+
+const (
+	// GVA approximates the joint posterior of all variables by a Gaussian
+	// whose precision has a block-arrowhead Cholesky factor (Algorithm 2S).
+	GVA Method = iota
+	// RVB approximates it by a Gaussian with a block-diagonal covariance
+	// Cholesky factor (Algorithm 1S): independent subject blocks and a
+	// global block. On an rvb target this is reparametrised VB.
+	RVB
+)
+
+func (m Method) String() string {
+	switch m {
+	case GVA:
+		return "gva"
+	case RVB:
+		return "rvb"
+	}
+	return fmt.Sprintf("Method(%d)", int(m))
+}
+
+// Optimizer selects the step rule.
+type Optimizer int
+
+const (
+	// Snngm is stochastic normalised natural gradient ascent with momentum,
+	// the paper's proposal and the default.
+	Snngm Optimizer = iota
+	// Adam is Kingma and Ba's rule on the Euclidean gradient.
+	Adam
+	// NAdam is Adam fed the natural gradient (the paper's name).
+	NAdam
+	// PGA is ProxGenAdam: Adam moments on the gradient of E_q log p alone,
+	// with proximal steps for the diagonal of the factor.
+	PGA
+	// Nagm is natural gradient ascent on the momentum of the clipped
+	// Euclidean gradient.
+	Nagm
+	// VOGN is variational online Gauss-Newton, adapted to the structured
+	// precision as in the paper's supplement S5.1.
+	VOGN
+)
+
+var optimizerNames = [...]string{"snngm", "adam", "nadam", "pga", "nagm", "vogn"}
+
+func (o Optimizer) String() string {
+	if o >= 0 && int(o) < len(optimizerNames) {
+		return optimizerNames[o]
+	}
+	return fmt.Sprintf("Optimizer(%d)", int(o))
+}
+
+// ParseOptimizer returns the optimizer with the given name, ignoring case.
+func ParseOptimizer(s string) (Optimizer, error) {
+	for i, name := range optimizerNames {
+		if strings.EqualFold(s, name) {
+			return Optimizer(i), nil
+		}
+	}
+	return 0, fmt.Errorf("vi: unknown optimizer %q (want one of %s)", s, strings.Join(optimizerNames[:], ", "))
+}
+
+// Init selects how the variational parameters start.
+type Init int
+
+const (
+	// InitMode starts the mean at an approximate posterior mode found by
+	// Newton steps on the local blocks and gradient steps on the global
+	// block, and the factor at the curvature there. It is the default.
+	InitMode Init = iota
+	// InitPaper is the paper's start: mean zero, precision factor sqrt(N) I
+	// for GVA, covariance factor with unit local diagonals and 1/sqrt(N)
+	// global diagonals for RVB, N the number of observations.
+	InitPaper
+)
+
+// Settings control a fit. The zero value of every field selects its
+// default, so Settings{} is a sensible configuration.
+type Settings struct {
+	Method    Method
+	Optimizer Optimizer
+	Init      Init
+
+	// Seed seeds every random draw of the fit.
+	Seed uint64
+	// Workers is the number of goroutines; 0 means GOMAXPROCS. Results do
+	// not depend on it.
+	Workers int
+	// ChunkSize is the number of subjects per chunk; 0 means
+	// parallel.DefaultChunkSize. Results depend on it only through the
+	// random streams.
+	ChunkSize int
+
+	// MaxIter is the iteration limit; 0 means 20000.
+	MaxIter int
+	// TimeLimit stops the fit after this wall time; 0 means none.
+	TimeLimit time.Duration
+	// Window is the number of iterations over which the lower bound is
+	// averaged for the convergence test and the trace; 0 means 200.
+	Window int
+	// Tol is the convergence tolerance in nats: the fit has converged when
+	// the best windowed lower bound has improved by less than Tol over the
+	// last Patience windows. 0 means 0.1.
+	Tol float64
+	// Patience is the number of windows without improvement greater than
+	// Tol before the fit is declared converged; 0 means 3.
+	Patience int
+	// Refine is the number of times the step size is divided by 10 when the
+	// lower bound levels off, before the fit is declared converged: rules
+	// with steps of fixed length (Snngm, the Adam family) jitter around the
+	// optimum at a distance that scales with the step, and a smaller last
+	// step settles them. 0 means 1; a negative value means none.
+	Refine int
+	// FinalDraws is the number of fresh draws for the final lower-bound
+	// estimate; 0 means 1000.
+	FinalDraws int
+	// SummaryDraws is the number of draws for posterior summaries computed
+	// by sampling; 0 means 4000.
+	SummaryDraws int
+
+	// Alpha is the step size of the rule; 0 means the rule's default
+	// (Snngm: Alpha0 sqrt(len(lambda)); the Adam family and VOGN: 1e-3).
+	Alpha float64
+	// Alpha0 is Snngm's step per square root of the number of variational
+	// parameters; 0 means DefaultAlpha0.
+	Alpha0 float64
+	// Beta1 and Beta2 are the momentum and second-moment decay rates; 0
+	// means 0.9 and 0.999.
+	Beta1, Beta2 float64
+	// Eps is Adam's epsilon; 0 means 1e-8.
+	Eps float64
+	// Clip is Nagm's gradient-norm clip; 0 means 5e5.
+	Clip float64
+
+	// Progress, if not nil, is called at the end of every window.
+	Progress func(Progress)
+}
+
+// DefaultAlpha0 is Snngm's default step per square root of the number of
+// variational parameters; see the package documentation for how it was
+// chosen.
+const DefaultAlpha0 = 0.001
+
+// Progress reports the state of a running fit.
+type Progress struct {
+	Iter       int
+	LowerBound float64 // windowed average of h(theta)
+	Elapsed    time.Duration
+	MaxIter    int
+}
+
+func (s Settings) withDefaults() Settings {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	deff := func(v *float64, d float64) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&s.MaxIter, 20000)
+	def(&s.Window, 200)
+	def(&s.Patience, 3)
+	def(&s.FinalDraws, 1000)
+	if s.Refine == 0 {
+		s.Refine = 1
+	} else if s.Refine < 0 {
+		s.Refine = 0
+	}
+	def(&s.SummaryDraws, 4000)
+	deff(&s.Tol, 0.1)
+	deff(&s.Alpha0, DefaultAlpha0)
+	deff(&s.Beta1, 0.9)
+	deff(&s.Beta2, 0.999)
+	deff(&s.Eps, 1e-8)
+	deff(&s.Clip, 5e5)
+	return s
+}
