@@ -114,6 +114,11 @@ func (r *Runner) begin(f *Factor, width, tmp int) {
 		panic(badChunks)
 	}
 	r.f = f
+	if width > 0 {
+		// Keep every chunk's partial sum on cache lines of its own, so
+		// that workers on neighbouring chunks do not share a line.
+		width = (width+7)/8*8 + 8
+	}
 	r.wid = width
 	if need := r.chunks.Len() * width; cap(r.part) < need {
 		r.part = make([]float64, need)
@@ -130,8 +135,9 @@ func (r *Runner) end() {
 	r.v1, r.v2, r.v3, r.v4, r.dst = nil, nil, nil, nil, nil
 }
 
+// partial returns the partial sum of chunk k, of the length of r.tmp.
 func (r *Runner) partial(k int) []float64 {
-	return r.part[k*r.wid : (k+1)*r.wid]
+	return r.part[k*r.wid : k*r.wid+len(r.tmp)]
 }
 
 // reduce sums the partial sums of the chunks in chunk order into r.tmp.

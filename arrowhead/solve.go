@@ -61,15 +61,51 @@ func (f *Factor) SolveTransRange(lo, hi int, x, w []float64) {
 	f.checkRange(lo, hi)
 	f.checkVec(x)
 	f.checkVec(w)
-	r, g := f.r, f.g
+	r, g, st := f.r, f.g, f.stride
 	xg := x[f.n*r:]
-	for i := lo; i < hi; i++ {
-		blk := f.data[i*f.stride : (i+1)*f.stride]
-		xi := x[i*r : i*r+r]
-		copy(xi, w[i*r:i*r+r])
-		subCrossT(r, g, blk[f.tri:], xg, xi)
-		trsvT(r, blk, xi)
+	switch r {
+	case 1:
+		for i := lo; i < hi; i++ {
+			blk := f.data[i*st : (i+1)*st]
+			x[i] = (w[i] - dot(blk[1:1+g], xg)) / blk[0]
+		}
+	case 2:
+		for i := lo; i < hi; i++ {
+			blk := f.data[i*st : (i+1)*st]
+			s0, s1 := dot2T(blk[3:3+2*g], xg)
+			x1 := (w[2*i+1] - s1) / blk[2]
+			x[2*i] = (w[2*i] - s0 - blk[1]*x1) / blk[0]
+			x[2*i+1] = x1
+		}
+	default:
+		for i := lo; i < hi; i++ {
+			blk := f.data[i*st : (i+1)*st]
+			xi := x[i*r : i*r+r]
+			copy(xi, w[i*r:i*r+r])
+			subCrossT(r, g, blk[f.tri:], xg, xi)
+			trsvT(r, blk, xi)
+		}
 	}
+}
+
+// dot returns sum_k a[k]*b[k] over len(a).
+func dot(a, b []float64) float64 {
+	b = b[:len(a)]
+	var s float64
+	for k, v := range a {
+		s += v * b[k]
+	}
+	return s
+}
+
+// dot2T returns C' x for the g×2 row-major block C = c and x of length g.
+func dot2T(c, x []float64) (s0, s1 float64) {
+	x = x[:len(c)/2]
+	for k, xk := range x {
+		s0 += c[2*k] * xk
+		s1 += c[2*k+1] * xk
+	}
+	return s0, s1
 }
 
 // subCrossT sets y -= C' x for the g×r row-major block C.
@@ -158,10 +194,34 @@ func (f *Factor) DrawRange(lo, hi int, theta, u, mu, z []float64) {
 	f.checkVec(u)
 	f.checkVec(mu)
 	f.checkVec(z)
-	r, g := f.r, f.g
+	r, g, st := f.r, f.g, f.stride
 	ug := u[f.n*r:]
+	switch r {
+	case 1:
+		for i := lo; i < hi; i++ {
+			blk := f.data[i*st : (i+1)*st]
+			t := blk[0]
+			u[i] = z[i] / t
+			theta[i] = mu[i] + (z[i]-dot(blk[1:1+g], ug))/t
+		}
+		return
+	case 2:
+		for i := lo; i < hi; i++ {
+			blk := f.data[i*st : (i+1)*st]
+			t00, t10, t11 := blk[0], blk[1], blk[2]
+			z0, z1 := z[2*i], z[2*i+1]
+			u1 := z1 / t11
+			u[2*i] = (z0 - t10*u1) / t00
+			u[2*i+1] = u1
+			s0, s1 := dot2T(blk[3:3+2*g], ug)
+			x1 := (z1 - s1) / t11
+			theta[2*i] = mu[2*i] + (z0-s0-t10*x1)/t00
+			theta[2*i+1] = mu[2*i+1] + x1
+		}
+		return
+	}
 	for i := lo; i < hi; i++ {
-		blk := f.data[i*f.stride : (i+1)*f.stride]
+		blk := f.data[i*st : (i+1)*st]
 		zi := z[i*r : i*r+r]
 		ui := u[i*r : i*r+r]
 		copy(ui, zi)
@@ -189,13 +249,37 @@ func (f *Factor) SolveRange(lo, hi int, v, g, sum []float64) {
 	if len(sum) != f.g {
 		panic(badLen)
 	}
-	r, gg := f.r, f.g
-	for i := lo; i < hi; i++ {
-		blk := f.data[i*f.stride : (i+1)*f.stride]
-		vi := v[i*r : i*r+r]
-		copy(vi, g[i*r:i*r+r])
-		trsvN(r, blk, vi)
-		addCross(r, gg, blk[f.tri:], vi, sum)
+	r, gg, st := f.r, f.g, f.stride
+	switch r {
+	case 1:
+		for i := lo; i < hi; i++ {
+			blk := f.data[i*st : (i+1)*st]
+			v0 := g[i] / blk[0]
+			v[i] = v0
+			c := blk[1 : 1+gg]
+			for k := range sum {
+				sum[k] += c[k] * v0
+			}
+		}
+	case 2:
+		for i := lo; i < hi; i++ {
+			blk := f.data[i*st : (i+1)*st]
+			v0 := g[2*i] / blk[0]
+			v1 := (g[2*i+1] - blk[1]*v0) / blk[2]
+			v[2*i], v[2*i+1] = v0, v1
+			c := blk[3 : 3+2*gg]
+			for k := range sum {
+				sum[k] += c[2*k]*v0 + c[2*k+1]*v1
+			}
+		}
+	default:
+		for i := lo; i < hi; i++ {
+			blk := f.data[i*st : (i+1)*st]
+			vi := v[i*r : i*r+r]
+			copy(vi, g[i*r:i*r+r])
+			trsvN(r, blk, vi)
+			addCross(r, gg, blk[f.tri:], vi, sum)
+		}
 	}
 }
 

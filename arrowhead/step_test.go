@@ -24,6 +24,7 @@ type stepper struct {
 	mu, c, z, theta, u, gp, v []float64
 	dir                       []float64 // the direction N, compressed
 	part                      []float64 // per-chunk partial sums of T_gi w_i
+	pw                        int       // stride of part: whole cache lines apart
 	sum, tz                   []float64
 	iter                      uint64
 
@@ -39,8 +40,9 @@ func newStepper(f *Factor, pool *parallel.Pool, chunkSize int, seed uint64) *ste
 		mu: make([]float64, d), c: make([]float64, d), z: make([]float64, d),
 		theta: make([]float64, d), u: make([]float64, d), gp: make([]float64, d),
 		v: make([]float64, d), dir: make([]float64, len(f.Data())),
-		part: make([]float64, c.Len()*g), sum: make([]float64, g), tz: make([]float64, g),
+		pw: (g+7)/8*8 + 8, sum: make([]float64, g), tz: make([]float64, g),
 	}
+	s.part = make([]float64, c.Len()*s.pw)
 	for i := range s.c {
 		s.c[i] = math.Sin(float64(i))
 	}
@@ -58,7 +60,7 @@ func newStepper(f *Factor, pool *parallel.Pool, chunkSize int, seed uint64) *ste
 			s.gp[j] = s.c[j] - s.theta[j]
 		}
 		// v = T^-1 (grad log p + T z) = T^-1 grad log p + z.
-		part := s.part[k*g : (k+1)*g]
+		part := s.part[k*s.pw : k*s.pw+g]
 		clear(part)
 		s.f.SolveRange(lo, hi, s.v, s.gp, part)
 		for j := lo * r; j < hi*r; j++ {
@@ -93,7 +95,7 @@ func (s *stepper) step() error {
 	}
 	clear(s.sum)
 	for k := range s.chunks.Len() {
-		for j, p := range s.part[k*g : (k+1)*g] {
+		for j, p := range s.part[k*s.pw : k*s.pw+g] {
 			s.sum[j] += p
 		}
 	}

@@ -74,47 +74,56 @@ func blockDraw(m int, c, theta, mu, z []float64) {
 	}
 }
 
-// logAbsProd accumulates log|x_1 ... x_k| as a product of mantissas and a
-// binary exponent, so that a log-determinant takes one logarithm per range
-// of subjects instead of one per diagonal entry, without overflow. The
-// mantissas are kept in [1/sqrt2, sqrt2) so that for factors near 1 the
-// exponent stays 0 and log(m) does not cancel against e*ln2.
+// logAbsProd accumulates log|x_1 ... x_k| as a product m and a binary
+// exponent e, so that a log-determinant takes one logarithm per range of
+// subjects instead of one per diagonal entry, without overflow. It must
+// start as logAbsProd{m: 1}.
+//
+// Factors and products within 2^±500 are multiplied directly: no overflow
+// or underflow is possible, and for diagonals near 1 the exponent stays 0,
+// so log(m) does not cancel against e*ln2. Anything else (extreme values,
+// zero, infinities, NaN) takes the slow path through math.Frexp, which
+// also renormalises m.
 type logAbsProd struct {
-	m       float64 // product of mantissas, renormalised every 512 factors
-	e       int     // sum of binary exponents
-	k       int     // factors since the last renormalisation
-	started bool
+	m float64
+	e int
 }
 
-func (p *logAbsProd) mul(x float64) {
-	if !p.started {
-		p.m, p.started = 1, true
+// mulDiag multiplies p by the diagonal entries of the consecutive packed
+// blocks of order m in c.
+func (p *logAbsProd) mulDiag(c []float64, m int) {
+	const lo, hi = 0x1p-500, 0x1p500
+	t := m * (m + 1) / 2
+	if t == 0 {
+		return
 	}
-	fr, ex := frexpCentred(math.Abs(x))
-	p.m *= fr
-	p.e += ex
-	// 512 factors in [2^-1/2, 2^1/2) stay within 2^±256.
-	if p.k++; p.k == 512 {
-		fr, ex = frexpCentred(p.m)
-		p.m, p.e, p.k = fr, p.e+ex, 1
+	pm := p.m
+	for b := 0; b+t <= len(c); b += t {
+		blk := c[b : b+t : b+t]
+		for a := range m {
+			x := math.Abs(blk[a*(a+3)/2]) // entry (a, a)
+			if x >= lo && x <= hi {
+				if y := pm * x; y >= lo && y <= hi {
+					pm = y
+					continue
+				}
+			}
+			p.m = pm
+			p.mulSlow(x)
+			pm = p.m
+		}
 	}
+	p.m = pm
+}
+
+func (p *logAbsProd) mulSlow(a float64) {
+	fr, ex := math.Frexp(a)
+	m, em := math.Frexp(p.m * fr) // |p.m| and fr within [2^-1022, 2^500]
+	p.m, p.e = m, p.e+ex+em
 }
 
 func (p *logAbsProd) log() float64 {
-	if !p.started {
-		return 0 // empty product
-	}
 	return math.Log(p.m) + float64(p.e)*math.Ln2
-}
-
-// frexpCentred returns fr, ex with x = fr * 2^ex and fr in [1/sqrt2, sqrt2)
-// for finite non-zero x.
-func frexpCentred(x float64) (float64, int) {
-	fr, ex := math.Frexp(x)
-	if fr < math.Sqrt2/2 {
-		fr, ex = 2*fr, ex-1
-	}
-	return fr, ex
 }
 
 // blockNatGrad computes the natural gradient of Algorithm 1S for one block:
@@ -248,11 +257,35 @@ func blockCholesky(m int, l, s []float64) (row int, pivot float64, ok bool) {
 		for k := 0; k < i; k++ {
 			v -= l[offi+k] * l[offi+k]
 		}
-		// The negated comparison is true for NaN.
-		if !(v > 0) || math.IsInf(v, 1) {
+		if !pivotOK(v) {
 			return i, v, false
 		}
 		l[offi+i] = math.Sqrt(v)
 	}
 	return 0, 0, true
+}
+
+// maxStackOrder is the largest block order for which blockAddSolveTrans
+// solves into a buffer on the stack.
+const maxStackOrder = 16
+
+// blockAddSolveTrans adds C^-T x to dst. dst must not alias x. Up to order
+// maxStackOrder the solve goes through a stack buffer; beyond, dst is
+// updated in place as C^-T (C' dst + x), which agrees to within rounding
+// amplified by the condition number of C.
+func blockAddSolveTrans(m int, c, dst, x []float64) {
+	if m <= maxStackOrder {
+		var buf [maxStackOrder]float64
+		y := buf[:m]
+		blockSolveTrans(m, c, y, x)
+		for i, v := range y {
+			dst[i] += v
+		}
+		return
+	}
+	blockMulTransVec(m, c, dst, dst)
+	for i := range m {
+		dst[i] += x[i]
+	}
+	blockSolveTrans(m, c, dst, dst)
 }

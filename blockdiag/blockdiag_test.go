@@ -108,6 +108,17 @@ func TestOperationsAgainstDense(t *testing.T) {
 			check(t, y.SolveVec(fx.c.T(), mat.NewVecDense(fx.d, fx.x)))
 			return []result{{dst, vecOf(&y)}}
 		}},
+		{"AddSolveTrans", func(t *testing.T, fx *fixture) []result {
+			dst := append([]float64(nil), fx.g...)
+			check(t, fx.run.AddSolveTrans(dst, fx.x))
+			var y mat.VecDense
+			check(t, y.SolveVec(fx.c.T(), mat.NewVecDense(fx.d, fx.x)))
+			want := vecOf(&y)
+			for i := range want {
+				want[i] += fx.g[i]
+			}
+			return []result{{dst, want}}
+		}},
 		{"CovMulVec", func(t *testing.T, fx *fixture) []result {
 			dst := make([]float64, fx.d)
 			check(t, fx.run.CovMulVec(dst, fx.x))
@@ -138,7 +149,16 @@ func TestOperationsAgainstDense(t *testing.T) {
 				}
 				out = append(out, result{mulDense(a, v), fx.x})
 			}
-			return out
+			// Draw with theta aliasing mu, then z.
+			want := mulDense(fx.c, fx.z)
+			for i := range want {
+				want[i] += fx.mu[i]
+			}
+			th := append([]float64(nil), fx.mu...)
+			check(t, fx.run.Draw(th, th, fx.z))
+			th2 := append([]float64(nil), fx.z...)
+			check(t, fx.run.Draw(th2, fx.mu, th2))
+			return append(out, result{th, want}, result{th2, want})
 		}},
 		{"Draw", func(t *testing.T, fx *fixture) []result {
 			theta := make([]float64, fx.d)
@@ -377,6 +397,7 @@ func TestRangeKernelsTouchOnlyTheirBlocks(t *testing.T) {
 		{"MulTransVec", true, func(o []float64) { f.MulTransVecRange(lo, hi, o, fx.x) }, func(o []float64) { check(t, fx.run.MulTransVec(o, fx.x)) }},
 		{"Solve", true, func(o []float64) { f.SolveRange(lo, hi, o, fx.x) }, func(o []float64) { check(t, fx.run.Solve(o, fx.x)) }},
 		{"SolveTrans", true, func(o []float64) { f.SolveTransRange(lo, hi, o, fx.x) }, func(o []float64) { check(t, fx.run.SolveTrans(o, fx.x)) }},
+		{"AddSolveTrans", true, func(o []float64) { f.AddSolveTransRange(lo, hi, o, fx.x) }, func(o []float64) { check(t, fx.run.AddSolveTrans(o, fx.x)) }},
 		{"CovMulVec", true, func(o []float64) { f.CovMulVecRange(lo, hi, o, fx.x) }, func(o []float64) { check(t, fx.run.CovMulVec(o, fx.x)) }},
 		{"Draw", true, func(o []float64) { f.DrawRange(lo, hi, o, fx.mu, fx.z) }, func(o []float64) { check(t, fx.run.Draw(o, fx.mu, fx.z)) }},
 		{"NatGradMu", true, func(o []float64) { f.NatGradRange(lo, hi, o, make([]float64, nt), fx.z, fx.g) }, func(o []float64) { check(t, fx.run.NatGrad(o, make([]float64, nt), fx.z, fx.g)) }},
@@ -405,6 +426,25 @@ func TestRangeKernelsTouchOnlyTheirBlocks(t *testing.T) {
 	}
 	if !sameBits(f.Data(), fx.origData) {
 		t.Error("read-only kernels changed the factor")
+	}
+}
+
+// TestAddSolveTransOrders covers block orders on both sides of the stack
+// buffer of AddSolveTrans, where large blocks take a different route.
+func TestAddSolveTransOrders(t *testing.T) {
+	for _, s := range []size{{2, 4, 15}, {2, 16, 16}, {2, 17, 17}, {1, 1, 30}} {
+		fx := newFixture(t, s, 8, 1)
+		dst := append([]float64(nil), fx.g...)
+		check(t, fx.run.AddSolveTrans(dst, fx.x))
+		var y mat.VecDense
+		check(t, y.SolveVec(fx.c.T(), mat.NewVecDense(fx.d, fx.x)))
+		want := vecOf(&y)
+		for i := range want {
+			want[i] += fx.g[i]
+		}
+		if e := relErr(dst, want); !(e <= tol) {
+			t.Errorf("%v: relative error %.3g", s, e)
+		}
 	}
 }
 

@@ -108,65 +108,77 @@ func TestCholeskyAgainstDense(t *testing.T) {
 }
 
 func TestCholeskyErrors(t *testing.T) {
-	s := size{17, 3, 4}
 	nan, inf := math.NaN(), math.Inf(1)
-	set := func(comp []float64, i, j int, v float64) { comp[compOffset(s, i, j)] = v }
-	for _, tc := range []struct {
-		name    string
-		spoil   func(comp []float64)
-		subject int
-		row     int
-		nanPiv  bool
-	}{
-		{"indefinite", func(c []float64) { set(c, 5*3+1, 5*3+1, -4) }, 5, 1, false},
-		{"two failing subjects", func(c []float64) { set(c, 11*3, 11*3, -1); set(c, 5*3+2, 5*3+2, -3) }, 5, 2, false},
-		{"singular first", func(c []float64) {
-			for j := range 3 {
-				for k := 0; k <= j; k++ {
-					set(c, j, k, 0)
+	for _, r := range []int{1, 2, 3} {
+		s := size{17, r, 4}
+		last := r - 1
+		// set changes entry (a, b) of block k (n for the global block).
+		set := func(comp []float64, k, a, b int, v float64) {
+			first := k * r
+			comp[compOffset(s, first+a, first+b)] = v
+		}
+		for _, tc := range []struct {
+			name    string
+			minR    int
+			spoil   func(comp []float64)
+			subject int
+			row     int
+			nanPiv  bool
+		}{
+			{"indefinite", 1, func(c []float64) { set(c, 5, last, last, -4) }, 5, last, false},
+			{"two failing subjects", 1, func(c []float64) { set(c, 11, 0, 0, -1); set(c, 5, last, last, -3) }, 5, last, false},
+			{"singular first", 1, func(c []float64) {
+				for a := range r {
+					for b := 0; b <= a; b++ {
+						set(c, 0, a, b, 0)
+					}
 				}
-			}
-		}, 0, 0, false},
-		{"last subject", func(c []float64) { set(c, 16*3+2, 16*3+2, -9) }, 16, 2, false},
-		{"global", func(c []float64) { set(c, 17*3+3, 17*3+3, -100) }, -1, 3, false},
-		{"subject before global", func(c []float64) { set(c, 17*3, 17*3, -1); set(c, 9*3, 9*3, -1) }, 9, 0, false},
-		{"NaN off diagonal", func(c []float64) { set(c, 2*3+2, 2*3+1, nan) }, 2, 2, true},
-		{"NaN diagonal", func(c []float64) { set(c, 3*3, 3*3, nan) }, 3, 0, true},
-		{"Inf diagonal", func(c []float64) { set(c, 4*3+1, 4*3+1, inf) }, 4, 1, false},
-		{"NaN global", func(c []float64) { set(c, 17*3+3, 17*3+1, nan) }, -1, 3, true},
-	} {
-		for _, workers := range []int{0, 1, 2, 8} {
-			sc := randSPDComp(s, 77)
-			tc.spoil(sc)
-			f := New(s.n, s.r, s.g)
-			var p *parallel.Pool
-			if workers > 0 {
-				p = parallel.NewPool(t.Context(), workers)
-			}
-			err := NewRunner(f, p, parallel.NewChunking(s.n, 2)).Cholesky(sc)
-			if p != nil {
-				p.Close()
-			}
-			var npd *NotPosDefError
-			if !errors.As(err, &npd) {
-				t.Errorf("%s workers=%d: error %v, want *NotPosDefError", tc.name, workers, err)
+			}, 0, 0, false},
+			{"last subject", 1, func(c []float64) { set(c, 16, last, last, -9) }, 16, last, false},
+			{"global", 1, func(c []float64) { set(c, 17, 3, 3, -100) }, -1, 3, false},
+			{"subject before global", 1, func(c []float64) { set(c, 17, 0, 0, -1); set(c, 9, 0, 0, -1) }, 9, 0, false},
+			{"NaN off diagonal", 2, func(c []float64) { set(c, 2, last, last-1, nan) }, 2, last, true},
+			{"NaN diagonal", 1, func(c []float64) { set(c, 3, 0, 0, nan) }, 3, 0, true},
+			{"Inf diagonal", 1, func(c []float64) { set(c, 4, last, last, inf) }, 4, last, false},
+			{"NaN global", 1, func(c []float64) { set(c, 17, 3, 1, nan) }, -1, 3, true},
+		} {
+			if r < tc.minR {
 				continue
 			}
-			if npd.Subject != tc.subject || npd.Row != tc.row {
-				t.Errorf("%s workers=%d: subject %d row %d, want subject %d row %d", tc.name, workers, npd.Subject, npd.Row, tc.subject, tc.row)
-			}
-			if tc.nanPiv != math.IsNaN(npd.Pivot) || (!tc.nanPiv && npd.Pivot > 0 && !math.IsInf(npd.Pivot, 1)) {
-				t.Errorf("%s: pivot %v", tc.name, npd.Pivot)
-			}
-			want := "global block"
-			if tc.subject >= 0 {
-				want = "subject " + strconv.Itoa(tc.subject)
-			}
-			if !strings.Contains(err.Error(), want) {
-				t.Errorf("%s: message %q does not name %q", tc.name, err, want)
+			for _, workers := range []int{0, 1, 2, 8} {
+				sc := randSPDComp(s, 77)
+				tc.spoil(sc)
+				f := New(s.n, s.r, s.g)
+				var p *parallel.Pool
+				if workers > 0 {
+					p = parallel.NewPool(t.Context(), workers)
+				}
+				err := NewRunner(f, p, parallel.NewChunking(s.n, 2)).Cholesky(sc)
+				if p != nil {
+					p.Close()
+				}
+				var npd *NotPosDefError
+				if !errors.As(err, &npd) {
+					t.Errorf("r=%d %s workers=%d: error %v, want *NotPosDefError", r, tc.name, workers, err)
+					continue
+				}
+				if npd.Subject != tc.subject || npd.Row != tc.row {
+					t.Errorf("r=%d %s workers=%d: subject %d row %d, want subject %d row %d", r, tc.name, workers, npd.Subject, npd.Row, tc.subject, tc.row)
+				}
+				if tc.nanPiv != math.IsNaN(npd.Pivot) || (!tc.nanPiv && npd.Pivot > 0 && !math.IsInf(npd.Pivot, 1)) {
+					t.Errorf("r=%d %s: pivot %v", r, tc.name, npd.Pivot)
+				}
+				want := "global block"
+				if tc.subject >= 0 {
+					want = "subject " + strconv.Itoa(tc.subject)
+				}
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("r=%d %s: message %q does not name %q", r, tc.name, err, want)
+				}
 			}
 		}
 	}
+	s := size{17, 3, 4}
 	// Every indefinite block is rejected by gonum as well, so the error is
 	// not spurious.
 	sc := randSPDComp(s, 77)

@@ -55,6 +55,17 @@
 // only reduction (the log-determinant) adds chunk partial sums in chunk
 // order, results are bit-identical for any number of workers.
 //
+// A fitting loop that fuses the kernels with a model's gradient (a
+// vi.Target) keeps the same conventions, so that its draws match Sample's:
+//
+//	coordinator: z_g from stream Chunking.Len(); DrawGlobal
+//	parallel over chunks k: z_i from stream k; DrawRange;
+//	    local log density and gradient into gradH; AddSolveTransRange(gradH, z)
+//	    makes it grad h; NatGradRange (or StepRange); the chunk's share of
+//	    the global gradient
+//	coordinator: reduce the global gradient in chunk order;
+//	    AddSolveTransGlobal; NatGradGlobal (or StepGlobal)
+//
 // # Aliasing
 //
 // Destinations are the first arguments. A kernel that writes a vector may be

@@ -12,6 +12,7 @@ const (
 	opMulTransVec
 	opSolve
 	opSolveTrans
+	opAddSolveTrans
 	opCovMulVec
 	opSample
 	opDraw
@@ -105,6 +106,8 @@ func (r *Runner) run(k int) error {
 			f.SolveGlobal(a, b)
 		case opSolveTrans:
 			f.SolveTransGlobal(a, b)
+		case opAddSolveTrans:
+			f.AddSolveTransGlobal(a, b)
 		case opCovMulVec:
 			f.CovMulVecGlobal(a, b)
 		case opSample:
@@ -145,6 +148,8 @@ func (r *Runner) run(k int) error {
 		f.SolveRange(lo, hi, a, b)
 	case opSolveTrans:
 		f.SolveTransRange(lo, hi, a, b)
+	case opAddSolveTrans:
+		f.AddSolveTransRange(lo, hi, a, b)
 	case opCovMulVec:
 		f.CovMulVecRange(lo, hi, a, b)
 	case opSample:
@@ -198,6 +203,12 @@ func (r *Runner) Solve(dst, x []float64) error {
 func (r *Runner) SolveTrans(dst, x []float64) error {
 	r.f.checkVec(dst, x)
 	return r.loop(opSolveTrans, dst, x, nil, nil)
+}
+
+// AddSolveTrans adds C^-T x to dst. dst must not alias x.
+func (r *Runner) AddSolveTrans(dst, x []float64) error {
+	r.f.checkVec(dst, x)
+	return r.loop(opAddSolveTrans, dst, x, nil, nil)
 }
 
 // CovMulVec sets dst = C C' x. dst may alias x.

@@ -30,10 +30,10 @@ func trajectory(t *testing.T, s size, chunk, workers int, fused bool) []float64 
 	var out []float64
 	for iter := range uint64(6) {
 		check(t, run.Sample(st, iter, z, theta, mu))
-		check(t, run.SolveTrans(g, z))
 		for i := range g {
-			g[i] -= theta[i] - target[i]
+			g[i] = target[i] - theta[i]
 		}
+		check(t, run.AddSolveTrans(g, z))
 		ld, err := run.LogDet()
 		check(t, err)
 		check(t, run.EuclidGrad(eu, z, g))
@@ -98,6 +98,7 @@ func TestRunnerAllocatesNothing(t *testing.T) {
 		{"MulTransVec", func() { must(run.MulTransVec(v1, fx.x)) }},
 		{"Solve", func() { must(run.Solve(v1, fx.x)) }},
 		{"SolveTrans", func() { must(run.SolveTrans(v1, fx.x)) }},
+		{"AddSolveTrans", func() { must(run.AddSolveTrans(v1, fx.x)) }},
 		{"CovMulVec", func() { must(run.CovMulVec(v1, fx.x)) }},
 		{"Sample", func() { must(run.Sample(st, 3, v1, v2, fx.mu)) }},
 		{"Draw", func() { must(run.Draw(v2, fx.mu, fx.z)) }},
@@ -113,6 +114,8 @@ func TestRunnerAllocatesNothing(t *testing.T) {
 			f := fx.f
 			f.MulVecRange(0, s.n, v1, fx.x)
 			f.SolveTransRange(0, s.n, v1, v1)
+			f.AddSolveTransRange(0, s.n, v1, fx.x)
+			f.AddSolveTransGlobal(v1, fx.x)
 			f.NatGradRange(0, s.n, v2, c1, fx.z, fx.g)
 			f.InvFisherRange(0, s.n, v2, c2, v2, c1)
 			f.UpdateRange(0, s.n, 0, v3, v2, c2)
@@ -167,11 +170,11 @@ func ExampleRunner() {
 			panic(err)
 		}
 		// grad h = grad log p(theta) + C^-T z.
-		if err := run.SolveTrans(grad, z); err != nil {
-			panic(err)
-		}
 		for i := range grad {
-			grad[i] -= theta[i] - c[i]
+			grad[i] = c[i] - theta[i]
+		}
+		if err := run.AddSolveTrans(grad, z); err != nil {
+			panic(err)
 		}
 		if err := run.Step(rho, mu, z, grad); err != nil {
 			panic(err)

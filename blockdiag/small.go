@@ -1,5 +1,7 @@
 package blockdiag
 
+import "math"
+
 // Unrolled kernels for subject blocks of order 1 and 2, the common cases of
 // random intercepts and random intercept-and-slope models. They act on the
 // flat slices of a range of subjects at once: c holds the packed blocks
@@ -173,5 +175,119 @@ func step2(c []float64, rho float64, mu, z, g []float64) {
 		cy = c00 * y0
 		b[0] = c00 + rho*(z0*(cy-0.5*cy))
 		m[0] += rho * cy
+	}
+}
+
+func euclidGrad1(dC, z, g []float64) {
+	z = z[:len(dC)]
+	g = g[:len(dC)]
+	for i := range dC {
+		dC[i] = g[i] * z[i]
+	}
+}
+
+func euclidGrad2(dC, z, g []float64) {
+	for i := 0; i+3 <= len(dC); i += 3 {
+		k := i / 3 * 2
+		gv := g[k : k+2 : k+2]
+		zv := z[k : k+2 : k+2]
+		n := dC[i : i+3 : i+3]
+		n[0] = gv[0] * zv[0]
+		n[1] = gv[1] * zv[0]
+		n[2] = gv[1] * zv[1]
+	}
+}
+
+// invFisher1 is the mean and factor parts of InvFisherRange for m = 1.
+func invFisher1(c, dMu, dC, aMu, aC []float64) {
+	dMu = dMu[:len(c)]
+	dC = dC[:len(c)]
+	aMu = aMu[:len(c)]
+	aC = aC[:len(c)]
+	for i, v := range c {
+		dMu[i] = v * (v * aMu[i])
+		dC[i] = v * (0.5 * (v * aC[i]))
+	}
+}
+
+// invFisher2 is the mean and factor parts of InvFisherRange for m = 2.
+func invFisher2(c, dMu, dC, aMu, aC []float64) {
+	for i := 0; i+3 <= len(c); i += 3 {
+		k := i / 3 * 2
+		b := c[i : i+3 : i+3]
+		c00, c10, c11 := b[0], b[1], b[2]
+		av := aMu[k : k+2 : k+2]
+		y0 := c00*av[0] + c10*av[1]
+		y1 := c11 * av[1]
+		m := dMu[k : k+2 : k+2]
+		m[0] = c00 * y0
+		m[1] = c10*y0 + c11*y1
+		a := aC[i : i+3 : i+3]
+		h00 := 0.5 * (c00*a[0] + c10*a[1])
+		h10 := c11 * a[1]
+		h11 := 0.5 * (c11 * a[2])
+		n := dC[i : i+3 : i+3]
+		n[0] = c00 * h00
+		n[1] = c10*h00 + c11*h10
+		n[2] = c11 * h11
+	}
+}
+
+// pivotOK reports whether v is a usable Cholesky pivot: positive and
+// finite. The negated comparison is true for NaN.
+func pivotOK(v float64) bool { return v > 0 && v <= math.MaxFloat64 }
+
+// cholesky1 factorises blocks of order 1, returning the index of the first
+// failing block, or -1.
+func cholesky1(l, s []float64) (int, float64) {
+	s = s[:len(l)]
+	for i, v := range s {
+		if !pivotOK(v) {
+			return i, v
+		}
+		l[i] = math.Sqrt(v)
+	}
+	return -1, 0
+}
+
+// cholesky2 factorises blocks of order 2, returning the index of the first
+// failing block, the failing row and pivot, or block -1.
+func cholesky2(l, s []float64) (blk, row int, pivot float64) {
+	for i := 0; i+3 <= len(l); i += 3 {
+		a := s[i : i+3 : i+3]
+		s00, s10, s11 := a[0], a[1], a[2]
+		if !pivotOK(s00) {
+			return i / 3, 0, s00
+		}
+		l00 := math.Sqrt(s00)
+		l10 := s10 / l00
+		v := s11 - l10*l10
+		if !pivotOK(v) {
+			return i / 3, 1, v
+		}
+		b := l[i : i+3 : i+3]
+		b[0], b[1], b[2] = l00, l10, math.Sqrt(v)
+	}
+	return -1, 0, 0
+}
+
+func addSolve1(c, dst, x []float64) {
+	x = x[:len(c)]
+	dst = dst[:len(c)]
+	for i, v := range c {
+		dst[i] += x[i] / v
+	}
+}
+
+func addSolveTrans2(c, dst, x []float64) {
+	for i := 0; i+3 <= len(c); i += 3 {
+		k := i / 3 * 2
+		b := c[i : i+3 : i+3]
+		xv := x[k : k+2 : k+2]
+		d := dst[k : k+2 : k+2]
+		y1 := xv[1] / b[2]
+		y0 := (xv[0] - b[1]*y1) / b[0]
+		d[0] += y0
+		d[1] += y1
 	}
 }

@@ -273,8 +273,9 @@ func (r *Reader) Read() (*Frame, error) {
 }
 
 // colBuilder gathers the fields of one column before its kind is known.
-// The fields are kept in fixed-size chunks, copied once into the column at
-// the end, rather than in a slice that is copied each time it grows. A
+// The fields are kept in chunks of at most chunkSize, copied once into the
+// column at the end, rather than in a slice that is copied each time it
+// grows. A
 // missing field is kept as "", which no present field can be.
 type colBuilder struct {
 	chunks [][]string
@@ -291,8 +292,9 @@ const (
 )
 
 func (c *colBuilder) add(b []byte, missing bool) {
-	if c.n%chunkSize == 0 {
-		c.chunks = append(c.chunks, make([]string, 0, chunkSize))
+	if len(c.chunks) == 0 || len(c.chunks[len(c.chunks)-1]) == cap(c.chunks[len(c.chunks)-1]) {
+		// Small files get small chunks; large ones chunks of chunkSize.
+		c.chunks = append(c.chunks, make([]string, 0, min(chunkSize, max(16, c.n))))
 	}
 	last := &c.chunks[len(c.chunks)-1]
 	c.n++
@@ -455,29 +457,27 @@ func (p *parser) fail(col int, err error) error {
 // the input holds no further record.
 func (p *parser) readRecord() error {
 	p.errLine, p.errCol = 0, 0
-	// Skip blank lines.
+	// Skip blank lines. Peek, not ReadByte, so that a first byte that
+	// starts a record stays in the buffer.
 	for {
-		c, err := p.br.ReadByte()
-		if err == io.EOF {
-			return io.EOF
-		}
-		if err != nil {
+		b, err := p.br.Peek(2)
+		if len(b) == 0 {
+			if err == io.EOF {
+				return io.EOF
+			}
 			return p.fail(0, err)
 		}
-		if c == '\n' {
-			p.line++
-			continue
+		switch {
+		case b[0] == '\n':
+			p.br.Discard(1)
+		case len(b) == 2 && b[0] == '\r' && b[1] == '\n':
+			p.br.Discard(2)
+		default:
+			goto record
 		}
-		if c == '\r' {
-			if d, err := p.br.Peek(1); err == nil && d[0] == '\n' {
-				p.br.Discard(1)
-				p.line++
-				continue
-			}
-		}
-		p.br.UnreadByte()
-		break
+		p.line++
 	}
+record:
 	p.recLine = p.line
 	p.nbytes = 0
 	p.buf = p.buf[:0]
@@ -551,6 +551,9 @@ func (p *parser) readField(col int) (endRec, quoted bool, err error) {
 		p.buf = append(p.buf, c)
 		c, err = p.next()
 		if err == io.EOF {
+			if n := len(p.buf); n > start && p.buf[n-1] == '\r' {
+				p.buf = p.buf[:n-1]
+			}
 			p.trimField(start)
 			return true, false, nil
 		}
@@ -625,12 +628,13 @@ func (p *parser) readQuoted(col int) (endRec, quoted bool, err error) {
 
 // WriteCSV writes f to w as CSV with a header row, in a form ReadCSV reads
 // back to the same values. Numbers are written in the shortest form that
-// reads back exactly (strconv 'g' format); missing values are written as
+// reads back exactly (integers below 1e15 without an exponent); missing values are written as
 // empty fields, or as "" in a one-column frame since blank lines are
 // skipped on reading. Labels and names are quoted when they hold a comma,
 // quote, newline or surrounding space, or equal a default missing token. A
 // categorical column whose labels all look like numbers is read back as
-// numeric; use SetCategorical after reading.
+// numeric (use SetCategorical after reading), or rejected if some of its
+// labels are NaN or Inf.
 func WriteCSV(w io.Writer, f *Frame) error {
 	bw := bufio.NewWriter(w)
 	for j, c := range f.cols {
@@ -656,8 +660,7 @@ func WriteCSV(w io.Writer, f *Frame) error {
 				if math.IsNaN(v) || math.IsInf(v, 0) {
 					return fmt.Errorf("datasets: WriteCSV: row %d, column %q: non-finite value %v", i+1, c.Name, v)
 				}
-				scratch = strconv.AppendFloat(scratch[:0], v, 'g', -1, 64)
-				bw.Write(scratch)
+				bw.Write(appendNumber(scratch[:0], v))
 			default:
 				writeText(bw, c.Str[i])
 			}
@@ -667,6 +670,15 @@ func WriteCSV(w io.Writer, f *Frame) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// appendNumber appends the shortest text that reads back as v, without an
+// exponent for integers such as identifiers below 1e15.
+func appendNumber(dst []byte, v float64) []byte {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.AppendFloat(dst, v, 'f', -1, 64)
+	}
+	return strconv.AppendFloat(dst, v, 'g', -1, 64)
 }
 
 // writeText writes s, quoted if reading it back needs quotes.

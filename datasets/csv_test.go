@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -124,6 +125,14 @@ func TestReadCSV(t *testing.T) {
 				{"a", Numeric, []float64{nan, nan}, nil, []bool{true, true}},
 				{"b", Numeric, []float64{1, nan}, nil, []bool{false, true}},
 				{"c", Categorical, nil, []string{"0x10", "2"}, []bool{false, false}},
+			},
+		},
+		{
+			name: "record starting with a lone CR; CR before end of input",
+			in:   "a,b\n\rx,1\ny,2\r",
+			want: []col{
+				{"a", Categorical, nil, []string{"\rx", "y"}, []bool{false, false}},
+				{"b", Numeric, []float64{1, 2}, nil, []bool{false, false}},
 			},
 		},
 		{
@@ -295,6 +304,24 @@ func framesEqual(f, g *Frame) string {
 	return ""
 }
 
+func TestWriteCSVText(t *testing.T) {
+	f, err := NewFrame(
+		NewNumeric("id", []float64{8222157, -3, 1e15, 0.1, math.NaN()}),
+		NewCategorical("g", []string{"x", "a,b", "NA", "", "ok"}),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, f); err != nil {
+		t.Fatal(err)
+	}
+	want := "id,g\n8222157,x\n-3,\"a,b\"\n1e+15,\"NA\"\n0.1,\n,ok\n"
+	if got := buf.String(); got != want {
+		t.Errorf("WriteCSV wrote\n%q\nwant\n%q", got, want)
+	}
+}
+
 func TestWriteCSVNonFinite(t *testing.T) {
 	c := &Column{Name: "x", Kind: Numeric, Num: []float64{math.Inf(1)}, Missing: []bool{false}}
 	f, err := NewFrame(c)
@@ -391,4 +418,22 @@ func allDecimal(c *Column) bool {
 		}
 	}
 	return true
+}
+
+// BenchmarkReadCSV reads a synthetic file shaped like the diabetes data:
+// identifiers, numbers and repeated labels.
+func BenchmarkReadCSV(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("id,patient,x,y,race,code,flag\r\n")
+	races := []string{"Caucasian", "AfricanAmerican", "?", "Other"}
+	for i := range 20000 {
+		fmt.Fprintf(&sb, "%d,%d,%g,%d,%s,%d.%d,%s\r\n", 1000000+i, 5000+i/3, float64(i)/7, i%14, races[i%4], 100+i%800, i%10, "No")
+	}
+	in := sb.String()
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		if _, err := ReadCSV(strings.NewReader(in)); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -124,7 +124,7 @@ var (
 	ErrNoColumn    = errors.New("datasets: no such column")
 	ErrBadColumn   = errors.New("datasets: malformed column")
 	ErrNotNumeric  = errors.New("datasets: column is not numeric")
-	ErrNotCategory = errors.New("datasets: column is not categorical")
+	ErrNotCategorical = errors.New("datasets: column is not categorical")
 )
 
 // Frame is a set of equal-length named columns: the rows are observations.
@@ -180,7 +180,8 @@ func (f *Frame) Column(name string) (*Column, bool) {
 
 // Add appends c to f. It returns an error if c's name is empty or already
 // used, if c's length differs from the number of rows of a non-empty f, or
-// if c's slices are inconsistent with its Kind.
+// if c's slices are inconsistent with its Kind. A nil c.Missing is set to
+// all false.
 func (f *Frame) Add(c *Column) error {
 	if c == nil {
 		return fmt.Errorf("%w: nil column", ErrBadColumn)

@@ -100,12 +100,20 @@ type loader struct {
 	f    *Frame
 }
 
+// load reads file from dir with the named columns categorical; they must
+// exist.
 func load(dir, file string, categorical ...string) (*loader, error) {
 	f, err := readFile(filepath.Join(dir, file), func(r *Reader) { r.Categorical = categorical })
 	if err != nil {
 		return nil, err
 	}
-	return &loader{file: file, f: f}, nil
+	l := &loader{file: file, f: f}
+	for _, name := range categorical {
+		if _, ok := f.Column(name); !ok {
+			return nil, l.missingColumn(name)
+		}
+	}
+	return l, nil
 }
 
 // valueError reports a bad value in data row i (0-based) of column name. The
@@ -122,7 +130,7 @@ func (l *loader) valueError(i int, name string, format string, args ...any) erro
 }
 
 func (l *loader) missingColumn(name string) error {
-	return &ParseError{File: l.file, Line: 1, Name: name, Err: fmt.Errorf("%w: no column %q", ErrNoColumn, name)}
+	return &ParseError{File: l.file, Line: 1, Name: name, Err: fmt.Errorf("%w %q", ErrNoColumn, name)}
 }
 
 // num returns the values of the numeric column name; if complete, a missing
@@ -152,7 +160,7 @@ func (l *loader) str(name string) (*Column, error) {
 		return nil, l.missingColumn(name)
 	}
 	if c.Kind != Categorical {
-		return nil, &ParseError{File: l.file, Line: 1, Name: name, Err: fmt.Errorf("%w: %q", ErrNotCategory, name)}
+		return nil, &ParseError{File: l.file, Line: 1, Name: name, Err: fmt.Errorf("%w: %q", ErrNotCategorical, name)}
 	}
 	return c, nil
 }

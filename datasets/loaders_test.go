@@ -507,59 +507,47 @@ func testICD9(t *testing.T, code string) string {
 	return "other"
 }
 
+// TestDiabetesOptions loads the data once with every option changed, to
+// keep the test short: the file is large.
 func TestDiabetesOptions(t *testing.T) {
 	dir := dataDir(t)
-	for _, test := range []struct {
-		name     string
-		opts     DiabetesOptions
-		rows     int
-		patients int
-		check    func(t *testing.T, f *Frame)
-	}{
-		{
-			// The README's count before the death/hospice exclusion.
-			name: "keep excluded", opts: DiabetesOptions{KeepExcluded: true}, rows: 47021, patients: 16773,
-		},
-		{
-			name: "race missing as other", opts: DiabetesOptions{RaceMissingAsOther: true}, rows: 45694, patients: 16341,
-			check: func(t *testing.T, f *Frame) {
-				want := []string{"AfricanAmerican", "Caucasian", "Other"}
-				if got := mustCol(t, f, "Race", Categorical).Levels(); !slices.Equal(got, want) {
-					t.Errorf("Race levels %q, want %q", got, want)
-				}
-			},
-		},
-		{
-			name: "over7 level and standardized time", rows: 45694, patients: 16341,
-			opts: DiabetesOptions{A1COver7Level: true, TimeInHospital: Standardize},
-			check: func(t *testing.T, f *Frame) {
-				a1c := mustCol(t, f, "A1Cresult", Categorical)
-				h := mustCol(t, f, "HbA1c", Categorical)
-				for i := range a1c.Str {
-					if (a1c.Str[i] == ">7") != (h.Str[i] == "over7") {
-						t.Fatalf("row %d: A1Cresult %q coded %q", i, a1c.Str[i], h.Str[i])
-					}
-				}
-				m, sd := meanSD(mustCol(t, f, "Time", Numeric).Num)
-				if math.Abs(m) > 1e-12 || math.Abs(sd-1) > 1e-12 {
-					t.Errorf("standardized Time has mean %v, sd %v", m, sd)
-				}
-			},
-		},
-	} {
-		t.Run(test.name, func(t *testing.T) {
-			f, err := Diabetes(dir, test.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := mustCol(t, f, "patient_nbr", Categorical)
-			if f.NumRows() != test.rows || distinct(p.Str) != test.patients {
-				t.Errorf("got %d rows, %d patients; want %d, %d", f.NumRows(), distinct(p.Str), test.rows, test.patients)
-			}
-			if test.check != nil {
-				test.check(t, f)
-			}
-		})
+	f, err := Diabetes(dir, DiabetesOptions{
+		KeepExcluded:       true,
+		RaceMissingAsOther: true,
+		A1COver7Level:      true,
+		TimeInHospital:     Standardize,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The README's count before the death/hospice exclusion.
+	p := mustCol(t, f, "patient_nbr", Categorical)
+	if f.NumRows() != 47021 || distinct(p.Str) != 16773 {
+		t.Errorf("got %d rows, %d patients; want 47021, 16773", f.NumRows(), distinct(p.Str))
+	}
+	want := []string{"AfricanAmerican", "Caucasian", "Other"}
+	if got := mustCol(t, f, "Race", Categorical).Levels(); !slices.Equal(got, want) {
+		t.Errorf("Race levels %q, want %q", got, want)
+	}
+	a1c := mustCol(t, f, "A1Cresult", Categorical)
+	h := mustCol(t, f, "HbA1c", Categorical)
+	for i := range a1c.Str {
+		if (a1c.Str[i] == ">7") != (h.Str[i] == "over7") {
+			t.Fatalf("row %d: A1Cresult %q coded %q", i, a1c.Str[i], h.Str[i])
+		}
+	}
+	tm := mustCol(t, f, "Time", Numeric).Num
+	m, sd := meanSD(tm)
+	if math.Abs(m) > 1e-12 || math.Abs(sd-1) > 1e-12 {
+		t.Errorf("standardized Time has mean %v, sd %v", m, sd)
+	}
+	// Standardizing is affine: Time must be an increasing function of the
+	// days, with equal days giving equal values.
+	days := mustCol(t, f, "time_in_hospital", Numeric).Num
+	for i := 1; i < len(tm); i++ {
+		if (days[i] < days[0]) != (tm[i] < tm[0]) || (days[i] == days[0]) != (tm[i] == tm[0]) {
+			t.Fatalf("row %d: %v days -> %v, row 0: %v days -> %v", i, days[i], tm[i], days[0], tm[0])
+		}
 	}
 }
 
@@ -683,6 +671,12 @@ func TestLoaderErrors(t *testing.T) {
 			name: "missing column", file: CBPPFile,
 			content: "herd,incidence,period\n1,2,1\n",
 			load:    func(dir string) error { _, err := CBPP(dir); return err },
+			err:     ErrNoColumn, line: 1,
+		},
+		{
+			name: "missing subject column", file: EpilepsyFile,
+			content: "y,trt,base,age,V4,period,lbase,lage\n5,placebo,11,31,0,1,0,0\n",
+			load:    func(dir string) error { _, err := Epilepsy(dir); return err },
 			err:     ErrNoColumn, line: 1,
 		},
 		{

@@ -23,9 +23,13 @@ var ErrSimSpec = errors.New("datasets: invalid simulation spec")
 // SimSpec.Trials is zero.
 const DefaultTrials = 10
 
+// maxTrials bounds SimSpec.Trials, far beyond any use, so that counts stay
+// exact in float64.
+const maxTrials = 1 << 30
+
 // maxSimRows bounds the rows Simulate generates, so that a mistyped spec
 // fails instead of exhausting memory.
-const maxSimRows = 1 << 28
+const maxSimRows = 1 << 26
 
 // SimSpec describes a GLMM to simulate from. Observation j of subject i
 // has the linear predictor
@@ -224,13 +228,10 @@ func draw(family string, eta float64, trials int, rng *rand.Rand) (float64, erro
 		return 0, nil
 	default: // binomial
 		pr := logistic(eta)
-		y := 0
-		for range trials {
-			if rng.Float64() < pr {
-				y++
-			}
+		if pr == 0 || pr == 1 {
+			return pr * float64(trials), nil
 		}
-		return float64(y), nil
+		return distuv.Binomial{N: float64(trials), P: pr, Src: rng}.Rand(), nil
 	}
 }
 
@@ -307,8 +308,8 @@ func (s *SimSpec) validate() error {
 			}
 		}
 	}
-	if s.Trials < 0 {
-		return bad("Trials = %d is negative", s.Trials)
+	if s.Trials < 0 || s.Trials > maxTrials {
+		return bad("Trials = %d, want 0 to %d", s.Trials, maxTrials)
 	}
 	return nil
 }
@@ -350,8 +351,8 @@ func covFactor(c [][]float64) (*mat.TriDense, error) {
 			vec.Set(m, k, vec.At(m, k)*v)
 		}
 	}
-	// A = V sqrt(Λ) has A A' = c; A' = Q R gives A = R' Q' and so
-	// R' R' ' = c with R' lower triangular.
+	// A = V sqrt(Λ) has A A' = c. With A' = Q R, A A' = R' R, so the
+	// lower-triangular R' is a factor of c.
 	var qr mat.QR
 	qr.Factorize(vec.T())
 	var R mat.Dense

@@ -540,6 +540,8 @@ func designMatrix(b bound, rows []int) (mat.Matrix, error) {
 // response for impossible responses.
 func (d *Design) modelError(err error) error {
 	de := &DataError{Row: -1, Msg: "invalid model", Err: err}
+	// glmm's errors name the row and the design column; the response is
+	// named here, by its token.
 	var ge *glmm.DataError
 	if errors.As(err, &ge) {
 		if ge.Row > 0 {
@@ -549,9 +551,11 @@ func (d *Design) modelError(err error) error {
 		if errors.Is(err, glmm.ErrResponse) {
 			r := d.f.resp
 			de.Token, de.Pos, de.Column = r.String(), r.y.pos, r.y.col
-			de.Msg = "impossible response for the " + d.cfg.Family.String() + " family"
-		} else if ge.Column != "" {
-			de.Token = ge.Column
+			de.Msg = d.cfg.Family.String() + " family"
+		} else if slices.Contains(d.cfg.FixedNames, ge.Column) || slices.Contains(d.cfg.RandomNames, ge.Column) {
+			de.Token, de.Msg = ge.Column, "design column"
+		} else if ge.Column == "weights" && d.opts.Weights != "" {
+			de.Token, de.Column = "Options.Weights", d.opts.Weights
 		}
 	}
 	return de

@@ -53,27 +53,27 @@ type DataError struct {
 
 // Error returns a message naming the token, the column and the row.
 func (e *DataError) Error() string {
-	var b strings.Builder
-	b.WriteString("formula: ")
+	var parts []string
 	if e.Token != "" {
 		if e.Pos > 0 {
-			fmt.Fprintf(&b, "column %d %q: ", e.Pos, e.Token)
+			parts = append(parts, fmt.Sprintf("column %d %q", e.Pos, e.Token))
 		} else {
-			fmt.Fprintf(&b, "%s: ", e.Token)
+			parts = append(parts, e.Token)
 		}
 	}
 	if e.Column != "" && e.Column != e.Token {
-		fmt.Fprintf(&b, "data column %q: ", e.Column)
+		parts = append(parts, fmt.Sprintf("data column %q", e.Column))
 	}
 	if e.Row >= 0 {
-		fmt.Fprintf(&b, "row %d: ", e.Row+1)
+		parts = append(parts, fmt.Sprintf("row %d", e.Row+1))
 	}
-	b.WriteString(e.Msg)
+	if e.Msg != "" {
+		parts = append(parts, e.Msg)
+	}
 	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+		parts = append(parts, e.Err.Error())
 	}
-	return b.String()
+	return "formula: " + strings.Join(parts, ": ")
 }
 
 // Unwrap returns the underlying error.

@@ -1,6 +1,11 @@
 package glmm
 
-import "math"
+import (
+	"math"
+
+	"github.com/james-bowman/sparse"
+	"gonum.org/v1/gonum/mat"
+)
 
 // NumObs returns the number of observations.
 func (mod *Model) NumObs() int { return mod.nobs }
@@ -46,6 +51,23 @@ func (mod *Model) Perm() []int { return mod.perm }
 // SparseX reports whether the fixed design is stored in compressed sparse
 // row form (when it is mostly zeros and has many columns).
 func (mod *Model) SparseX() bool { return mod.sparseX }
+
+// FixedDesign returns the fixed-effect design in storage order (row k is
+// data row Perm()[k]): a *sparse.CSR when SparseX, else a *mat.Dense, nil
+// when p = 0. It shares the model's storage and must not be modified.
+func (mod *Model) FixedDesign() mat.Matrix {
+	switch {
+	case mod.p == 0:
+		return nil
+	case mod.sparseX:
+		return sparse.NewCSR(mod.nobs, mod.p, mod.xptr, mod.xind, mod.xval)
+	}
+	return mat.NewDense(mod.nobs, mod.p, mod.x)
+}
+
+// RandomDesign returns the random-effect design in storage order. It shares
+// the model's storage and must not be modified.
+func (mod *Model) RandomDesign() *mat.Dense { return mat.NewDense(mod.nobs, mod.r, mod.z) }
 
 // PriorSD returns the prior standard deviation sigma0 of theta_g.
 func (mod *Model) PriorSD() float64 { return mod.priorSD }

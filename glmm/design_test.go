@@ -53,7 +53,7 @@ func runPool(t *testing.T, mod *glmm.Model, local, thetaG []float64, workers int
 
 func TestPoolBitIdentical(t *testing.T) {
 	for _, c := range problemCases() {
-		pr := newProblem(t, c.seed, c.fam, 41, c.p, c.r)
+		pr := c.problemN(t, 41)
 		v1, gl1, gg1 := runPool(t, pr.mod, pr.local, pr.thetaG, 1)
 		v2, gl2, gg2 := runPool(t, pr.mod, pr.local, pr.thetaG, 2)
 		if v1 != v2 || !slices.Equal(gl1, gl2) || !slices.Equal(gg1, gg2) {
@@ -193,6 +193,22 @@ func TestAccessors(t *testing.T) {
 			t.Fatalf("SparseX() = %v", mod.SparseX())
 		}
 		perm := mod.Perm()
+		fx, rz := mod.FixedDesign(), mod.RandomDesign()
+		if _, isCSR := fx.(*sparse.CSR); isCSR != sparseX {
+			t.Errorf("FixedDesign is %T", fx)
+		}
+		for k, orig := range perm {
+			for c := range p {
+				if fx.At(k, c) != cfg.X.At(orig, c) {
+					t.Fatalf("FixedDesign(%d,%d) differs from data row %d", k, c, orig)
+				}
+			}
+			for c := range r {
+				if rz.At(k, c) != cfg.Z.At(orig, c) {
+					t.Fatalf("RandomDesign(%d,%d) differs from data row %d", k, c, orig)
+				}
+			}
+		}
 		if mod.NumObs() != len(cfg.Y) || len(perm) != len(cfg.Y) || mod.P() != p || mod.R() != r || mod.NumSubjects() != n {
 			t.Fatalf("dimensions %d %d %d %d", mod.NumObs(), mod.P(), mod.R(), mod.NumSubjects())
 		}

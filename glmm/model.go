@@ -66,6 +66,7 @@ type DataError struct {
 	Err    error  // the error, wrapping one of the package's sentinel errors
 }
 
+// Error returns the message, prefixed with the row and column when known.
 func (e *DataError) Error() string {
 	var b strings.Builder
 	b.WriteString("glmm: ")
@@ -87,6 +88,7 @@ func (e *DataError) Error() string {
 	return b.String()
 }
 
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *DataError) Unwrap() error { return e.Err }
 
 // Model is a Bayesian GLMM
@@ -123,6 +125,7 @@ type Model struct {
 	z []float64 // nobs×r row-major
 
 	subjConst []float64 // sum over the subject's rows of w * Constant(y, m)
+	commonWM  []float64 // w m shared by every row of the subject, or NaN
 	dataConst float64
 
 	fixedNames  []string
@@ -312,11 +315,17 @@ func New(cfg Config) (*Model, error) {
 	}
 
 	mod.subjConst = make([]float64, mod.n)
+	mod.commonWM = make([]float64, mod.n)
 	for i := range mod.n {
 		var c float64
+		wm := mod.w[mod.start[i]] * mod.m[mod.start[i]]
 		for j := mod.start[i]; j < mod.start[i+1]; j++ {
 			c += mod.w[j] * mod.family.Constant(mod.y[j], mod.m[j])
+			if mod.w[j]*mod.m[j] != wm {
+				wm = math.NaN()
+			}
 		}
+		mod.commonWM[i] = wm
 		mod.subjConst[i] = c
 		mod.dataConst += c
 	}

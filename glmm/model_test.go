@@ -11,21 +11,15 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/vi"
 )
 
-// workspaceTarget is the method set vi.Target asks of a model, with the
-// workspace spelled as any. (vi.Workspace is a defined type, not an alias of
-// any, so a package that cannot import vi cannot satisfy vi.Target until it
-// becomes `type Workspace = any`.)
-type workspaceTarget interface {
-	Dims() (n, r, g int)
-	NewWorkspace() any
-	Global(thetaG, grad []float64) float64
-	Local(ws any, lo, hi int, thetaG, local, gradLocal, gradG []float64) (float64, error)
-	LocalHessian(ws any, i int, thetaG, thetaI, h []float64)
-}
-
-var _ workspaceTarget = (*glmm.Model)(nil)
+// A Model is a target for vi (glmm cannot import vi, so this is checked
+// here).
+var (
+	_ vi.Target         = (*glmm.Model)(nil)
+	_ vi.LocalHessianer = (*glmm.Model)(nil)
+)
 
 // problem is a random model with a point theta = (b_1..b_n, theta_g) at
 // which to evaluate it.
@@ -144,8 +138,22 @@ func randomConfig(rng *rand.Rand, fam glmm.Family, n, p, r int, dummies bool) gl
 // newProblem builds a random model and a random point with non-zero
 // off-diagonal omega.
 func newProblem(t testing.TB, seed uint64, fam glmm.Family, n, p, r int) problem {
+	return newProblemPlain(t, seed, fam, n, p, r, false)
+}
+
+// newProblemPlain is newProblem, without weights and with the same number
+// of trials in all rows of a subject when plain is set: the case where
+// Local takes one log per subject.
+func newProblemPlain(t testing.TB, seed uint64, fam glmm.Family, n, p, r int, plain bool) problem {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	cfg := randomConfig(rng, fam, n, p, r, false)
+	if plain {
+		cfg.Weights = nil
+		for k := range cfg.Trials {
+			cfg.Trials[k] = float64(1 + cfg.Group[k]%5)
+			cfg.Y[k] = min(cfg.Y[k], cfg.Trials[k])
+		}
+	}
 	mod, err := glmm.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +213,10 @@ func referenceLogJoint(cfg glmm.Config, local, thetaG []float64, sigma0 float64)
 			m := cfg.Trials[k]
 			l = y*eta - m*math.Log1p(math.Exp(eta)) + lg(m+1) - lg(y+1) - lg(m-y+1)
 		}
-		s += cfg.Weights[k] * l
+		if cfg.Weights != nil {
+			l *= cfg.Weights[k]
+		}
+		s += l
 	}
 	// W from omega by hand, then the precision W W' and its log determinant
 	// by Cholesky.
@@ -261,26 +272,42 @@ type problemCase struct {
 	fam     glmm.Family
 	p, r, n int
 	seed    uint64
+	plain   bool // no weights, equal trials within a subject
 }
 
+// problemCases are random models of every family with r = 1, 2, 3, p = 0,
+// and weighted and unweighted data.
 func problemCases() []problemCase {
 	var cs []problemCase
 	for fi, fam := range allFamilies {
 		for r := 1; r <= 3; r++ {
-			cs = append(cs, problemCase{fam, 3, r, 9, uint64(10*fi + r)})
+			cs = append(cs, problemCase{fam, 3, r, 9, uint64(10*fi + r), false})
+			cs = append(cs, problemCase{fam, 2, r, 7, uint64(50 + 10*fi + r), true})
 		}
-		cs = append(cs, problemCase{fam, 0, 2, 5, uint64(100 + fi)})
+		cs = append(cs, problemCase{fam, 0, 2, 5, uint64(100 + fi), false})
 	}
 	return cs
 }
 
 func (c problemCase) String() string {
-	return fmt.Sprintf("%v/p=%d/r=%d/n=%d", c.fam, c.p, c.r, c.n)
+	w := ""
+	if c.plain {
+		w = "/plain"
+	}
+	return fmt.Sprintf("%v/p=%d/r=%d/n=%d%s", c.fam, c.p, c.r, c.n, w)
+}
+
+func (c problemCase) problem(t testing.TB) problem {
+	return newProblemPlain(t, c.seed, c.fam, c.n, c.p, c.r, c.plain)
+}
+
+func (c problemCase) problemN(t testing.TB, n int) problem {
+	return newProblemPlain(t, c.seed, c.fam, n, c.p, c.r, c.plain)
 }
 
 func TestLogJointAgainstReference(t *testing.T) {
 	for _, c := range problemCases() {
-		pr := newProblem(t, c.seed, c.fam, c.n, c.p, c.r)
+		pr := c.problem(t)
 		got, _ := logJoint(t, pr.mod, pr.local, pr.thetaG, false)
 		want := referenceLogJoint(pr.cfg, pr.local, pr.thetaG, 10)
 		if math.Abs(got-want) > 1e-12*math.Abs(want) {
@@ -293,7 +320,11 @@ func TestLogJointAgainstReference(t *testing.T) {
 			if pr.cfg.Trials != nil {
 				m = pr.cfg.Trials[k]
 			}
-			dc += pr.cfg.Weights[k] * c.fam.Constant(y, m)
+			w := 1.0
+			if pr.cfg.Weights != nil {
+				w = pr.cfg.Weights[k]
+			}
+			dc += w * c.fam.Constant(y, m)
 		}
 		if d := pr.mod.DataConstant(); math.Abs(d-dc) > 1e-12*math.Max(1, math.Abs(dc)) {
 			t.Errorf("%v: DataConstant %v, want %v", c, d, dc)
@@ -331,7 +362,7 @@ func relErr(got, want float64) float64 {
 func TestGradientFD(t *testing.T) {
 	const tol = 1e-6
 	for _, c := range problemCases() {
-		pr := newProblem(t, c.seed, c.fam, c.n, c.p, c.r)
+		pr := c.problem(t)
 		n, r, g := pr.mod.Dims()
 		theta := append(slices.Clone(pr.local), pr.thetaG...)
 		_, grad := logJoint(t, pr.mod, pr.local, pr.thetaG, true)
@@ -361,7 +392,7 @@ func TestGradientFD(t *testing.T) {
 
 func TestLocalHessianFD(t *testing.T) {
 	for _, c := range problemCases() {
-		pr := newProblem(t, c.seed, c.fam, c.n, c.p, c.r)
+		pr := c.problem(t)
 		n, r, g := pr.mod.Dims()
 		ws := pr.mod.NewWorkspace()
 		gg := make([]float64, g)
@@ -395,7 +426,7 @@ func TestLocalHessianFD(t *testing.T) {
 func TestChunkedSums(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	for _, c := range problemCases() {
-		pr := newProblem(t, c.seed, c.fam, 23, c.p, c.r)
+		pr := c.problemN(t, 23)
 		n, r, g := pr.mod.Dims()
 		ws := pr.mod.NewWorkspace()
 		wholeGL, wholeGG := make([]float64, n*r), make([]float64, g)
@@ -437,7 +468,7 @@ func TestChunkedSums(t *testing.T) {
 
 func TestLocalDoesNotAllocate(t *testing.T) {
 	for _, c := range problemCases() {
-		pr := newProblem(t, c.seed, c.fam, c.n, c.p, c.r)
+		pr := c.problem(t)
 		n, r, g := pr.mod.Dims()
 		ws := pr.mod.NewWorkspace()
 		gl, gg := make([]float64, n*r), make([]float64, g)
@@ -483,4 +514,41 @@ func contains(s, sub string) bool {
 		}
 	}
 	return false
+}
+
+// TestLongSubject covers subjects with more rows than Local multiplies
+// together before taking a log (512), for every family.
+func TestLongSubject(t *testing.T) {
+	for fi, fam := range allFamilies {
+		rng := rand.New(rand.NewPCG(uint64(fi), 99))
+		sizes := []int{1300, 3, 512, 513}
+		var group []int
+		for i, s := range sizes {
+			group = append(group, slices.Repeat([]int{i}, s)...)
+		}
+		nobs := len(group)
+		x := mat.NewDense(nobs, 2, nil)
+		z := mat.NewDense(nobs, 1, nil)
+		cfg := glmm.Config{Family: fam, Y: make([]float64, nobs), Offset: make([]float64, nobs), X: x, Z: z, Group: group, NumGroups: len(sizes)}
+		if fam == glmm.Binomial {
+			cfg.Trials = slices.Repeat([]float64{3}, nobs)
+		}
+		for k := range nobs {
+			x.Set(k, 0, 1)
+			x.Set(k, 1, rng.NormFloat64())
+			z.Set(k, 0, 1)
+			if rng.IntN(2) == 1 {
+				cfg.Y[k] = 1
+			}
+		}
+		mod, err := glmm.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		local, thetaG := randomLocal(rng, len(sizes), 1), randomGlobal(rng, 2, 1)
+		got, _ := logJoint(t, mod, local, thetaG, false)
+		if want := referenceLogJoint(cfg, local, thetaG, 10); math.Abs(got-want) > 1e-12*math.Abs(want) {
+			t.Errorf("%v: log joint %v, reference %v", fam, got, want)
+		}
+	}
 }

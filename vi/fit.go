@@ -129,42 +129,85 @@ func runStepper(ctx context.Context, fam family, set Settings, pool *parallel.Po
 	res.Status = MaxIterations
 	var stepNorm float64
 	refinements := 0
+	// best is the state with the highest bound at the fixed draws.
+	best := append([]float64(nil), lambda...)
+	bestBound := math.Inf(-1)
+	// backOff restores the best state and halves the step, up to
+	// maxBackoffs times; then the failure is a divergence.
+	backOff := func(fail *DivergedError) *DivergedError {
+		if res.Backoffs >= maxBackoffs {
+			return fail
+		}
+		res.Backoffs++
+		copy(lambda, best)
+		st.reset()
+		st.alpha /= 2
+		tr.restart()
+		return nil
+	}
 	for iter := 1; iter <= set.MaxIter; iter++ {
 		if err := ctx.Err(); err != nil {
 			return err, nil
 		}
 		h, err := fam.estimate(uint64(iter), nat, euc, noEnt)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err(), nil
+		if err != nil && ctx.Err() != nil {
+			return ctx.Err(), nil
+		}
+		var fail *DivergedError
+		switch {
+		case err != nil:
+			fail = &DivergedError{Iter: iter, Reason: "target evaluation failed", Err: err}
+		case math.IsNaN(h) || math.IsInf(h, 0):
+			fail = &DivergedError{Iter: iter, Reason: "non-finite lower bound"}
+		default:
+			stepNorm, err = st.step(grad, fam.fisher)
+			if err != nil {
+				return err, nil
 			}
-			return nil, &DivergedError{Iter: iter, Reason: "target evaluation failed", Err: err}
+			if math.IsNaN(stepNorm) || math.IsInf(stepNorm, 0) {
+				fail = &DivergedError{Iter: iter, Reason: "non-finite step"}
+			}
 		}
-		if math.IsNaN(h) || math.IsInf(h, 0) {
-			return nil, &DivergedError{Iter: iter, Reason: "non-finite lower bound"}
-		}
-		stepNorm, err = st.step(grad, fam.fisher)
-		if err != nil {
-			return err, nil
-		}
-		if math.IsNaN(stepNorm) || math.IsInf(stepNorm, 0) {
-			return nil, &DivergedError{Iter: iter, Reason: "non-finite step"}
+		if fail != nil {
+			if fail = backOff(fail); fail != nil {
+				return nil, fail
+			}
+			continue
 		}
 		res.Iterations = iter
 		if !tr.add(h) {
 			continue
 		}
 		if err := fam.check(); err != nil {
-			return nil, &DivergedError{Iter: iter, Reason: "factor", Err: err}
+			if fail := backOff(&DivergedError{Iter: iter, Reason: "factor", Err: err}); fail != nil {
+				return nil, fail
+			}
+			continue
 		}
 		copy(good, lambda)
 		*goodIter = iter
+		for k := range tr.cur {
+			h, err := fam.estimate(crnIterBase+uint64(k), nil, nil, false)
+			if err != nil && ctx.Err() != nil {
+				return ctx.Err(), nil
+			}
+			tr.cur[k] = h
+		}
+		var crnSum float64
+		for _, h := range tr.cur {
+			crnSum += h
+		}
+		if crnSum > bestBound {
+			bestBound = crnSum
+			copy(best, lambda)
+		}
+		conv := tr.crn()
 		elapsed := time.Since(start)
-		res.Trace = append(res.Trace, TracePoint{Iter: iter, LowerBound: tr.last(), StepNorm: stepNorm, Elapsed: elapsed})
+		res.Trace = append(res.Trace, TracePoint{Iter: iter, LowerBound: tr.last(), Gain: tr.lastGain, StepNorm: stepNorm, Elapsed: elapsed})
 		if set.Progress != nil {
 			set.Progress(Progress{Iter: iter, LowerBound: tr.last(), Elapsed: elapsed, MaxIter: set.MaxIter})
 		}
-		if tr.converged() {
+		if conv {
 			if refinements < set.Refine {
 				refinements++
 				st.alpha /= 10
@@ -181,6 +224,11 @@ func runStepper(ctx context.Context, fam family, set Settings, pool *parallel.Po
 	}
 	return nil, nil
 }
+
+// maxBackoffs is the number of times a fit restores its last good state
+// and halves the step after a non-finite value before it is declared
+// diverged.
+const maxBackoffs = 5
 
 // finalIterBase offsets the stream iterations of the final draws from those
 // of the fit.

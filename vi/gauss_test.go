@@ -42,7 +42,7 @@ func newGaussTarget(seed uint64, n, r, g int) *gaussTarget {
 	return t
 }
 
-func (t *gaussTarget) Dims() (int, int, int) { return t.n, t.r, t.g }
+func (t *gaussTarget) Dims() (int, int, int)   { return t.n, t.r, t.g }
 func (t *gaussTarget) NewWorkspace() Workspace { return nil }
 
 func (t *gaussTarget) Global(thetaG, grad []float64) float64 {

@@ -63,26 +63,12 @@ func (f *gva) init(ctx context.Context, how Init) error {
 	clear(f.lam[:f.d])
 	f.t.SetIdentity(math.Sqrt(float64(max(1, f.nobs))))
 	if how == InitMode {
-		return initMode(ctx, f.base, func(prec []float64) { setArrowheadDiag(f.t, prec) })
+		return initMode(ctx, f.base, func(t *arrowhead.Factor) error {
+			f.t.CopyFrom(t)
+			return nil
+		})
 	}
 	return nil
-}
-
-// setArrowheadDiag sets T to the diagonal factor of the given precision
-// diagonal.
-func setArrowheadDiag(t *arrowhead.Factor, prec []float64) {
-	n, r, _ := t.Dims()
-	t.SetIdentity(1)
-	for i := range n {
-		blk := t.Local(i)
-		for a := range r {
-			blk[a*(a+1)/2+a] = math.Sqrt(prec[i*r+a])
-		}
-	}
-	gb := t.Global()
-	for a := range len(prec) - n*r {
-		gb[a*(a+1)/2+a] = math.Sqrt(prec[n*r+a])
-	}
 }
 
 // drawPass draws the subjects of chunk k, evaluates the target there and

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/sparsevi/sparsevi/arrowhead"
 	"github.com/sparsevi/sparsevi/parallel"
 )
 
@@ -13,29 +14,51 @@ import (
 // Fit uses it for InitMode; targets without it start as with InitPaper.
 type Starter interface {
 	// Start writes a starting mean (length d = n*r + G, laid out as theta)
-	// into theta and positive precisions, the diagonal of the negative
-	// Hessian of log p at theta or an approximation of it, into prec.
+	// into theta, and into prec an approximate posterior precision in the
+	// compressed form of package arrowhead: for each subject the packed
+	// lower triangle of S_i and the G×r block S_gi, then the packed lower
+	// triangle of S_g (length arrowhead.Len(n, r, G)).
 	Start(ctx context.Context, theta, prec []float64) error
 }
 
-// initMode starts the mean and the factor's diagonal from the target's
-// Starter, if it has one.
-func initMode(ctx context.Context, b *base, setDiag func(prec []float64)) error {
+// initMode starts the mean and the factor from the target's Starter, if it
+// has one. The precision is factorised as an arrowhead matrix; each family
+// takes what it can represent of it through set.
+func initMode(ctx context.Context, b *base, set func(t *arrowhead.Factor) error) error {
 	s, ok := b.target.(Starter)
 	if !ok {
 		return nil
 	}
-	prec := make([]float64, b.d)
-	if err := s.Start(ctx, b.lam[:b.d], prec); err != nil {
+	t := arrowhead.New(b.n, b.r, b.g)
+	if err := s.Start(ctx, b.lam[:b.d], t.Data()); err != nil {
 		return fmt.Errorf("vi: initialisation: %w", err)
 	}
-	for j, p := range prec {
-		if !(p > 0) || math.IsInf(p, 0) || math.IsNaN(b.lam[j]) || math.IsInf(b.lam[j], 0) {
-			return fmt.Errorf("vi: initialisation: entry %d of the start has mean %v and precision %v", j, b.lam[j], p)
+	for j, m := range b.lam[:b.d] {
+		if math.IsNaN(m) || math.IsInf(m, 0) {
+			return fmt.Errorf("vi: initialisation: entry %d of the starting mean is %v", j, m)
 		}
 	}
-	setDiag(prec)
-	return nil
+	// Factorise in place, chunk by chunk, reducing sum_i T_gi T_gi' in order.
+	gt := b.g * (b.g + 1) / 2
+	parts := make([][]float64, b.chunks.Len())
+	err := b.pool.Run(b.chunks.Len(), func(k int) error {
+		lo, hi := b.chunks.Bounds(k)
+		parts[k] = make([]float64, gt)
+		return t.CholRange(lo, hi, t.Data(), parts[k])
+	})
+	if err != nil {
+		return fmt.Errorf("vi: initialisation: %w", err)
+	}
+	sum := make([]float64, gt)
+	for _, p := range parts {
+		for j, x := range p {
+			sum[j] += x
+		}
+	}
+	if err := t.CholGlobal(t.Data(), sum); err != nil {
+		return fmt.Errorf("vi: initialisation: %w", err)
+	}
+	return set(t)
 }
 
 // newFamily returns the approximation family of the settings.

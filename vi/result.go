@@ -51,6 +51,7 @@ func (e *DivergedError) Unwrap() error { return e.Err }
 type TracePoint struct {
 	Iter       int           // iterations done
 	LowerBound float64       // average of h(theta) over the window
+	Gain       float64       // gain of the lower bound over the previous window, at common draws
 	StepNorm   float64       // Euclidean norm of the last step of lambda
 	Elapsed    time.Duration // wall time since the fit started
 }
@@ -65,6 +66,9 @@ type Result struct {
 
 	Iterations int
 	Elapsed    time.Duration
+	// Backoffs counts the restarts from the last good state with a halved
+	// step after a non-finite value.
+	Backoffs int
 
 	// N, R and G are the target's dimensions.
 	N, R, G int

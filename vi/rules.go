@@ -32,9 +32,10 @@ type stepper struct {
 	m, v, delta []float64
 	t           int
 
-	pool    *parallel.Pool
-	blocks  parallel.Chunking
-	partial []float64
+	pool     *parallel.Pool
+	blocks   parallel.Chunking
+	partial  []float64
+	partial2 []float64
 
 	// Per-pass scalars read by the block functions.
 	scale, corr1, corr2 float64
@@ -51,6 +52,7 @@ func newStepper(opt Optimizer, set Settings, lambda []float64, kinds []uint8, pr
 		blocks: parallel.NewChunking(n, blockSize),
 	}
 	s.partial = make([]float64, s.blocks.Len())
+	s.partial2 = make([]float64, s.blocks.Len())
 	switch opt {
 	case Adam, NAdam, PGA:
 		s.v = make([]float64, n)
@@ -76,6 +78,13 @@ func newStepper(opt Optimizer, set Settings, lambda []float64, kinds []uint8, pr
 	return s
 }
 
+// reset forgets the moments, as after a restart from an earlier state.
+func (s *stepper) reset() {
+	clear(s.m)
+	clear(s.v)
+	s.t = 0
+}
+
 // needs reports which gradients the rule consumes.
 func (s *stepper) needs() (natural, euclidean, noEntropy bool) {
 	switch s.opt {
@@ -89,27 +98,63 @@ func (s *stepper) needs() (natural, euclidean, noEntropy bool) {
 	return false, false, false
 }
 
-// sumSquares returns the squared norm of g, reduced in block order.
-func (s *stepper) sumSquares(g []float64) (float64, error) {
+// norm returns the Euclidean norm of g without overflow for entries
+// near the largest float64 (a diverging target can give gradients of
+// 1e300), reduced in block order.
+func (s *stepper) norm(g []float64) (float64, error) {
 	s.grad = g
 	if err := s.pool.Run(s.blocks.Len(), s.passNorm); err != nil {
 		return 0, err
 	}
-	var ss float64
-	for _, p := range s.partial {
-		ss += p
+	var scale, ssq float64
+	for k := range s.blocks.Len() {
+		scale, ssq = addScaled(scale, ssq, s.partial[k], s.partial2[k])
 	}
-	return ss, nil
+	return scale * math.Sqrt(ssq), nil
 }
 
+// normBlock sets the block's partial norm as scale and scaled sum of squares:
+// the block's squared norm is partial^2 * partial2.
 func (s *stepper) normBlock(k int) error {
 	lo, hi := s.blocks.Bounds(k)
-	var ss float64
+	var scale float64
 	for _, g := range s.grad[lo:hi] {
-		ss += g * g
+		scale = math.Max(scale, math.Abs(g))
 	}
-	s.partial[k] = ss
+	var ssq float64
+	if scale > 0 && !math.IsInf(scale, 0) {
+		for _, g := range s.grad[lo:hi] {
+			x := g / scale
+			ssq += x * x
+		}
+	} else if math.IsInf(scale, 0) || math.IsNaN(scale) {
+		ssq = 1
+	}
+	for _, g := range s.grad[lo:hi] {
+		if math.IsNaN(g) {
+			scale = math.NaN()
+		}
+	}
+	s.partial[k], s.partial2[k] = scale, ssq
 	return nil
+}
+
+// addScaled combines two (scale, ssq) pairs representing scale^2 * ssq.
+func addScaled(s1, q1, s2, q2 float64) (float64, float64) {
+	switch {
+	case math.IsNaN(s1) || math.IsNaN(s2):
+		return math.NaN(), 1
+	case s2 == 0:
+		return s1, q1
+	case s1 == 0:
+		return s2, q2
+	case s1 >= s2:
+		r := s2 / s1
+		return s1, q1 + q2*r*r
+	default:
+		r := s1 / s2
+		return s2, q2 + q1*r*r
+	}
 }
 
 // step advances lambda by one iteration given the gradient g (natural or
@@ -124,26 +169,26 @@ func (s *stepper) step(g []float64, fisher func(src, dst []float64) error) (floa
 	var pass func(int) error
 	switch s.opt {
 	case Snngm:
-		ss, err := s.sumSquares(g)
+		nrm, err := s.norm(g)
 		if err != nil {
 			return 0, err
 		}
-		if ss == 0 {
+		if nrm == 0 {
 			return 0, nil
 		}
-		s.scale = 1 / math.Sqrt(ss)
+		s.scale = 1 / nrm
 		pass = s.passSnngm
 	case Adam, NAdam:
 		pass = s.passAdam
 	case PGA:
 		pass = s.passPGA
 	case Nagm:
-		ss, err := s.sumSquares(g)
+		nrm, err := s.norm(g)
 		if err != nil {
 			return 0, err
 		}
 		s.scale = 1
-		if nrm := math.Sqrt(ss); nrm > s.set.Clip {
+		if nrm > s.set.Clip {
 			s.scale = s.set.Clip / nrm
 		}
 		if err := s.pool.Run(s.blocks.Len(), s.passNagm); err != nil {

@@ -2,8 +2,13 @@ package vi
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sparsevi/sparsevi/arrowhead"
 	"github.com/sparsevi/sparsevi/blockdiag"
 	"github.com/sparsevi/sparsevi/parallel"
 )
@@ -58,18 +63,40 @@ func (f *rvbFamily) init(ctx context.Context, how Init) error {
 		gb[a*(a+1)/2+a] = s
 	}
 	if how == InitMode {
-		return initMode(ctx, f.base, func(prec []float64) {
-			n, r := f.n, f.r
+		// The marginal covariance blocks of the start, factorised.
+		return initMode(ctx, f.base, func(t *arrowhead.Factor) error {
+			n, r, g := f.n, f.r, f.g
+			local := make([]float64, n*r*r)
+			t.CovRange(0, n, local, make([]float64, n*r*g))
 			for i := range n {
-				blk := f.c.Subject(i)
-				for a := range r {
-					blk[a*(a+1)/2+a] = 1 / math.Sqrt(prec[i*r+a])
+				if err := cholInto(r, local[i*r*r:(i+1)*r*r], f.c.Subject(i)); err != nil {
+					return fmt.Errorf("vi: initialisation: subject %d: %w", i, err)
 				}
 			}
-			for a := range f.g {
-				gb[a*(a+1)/2+a] = 1 / math.Sqrt(prec[n*r+a])
+			cg := make([]float64, g*g)
+			t.CovGlobal(cg)
+			if err := cholInto(g, cg, f.c.Global()); err != nil {
+				return fmt.Errorf("vi: initialisation: global block: %w", err)
 			}
+			return nil
 		})
+	}
+	return nil
+}
+
+// cholInto writes the Cholesky factor of the m×m row-major SPD matrix a
+// into the packed lower triangle dst.
+func cholInto(m int, a, dst []float64) error {
+	var ch mat.Cholesky
+	if !ch.Factorize(mat.NewSymDense(m, a)) {
+		return errors.New("covariance not positive definite")
+	}
+	var l mat.TriDense
+	ch.LTo(&l)
+	for i := range m {
+		for j := 0; j <= i; j++ {
+			dst[i*(i+1)/2+j] = l.At(i, j)
+		}
 	}
 	return nil
 }

@@ -109,11 +109,16 @@ type Settings struct {
 	// averaged for the convergence test and the trace; 0 means 200.
 	Window int
 	// Tol is the convergence tolerance in nats: the fit has converged when
-	// the best windowed lower bound has improved by less than Tol over the
-	// last Patience windows. 0 means 0.1.
+	// the lower bound, evaluated at the same fixed draws at the end of each
+	// window, has gained less than Tol in each of Patience windows in a
+	// row. 0 means 0.05.
 	Tol float64
-	// Patience is the number of windows without improvement greater than
-	// Tol before the fit is declared converged; 0 means 3.
+	// ConvergenceDraws is the number of fixed draws at which the bound is
+	// evaluated for the convergence test; the estimated gain is unbiased
+	// and its noise falls with more draws. 0 means 8.
+	ConvergenceDraws int
+	// Patience is the number of flat windows in a row that mean
+	// convergence; 0 means 3.
 	Patience int
 	// Refine is the number of times the step size is divided by 10 when the
 	// lower bound levels off, before the fit is declared converged: rules
@@ -173,6 +178,7 @@ func (s Settings) withDefaults() Settings {
 	def(&s.MaxIter, 20000)
 	def(&s.Window, 200)
 	def(&s.Patience, 3)
+	def(&s.ConvergenceDraws, 8)
 	def(&s.FinalDraws, 1000)
 	if s.Refine == 0 {
 		s.Refine = 1
@@ -180,7 +186,7 @@ func (s Settings) withDefaults() Settings {
 		s.Refine = 0
 	}
 	def(&s.SummaryDraws, 4000)
-	deff(&s.Tol, 0.1)
+	deff(&s.Tol, 0.05)
 	deff(&s.Alpha0, DefaultAlpha0)
 	deff(&s.Beta1, 0.9)
 	deff(&s.Beta2, 0.999)

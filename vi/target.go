@@ -34,7 +34,7 @@ type Target interface {
 }
 
 // Workspace is a Target's scratch space for one concurrent caller.
-type Workspace any
+type Workspace = any
 
 // LocalHessianer is implemented by Targets that can give the Hessian of a
 // subject's log density with respect to its own local block. Fit uses it to

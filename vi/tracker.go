@@ -2,24 +2,39 @@ package vi
 
 import "math"
 
-// tracker averages h(theta) over windows and decides convergence.
+// crnIterBase offsets the stream iterations of the fixed draws from those of
+// the fit and of the final estimate.
+const crnIterBase = 1 << 41
+
+// tracker averages h(theta) over windows for the trace, and decides
+// convergence from the gain of the lower bound between windows measured with
+// common random numbers.
 //
-// The rule: after each window, compare the mean of h over the last Patience
-// windows with its mean over the Patience windows before them. The fit has
-// converged when the gain is below Tol plus two Monte Carlo standard errors
-// of that difference (estimated from the spread of h within the windows):
-// the bound is flat up to noise and tolerance.
+// The rule: at the end of each window, h is evaluated at ConvergenceDraws fixed
+// draws z_1..z_K (the same at every window), and the gain over the previous
+// window is the mean of the paired differences. Because the draws are
+// shared, the difference is nearly free of Monte Carlo noise: it moves only
+// with the parameters. The fit has converged when the gain has been below
+// Tol for Patience windows in a row. Near the optimum the iterates jitter,
+// so the gain is then as often negative as positive, and the run of flat
+// windows comes soon.
 type tracker struct {
 	window, patience int
 	tol              float64
 
-	n           int
-	sum, sumSq  float64
-	means, vars []float64
+	n          int
+	sum, sumSq float64
+	means      []float64
+
+	prev, cur []float64 // h at the fixed draws, previous and current window
+	havePrev  bool
+	flat      int // consecutive flat windows
+	lastGain  float64
 }
 
 func newTracker(s Settings) *tracker {
-	return &tracker{window: s.Window, patience: s.Patience, tol: s.Tol}
+	return &tracker{window: s.Window, patience: s.Patience, tol: s.Tol,
+		prev: make([]float64, s.ConvergenceDraws), cur: make([]float64, s.ConvergenceDraws)}
 }
 
 // add records h for one iteration and reports whether a window closed.
@@ -30,20 +45,16 @@ func (t *tracker) add(h float64) bool {
 	if t.n < t.window {
 		return false
 	}
-	mean := t.sum / float64(t.n)
-	v := max(0, t.sumSq/float64(t.n)-mean*mean)
-	t.means = append(t.means, mean)
-	t.vars = append(t.vars, v)
+	t.means = append(t.means, t.sum/float64(t.n))
 	t.n, t.sum, t.sumSq = 0, 0, 0
 	return true
 }
 
-// restart forgets the closed windows, so that convergence is judged on
-// windows after a change of step size only.
+// restart forgets the progress of the current window and the flat count,
+// so that convergence is judged afresh after a change of step size.
 func (t *tracker) restart() {
-	t.means = t.means[:0]
-	t.vars = t.vars[:0]
 	t.n, t.sum, t.sumSq = 0, 0, 0
+	t.flat = 0
 }
 
 // last returns the mean of the last closed window.
@@ -54,25 +65,26 @@ func (t *tracker) last() float64 {
 	return t.means[len(t.means)-1]
 }
 
-// converged applies the rule to the closed windows.
-func (t *tracker) converged() bool {
-	k, p := len(t.means), t.patience
-	if k < 2*p {
+// crn records h at the fixed draws (in t.cur) for the window just closed
+// and reports whether the fit has converged.
+func (t *tracker) crn() bool {
+	defer func() {
+		t.prev, t.cur = t.cur, t.prev
+		t.havePrev = true
+	}()
+	if !t.havePrev {
 		return false
 	}
-	var recent, before, v float64
-	for j := k - p; j < k; j++ {
-		recent += t.means[j]
-		v += t.vars[j]
+	var sum float64
+	for k, h := range t.cur {
+		sum += h - t.prev[k]
 	}
-	for j := k - 2*p; j < k-p; j++ {
-		before += t.means[j]
-		v += t.vars[j]
+	gain := sum / float64(len(t.cur))
+	t.lastGain = gain
+	if gain < t.tol {
+		t.flat++
+	} else {
+		t.flat = 0
 	}
-	recent /= float64(p)
-	before /= float64(p)
-	// Each window mean has variance var/window; the difference of two
-	// averages of p window means has variance (sum of vars)/(p^2 window).
-	se := math.Sqrt(v / (float64(p*p) * float64(t.window)))
-	return recent-before < t.tol+2*se
+	return t.flat >= t.patience
 }

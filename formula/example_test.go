@@ -1,0 +1,142 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package formula_test
+
+import (
+	"fmt"
+	"log"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sparsevi/sparsevi/datasets"
+	"github.com/sparsevi/sparsevi/formula"
+	"github.com/sparsevi/sparsevi/glmm"
+)
+
+func ExampleParse() {
+	f, err := formula.Parse("y ~ lbase*trt + lage + V4 + (1 + V4 | subject)")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(f)
+	fmt.Println(f.Terms())
+	fmt.Println(f.Group(), f.RandomTerms())
+
+	// Errors name the offending token and its column.
+	_, err = formula.Parse("y ~ lbase*trt + (1 | subject")
+	fmt.Println(err)
+	// Output:
+	// y ~ 1 + lbase + trt + lage + V4 + lbase:trt + (1 + V4 | subject)
+	// [lbase trt lage V4 lbase:trt]
+	// subject [V4]
+	// formula: column 17 "(": unmatched (
+}
+
+// frame returns a small data frame: 6 counts y of 3 subjects, a numeric
+// covariate x and a categorical one f.
+func frame() *datasets.Frame {
+	fr, err := datasets.NewFrame(
+		datasets.NewNumeric("y", []float64{0, 3, 1, 4, 2, 2}),
+		datasets.NewNumeric("x", []float64{0.5, 1, 1.5, 2, 2.5, 3}),
+		datasets.NewCategorical("f", []string{"lo", "hi", "mid", "lo", "hi", "mid"}),
+		datasets.NewCategorical("id", []string{"a", "a", "b", "b", "c", "c"}),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return fr
+}
+
+func ExampleBuild() {
+	f, err := formula.Parse("y ~ x + f + (1 + x | id)")
+	if err != nil {
+		log.Fatal(err)
+	}
+	d, err := formula.Build(f, frame(), formula.Options{Family: glmm.Poisson})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Treatment contrasts against the first sorted level, "hi", named as
+	// R names them.
+	fmt.Println(d.FixedNames())
+	fmt.Printf("%v\n", mat.Formatted(d.X()))
+	fmt.Println(d.RandomNames(), d.GroupLevels(), d.Group())
+	n, r, g := d.Model().Dims()
+	fmt.Println("subjects", n, "random effects", r, "global", g)
+	// Output:
+	// [(Intercept) x flo fmid]
+	// ⎡  1  0.5    1    0⎤
+	// ⎢  1    1    0    0⎥
+	// ⎢  1  1.5    0    1⎥
+	// ⎢  1    2    1    0⎥
+	// ⎢  1  2.5    0    0⎥
+	// ⎣  1    3    0    1⎦
+	// [(Intercept) x] [a b c] [0 0 1 1 2 2]
+	// subjects 3 random effects 2 global 7
+}
+
+// R's rule for interactions: a factor is coded by contrasts only when the
+// term without it is in the model.
+func ExampleBuild_contrasts() {
+	for _, s := range []string{"y ~ x + x:f + (1 | id)", "y ~ x:f + (1 | id)", "y ~ 0 + f + (1 | id)"} {
+		f, err := formula.Parse(s)
+		if err != nil {
+			log.Fatal(err)
+		}
+		d, err := formula.Build(f, frame(), formula.Options{
+			Family:    glmm.Poisson,
+			Reference: map[string]string{"f": "lo"},
+		})
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(d.FixedNames())
+	}
+	// Output:
+	// [(Intercept) x x:fhi x:fmid]
+	// [(Intercept) x:flo x:fhi x:fmid]
+	// [flo fhi fmid]
+}
+
+func ExampleDesign_NewData() {
+	f, err := formula.Parse("y ~ x + f + (1 | id)")
+	if err != nil {
+		log.Fatal(err)
+	}
+	d, err := formula.Build(f, frame(), formula.Options{Family: glmm.Poisson})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// New rows need no response; subject "z" is new.
+	fresh, err := datasets.NewFrame(
+		datasets.NewNumeric("x", []float64{4, 5}),
+		datasets.NewCategorical("f", []string{"mid", "lo"}),
+		datasets.NewCategorical("id", []string{"b", "z"}),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	X, _, group, known, err := d.NewData(fresh)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%v\n", mat.Formatted(X))
+	fmt.Println(group, known)
+	// Output:
+	// ⎡1  4  0  1⎤
+	// ⎣1  5  1  0⎦
+	// [1 -1] [true false]
+}
+
+func ExampleDataError() {
+	f, err := formula.Parse("y ~ x + g + (1 | id)")
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = formula.Build(f, frame(), formula.Options{Family: glmm.Poisson})
+	fmt.Println(err)
+	// Output:
+	// formula: column 9 "g": no such column in the data (columns: y, x, f, id)
+}

@@ -1,0 +1,139 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package formula
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sparsevi/sparsevi/datasets"
+	"github.com/sparsevi/sparsevi/glmm"
+)
+
+// fuzzFrame makes a frame of up to 40 rows from data: a count y, a 0/1
+// response b, a logical l, numeric x and t (some values missing or
+// negative), a numeric code k, categorical f (a-d, some missing) and h, and
+// groups g and id.
+func fuzzFrame(data []byte) *datasets.Frame {
+	n := min(1+len(data)/4, 40)
+	at := func(i, k int) byte {
+		if len(data) == 0 {
+			return byte(i*31 + k*7)
+		}
+		return data[(4*i+k)%len(data)]
+	}
+	y, b, x, tt, k := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	f, h, g, id, l := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	for i := range n {
+		c0, c1, c2, c3 := at(i, 0), at(i, 1), at(i, 2), at(i, 3)
+		y[i] = float64(c0 % 6)
+		if c0 == 255 {
+			y[i] = math.NaN()
+		}
+		b[i] = float64(c1 % 2)
+		x[i] = float64(int8(c1)) / 8
+		if c1 == 128 {
+			x[i] = math.NaN()
+		}
+		tt[i] = float64(c2%7) / 3
+		k[i] = float64(c3 % 3 * 5)
+		f[i] = string(rune('a' + c2%4))
+		if c2 == 200 {
+			f[i] = ""
+		}
+		h[i] = []string{"u", "v"}[c3%2]
+		g[i] = "g" + strconv.Itoa(int(c3%5))
+		id[i] = strconv.Itoa(i / 3)
+		l[i] = []string{"FALSE", "TRUE"}[(c0^c3)%2]
+	}
+	fr, err := datasets.NewFrame(
+		datasets.NewNumeric("y", y), datasets.NewNumeric("b", b), datasets.NewCategorical("l", l),
+		datasets.NewNumeric("x", x), datasets.NewNumeric("t", tt), datasets.NewNumeric("k", k),
+		datasets.NewCategorical("f", f), datasets.NewCategorical("h", h),
+		datasets.NewCategorical("g", g), datasets.NewCategorical("id", id),
+	)
+	if err != nil {
+		panic(err)
+	}
+	return fr
+}
+
+// FuzzBuild checks that Build never panics, that its errors are of the
+// documented types, and that what it builds is consistent: dimensions agree
+// with the model and NewData on the rows used reproduces the design.
+func FuzzBuild(f *testing.F) {
+	for _, s := range []struct {
+		formula string
+		data    []byte
+		flags   uint8
+	}{
+		{"y ~ x*f + (1 + t | id)", []byte("the quick brown fox jumps over the lazy dog"), 0},
+		{"b ~ f:h + log(t) + (1 | g)", []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, 1},
+		{"cbind(y, b) ~ factor(k) + offset(t) + (x || id)", []byte("0123456789abcdefghij"), 2},
+		{"l ~ 0 + f + h + (1 | id)", []byte{255, 128, 200, 0, 17, 99, 3, 250}, 3},
+		{"y ~ x + (1 | id) + (0 + t | id)", []byte("zzzzzzzzzzzzzzzz"), 4},
+	} {
+		f.Add(s.formula, s.data, s.flags)
+	}
+	f.Fuzz(func(t *testing.T, src string, data []byte, flags uint8) {
+		fm, err := Parse(src)
+		if err != nil {
+			var se *SyntaxError
+			if !errors.As(err, &se) {
+				t.Fatalf("Parse(%q): %T", src, err)
+			}
+			return
+		}
+		fr := fuzzFrame(data)
+		opts := Options{
+			Family:  []glmm.Family{0, glmm.Poisson, glmm.Bernoulli, glmm.Binomial}[flags%4],
+			Missing: MissingPolicy(flags / 4 % 2),
+		}
+		if flags&8 != 0 {
+			opts.DoubleBar = CorrelatedDoubleBar
+		}
+		if flags&16 != 0 {
+			opts.Reference = map[string]string{"f": "c", "h": "v"}
+		}
+		if flags&32 != 0 {
+			opts.Offset = "t"
+		}
+		d, err := Build(fm, fr, opts)
+		if err != nil {
+			var de *DataError
+			if !errors.As(err, &de) {
+				t.Fatalf("Build(%q): error %v is a %T, want *DataError", src, err, err)
+			}
+			if de.Row >= fr.NumRows() || de.Pos > len(src)+1 {
+				t.Fatalf("Build(%q): error %v locates row %d or column %d outside the input", src, err, de.Row, de.Pos)
+			}
+			return
+		}
+		m := d.Model()
+		rows := d.Rows()
+		if m.NumObs() != len(rows) || m.P() != len(d.FixedNames()) || m.R() != len(d.RandomNames()) {
+			t.Fatalf("Build(%q): model %d obs, p=%d, r=%d; design %d rows, %d, %d names", src, m.NumObs(), m.P(), m.R(), len(rows), len(d.FixedNames()), len(d.RandomNames()))
+		}
+		if m.NumSubjects() != len(d.GroupLevels()) {
+			t.Fatalf("Build(%q): %d subjects, %d levels", src, m.NumSubjects(), len(d.GroupLevels()))
+		}
+		X, Z, group, known, err := d.NewData(fr.Rows(rows))
+		if err != nil {
+			t.Fatalf("Build(%q): NewData on the training rows: %v", src, err)
+		}
+		if (X == nil) != (d.X() == nil) || X != nil && !mat.Equal(X, d.X()) || !mat.Equal(Z, d.Z()) {
+			t.Fatalf("Build(%q): NewData on the training rows gives another design", src)
+		}
+		for k, g := range group {
+			if !known[k] || g != d.Group()[k] {
+				t.Fatalf("Build(%q): NewData puts row %d in group %d (known %v), want %d", src, k, g, known[k], d.Group()[k])
+			}
+		}
+	})
+}

@@ -1,0 +1,448 @@
+package glmm
+
+import (
+	"context"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sparsevi/sparsevi/parallel"
+)
+
+// startRounds is the number of EM updates of W in Start; each follows
+// joint Newton steps in (b, beta).
+const startRounds = 6
+
+// Start writes a starting point for variational inference into theta
+// (length n*r + G, laid out subject-major, then (beta, omega)) and an
+// approximate posterior precision into prec, in the compressed arrowhead
+// form of package arrowhead (per subject the packed lower triangle of S_i
+// and the G×r block S_gi, then the packed lower triangle of S_g). It
+// implements vi.Starter.
+//
+// Given W, it takes damped joint Newton steps in (b, beta) on the
+// conditional log density, solving the block-arrowhead Newton system by
+// its Schur complement in beta; subject-level covariates are confounded
+// with random intercepts, so alternating between b and beta would crawl.
+// Then it updates W by the Laplace approximation of the EM step,
+// W W' = n S^-1 with S = sum_i (b_i b_i' + H_i^-1), H_i the negative
+// Hessian of subject i's conditional log density. (The joint mode of
+// (b, beta, omega) does not exist: the density grows without bound as the
+// random-effect variance goes to zero; EM avoids it.) The precision is the
+// negative Hessian in (b, beta) at the end, a Laplace approximation, with
+// 2n (log-diagonal) or n (off-diagonal) for omega, the curvature of the
+// complete-data log density of W at the EM update, and no correlation
+// between omega and the rest.
+func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
+	n, r, g := mod.Dims()
+	p := mod.p
+	tri, gtri := r*(r+1)/2, g*(g+1)/2
+	stride := tri + g*r
+	if len(theta) != n*r+g || len(prec) != n*stride+gtri {
+		panic("glmm: bad length in Start")
+	}
+	clear(theta)
+	st := &starter{mod: mod, chunks: parallel.NewChunking(n, 0)}
+	st.b = theta[:n*r]
+	st.beta = theta[n*r : n*r+p]
+	omega := theta[n*r+p:]
+	nc := st.chunks.Len()
+	st.partS = make([][]float64, nc)
+	st.partG = make([][]float64, nc)
+	st.partI = make([][]float64, nc)
+	st.partF = make([]float64, nc)
+	st.partR = make([][]float64, nc)
+	for k := range nc {
+		st.partR[k] = make([]float64, p*p)
+		st.partS[k] = make([]float64, r*r)
+		st.partG[k] = make([]float64, p)
+		st.partI[k] = make([]float64, p*p)
+	}
+	st.a = make([]float64, n*r)
+	st.ab = make([]float64, n*r*p)
+	clear(prec)
+	st.prec = prec
+	st.db = make([]float64, n*r)
+	st.b0 = make([]float64, n*r)
+	st.wwt = make([]float64, r*r)
+	w := make([]float64, r*r)
+	for round := range startRounds {
+		OmegaToW(omega, r, w)
+		for a := range r {
+			for c := range r {
+				var s float64
+				for l := 0; l <= min(a, c); l++ {
+					s += w[a*r+l] * w[c*r+l]
+				}
+				st.wwt[a*r+c] = s
+			}
+		}
+		for range 3 {
+			if err := st.newton(ctx); err != nil {
+				return err
+			}
+		}
+		// EM update of W, from S at the current b (pass computes H_i).
+		if err := st.pass(ctx, false); err != nil {
+			return err
+		}
+		sw := make([]float64, r*r)
+		for k := range nc {
+			for j, x := range st.partS[k] {
+				sw[j] += x
+			}
+		}
+		if round < startRounds-1 {
+			mod.emOmega(sw, omega)
+		}
+	}
+	// The global block: the information in beta with the prior, and the
+	// curvature in omega.
+	sg := prec[n*stride:]
+	v2 := mod.priorSD * mod.priorSD
+	for k := range nc {
+		for a := range p {
+			for c := 0; c <= a; c++ {
+				sg[a*(a+1)/2+c] += st.partR[k][a*p+c]
+			}
+		}
+	}
+	for a := range p {
+		sg[a*(a+1)/2+a] += 1 / v2
+	}
+	for l := range r {
+		for k := l; k < r; k++ {
+			j := p + OmegaIndex(k, l, r)
+			if k == l {
+				sg[j*(j+1)/2+j] = 2 * float64(n)
+			} else {
+				sg[j*(j+1)/2+j] = float64(n)
+			}
+		}
+	}
+	return nil
+}
+
+// starter holds Start's state.
+type starter struct {
+	mod    *Model
+	chunks parallel.Chunking
+	b      []float64 // n*r
+	beta   []float64
+	wwt    []float64 // W W'
+	// Per subject: a_i = H_i^-1 g_i and A_i = H_i^-1 H_ib (r×p), and the
+	// Newton step of b.
+	a, ab, db, b0 []float64
+	// prec receives H_i and H_ib at every pass, in arrowhead form.
+	prec []float64
+	// Per chunk: S, the Schur right-hand side, the Schur matrix, the
+	// objective.
+	partS, partG, partI [][]float64
+	partR               [][]float64 // the information in beta, before the Schur complement
+	partF               []float64
+}
+
+// pass computes, per subject at the current (b, beta), the Newton pieces and
+// the chunk partials of the Schur system in beta; with objective only, it
+// just sums the conditional log density into partF.
+func (st *starter) pass(ctx context.Context, objective bool) error {
+	mod := st.mod
+	r, p := mod.r, mod.p
+	return parallel.For(ctx, 0, st.chunks, func(k, lo, hi int) error {
+		sc := newStartScratch(mod)
+		ps, pg, pi, pr := st.partS[k], st.partG[k], st.partI[k], st.partR[k]
+		clear(ps)
+		clear(pg)
+		clear(pi)
+		clear(pr)
+		_, _, g := mod.Dims()
+		tri := r * (r + 1) / 2
+		stride := tri + g*r
+		var f float64
+		for i := lo; i < hi; i++ {
+			bi := st.b[i*r : (i+1)*r]
+			if objective {
+				f += mod.condLogDens(sc, i, st.beta, st.wwt, bi)
+				continue
+			}
+			mod.newtonPieces(sc, i, st.beta, st.wwt, bi, pg, pr)
+			h := sc.hess
+			blk := st.prec[i*stride : (i+1)*stride]
+			for a := range r {
+				for c := 0; c <= a; c++ {
+					blk[a*(a+1)/2+c] = h[a*r+c]
+				}
+				for c := range p {
+					blk[tri+c*r+a] = sc.hib[a*p+c]
+				}
+			}
+			var ch mat.Cholesky
+			if !ch.Factorize(mat.NewSymDense(r, append([]float64(nil), h...))) {
+				// A subject whose curvature fails keeps b_i.
+				clear(st.a[i*r : (i+1)*r])
+				clear(st.ab[i*r*p : (i+1)*r*p])
+				continue
+			}
+			var inv mat.SymDense
+			_ = ch.InverseTo(&inv)
+			ai := st.a[i*r : (i+1)*r]
+			abi := st.ab[i*r*p : (i+1)*r*p]
+			for x := range r {
+				var s float64
+				for y := range r {
+					s += inv.At(x, y) * sc.grad[y]
+				}
+				ai[x] = s
+				for c := range p {
+					var t float64
+					for y := range r {
+						t += inv.At(x, y) * sc.hib[y*p+c]
+					}
+					abi[x*p+c] = t
+				}
+			}
+			// Schur complement: info -= H_bi A_i, rhs -= H_bi a_i.
+			for c := range p {
+				for y := range r {
+					hb := sc.hib[y*p+c]
+					if hb == 0 {
+						continue
+					}
+					pg[c] -= hb * ai[y]
+					for e := range p {
+						pi[c*p+e] -= hb * abi[y*p+e]
+					}
+				}
+			}
+			for x := range r {
+				for y := range r {
+					ps[x*r+y] += bi[x]*bi[y] + inv.At(x, y)
+				}
+			}
+		}
+		for j, x := range pr {
+			pi[j] += x
+		}
+		st.partF[k] = f
+		return nil
+	})
+}
+
+// reduce returns the Schur matrix (with the prior) and right-hand side in
+// beta, summed in chunk order.
+func (st *starter) reduce() (info, rhs []float64) {
+	p := st.mod.p
+	info = make([]float64, p*p)
+	rhs = make([]float64, p)
+	for k := range st.chunks.Len() {
+		for j, x := range st.partI[k] {
+			info[j] += x
+		}
+		for j, x := range st.partG[k] {
+			rhs[j] += x
+		}
+	}
+	v2 := st.mod.priorSD * st.mod.priorSD
+	for a := range p {
+		rhs[a] -= st.beta[a] / v2
+		info[a*p+a] += 1 / v2
+	}
+	return info, rhs
+}
+
+func (st *starter) objective(ctx context.Context) (float64, error) {
+	if err := st.pass(ctx, true); err != nil {
+		return 0, err
+	}
+	var f float64
+	for _, x := range st.partF {
+		f += x
+	}
+	v2 := st.mod.priorSD * st.mod.priorSD
+	for _, b := range st.beta {
+		f -= 0.5 * b * b / v2
+	}
+	return f, nil
+}
+
+// newton takes one damped joint Newton step in (b, beta).
+func (st *starter) newton(ctx context.Context) error {
+	mod := st.mod
+	r, p := mod.r, mod.p
+	f0, err := st.objective(ctx)
+	if err != nil {
+		return err
+	}
+	if err := st.pass(ctx, false); err != nil {
+		return err
+	}
+	info, rhs := st.reduce()
+	dbeta := make([]float64, p)
+	if p > 0 {
+		var ch mat.Cholesky
+		if ch.Factorize(mat.NewSymDense(p, info)) {
+			v := mat.NewVecDense(p, dbeta)
+			if err := ch.SolveVecTo(v, mat.NewVecDense(p, rhs)); err != nil {
+				clear(dbeta)
+			}
+		}
+	}
+	for i := range mod.n {
+		for x := range r {
+			s := st.a[i*r+x]
+			for c := range p {
+				s -= st.ab[(i*r+x)*p+c] * dbeta[c]
+			}
+			st.db[i*r+x] = s
+		}
+	}
+	copy(st.b0, st.b)
+	beta0 := append([]float64(nil), st.beta...)
+	for t := 1.0; t > 1e-4; t /= 2 {
+		for j := range st.b {
+			st.b[j] = st.b0[j] + t*st.db[j]
+		}
+		for c := range p {
+			st.beta[c] = beta0[c] + t*dbeta[c]
+		}
+		f, err := st.objective(ctx)
+		if err != nil {
+			return err
+		}
+		if f >= f0 {
+			return nil
+		}
+	}
+	copy(st.b, st.b0)
+	copy(st.beta, beta0)
+	return nil
+}
+
+// startScratch is Start's per-chunk scratch space.
+type startScratch struct {
+	eta, d1, d2 []float64
+	x           []float64
+	grad, hess  []float64
+	hib         []float64
+}
+
+func newStartScratch(mod *Model) *startScratch {
+	r := mod.r
+	return &startScratch{
+		eta: make([]float64, mod.maxNi), d1: make([]float64, mod.maxNi), d2: make([]float64, mod.maxNi),
+		x:    make([]float64, mod.p),
+		grad: make([]float64, r), hess: make([]float64, r*r),
+		hib: make([]float64, r*mod.p),
+	}
+}
+
+// condLogDens returns subject i's log likelihood plus -b'WW'b/2 at b and
+// fills eta with the fixed part of the linear predictor plus Z b.
+func (mod *Model) condLogDens(sc *startScratch, i int, beta, wwt, b []float64) float64 {
+	lo, hi := mod.start[i], mod.start[i+1]
+	r := mod.r
+	eta := sc.eta[:hi-lo]
+	mod.FixedEta(i, beta, eta)
+	var ll float64
+	for j := lo; j < hi; j++ {
+		e := eta[j-lo]
+		for a := range r {
+			e += mod.z[j*r+a] * b[a]
+		}
+		eta[j-lo] = e
+		ll += mod.w[j] * mod.family.LogLik(mod.y[j], mod.m[j], e)
+	}
+	for a := range r {
+		for c := range r {
+			ll -= 0.5 * b[a] * wwt[a*r+c] * b[c]
+		}
+	}
+	return ll
+}
+
+// newtonPieces sets, for subject i at (b, beta), the gradient g_i of its
+// conditional log density in b (sc.grad), the negative Hessian H_i
+// (sc.hess), the cross block H_ib = Z_i' D X_i (sc.hib, r×p), and adds its
+// gradient and information in beta into grad and info.
+func (mod *Model) newtonPieces(sc *startScratch, i int, beta, wwt, b, grad, info []float64) {
+	lo, hi := mod.start[i], mod.start[i+1]
+	r, p := mod.r, mod.p
+	mod.condLogDens(sc, i, beta, wwt, b)
+	copy(sc.hess, wwt)
+	clear(sc.hib)
+	for a := range r {
+		var s float64
+		for c := range r {
+			s -= wwt[a*r+c] * b[c]
+		}
+		sc.grad[a] = s
+	}
+	for j := lo; j < hi; j++ {
+		d1, d2, _ := mod.family.Derivs(mod.y[j], mod.m[j], sc.eta[j-lo])
+		d1 *= mod.w[j]
+		d2 *= -mod.w[j]
+		zj := mod.z[j*r : (j+1)*r]
+		x := mod.rowX(j, sc.x)
+		for a := range r {
+			sc.grad[a] += zj[a] * d1
+			for c := range r {
+				sc.hess[a*r+c] += zj[a] * d2 * zj[c]
+			}
+			for c := range p {
+				sc.hib[a*p+c] += zj[a] * d2 * x[c]
+			}
+		}
+		for a := range p {
+			if x[a] == 0 {
+				continue
+			}
+			grad[a] += x[a] * d1
+			for c := range p {
+				info[a*p+c] += x[a] * d2 * x[c]
+			}
+		}
+	}
+}
+
+// rowX returns stored row j of the fixed design, densely, in dst.
+func (mod *Model) rowX(j int, dst []float64) []float64 {
+	p := mod.p
+	if !mod.sparseX {
+		return mod.x[j*p : (j+1)*p]
+	}
+	clear(dst)
+	for k := mod.xptr[j]; k < mod.xptr[j+1]; k++ {
+		dst[mod.xind[k]] = mod.xval[k]
+	}
+	return dst
+}
+
+// emOmega sets omega to the EM update W W' = n S^-1, keeping omega when S
+// is not positive definite.
+func (mod *Model) emOmega(s, omega []float64) {
+	r, n := mod.r, mod.n
+	var ch mat.Cholesky
+	if !ch.Factorize(mat.NewSymDense(r, s)) {
+		return
+	}
+	var inv mat.SymDense
+	if err := ch.InverseTo(&inv); err != nil {
+		return
+	}
+	inv.ScaleSym(float64(n), &inv)
+	var cw mat.Cholesky
+	if !cw.Factorize(&inv) {
+		return
+	}
+	var l mat.TriDense
+	cw.LTo(&l)
+	for c := range r {
+		for k := c; k < r; k++ {
+			v := l.At(k, c)
+			if k == c {
+				v = math.Log(v)
+			}
+			omega[OmegaIndex(k, c, r)] = v
+		}
+	}
+}
