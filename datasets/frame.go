@@ -118,12 +118,12 @@ func NewCategorical(name string, s []string) *Column {
 
 // Errors returned by NewFrame and Frame methods.
 var (
-	ErrLength      = errors.New("datasets: column length mismatch")
-	ErrDuplicate   = errors.New("datasets: duplicate column name")
-	ErrEmptyName   = errors.New("datasets: empty column name")
-	ErrNoColumn    = errors.New("datasets: no such column")
-	ErrBadColumn   = errors.New("datasets: malformed column")
-	ErrNotNumeric  = errors.New("datasets: column is not numeric")
+	ErrLength         = errors.New("datasets: column length mismatch")
+	ErrDuplicate      = errors.New("datasets: duplicate column name")
+	ErrEmptyName      = errors.New("datasets: empty column name")
+	ErrNoColumn       = errors.New("datasets: no such column")
+	ErrBadColumn      = errors.New("datasets: malformed column")
+	ErrNotNumeric     = errors.New("datasets: column is not numeric")
 	ErrNotCategorical = errors.New("datasets: column is not categorical")
 )
 

@@ -124,15 +124,7 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	if err := checkRandom(f, opts); err != nil {
 		return nil, err
 	}
-	var rnd *random
-	if len(f.randoms) > 0 {
-		rnd = mergeRandoms(f.randoms)
-	}
-	fam, err := family(f, fr, opts)
-	if err != nil {
-		return nil, err
-	}
-
+	rnd := mergeRandoms(f.randoms)
 	uses := f.uses(rnd)
 	if opts.Weights != "" {
 		uses = append(uses, use{col: opts.Weights, tok: "Options.Weights", numeric: true, why: "weights must be numeric"})
@@ -141,6 +133,10 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 		uses = append(uses, use{col: opts.Offset, tok: "Options.Offset", numeric: true, why: "an offset must be numeric"})
 	}
 	if err := resolve(uses, fr); err != nil {
+		return nil, err
+	}
+	fam, err := family(f, fr, opts)
+	if err != nil {
 		return nil, err
 	}
 	rows, err := completeRows(uses, fr, opts.Missing)
@@ -180,17 +176,15 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 		}
 	}
 
-	if rnd != nil {
-		if d.random, err = newCoder(&rnd.lhs, fr, rows, opts.Reference); err != nil {
-			return nil, err
-		}
-		if d.cfg.Z, err = designMatrix(d.random.bind(fr), rows); err != nil {
-			return nil, err
-		}
-		d.cfg.RandomNames = d.random.names
-		if err := d.grouping(rnd, fr); err != nil {
-			return nil, err
-		}
+	if d.random, err = newCoder(&rnd.lhs, fr, rows, opts.Reference); err != nil {
+		return nil, err
+	}
+	if d.cfg.Z, err = designMatrix(d.random.bind(fr), rows); err != nil {
+		return nil, err
+	}
+	d.cfg.RandomNames = d.random.names
+	if err := d.grouping(rnd, fr); err != nil {
+		return nil, err
 	}
 
 	model, err := glmm.New(d.cfg)
@@ -201,7 +195,8 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	return d, nil
 }
 
-// checkRandom enforces one grouping factor and the || policy.
+// checkRandom enforces one random-effects term (or, under
+// CorrelatedDoubleBar, one grouping factor) and the || policy.
 func checkRandom(f *Formula, opts Options) error {
 	if len(f.randoms) == 0 {
 		return &DataError{Token: "~", Pos: strings.Index(f.src, "~") + 1, Row: -1,
@@ -275,13 +270,10 @@ func (f *Formula) uses(rnd *random) []use {
 		x.numeric, x.why = true, "an offset must be numeric"
 		u = append(u, x)
 	}
-	if rnd != nil {
-		for _, v := range rnd.lhs.vars {
-			u = append(u, varUse(v))
-		}
-		u = append(u, use{col: rnd.group, tok: rnd.group, pos: rnd.groupPos})
+	for _, v := range rnd.lhs.vars {
+		u = append(u, varUse(v))
 	}
-	return u
+	return append(u, use{col: rnd.group, tok: rnd.group, pos: rnd.groupPos})
 }
 
 func varUse(v variable) use {

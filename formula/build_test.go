@@ -532,7 +532,7 @@ func TestBuildErrors(t *testing.T) {
 	}{
 		{"y ~ nope + (1 | id)", fr, pois, "nope", 5, "nope", -1, "no such column", false},
 		{"y ~ x + (1 | nope)", fr, pois, "nope", 14, "nope", -1, "no such column", false},
-		{"nope ~ x + (1 | id)", fr, pois, "nope", 1, "nope", -1, "no such column", false},
+		{"nope ~ x + (1 | id)", fr, Options{}, "nope", 1, "nope", -1, "no such column", false},
 		{"y ~ x + offset(nope) + (1 | id)", fr, pois, "nope", 16, "nope", -1, "no such column", false},
 		{"y ~ x + (1 | id)", one, pois, "id", 14, "id", -1, "single level", false},
 		{"y ~ x + (1 | id)", fr, Options{}, "y", 1, "", -1, "needs a family", false},

@@ -59,8 +59,17 @@ func Parse(s string) (*Formula, error) {
 		}
 	}
 	for k := range f.randoms {
-		if err := f.randoms[k].expand(); err != nil {
+		r := &f.randoms[k]
+		if err := r.expand(); err != nil {
 			return nil, err
+		}
+		for _, v := range r.lhs.vars {
+			if v.col == f.resp.y.col || f.resp.kind == respFailures && v.col == f.resp.second.col {
+				return nil, &SyntaxError{Pos: v.pos, Token: v.label, Msg: "the response is also used as a random-effects covariate"}
+			}
+		}
+		if r.group == f.resp.y.col {
+			return nil, &SyntaxError{Pos: r.groupPos, Token: r.group, Msg: "the response is also used as the grouping factor"}
 		}
 	}
 	return f, nil

@@ -242,6 +242,8 @@ func TestParseErrors(t *testing.T) {
 		{src: "y ~ x^2^2", pos: 8, token: "^", msg: "chained ^"},
 		{src: "y ~ x - (z - w)", pos: 12, token: "-", msg: "removal inside a removal"},
 		{src: "y ~ x + y", pos: 9, token: "y", msg: "response is also used"},
+		{src: "y ~ x + (1 + y | g)", pos: 14, token: "y", msg: "response is also used as a random"},
+		{src: "y ~ x + (1 | y)", pos: 14, token: "y", msg: "response is also used as the grouping"},
 		{src: "y ~ `x", pos: 5, token: "`", msg: "unterminated"},
 		{src: "y ~ ``", pos: 5, token: "``", msg: "empty quoted"},
 		{src: "y ~ ()", pos: 6, token: ")", msg: "empty parentheses"},

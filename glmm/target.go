@@ -251,9 +251,7 @@ func (mod *Model) LocalHessian(ws any, i int, thetaG, thetaI, h []float64) {
 	s, e := mod.start[i], mod.start[i+1]
 	eta := work.eta[:e-s]
 	mod.FixedEta(i, thetaG[:p], eta)
-	for k := range h {
-		h[k] = 0
-	}
+	clear(h)
 	for j := s; j < e; j++ {
 		zr := mod.z[j*r : j*r+r]
 		et := eta[j-s]

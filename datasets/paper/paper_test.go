@@ -288,6 +288,13 @@ func TestHERSDesign(t *testing.T) {
 	if !slices.Equal(d.Config().Y, y) {
 		t.Error("response differs from sbp > 140")
 	}
+	var high float64
+	for _, v := range y {
+		high += v
+	}
+	if frac := high / float64(len(y)); math.Abs(frac-0.334) > 0.0005 {
+		t.Errorf("%.4f of the rows have sbp > 140, want 0.334", frac)
+	}
 	for k, g := range d.Group() {
 		if d.GroupLevels()[g] != r.str(keep[k], "pptid") {
 			t.Fatalf("row %d in group %q, want %q", k, d.GroupLevels()[g], r.str(keep[k], "pptid"))
@@ -304,6 +311,13 @@ func TestDiabetesMainEffects(t *testing.T) {
 	m := d.Model()
 	if m.NumSubjects() != 16341 || m.NumObs() != 45694 || m.P() != 55 || m.R() != 1 {
 		t.Errorf("%d subjects, %d rows, p=%d, r=%d; want 16341, 45694, 55, 1", m.NumSubjects(), m.NumObs(), m.P(), m.R())
+	}
+	var readmitted float64
+	for _, v := range d.Config().Y {
+		readmitted += v
+	}
+	if readmitted != 9027 {
+		t.Errorf("%v encounters readmitted within 30 days, want 9027", readmitted)
 	}
 	if d.Formula().Source() != DiabetesMainFormula {
 		t.Errorf("built from %q", d.Formula().Source())

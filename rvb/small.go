@@ -1,0 +1,144 @@
+package rvb
+
+import "math"
+
+// Kernels on small r×r matrices stored row-major in full. The number of
+// random effects r is small (1 to a handful), so plain loops beat any call
+// into a general linear algebra package, and they allocate nothing.
+
+// cholLower writes into l the lower Cholesky factor of the symmetric
+// positive definite r×r matrix a (only its lower triangle is read) and
+// zeroes the upper triangle of l. It reports false when a pivot is not
+// positive and finite.
+func cholLower(r int, a, l []float64) bool {
+	for i := range r {
+		for j := 0; j <= i; j++ {
+			s := a[i*r+j]
+			for k := range j {
+				s -= l[i*r+k] * l[j*r+k]
+			}
+			if i == j {
+				if !(s > 0) || math.IsInf(s, 0) {
+					return false
+				}
+				l[i*r+i] = math.Sqrt(s)
+			} else {
+				l[i*r+j] = s / l[j*r+j]
+			}
+		}
+		for j := i + 1; j < r; j++ {
+			l[i*r+j] = 0
+		}
+	}
+	return true
+}
+
+// lowerInv writes the inverse of the lower triangular r×r matrix l into
+// dst (lower triangular, upper triangle zeroed), by forward substitution.
+func lowerInv(r int, l, dst []float64) {
+	for c := range r {
+		for i := range c {
+			dst[i*r+c] = 0
+		}
+		for i := c; i < r; i++ {
+			s := 0.0
+			if i == c {
+				s = 1
+			}
+			for k := c; k < i; k++ {
+				s -= l[i*r+k] * dst[k*r+c]
+			}
+			dst[i*r+c] = s / l[i*r+i]
+		}
+	}
+}
+
+// invFromChol writes into dst the inverse (R R')^-1 = R^-T R^-1 of the
+// matrix with lower Cholesky factor R, given rinv = R^-1.
+func invFromChol(r int, rinv, dst []float64) {
+	for u := range r {
+		for v := 0; v <= u; v++ {
+			s := 0.0
+			for k := u; k < r; k++ {
+				s += rinv[k*r+u] * rinv[k*r+v]
+			}
+			dst[u*r+v] = s
+			dst[v*r+u] = s
+		}
+	}
+}
+
+// solveChol overwrites x with (R R')^-1 x, R lower triangular.
+func solveChol(r int, rf, x []float64) {
+	for i := range r {
+		s := x[i]
+		for k := range i {
+			s -= rf[i*r+k] * x[k]
+		}
+		x[i] = s / rf[i*r+i]
+	}
+	for i := r - 1; i >= 0; i-- {
+		s := x[i]
+		for k := i + 1; k < r; k++ {
+			s -= rf[k*r+i] * x[k]
+		}
+		x[i] = s / rf[i*r+i]
+	}
+}
+
+// symMulVec writes a x into dst, a r×r in full storage.
+func symMulVec(r int, a, x, dst []float64) {
+	for i := range r {
+		s := 0.0
+		for k, v := range a[i*r : i*r+r] {
+			s += v * x[k]
+		}
+		dst[i] = s
+	}
+}
+
+// lowerMulVec writes l x into dst, l lower triangular.
+func lowerMulVec(r int, l, x, dst []float64) {
+	for i := r - 1; i >= 0; i-- {
+		s := 0.0
+		for k := 0; k <= i; k++ {
+			s += l[i*r+k] * x[k]
+		}
+		dst[i] = s
+	}
+}
+
+// lowerTMulVec writes l' x into dst, l lower triangular.
+func lowerTMulVec(r int, l, x, dst []float64) {
+	for i := range r {
+		s := 0.0
+		for k := i; k < r; k++ {
+			s += l[k*r+i] * x[k]
+		}
+		dst[i] = s
+	}
+}
+
+// lowerSolve overwrites x with l^-1 x, l lower triangular.
+func lowerSolve(r int, l, x []float64) {
+	for i := range r {
+		s := x[i]
+		for k := range i {
+			s -= l[i*r+k] * x[k]
+		}
+		x[i] = s / l[i*r+i]
+	}
+}
+
+// quad returns x' a x for a symmetric r×r a in full storage.
+func quad(r int, a, x []float64) float64 {
+	s := 0.0
+	for i := range r {
+		t := 0.0
+		for k, v := range a[i*r : i*r+r] {
+			t += v * x[k]
+		}
+		s += x[i] * t
+	}
+	return s
+}

@@ -1,0 +1,201 @@
+package vi
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/sparsevi/sparsevi/arrowhead"
+	"github.com/sparsevi/sparsevi/blockdiag"
+	"github.com/sparsevi/sparsevi/glmm"
+)
+
+// GlobalCov returns the covariance of the global block under the fitted
+// approximation.
+func (r *Result) GlobalCov() *mat.SymDense {
+	g := r.G
+	dst := make([]float64, g*g)
+	switch r.Method {
+	case GVA:
+		arrowhead.Wrap(r.N, r.R, g, r.Factor).CovGlobal(dst)
+	case RVB:
+		blockdiag.Wrap(r.N, r.R, g, r.Factor).CovGlobal(dst)
+	}
+	return mat.NewSymDense(g, dst)
+}
+
+// LocalCov returns the covariances of every subject's local block, r×r
+// row-major at [i*r*r:], under the fitted approximation.
+func (r *Result) LocalCov() []float64 {
+	dst := make([]float64, r.N*r.R*r.R)
+	switch r.Method {
+	case GVA:
+		arrowhead.Wrap(r.N, r.R, r.G, r.Factor).CovRange(0, r.N, dst, make([]float64, r.N*r.R*r.G))
+	case RVB:
+		blockdiag.Wrap(r.N, r.R, r.G, r.Factor).CovRange(0, r.N, dst)
+	}
+	return dst
+}
+
+// Marginal summarises the approximate posterior of one scalar.
+type Marginal struct {
+	Name            string
+	Mean, SD        float64
+	Q025, Q50, Q975 float64 // 2.5%, 50% and 97.5% quantiles
+}
+
+// SubjectEffects are the approximate posterior means and standard
+// deviations of one subject's random effects.
+type SubjectEffects struct {
+	Level    string
+	Mean, SD []float64
+}
+
+// GLMMSummary holds posterior summaries of a fitted GLMM.
+type GLMMSummary struct {
+	Fixed []Marginal // beta
+	Omega []Marginal // omega = vech(W*)
+	SD    []Marginal // standard deviations of the random effects
+	Corr  []Marginal // their correlations, (k, l) for k > l, column by column
+	// Subjects holds the random effects b_i. Their marginals are Gaussian
+	// for a plain GLMM target (exact); for reparametrised targets use
+	// package rvb.
+	Subjects []SubjectEffects
+}
+
+// Summarize returns posterior summaries of a fit of the GLMM m as a plain
+// target. Fixed effects, omega and the random effects are exact Gaussian
+// marginals; SDs and correlations, nonlinear in omega, are from draws
+// seeded by seed.
+func Summarize(res *Result, m *glmm.Model, draws int, seed uint64) (*GLMMSummary, error) {
+	n, r, g := m.Dims()
+	if res.N != n || res.R != r || res.G != g {
+		return nil, fmt.Errorf("vi: result of dimensions (%d, %d, %d) does not fit the model's (%d, %d, %d)", res.N, res.R, res.G, n, r, g)
+	}
+	s := &GLMMSummary{}
+	cov := res.GlobalCov()
+	muG := res.Mu[n*r:]
+	names := m.GlobalNames()
+	p := m.P()
+	for k := range g {
+		mk := gaussMarginal(names[k], muG[k], math.Sqrt(cov.At(k, k)))
+		if k < p {
+			s.Fixed = append(s.Fixed, mk)
+		} else {
+			s.Omega = append(s.Omega, mk)
+		}
+	}
+	sd, corr, err := sampleSDCorr(res, m, cov, draws, seed)
+	if err != nil {
+		return nil, err
+	}
+	s.SD, s.Corr = sd, corr
+	local := res.LocalCov()
+	levels := m.GroupLevels()
+	s.Subjects = make([]SubjectEffects, n)
+	for i := range n {
+		e := SubjectEffects{Level: levels[i], Mean: make([]float64, r), SD: make([]float64, r)}
+		for a := range r {
+			e.Mean[a] = res.Mu[i*r+a]
+			e.SD[a] = math.Sqrt(local[i*r*r+a*r+a])
+		}
+		s.Subjects[i] = e
+	}
+	return s, nil
+}
+
+func gaussMarginal(name string, mean, sd float64) Marginal {
+	q := func(p float64) float64 {
+		if sd == 0 {
+			return mean
+		}
+		return distuv.Normal{Mu: mean, Sigma: sd}.Quantile(p)
+	}
+	return Marginal{Name: name, Mean: mean, SD: sd, Q025: q(0.025), Q50: mean, Q975: q(0.975)}
+}
+
+// sampleSDCorr summarises the random-effect SDs and correlations from draws
+// of omega from its Gaussian marginal.
+func sampleSDCorr(res *Result, m *glmm.Model, cov *mat.SymDense, draws int, seed uint64) (sd, corr []Marginal, err error) {
+	n, r, g := m.Dims()
+	p := m.P()
+	q := g - p
+	var ch mat.Cholesky
+	sub := mat.NewSymDense(q, nil)
+	for a := range q {
+		for b := a; b < q; b++ {
+			sub.SetSym(a, b, cov.At(p+a, p+b))
+		}
+	}
+	if !ch.Factorize(sub) {
+		return nil, nil, fmt.Errorf("vi: covariance of omega is not positive definite")
+	}
+	var l mat.TriDense
+	ch.LTo(&l)
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	muO := res.Mu[n*r+p:]
+	omega := make([]float64, q)
+	z := make([]float64, q)
+	nc := r * (r - 1) / 2
+	sdDraws := make([][]float64, r)
+	corrDraws := make([][]float64, nc)
+	for range draws {
+		for a := range z {
+			z[a] = rng.NormFloat64()
+		}
+		for a := range q {
+			v := muO[a]
+			for b := 0; b <= a; b++ {
+				v += l.At(a, b) * z[b]
+			}
+			omega[a] = v
+		}
+		s, c := glmm.RESDCorr(omega, r)
+		for a := range r {
+			sdDraws[a] = append(sdDraws[a], s[a])
+		}
+		k := 0
+		for b := range r {
+			for a := b + 1; a < r; a++ {
+				corrDraws[k] = append(corrDraws[k], c.At(a, b))
+				k++
+			}
+		}
+	}
+	rn := m.RandomNames()
+	for a := range r {
+		sd = append(sd, sampleMarginal("sd("+rn[a]+")", sdDraws[a]))
+	}
+	k := 0
+	for b := range r {
+		for a := b + 1; a < r; a++ {
+			corr = append(corr, sampleMarginal("cor("+rn[a]+","+rn[b]+")", corrDraws[k]))
+			k++
+		}
+	}
+	return sd, corr, nil
+}
+
+func sampleMarginal(name string, x []float64) Marginal {
+	slices.Sort(x)
+	var mean, ss float64
+	for _, v := range x {
+		mean += v
+	}
+	mean /= float64(len(x))
+	for _, v := range x {
+		ss += (v - mean) * (v - mean)
+	}
+	q := func(p float64) float64 {
+		// Linear interpolation between order statistics (R's type 7).
+		h := p * float64(len(x)-1)
+		lo := int(math.Floor(h))
+		hi := min(lo+1, len(x)-1)
+		return x[lo] + (h-float64(lo))*(x[hi]-x[lo])
+	}
+	return Marginal{Name: name, Mean: mean, SD: math.Sqrt(ss / float64(max(1, len(x)-1))), Q025: q(0.025), Q50: q(0.5), Q975: q(0.975)}
+}
