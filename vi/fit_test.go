@@ -26,8 +26,8 @@ func TestGVAExactOnGaussian(t *testing.T) {
 		opt     Optimizer
 		alpha   float64 // Snngm's Alpha0 or the rule's Alpha
 	}{
-		{"snngm/r=1", 12, 1, 2, Snngm, DefaultAlpha0},
-		{"snngm/r=2", 8, 2, 3, Snngm, DefaultAlpha0},
+		{"snngm/r=1", 12, 1, 2, Snngm, 0.001},
+		{"snngm/r=2", 8, 2, 3, Snngm, 0.001},
 		{"nagm/r=1", 12, 1, 2, Nagm, 0.5},
 		{"nagm/r=2", 8, 2, 3, Nagm, 0.5},
 	} {
@@ -86,8 +86,8 @@ func TestRVBBlockOptimumOnGaussian(t *testing.T) {
 		opt     Optimizer
 		alpha   float64
 	}{
-		{"snngm/r=1", 10, 1, 2, Snngm, DefaultAlpha0},
-		{"snngm/r=2", 6, 2, 3, Snngm, DefaultAlpha0},
+		{"snngm/r=1", 10, 1, 2, Snngm, 0.001},
+		{"snngm/r=2", 6, 2, 3, Snngm, 0.001},
 		{"nagm/r=2", 6, 2, 3, Nagm, 0.5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

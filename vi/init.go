@@ -22,9 +22,9 @@ type Starter interface {
 }
 
 // initMode starts the mean and the factor from the target's Starter, if it
-// has one. The precision is factorised as an arrowhead matrix; each family
-// takes what it can represent of it through set.
-func initMode(ctx context.Context, b *base, set func(t *arrowhead.Factor) error) error {
+// has one. The precision S is passed to set both as given (in arrowhead
+// form) and factorised, S = T T'; each family takes what it can represent.
+func initMode(ctx context.Context, b *base, set func(s []float64, t *arrowhead.Factor) error) error {
 	s, ok := b.target.(Starter)
 	if !ok {
 		return nil
@@ -33,6 +33,7 @@ func initMode(ctx context.Context, b *base, set func(t *arrowhead.Factor) error)
 	if err := s.Start(ctx, b.lam[:b.d], t.Data()); err != nil {
 		return fmt.Errorf("vi: initialisation: %w", err)
 	}
+	prec := append([]float64(nil), t.Data()...)
 	for j, m := range b.lam[:b.d] {
 		if math.IsNaN(m) || math.IsInf(m, 0) {
 			return fmt.Errorf("vi: initialisation: entry %d of the starting mean is %v", j, m)
@@ -58,7 +59,7 @@ func initMode(ctx context.Context, b *base, set func(t *arrowhead.Factor) error)
 	if err := t.CholGlobal(t.Data(), sum); err != nil {
 		return fmt.Errorf("vi: initialisation: %w", err)
 	}
-	return set(t)
+	return set(prec, t)
 }
 
 // newFamily returns the approximation family of the settings.

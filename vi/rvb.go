@@ -63,19 +63,20 @@ func (f *rvbFamily) init(ctx context.Context, how Init) error {
 		gb[a*(a+1)/2+a] = s
 	}
 	if how == InitMode {
-		// The marginal covariance blocks of the start, factorised.
-		return initMode(ctx, f.base, func(t *arrowhead.Factor) error {
+		// For a Gaussian target the best approximation with independent
+		// blocks has covariance S_kk^-1, the inverse of each diagonal block
+		// of the precision (not the marginal covariance, which is far wider
+		// for the global block).
+		return initMode(ctx, f.base, func(s []float64, _ *arrowhead.Factor) error {
 			n, r, g := f.n, f.r, f.g
-			local := make([]float64, n*r*r)
-			t.CovRange(0, n, local, make([]float64, n*r*g))
+			tri := r * (r + 1) / 2
+			stride := tri + g*r
 			for i := range n {
-				if err := cholInto(r, local[i*r*r:(i+1)*r*r], f.c.Subject(i)); err != nil {
+				if err := invCholInto(r, s[i*stride:i*stride+tri], f.c.Subject(i)); err != nil {
 					return fmt.Errorf("vi: initialisation: subject %d: %w", i, err)
 				}
 			}
-			cg := make([]float64, g*g)
-			t.CovGlobal(cg)
-			if err := cholInto(g, cg, f.c.Global()); err != nil {
+			if err := invCholInto(g, s[n*stride:], f.c.Global()); err != nil {
 				return fmt.Errorf("vi: initialisation: global block: %w", err)
 			}
 			return nil
@@ -84,12 +85,25 @@ func (f *rvbFamily) init(ctx context.Context, how Init) error {
 	return nil
 }
 
-// cholInto writes the Cholesky factor of the m×m row-major SPD matrix a
-// into the packed lower triangle dst.
-func cholInto(m int, a, dst []float64) error {
+// invCholInto writes the Cholesky factor of the inverse of the SPD matrix
+// whose packed lower triangle is s into the packed lower triangle dst.
+func invCholInto(m int, s, dst []float64) error {
+	a := mat.NewSymDense(m, nil)
+	for i := range m {
+		for j := 0; j <= i; j++ {
+			a.SetSym(i, j, s[i*(i+1)/2+j])
+		}
+	}
 	var ch mat.Cholesky
-	if !ch.Factorize(mat.NewSymDense(m, a)) {
-		return errors.New("covariance not positive definite")
+	if !ch.Factorize(a) {
+		return errors.New("precision block not positive definite")
+	}
+	var inv mat.SymDense
+	if err := ch.InverseTo(&inv); err != nil {
+		return err
+	}
+	if !ch.Factorize(&inv) {
+		return errors.New("covariance block not positive definite")
 	}
 	var l mat.TriDense
 	ch.LTo(&l)

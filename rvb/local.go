@@ -1,0 +1,483 @@
+package rvb
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/sparsevi/sparsevi/glmm"
+)
+
+// log(2 pi)
+var log2Pi = math.Log(2 * math.Pi)
+
+// workspace is the scratch space of one concurrent caller of Local.
+type workspace struct {
+	// Set from theta_g once per call.
+	w, omega []float64 // W and Omega = W W', r×r
+	logNorm  float64   // -(r/2) log 2 pi + sum_k omega_kk
+
+	// Per subject, r×r.
+	prec, rf, rinv []float64 // P, its Cholesky factor R and R^-1
+	lam, l         []float64 // Lambda = P^-1 and L = chol(Lambda)
+	s, tm          []float64 // S and T of RVB.md §4
+	gam            []float64 // Gamma, summed over the subjects of a call
+
+	// Per subject, r.
+	center []float64 // lambda_i (RVB1) or the mode (RVB2)
+	b, av  []float64 // b_i and a_i (then a~_i)
+	c, v   []float64 // c_i = L' a_i and Lambda a~_i
+	dir    []float64 // Newton step
+	bn     []float64 // Newton trial point
+	grad   []float64 // gradient of the conditional log density
+
+	// Per observation of a subject.
+	eta0 []float64 // X_i beta + offset_i
+	eta  []float64
+	d1   []float64 // weighted first derivative at the last evaluation
+	hw   []float64 // weighted -second derivative (RVB2: at the mode)
+	k3   []float64 // weighted -third derivative at the mode (RVB2)
+	row  []float64 // chain-rule weights to beta
+}
+
+// NewWorkspace returns scratch space for one concurrent caller of Local,
+// MapLocal or FromOriginal.
+func (t *Target) NewWorkspace() any {
+	r, ni := t.r, t.m.MaxSubjectObs()
+	mk := func(k int) []float64 { return make([]float64, k) }
+	return &workspace{
+		w: mk(r * r), omega: mk(r * r),
+		prec: mk(r * r), rf: mk(r * r), rinv: mk(r * r), lam: mk(r * r), l: mk(r * r),
+		s: mk(r * r), tm: mk(r * r), gam: mk(r * r),
+		center: mk(r), b: mk(r), av: mk(r), c: mk(r), v: mk(r), dir: mk(r), bn: mk(r), grad: mk(r),
+		eta0: mk(ni), eta: mk(ni), d1: mk(ni), hw: mk(ni), k3: mk(ni), row: mk(ni),
+	}
+}
+
+// setGlobal sets W, Omega and the log normalising constant of b_i from
+// omega.
+func (t *Target) setGlobal(ws *workspace, omega []float64) {
+	r := t.r
+	glmm.OmegaToW(omega, r, ws.w)
+	for u := range r {
+		for v := 0; v <= u; v++ {
+			s := 0.0
+			for k := 0; k <= v; k++ {
+				s += ws.w[u*r+k] * ws.w[v*r+k]
+			}
+			ws.omega[u*r+v] = s
+			ws.omega[v*r+u] = s
+		}
+	}
+	ws.logNorm = -0.5 * float64(r) * log2Pi
+	for l := range r {
+		ws.logNorm += omega[glmm.OmegaIndex(l, l, r)]
+	}
+}
+
+// Local returns the sum over the subjects i in [lo, hi) of the log density
+// of (y_i, b~_i) given theta_g, Jacobian and constants included:
+//
+//	log p(y_i | b_i, beta) + log p(b_i | omega) + log|L_i|,
+//	b_i = lambda_i(theta_g) + L_i(theta_g) b~_i.
+//
+// local holds b~_lo, ..., b~_{hi-1}. Unless gradLocal is nil, the gradients
+// with respect to those blocks are written into gradLocal and the gradient
+// with respect to theta_g is added into gradG. ws must come from
+// NewWorkspace. A non-finite value, or an RVB2 mode solve that fails, is
+// an error naming the subject; Local allocates nothing.
+func (t *Target) Local(ws any, lo, hi int, thetaG, local, gradLocal, gradG []float64) (float64, error) {
+	r, p := t.r, t.p
+	if lo < 0 || hi > t.n || lo > hi || len(thetaG) != t.g || len(local) != (hi-lo)*r {
+		panic("rvb: bad range or length in Local")
+	}
+	grad := gradLocal != nil
+	if grad && (len(gradLocal) != len(local) || len(gradG) != t.g) {
+		panic("rvb: bad gradient length in Local")
+	}
+	wk := ws.(*workspace)
+	beta := thetaG[:p]
+	t.setGlobal(wk, thetaG[p:])
+	if grad {
+		clear(wk.gam)
+	}
+	var total float64
+	for i := lo; i < hi; i++ {
+		bt := local[(i-lo)*r : (i-lo+1)*r]
+		var warm []float64
+		if t.method == RVB2 {
+			warm = t.mode[i*r : (i+1)*r]
+		}
+		if err := t.prepare(wk, i, beta, warm); err != nil {
+			return total, err
+		}
+		var gl, gbeta []float64
+		if grad {
+			gl = gradLocal[(i-lo)*r : (i-lo+1)*r]
+			gbeta = gradG[:p]
+		}
+		li := t.subject(wk, i, bt, gl, gbeta)
+		if math.IsNaN(li) || math.IsInf(li, 0) {
+			return total, t.subjectError(i, fmt.Errorf("log density %v is not finite", li))
+		}
+		if grad {
+			for _, v := range gl {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return total, t.subjectError(i, fmt.Errorf("gradient %v is not finite", gl))
+				}
+			}
+		}
+		total += li
+	}
+	if grad {
+		t.addOmegaGrad(wk, hi-lo, gradG[p:])
+	}
+	return total, nil
+}
+
+// subjectError wraps err with the name of subject i.
+func (t *Target) subjectError(i int, err error) error {
+	return fmt.Errorf("rvb: %s %q (subject %d): %w", t.m.GroupName(), t.m.GroupLevels()[i], i, err)
+}
+
+// prepare sets, for subject i at beta (and the Omega of setGlobal),
+// X_i beta + offset_i, the centre lambda_i, Lambda_i = P_i^-1 and
+// L_i = chol(Lambda_i); for RVB2 also the curvature terms at the mode.
+// RVB2 starts Newton's method from warm unless it is NaN (or nil, for a
+// cold start), and stores the mode there.
+func (t *Target) prepare(ws *workspace, i int, beta, warm []float64) error {
+	r := t.r
+	lo, hi := t.m.SubjectRows(i)
+	eta0 := ws.eta0[:hi-lo]
+	t.m.FixedEta(i, beta, eta0)
+	if t.method == RVB1 {
+		ai := t.a[i*r*r : (i+1)*r*r]
+		for k := range ws.prec {
+			ws.prec[k] = ws.omega[k] + ai[k]
+		}
+		if !cholLower(r, ws.prec, ws.rf) {
+			return t.subjectError(i, fmt.Errorf("precision Omega + Z'HZ %v is not positive definite", ws.prec))
+		}
+		t.rvb1Center(ws, i, ws.center)
+	} else if err := t.mode2(ws, i, warm); err != nil {
+		return err
+	}
+	lowerInv(r, ws.rf, ws.rinv)
+	invFromChol(r, ws.rinv, ws.lam)
+	if !cholLower(r, ws.lam, ws.l) {
+		return t.subjectError(i, fmt.Errorf("covariance Lambda %v is not positive definite", ws.lam))
+	}
+	return nil
+}
+
+// rvb1Center writes lambda_i = P_i^-1 Z_i' (qw - hw eta0) into dst, with
+// the Cholesky factor of P_i in ws.rf.
+func (t *Target) rvb1Center(ws *workspace, i int, dst []float64) {
+	r := t.r
+	lo, hi := t.m.SubjectRows(i)
+	z := t.m.ZRows(i)
+	clear(dst)
+	hw, qw := t.hw[lo:hi], t.qw[lo:hi]
+	for j, e0 := range ws.eta0[:hi-lo] {
+		k := qw[j] - hw[j]*e0
+		for u, zu := range z[j*r : j*r+r] {
+			dst[u] += zu * k
+		}
+	}
+	solveChol(r, ws.rf, dst)
+}
+
+// mode2 solves for RVB2's centre, the mode of subject i's conditional
+// density, from warm (if set) and else from RVB1's centre.
+func (t *Target) mode2(ws *workspace, i int, warm []float64) error {
+	r := t.r
+	if warm != nil && !math.IsNaN(warm[0]) {
+		copy(ws.center, warm)
+		if t.newton(ws, i) == nil {
+			copy(warm, ws.center)
+			return nil
+		}
+	}
+	// A cold start: RVB1's centre is a Newton step from the expansion
+	// point, usually close to the mode.
+	ai := t.a[i*r*r : (i+1)*r*r]
+	for k := range ws.prec {
+		ws.prec[k] = ws.omega[k] + ai[k]
+	}
+	clear(ws.center)
+	if cholLower(r, ws.prec, ws.rf) {
+		t.rvb1Center(ws, i, ws.center)
+	}
+	err := t.newton(ws, i)
+	if err != nil {
+		// A last resort from zero, the prior mean.
+		clear(ws.center)
+		if t.newton(ws, i) != nil {
+			return t.subjectError(i, err)
+		}
+	}
+	if warm != nil {
+		copy(warm, ws.center)
+	}
+	return nil
+}
+
+// ModeError reports an RVB2 mode solve that failed.
+type ModeError struct {
+	Iter int     // Newton iterations done
+	Step float64 // max norm of the last Newton step
+	// Reason says what stopped the solve.
+	Reason string
+}
+
+func (e *ModeError) Error() string {
+	return fmt.Sprintf("conditional mode of the random effects not found: %s after %d Newton iterations (last step %.3g)", e.Reason, e.Iter, e.Step)
+}
+
+// evalCond evaluates subject i's conditional log density
+// f(b) = log p(y_i | b, beta) - b' Omega b / 2 (without constants) at b,
+// and stores the weighted derivatives per observation in ws.d1, ws.hw,
+// ws.k3.
+func (t *Target) evalCond(ws *workspace, i int, b []float64) float64 {
+	r := t.r
+	lo, hi := t.m.SubjectRows(i)
+	y, m, w := t.m.Response(i)
+	z := t.m.ZRows(i)
+	n := hi - lo
+	eta0, d1, hw, k3 := ws.eta0[:n], ws.d1[:n], ws.hw[:n], ws.k3[:n]
+	y, m, w = y[:n], m[:n], w[:n]
+	var f float64
+	for j := range n {
+		e := eta0[j]
+		for u, zu := range z[j*r : j*r+r] {
+			e += zu * b[u]
+		}
+		ll, g1, g2, g3 := terms(t.fam, y[j], m[j], w[j], e)
+		f += ll
+		d1[j], hw[j], k3[j] = g1, -g2, -g3
+	}
+	return f - 0.5*quad(r, ws.omega, b)
+}
+
+// condGradPrec sets ws.grad to the gradient of the conditional log density
+// and ws.prec to its negative Hessian, from the derivatives stored by the
+// last evalCond at b.
+func (t *Target) condGradPrec(ws *workspace, i int, b []float64) {
+	r := t.r
+	lo, hi := t.m.SubjectRows(i)
+	z := t.m.ZRows(i)
+	symMulVec(r, ws.omega, b, ws.grad)
+	for k := range ws.grad {
+		ws.grad[k] = -ws.grad[k]
+	}
+	copy(ws.prec, ws.omega)
+	for j := range hi - lo {
+		zj := z[j*r : j*r+r]
+		d, h := ws.d1[j], ws.hw[j]
+		for u, zu := range zj {
+			ws.grad[u] += zu * d
+			hz := h * zu
+			for v := 0; v <= u; v++ {
+				ws.prec[u*r+v] += hz * zj[v]
+			}
+		}
+	}
+	for u := range r {
+		for v := range u {
+			ws.prec[v*r+u] = ws.prec[u*r+v]
+		}
+	}
+}
+
+// newton runs damped Newton from ws.center to the mode of subject i's
+// conditional density, halving each step until the density does not
+// decrease. Once a step is below the tolerance it takes it without a
+// check (the density is flat to rounding there) and stops. On success
+// ws.center is the mode and ws.prec, ws.rf, ws.hw and ws.k3 are the
+// precision, its factor and the curvature terms there.
+func (t *Target) newton(ws *workspace, i int) error {
+	r := t.r
+	b := ws.center
+	f := t.evalCond(ws, i, b)
+	step := math.Inf(1)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return &ModeError{Reason: "non-finite density at the start", Step: step}
+	}
+	for it := range t.maxNewton {
+		t.condGradPrec(ws, i, b)
+		if !cholLower(r, ws.prec, ws.rf) {
+			return &ModeError{Iter: it, Step: step, Reason: "non-positive-definite Hessian"}
+		}
+		copy(ws.dir, ws.grad)
+		solveChol(r, ws.rf, ws.dir)
+		step = 0
+		for _, d := range ws.dir {
+			step = max(step, math.Abs(d))
+		}
+		if !(step <= math.MaxFloat64) {
+			return &ModeError{Iter: it, Step: step, Reason: "non-finite Newton step"}
+		}
+		if step <= t.tol {
+			for k := range b {
+				b[k] += ws.dir[k]
+			}
+			t.evalCond(ws, i, b)
+			t.condGradPrec(ws, i, b)
+			if !cholLower(r, ws.prec, ws.rf) {
+				return &ModeError{Iter: it + 1, Step: step, Reason: "non-positive-definite Hessian at the mode"}
+			}
+			return nil
+		}
+		// Rounding in f: a change below this is no change.
+		slack := 1e-13 * (1 + math.Abs(f))
+		accepted := false
+		for s := 1.0; s > 0x1p-60; s /= 2 {
+			for k := range b {
+				ws.bn[k] = b[k] + s*ws.dir[k]
+			}
+			fn := t.evalCond(ws, i, ws.bn)
+			if fn >= f-slack {
+				copy(b, ws.bn)
+				f = fn
+				accepted = true
+				break
+			}
+		}
+		if !accepted {
+			return &ModeError{Iter: it, Step: step, Reason: "no step increases the density"}
+		}
+	}
+	return &ModeError{Iter: t.maxNewton, Step: step, Reason: "iteration limit reached"}
+}
+
+// subject evaluates subject i at b~ = bt after prepare: it returns the log
+// density and, unless gl is nil, writes the local gradient into gl, adds
+// the gradient in beta into gbeta and adds subject i's term of Gamma into
+// ws.gam.
+func (t *Target) subject(ws *workspace, i int, bt, gl, gbeta []float64) float64 {
+	r := t.r
+	lo, hi := t.m.SubjectRows(i)
+	n := hi - lo
+	y, m, w := t.m.Response(i)
+	z := t.m.ZRows(i)
+	b := ws.b
+	lowerMulVec(r, ws.l, bt, b)
+	for k := range b {
+		b[k] += ws.center[k]
+	}
+	eta0, e := ws.eta0[:n], ws.d1[:n]
+	y, m, w = y[:n], m[:n], w[:n]
+	var ll float64
+	// a = Z' e - Omega b.
+	symMulVec(r, ws.omega, b, ws.av)
+	for k := range ws.av {
+		ws.av[k] = -ws.av[k]
+	}
+	for j := range n {
+		zj := z[j*r : j*r+r]
+		et := eta0[j]
+		for u, zu := range zj {
+			et += zu * b[u]
+		}
+		l, d, _, _ := terms(t.fam, y[j], m[j], w[j], et)
+		ll += l
+		e[j] = d
+		for u, zu := range zj {
+			ws.av[u] += zu * d
+		}
+	}
+	logDetL := 0.0
+	for k := range r {
+		logDetL += math.Log(ws.l[k*r+k])
+	}
+	val := ll + t.m.SubjectConstant(i) + ws.logNorm - 0.5*quad(r, ws.omega, b) + logDetL
+	if gl == nil {
+		return val
+	}
+	// c = L' a.
+	lowerTMulVec(r, ws.l, ws.av, ws.c)
+	copy(gl, ws.c)
+	// T = Lambda + L S L', S the symmetric matrix with S_uv = c_max(u,v)
+	// bt_min(u,v): the derivative of L through Lambda.
+	for u := range r {
+		for v := 0; v <= u; v++ {
+			s := ws.c[u] * bt[v]
+			ws.s[u*r+v], ws.s[v*r+u] = s, s
+		}
+	}
+	for u := range r {
+		for v := 0; v <= u; v++ {
+			s := ws.lam[u*r+v]
+			for k := 0; k <= u; k++ {
+				lk := ws.l[u*r+k]
+				if lk == 0 {
+					continue
+				}
+				for q := 0; q <= v; q++ {
+					s += lk * ws.s[k*r+q] * ws.l[v*r+q]
+				}
+			}
+			ws.tm[u*r+v], ws.tm[v*r+u] = s, s
+		}
+	}
+	row := ws.row[:n]
+	hw := t.hw[lo:hi]
+	if t.method == RVB2 {
+		// The centre moves H_i through eta at the mode: u_j =
+		// z_j' T z_j kappa'''_j / 2 enters the beta gradient directly and
+		// a~ = a - Z' u is the total derivative in the mode.
+		hw = ws.hw[:n]
+		k3 := ws.k3[:n]
+		for j := range n {
+			zj := z[j*r : j*r+r]
+			uj := 0.5 * quad(r, ws.tm, zj) * k3[j]
+			row[j] = e[j] - uj
+			for q, zq := range zj {
+				ws.av[q] -= zq * uj
+			}
+		}
+	} else {
+		copy(row, e)
+	}
+	// d lambda / d beta = -Lambda Z' H X, so beta gains
+	// -X' H Z Lambda a~.
+	symMulVec(r, ws.lam, ws.av, ws.v)
+	for j := range n {
+		zj := z[j*r : j*r+r]
+		s := 0.0
+		for u, zu := range zj {
+			s += zu * ws.v[u]
+		}
+		row[j] -= hw[j] * s
+	}
+	t.m.AddFixedTVec(i, row, gbeta)
+	// Gamma += b b' + T + v lambda' + lambda v'.
+	for u := range r {
+		for q := range r {
+			ws.gam[u*r+q] += b[u]*b[q] + ws.tm[u*r+q] + ws.v[u]*ws.center[q] + ws.center[u]*ws.v[q]
+		}
+	}
+	return val
+}
+
+// addOmegaGrad adds into gomega the gradient in omega of cnt subjects'
+// terms, d = -tr(Gamma dOmega)/2 + cnt sum_k omega_kk, through
+// dOmega = dW W' + W dW'.
+func (t *Target) addOmegaGrad(ws *workspace, cnt int, gomega []float64) {
+	r := t.r
+	idx := 0
+	for l := range r {
+		for k := l; k < r; k++ {
+			// (Gamma W)_kl.
+			s := 0.0
+			for q := l; q < r; q++ {
+				s += ws.gam[k*r+q] * ws.w[q*r+l]
+			}
+			if k == l {
+				gomega[idx] += float64(cnt) - s*ws.w[l*r+l]
+			} else {
+				gomega[idx] -= s
+			}
+			idx++
+		}
+	}
+}

@@ -1,0 +1,272 @@
+package rvb
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mathext"
+
+	"github.com/sparsevi/sparsevi/glmm"
+)
+
+// Method selects the affine reparametrisation of the random effects.
+type Method int
+
+const (
+	// RVB1 centres and scales b_i by a Gaussian approximation of
+	// p(b_i | y_i, theta_g) from a second-order expansion of the
+	// log-likelihood about a fixed, data-based linear predictor.
+	RVB1 Method = iota + 1
+	// RVB2 centres and scales b_i by the Laplace approximation of
+	// p(b_i | y_i, theta_g) at its mode, found by Newton's method at every
+	// evaluation.
+	RVB2
+)
+
+// String returns "rvb1" or "rvb2".
+func (m Method) String() string {
+	switch m {
+	case RVB1:
+		return "rvb1"
+	case RVB2:
+		return "rvb2"
+	}
+	return fmt.Sprintf("Method(%d)", int(m))
+}
+
+// Default returns the method Tan's paper uses for a family: RVB1 for
+// Poisson and binomial counts, whose data-based expansion point is
+// informative, and RVB2 for Bernoulli responses, whose expansion point
+// ±2 carries little information.
+func Default(f glmm.Family) Method {
+	if f == glmm.Bernoulli {
+		return RVB2
+	}
+	return RVB1
+}
+
+// DefaultExpansion returns the data-based linear predictor about which
+// RVB1 expands the log-likelihood of one observation of y successes (or a
+// count y) out of m trials: the posterior mean of the canonical parameter
+// under the Jeffreys prior for that observation alone,
+//
+//	poisson:             digamma(y + 1/2)
+//	bernoulli, binomial: digamma(y + 1/2) - digamma(m - y + 1/2).
+//
+// It is finite at y = 0 and y = m, is about log y (log odds) for large
+// counts, and is ±2 for a Bernoulli response. Tan's paper may define the
+// point differently (RVB.md, open point 1); any point that does not depend
+// on theta_g gives an exact method, only the decorrelation changes.
+func DefaultExpansion(f glmm.Family, y, m float64) float64 {
+	switch f {
+	case glmm.Poisson:
+		return mathext.Digamma(y + 0.5)
+	case glmm.Bernoulli, glmm.Binomial:
+		return mathext.Digamma(y+0.5) - mathext.Digamma(m-y+0.5)
+	}
+	panic("rvb: invalid family")
+}
+
+// Defaults of the options.
+const (
+	// DefaultModeTol is the Newton step, in the max norm, below which
+	// RVB2's mode solve takes a last step and stops. Newton's method
+	// converges quadratically, so the last step leaves the mode accurate to
+	// rounding, as the implicit derivatives of the gradient assume.
+	DefaultModeTol = 1e-9
+	// DefaultMaxNewton is the most Newton iterations of one mode solve.
+	DefaultMaxNewton = 100
+)
+
+type options struct {
+	eta       []float64
+	tol       float64
+	maxNewton int
+}
+
+// Option configures a Target.
+type Option func(*options)
+
+// Expansion sets RVB1's expansion point: eta[k] is the linear predictor
+// about which the log-likelihood of data row k (in the order given to
+// glmm.New) is expanded. It overrides DefaultExpansion. It must have one
+// finite entry per observation. RVB2 uses it only for the start of its
+// first mode solve of each subject.
+func Expansion(eta []float64) Option {
+	return func(o *options) { o.eta = eta }
+}
+
+// ModeTol sets RVB2's Newton tolerance (see DefaultModeTol).
+func ModeTol(tol float64) Option {
+	return func(o *options) { o.tol = tol }
+}
+
+// MaxNewton sets the most Newton iterations of one RVB2 mode solve.
+func MaxNewton(iter int) Option {
+	return func(o *options) { o.maxNewton = iter }
+}
+
+// Target is a GLMM reparametrised for variational Bayes: a vi.Target whose
+// local variables are
+//
+//	b~_i = L_i(theta_g)^-1 (b_i - lambda_i(theta_g)),
+//
+// with N(lambda_i, L_i L_i') a Gaussian approximation of
+// p(b_i | y_i, theta_g) and L_i lower triangular, and whose global
+// variables theta_g = (beta, omega) are those of the model. The log
+// density includes the Jacobian sum_i log|L_i| and every constant of the
+// model, so vi's lower bounds on a Target bound log p(y) and can be
+// compared with those of the plain model.
+//
+// Local may be called concurrently on disjoint subject ranges, each caller
+// with its own workspace. An RVB2 Target keeps each subject's last mode to
+// warm-start the next solve; a subject's mode is read and written only by
+// the caller that evaluates that subject, so one Target must not serve two
+// fits at the same time.
+type Target struct {
+	m       *glmm.Model
+	method  Method
+	fam     glmm.Family
+	n, r, p int
+	g       int
+
+	tol       float64
+	maxNewton int
+
+	// The expansion of RVB1 per stored row: hw = w kappa''(eta^) and
+	// qw = w (y - kappa'(eta^)) + hw eta^, so that
+	// lambda_i = Lambda_i Z_i' (qw - hw (X_i beta + offset)).
+	hw, qw []float64
+	// a holds Z_i' diag(hw) Z_i, r×r per subject.
+	a []float64
+
+	// mode holds RVB2's last mode of each subject (n*r), NaN before the
+	// first solve.
+	mode []float64
+}
+
+// NewRVB1 returns the RVB1 reparametrisation of m.
+func NewRVB1(m *glmm.Model, opts ...Option) (*Target, error) { return New(m, RVB1, opts...) }
+
+// NewRVB2 returns the RVB2 reparametrisation of m.
+func NewRVB2(m *glmm.Model, opts ...Option) (*Target, error) { return New(m, RVB2, opts...) }
+
+// New returns the reparametrisation of m by the given method. It reports
+// an error for an expansion point of the wrong length or with a
+// non-finite entry, and for a non-positive tolerance or iteration limit.
+func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
+	if method != RVB1 && method != RVB2 {
+		return nil, fmt.Errorf("rvb: unknown method %v", method)
+	}
+	o := options{tol: DefaultModeTol, maxNewton: DefaultMaxNewton}
+	for _, f := range opts {
+		f(&o)
+	}
+	if !(o.tol > 0) || math.IsInf(o.tol, 0) {
+		return nil, fmt.Errorf("rvb: mode tolerance %v is not positive and finite", o.tol)
+	}
+	if o.maxNewton < 1 {
+		return nil, fmt.Errorf("rvb: Newton iteration limit %d is below 1", o.maxNewton)
+	}
+	nobs := m.NumObs()
+	if o.eta != nil && len(o.eta) != nobs {
+		return nil, fmt.Errorf("rvb: expansion point has %d entries for %d observations", len(o.eta), nobs)
+	}
+	n, r, g := m.Dims()
+	t := &Target{
+		m: m, method: method, fam: m.Family(),
+		n: n, r: r, p: m.P(), g: g,
+		tol: o.tol, maxNewton: o.maxNewton,
+		hw: make([]float64, nobs), qw: make([]float64, nobs),
+		a: make([]float64, n*r*r),
+	}
+	perm := m.Perm()
+	for i := range n {
+		lo, hi := m.SubjectRows(i)
+		y, tr, w := m.Response(i)
+		z := m.ZRows(i)
+		ai := t.a[i*r*r : (i+1)*r*r]
+		for j := range hi - lo {
+			k := lo + j
+			var e float64
+			if o.eta != nil {
+				e = o.eta[perm[k]]
+				if math.IsNaN(e) || math.IsInf(e, 0) {
+					return nil, fmt.Errorf("rvb: expansion point of data row %d is %v", perm[k]+1, e)
+				}
+			} else {
+				e = DefaultExpansion(t.fam, y[j], tr[j])
+			}
+			_, d1, d2, _ := terms(t.fam, y[j], tr[j], w[j], e)
+			t.hw[k] = -d2
+			t.qw[k] = d1 - d2*e
+			zj := z[j*r : j*r+r]
+			for u := range r {
+				for v := range r {
+					ai[u*r+v] -= d2 * zj[u] * zj[v]
+				}
+			}
+		}
+	}
+	if method == RVB2 {
+		t.mode = make([]float64, n*r)
+		t.ResetModes()
+	}
+	return t, nil
+}
+
+// ResetModes forgets RVB2's warm-start modes, so that the next evaluation
+// of every subject solves from RVB1's centre. It must not be called
+// concurrently with Local.
+func (t *Target) ResetModes() {
+	for j := range t.mode {
+		t.mode[j] = math.NaN()
+	}
+}
+
+// Model returns the wrapped model.
+func (t *Target) Model() *glmm.Model { return t.m }
+
+// Method returns the reparametrisation method.
+func (t *Target) Method() Method { return t.method }
+
+// Dims returns the number of subjects n, the number of random effects r and
+// the size G of theta_g, as the model's.
+func (t *Target) Dims() (n, r, g int) { return t.n, t.r, t.g }
+
+// NumObs returns the number of observations, which vi's paper start uses
+// to scale the global block of the factor.
+func (t *Target) NumObs() int { return t.m.NumObs() }
+
+// Global returns the log prior density of theta_g with its normalising
+// constant and adds its gradient into grad, as the model's Global: the
+// reparametrisation leaves theta_g unchanged.
+func (t *Target) Global(thetaG, grad []float64) float64 { return t.m.Global(thetaG, grad) }
+
+// terms returns the weighted log-likelihood (without its data constant) of
+// one observation at eta and its first three derivatives in eta.
+func terms(f glmm.Family, y, m, w, eta float64) (ll, d1, d2, d3 float64) {
+	if f == glmm.Poisson {
+		mu := math.Exp(min(eta, glmm.MaxPoissonEta))
+		return w * (y*eta - mu), w * (y - mu), -w * mu, -w * mu
+	}
+	// Logistic: with e = exp(-|eta|), the mean p and 1-p are 1/(1+e) and
+	// e/(1+e) in the order of the sign of eta, p(1-p) = e/(1+e)^2 and
+	// 2p-1 = sign(eta)(1-e)/(1+e); the log-likelihood
+	// -(m log(1+e) + y max(-eta,0) + (m-y) max(eta,0)) is a sum of terms of
+	// one sign.
+	a := math.Abs(eta)
+	e := math.Exp(-a)
+	q := 1 / (1 + e)
+	p, p1 := q, e*q
+	if eta < 0 {
+		p, p1 = p1, p
+	}
+	v := e * q * q
+	ll = -(m*math.Log1p(e) + y*max(-eta, 0) + (m-y)*max(eta, 0))
+	s := (1 - e) * q
+	if eta < 0 {
+		s = -s
+	}
+	return w * ll, w * (y*p1 - (m-y)*p), -w * m * v, w * m * v * s
+}
