@@ -73,7 +73,7 @@ const (
 	// RVB2's mode solve takes a last step and stops. Newton's method
 	// converges quadratically, so the last step leaves the mode accurate to
 	// rounding, as the implicit derivatives of the gradient assume.
-	DefaultModeTol = 1e-9
+	DefaultModeTol = 1e-7
 	// DefaultMaxNewton is the most Newton iterations of one mode solve.
 	DefaultMaxNewton = 100
 )
@@ -139,6 +139,11 @@ type Target struct {
 	hw, qw []float64
 	// a holds Z_i' diag(hw) Z_i, r×r per subject.
 	a []float64
+	// commonWM is the weight times trials shared by all rows of a
+	// subject, or NaN when they differ.
+	commonWM []float64
+	// unit reports a Bernoulli model without weights.
+	unit bool
 
 	// mode holds RVB2's last mode of each subject (n*r), NaN before the
 	// first solve.
@@ -178,15 +183,23 @@ func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
 		n: n, r: r, p: m.P(), g: g,
 		tol: o.tol, maxNewton: o.maxNewton,
 		hw: make([]float64, nobs), qw: make([]float64, nobs),
-		a: make([]float64, n*r*r),
+		a: make([]float64, n*r*r), commonWM: make([]float64, n),
 	}
 	perm := m.Perm()
+	t.unit = t.fam == glmm.Bernoulli
 	for i := range n {
 		lo, hi := m.SubjectRows(i)
 		y, tr, w := m.Response(i)
 		z := m.ZRows(i)
 		ai := t.a[i*r*r : (i+1)*r*r]
+		t.commonWM[i] = w[0] * tr[0]
 		for j := range hi - lo {
+			if w[j]*tr[j] != t.commonWM[i] {
+				t.commonWM[i] = math.NaN()
+			}
+			if w[j] != 1 {
+				t.unit = false
+			}
 			k := lo + j
 			var e float64
 			if o.eta != nil {

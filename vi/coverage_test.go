@@ -7,6 +7,7 @@ import (
 
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
+	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/vi"
 )
 
@@ -32,6 +33,11 @@ func TestCoverageKnownTruth(t *testing.T) {
 	} {
 		name := fmt.Sprintf("%s/r=%d", tc.family, len(tc.cov))
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			family, err := glmm.ParseFamily(tc.family)
+			if err != nil {
+				t.Fatal(err)
+			}
 			covered, total := 0, 0
 			for rep := range reps {
 				fr, truth, err := datasets.Simulate(datasets.SimSpec{Family: tc.family, Subjects: 300, Obs: 7, Beta: tc.beta, RECov: tc.cov, Seed: uint64(1000 + rep)})
@@ -42,12 +48,12 @@ func TestCoverageKnownTruth(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				d, err := formula.Build(f, fr, formula.Options{})
+				d, err := formula.Build(f, fr, formula.Options{Family: family})
 				if err != nil {
 					t.Fatal(err)
 				}
 				m := d.Model()
-				res, err := vi.Fit(context.Background(), m, vi.Settings{Seed: uint64(rep)})
+				res, err := vi.Fit(context.Background(), m, vi.Settings{Seed: uint64(rep), Workers: 1})
 				if err != nil {
 					t.Fatalf("replicate %d: %v", rep, err)
 				}

@@ -1,0 +1,54 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// exitError is an error with the exit code it calls for. Its message, if
+// any, is printed on standard error as one line.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// usageErrorf reports a bad invocation of cmd: exit code 2.
+func usageErrorf(cmd, format string, args ...any) error {
+	help := "glmmfit -h"
+	if cmd != "glmmfit" {
+		help = "glmmfit " + cmd + " -h"
+	}
+	return &exitError{code: exitUsage, msg: fmt.Sprintf("%s: %s (see '%s')", cmd, fmt.Sprintf(format, args...), help)}
+}
+
+// exit prints err, if any, as one line on standard error and returns the
+// exit code it calls for.
+func (e *env) exit(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	code := exitFail
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintln(e.stderr, "glmmfit: "+oneLine(msg))
+	}
+	return code
+}
+
+// oneLine joins the lines of msg, so that every problem takes exactly one
+// line of standard error whatever the wrapped errors hold.
+func oneLine(msg string) string {
+	msg = strings.TrimSpace(msg)
+	msg = strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ").Replace(msg)
+	return msg
+}

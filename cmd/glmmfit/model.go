@@ -1,0 +1,209 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/sparsevi/sparsevi/datasets"
+	"github.com/sparsevi/sparsevi/formula"
+	"github.com/sparsevi/sparsevi/glmm"
+)
+
+// modelSpec is everything besides the data that determines the model: what
+// a saved fit records so that predict can rebuild the design exactly.
+type modelSpec struct {
+	Formula   string            `json:"formula"`
+	Family    string            `json:"family"`
+	Weights   string            `json:"weights,omitempty"`
+	Offset    string            `json:"offset,omitempty"`
+	Reference map[string]string `json:"reference,omitempty"`
+	Missing   string            `json:"missing"`
+	PriorSD   float64           `json:"prior_sd"`
+}
+
+// missing policies of -missing.
+const (
+	missingReject = "reject"
+	missingDrop   = "drop"
+)
+
+// options returns the formula options of the spec; the family must be set.
+func (s *modelSpec) options() (formula.Options, error) {
+	fam, err := glmm.ParseFamily(s.Family)
+	if err != nil {
+		return formula.Options{}, err
+	}
+	o := formula.Options{Family: fam, Weights: s.Weights, Offset: s.Offset, Reference: s.Reference, PriorSD: s.PriorSD}
+	switch s.Missing {
+	case missingReject, "":
+	case missingDrop:
+		o.Missing = formula.DropMissing
+	default:
+		return o, fmt.Errorf("unknown missing-value policy %q", s.Missing)
+	}
+	return o, nil
+}
+
+// columns returns the data columns the model reads.
+func (s *modelSpec) columns(f *formula.Formula) []string {
+	cols := f.Columns()
+	for _, c := range []string{s.Weights, s.Offset} {
+		if c != "" && !slices.Contains(cols, c) {
+			cols = append(cols, c)
+		}
+	}
+	return cols
+}
+
+// resolveFamily sets s.Family when the formula implies it: binomial for a
+// cbind() response, bernoulli for a categorical one. A numeric response
+// without -family is a usage error.
+func (s *modelSpec) resolveFamily(cmd string, f *formula.Formula, fr *datasets.Frame) error {
+	if s.Family != "" {
+		return nil
+	}
+	if strings.HasPrefix(f.Response(), "cbind(") {
+		s.Family = glmm.Binomial.String()
+		return nil
+	}
+	y := f.Columns()[0]
+	col, ok := fr.Column(y)
+	if !ok {
+		return nil // Build names the missing column
+	}
+	if col.Kind == datasets.Categorical {
+		s.Family = glmm.Bernoulli.String()
+		return nil
+	}
+	return usageErrorf(cmd, "-family is needed: the response %q is numeric (counts: -family poisson; 0/1: -family bernoulli)", y)
+}
+
+// parseFormula parses the formula text with a message that says so.
+func parseFormula(src string) (*formula.Formula, error) {
+	f, err := formula.Parse(src)
+	if err != nil {
+		var se *formula.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("%v (in %q)", se, src)
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+// buildDesign checks the data and builds the design of spec on in. Errors
+// name the file, line and column, or the formula token at fault.
+func buildDesign(spec *modelSpec, f *formula.Formula, in *input) (*formula.Design, error) {
+	opts, err := spec.options()
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range []struct{ flag, col string }{{"-weights", spec.Weights}, {"-offset", spec.Offset}} {
+		if c.col == "" {
+			continue
+		}
+		col, ok := in.frame.Column(c.col)
+		if !ok {
+			return nil, fmt.Errorf("%s: %s: no column %q (columns: %s)", in.name, c.flag, c.col, strings.Join(in.frame.Names(), ", "))
+		}
+		if col.Kind != datasets.Numeric {
+			if err := numericTypo(in, col); err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%s: %s: column %q is not numeric", in.name, c.flag, c.col)
+		}
+	}
+	if err := checkTypos(in, f, spec); err != nil {
+		return nil, err
+	}
+	d, err := formula.Build(f, in.frame, opts)
+	if err != nil {
+		return nil, dataError(err, in)
+	}
+	return d, nil
+}
+
+// dataError rewrites an error of formula.Build to name the file line and
+// column of a data row at fault.
+func dataError(err error, in *input) error {
+	var de *formula.DataError
+	if !errors.As(err, &de) {
+		return fmt.Errorf("%s: %v", in.name, err)
+	}
+	if de.Row < 0 {
+		return fmt.Errorf("%s: %v", in.name, err)
+	}
+	msg := de.Msg
+	if de.Err != nil {
+		var ge *glmm.DataError
+		inner := de.Err
+		if errors.As(inner, &ge) && ge.Err != nil {
+			inner = ge.Err
+		}
+		if msg != "" {
+			msg += ": "
+		}
+		msg += inner.Error()
+	}
+	col := de.Column
+	where := in.where(de.Row, col)
+	if de.Token != "" && de.Pos > 0 {
+		return fmt.Errorf("%s: %s (formula token %q at column %d)", where, msg, de.Token, de.Pos)
+	}
+	return fmt.Errorf("%s: %s", where, msg)
+}
+
+// decimal matches the numbers the CSV reader accepts.
+var decimal = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
+// checkTypos reports a column used by the model that was read as
+// categorical only because of a few values that are not numbers: a typo in
+// a numeric column. R would silently make such a column a factor. The
+// grouping factor and columns wrapped in factor() are categorical on
+// purpose and are not checked.
+func checkTypos(in *input, f *formula.Formula, spec *modelSpec) error {
+	src := strings.ReplaceAll(f.Source(), " ", "")
+	for _, name := range spec.columns(f) {
+		if name == f.Group() || strings.Contains(src, "factor("+name+")") {
+			continue
+		}
+		col, ok := in.frame.Column(name)
+		if !ok || col.Kind != datasets.Categorical {
+			continue
+		}
+		if err := numericTypo(in, col); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// numericTypo returns an error naming the first value of a categorical
+// column that is not a number if most of its values are numbers.
+func numericTypo(in *input, col *datasets.Column) error {
+	var nums, total, first int
+	first = -1
+	for k, s := range col.Str {
+		if col.Missing[k] {
+			continue
+		}
+		total++
+		if decimal.MatchString(strings.TrimSpace(s)) {
+			nums++
+		} else if first < 0 {
+			first = k
+		}
+	}
+	if nums == 0 || first < 0 || 2*nums < total {
+		return nil
+	}
+	return fmt.Errorf("%s: %q is not a number, but %d of the %d values of %q are; correct it or write NA for a missing value",
+		in.where(first, col.Name), col.Str[first], nums, total, col.Name)
+}
