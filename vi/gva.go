@@ -24,6 +24,8 @@ type gva struct {
 
 	fv []float64 // (T T')^-1 a_mu in progress
 
+	vs *vognState // VOGN's state, made on first use
+
 	passDraw, passSolve, passNat, passFisher1, passFisher2 func(int) error
 }
 

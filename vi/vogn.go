@@ -2,16 +2,312 @@ package vi
 
 import (
 	"context"
+	"math"
 	"time"
+
+	"github.com/sparsevi/sparsevi/arrowhead"
 )
 
 // vognFamily is implemented by the families that support VOGN.
 type vognFamily interface {
 	family
-	vognStep(iter uint64, alpha float64) (h float64, err error)
+	// vognStep draws theta at iteration iter, updates the precision with
+	// the Gauss-Newton outer products of the per-subject gradients, the
+	// momentum of grad log p, and the mean, and refactors. It returns
+	// h(theta) at the draw.
+	vognStep(iter uint64, set Settings, alpha float64) (float64, error)
 }
 
-// runVOGN is the loop of variational online Gauss-Newton.
+// runVOGN is the loop of variational online Gauss-Newton (Khan et al.
+// 2018, as adapted in the paper's supplement S5.1).
 func runVOGN(ctx context.Context, f vognFamily, set Settings, res *Result, start time.Time, good []float64, goodIter *int) (error, *DivergedError) {
-	panic("vi: VOGN is not implemented yet")
+	alpha := set.Alpha
+	if alpha <= 0 {
+		alpha = 1e-3
+	}
+	tr := newTracker(set)
+	lambda := f.lambda()
+	res.Status = MaxIterations
+	refinements := 0
+	for iter := 1; iter <= set.MaxIter; iter++ {
+		if err := ctx.Err(); err != nil {
+			return err, nil
+		}
+		h, err := f.vognStep(uint64(iter), set, alpha)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err(), nil
+			}
+			return nil, &DivergedError{Iter: iter, Reason: "VOGN step", Err: err}
+		}
+		if math.IsNaN(h) || math.IsInf(h, 0) {
+			return nil, &DivergedError{Iter: iter, Reason: "non-finite lower bound"}
+		}
+		res.Iterations = iter
+		if !tr.add(h) {
+			continue
+		}
+		if err := f.check(); err != nil {
+			return nil, &DivergedError{Iter: iter, Reason: "factor", Err: err}
+		}
+		copy(good, lambda)
+		*goodIter = iter
+		for k := range tr.cur {
+			h, err := f.estimate(crnIterBase+uint64(k), nil, nil, false)
+			if err != nil && ctx.Err() != nil {
+				return ctx.Err(), nil
+			}
+			tr.cur[k] = h
+		}
+		conv := tr.crn()
+		elapsed := time.Since(start)
+		res.Trace = append(res.Trace, TracePoint{Iter: iter, LowerBound: tr.last(), Gain: tr.lastGain, Elapsed: elapsed})
+		if set.Progress != nil {
+			set.Progress(Progress{Iter: iter, LowerBound: tr.last(), Elapsed: elapsed, MaxIter: set.MaxIter})
+		}
+		if conv {
+			if refinements < set.Refine {
+				refinements++
+				alpha /= 10
+				tr.restart()
+				continue
+			}
+			res.Status = Converged
+			return nil, nil
+		}
+		if set.TimeLimit > 0 && elapsed >= set.TimeLimit {
+			res.Status = TimeLimit
+			return nil, nil
+		}
+	}
+	return nil, nil
+}
+
+// vognState is the state VOGN keeps beside lambda for GVA.
+type vognState struct {
+	s       []float64 // the precision S in arrowhead form
+	m       []float64 // momentum of grad log p (length d)
+	t       int
+	priorG  []float64 // gradient of log p(theta_g) / n at the draw
+	partCC  [][]float64
+	sumCC   []float64
+	alpha   float64
+	b1, b2  float64
+	passS   func(int) error
+	passCh  func(int) error
+	passSol func(int) error
+	passMu  func(int) error
+}
+
+func (f *gva) vognInit() {
+	if f.vs != nil {
+		return
+	}
+	n, r, g := f.n, f.r, f.g
+	vs := &vognState{
+		s:      make([]float64, arrowhead.Len(n, r, g)),
+		m:      make([]float64, f.d),
+		priorG: make([]float64, g),
+		partCC: make([][]float64, f.chunks.Len()),
+		sumCC:  make([]float64, g*(g+1)/2),
+	}
+	for k := range vs.partCC {
+		vs.partCC[k] = make([]float64, g*(g+1)/2)
+	}
+	// S = T T' at the start, formed blockwise: S_i = T_i T_i',
+	// S_gi = T_gi T_i', S_g = T_g T_g' + sum_i T_gi T_gi'.
+	tri := r * (r + 1) / 2
+	stride := tri + g*r
+	sg := vs.s[n*stride:]
+	for i := range n {
+		ti := f.t.Local(i)
+		tgi := f.t.Cross(i)
+		si := vs.s[i*stride : i*stride+tri]
+		sgi := vs.s[i*stride+tri : (i+1)*stride]
+		for a := range r {
+			for b := 0; b <= a; b++ {
+				var x float64
+				for c := 0; c <= b; c++ {
+					x += ti[a*(a+1)/2+c] * ti[b*(b+1)/2+c]
+				}
+				si[a*(a+1)/2+b] = x
+			}
+		}
+		for a := range g {
+			for b := range r {
+				var x float64
+				for c := 0; c <= b; c++ {
+					x += tgi[a*r+c] * ti[b*(b+1)/2+c]
+				}
+				sgi[a*r+b] = x
+			}
+			for b := 0; b <= a; b++ {
+				var x float64
+				for c := range r {
+					x += tgi[a*r+c] * tgi[b*r+c]
+				}
+				sg[a*(a+1)/2+b] += x
+			}
+		}
+	}
+	tg := f.t.Global()
+	for a := range g {
+		for b := 0; b <= a; b++ {
+			var x float64
+			for c := 0; c <= b; c++ {
+				x += tg[a*(a+1)/2+c] * tg[b*(b+1)/2+c]
+			}
+			sg[a*(a+1)/2+b] += x
+		}
+	}
+	vs.passS = f.vognSPass
+	vs.passCh = f.vognCholPass
+	vs.passSol = f.solvePass
+	vs.passMu = f.vognMuPass
+	f.vs = vs
+}
+
+// vognSPass draws the chunk's subjects, evaluates each subject's gradient
+// a_i (local) and c_i (global, with its share of the prior), and updates
+// the local and cross blocks of S and the momentum.
+func (f *gva) vognSPass(k int) error {
+	lo, hi := f.chunks.Bounds(k)
+	vs := f.vs
+	f.drawChunk(k, lo, hi)
+	mu := f.lam[:f.d]
+	f.t.DrawRange(lo, hi, f.theta, f.tmp, mu, f.z)
+	f.partLD[k] = f.t.LogDetRange(lo, hi)
+	r, g, nr := f.r, f.g, f.n*f.r
+	tri := r * (r + 1) / 2
+	stride := tri + g*r
+	thetaG := f.theta[nr:]
+	ci := f.partS1[k] // scratch for c_i
+	pg := f.partG[k]
+	clear(pg)
+	cc := vs.partCC[k]
+	clear(cc)
+	b2 := vs.b2
+	var lp float64
+	for i := lo; i < hi; i++ {
+		clear(ci)
+		ai := f.grad[i*r : (i+1)*r]
+		li, err := f.target.Local(f.ws[k], i, i+1, thetaG, f.theta[i*r:(i+1)*r], ai, ci)
+		if err != nil {
+			return err
+		}
+		lp += li
+		for j := range g {
+			pg[j] += ci[j]
+			ci[j] += vs.priorG[j]
+		}
+		si := vs.s[i*stride : i*stride+tri]
+		sgi := vs.s[i*stride+tri : (i+1)*stride]
+		for a := range r {
+			for b := 0; b <= a; b++ {
+				si[a*(a+1)/2+b] = b2*si[a*(a+1)/2+b] + (1-b2)*ai[a]*ai[b]
+			}
+		}
+		for a := range g {
+			for b := range r {
+				sgi[a*r+b] = b2*sgi[a*r+b] + (1-b2)*ci[a]*ai[b]
+			}
+			for b := 0; b <= a; b++ {
+				cc[a*(a+1)/2+b] += ci[a] * ci[b]
+			}
+		}
+	}
+	f.partLP[k] = lp
+	return nil
+}
+
+// vognCholPass factorises the chunk's blocks of S into T.
+func (f *gva) vognCholPass(k int) error {
+	lo, hi := f.chunks.Bounds(k)
+	sum := f.vs.partCC[k]
+	clear(sum)
+	return f.t.CholRange(lo, hi, f.vs.s, sum)
+}
+
+func (f *gva) vognMuPass(k int) error {
+	lo, hi := f.chunks.Bounds(k)
+	f.t.SolveTransRange(lo, hi, f.tmp, f.v)
+	a := f.vs.alpha
+	for j := lo * f.r; j < hi*f.r; j++ {
+		f.lam[j] += a * f.tmp[j]
+	}
+	return nil
+}
+
+func (f *gva) vognStep(iter uint64, set Settings, alpha float64) (float64, error) {
+	f.vognInit()
+	vs := f.vs
+	vs.b1, vs.b2, vs.alpha = set.Beta1, set.Beta2, alpha
+	vs.t++
+	f.iter = iter
+	d, nr, n, g := f.d, f.n*f.r, f.n, f.g
+	mu := f.lam[:d]
+	zzg := f.drawGlobal()
+	f.t.DrawGlobal(f.theta, f.tmp, mu, f.z)
+	// The prior's gradient, shared out over the subjects.
+	clear(vs.priorG)
+	lpg := f.target.Global(f.theta[nr:], vs.priorG)
+	for j := range vs.priorG {
+		vs.priorG[j] /= float64(max(1, n))
+	}
+	if err := f.pool.Run(f.chunks.Len(), vs.passS); err != nil {
+		return 0, err
+	}
+	lp, zz, ld := f.reduce()
+	ld += f.t.LogDetGlobal()
+	h := lp + lpg - (f.logNorm() + ld - 0.5*(zz+zzg))
+	// Global gradient of log p and S_g.
+	gradG := f.grad[nr:]
+	copy(gradG, f.sumG)
+	for j := range gradG {
+		gradG[j] += vs.priorG[j] * float64(max(1, n))
+	}
+	clear(vs.sumCC)
+	for k := range vs.partCC {
+		for j, x := range vs.partCC[k] {
+			vs.sumCC[j] += x
+		}
+	}
+	tri := f.r * (f.r + 1) / 2
+	sg := vs.s[n*(tri+g*f.r):]
+	for j := range sg {
+		sg[j] = vs.b2*sg[j] + (1-vs.b2)*vs.sumCC[j]
+	}
+	// Momentum with bias correction, kept in v for the solve.
+	c1 := 1 / (1 - math.Pow(vs.b1, float64(vs.t)))
+	for j := range vs.m {
+		vs.m[j] = vs.b1*vs.m[j] + (1-vs.b1)*f.grad[j]
+		f.grad[j] = vs.m[j] * c1
+	}
+	// Refactor S = T T'.
+	if err := f.pool.Run(f.chunks.Len(), vs.passCh); err != nil {
+		return 0, err
+	}
+	clear(vs.sumCC)
+	for k := range vs.partCC {
+		for j, x := range vs.partCC[k] {
+			vs.sumCC[j] += x
+		}
+	}
+	if err := f.t.CholGlobal(vs.s, vs.sumCC); err != nil {
+		return 0, err
+	}
+	// mu += alpha S^-1 m^ = alpha T^-T T^-1 m^.
+	if err := f.pool.Run(f.chunks.Len(), vs.passSol); err != nil {
+		return 0, err
+	}
+	f.reduceG()
+	f.t.SolveGlobal(f.v, f.grad, f.sumG)
+	f.t.SolveTransGlobal(f.tmp, f.v)
+	for j := nr; j < d; j++ {
+		f.lam[j] += alpha * f.tmp[j]
+	}
+	if err := f.pool.Run(f.chunks.Len(), vs.passMu); err != nil {
+		return 0, err
+	}
+	return h, nil
 }

@@ -1,0 +1,62 @@
+package vi_test
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/sparsevi/sparsevi/datasets"
+	"github.com/sparsevi/sparsevi/formula"
+	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/vi"
+)
+
+func simModel(t *testing.T, family string, subjects int, cov [][]float64, seed uint64) *glmm.Model {
+	t.Helper()
+	fr, truth, err := datasets.Simulate(datasets.SimSpec{Family: family, Subjects: subjects, Obs: 7, Beta: []float64{0.2, -0.5, 0.4}, RECov: cov, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := formula.Parse(truth.Formula)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fam, err := glmm.ParseFamily(family)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := formula.Build(f, fr, formula.Options{Family: fam})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Model()
+}
+
+// TestRulesReachOptimum: every step rule, run on GVA from the default
+// start, ends within a few nats of the best bound found, and no rule's bound
+// is above Snngm's by more than Monte Carlo error (they all estimate the
+// same optimum, which Snngm reaches).
+func TestRulesReachOptimum(t *testing.T) {
+	m := simModel(t, "poisson", 120, [][]float64{{0.5, 0.1}, {0.1, 0.3}}, 7)
+	type out struct {
+		lb, se float64
+	}
+	got := map[vi.Optimizer]out{}
+	for _, opt := range []vi.Optimizer{vi.Snngm, vi.Adam, vi.NAdam, vi.PGA, vi.Nagm, vi.VOGN} {
+		res, err := vi.Fit(context.Background(), m, vi.Settings{Optimizer: opt, Seed: 3, MaxIter: 30000})
+		if err != nil {
+			t.Fatalf("%v: %v", opt, err)
+		}
+		t.Logf("%v: bound %.3f ± %.3f after %d iterations (%v)", opt, res.LowerBound, res.LowerBoundSE, res.Iterations, res.Status)
+		got[opt] = out{res.LowerBound, res.LowerBoundSE}
+	}
+	ref := got[vi.Snngm]
+	for opt, o := range got {
+		if o.lb > ref.lb+4*math.Hypot(o.se, ref.se)+0.05 {
+			t.Errorf("%v: bound %.3f above Snngm's %.3f", opt, o.lb, ref.lb)
+		}
+		if o.lb < ref.lb-3 {
+			t.Errorf("%v: bound %.3f more than 3 nats below Snngm's %.3f", opt, o.lb, ref.lb)
+		}
+	}
+}
