@@ -132,6 +132,12 @@ func runStepper(ctx context.Context, fam family, set Settings, pool *parallel.Po
 	// best is the state with the highest bound at the fixed draws.
 	best := append([]float64(nil), lambda...)
 	bestBound := math.Inf(-1)
+	// The bound at the start, at the common draws: the reference for a
+	// collapse.
+	firstBound, err := startBound(fam, set)
+	if err != nil {
+		return err, nil
+	}
 	// backOff restores the best state and halves the step, up to
 	// maxBackoffs times; then the failure is a divergence.
 	backOff := func(fail *DivergedError) *DivergedError {
@@ -197,6 +203,13 @@ func runStepper(ctx context.Context, fam family, set Settings, pool *parallel.Po
 		for _, h := range tr.cur {
 			crnSum += h
 		}
+		crnMean := crnSum / float64(len(tr.cur))
+		if collapsed(crnMean, firstBound) || math.IsNaN(crnMean) {
+			if fail := backOff(&DivergedError{Iter: iter, Reason: fmt.Sprintf("lower bound collapsed to %.4g from %.4g", crnMean, firstBound)}); fail != nil {
+				return nil, fail
+			}
+			continue
+		}
 		if crnSum > bestBound {
 			bestBound = crnSum
 			copy(best, lambda)
@@ -223,6 +236,27 @@ func runStepper(ctx context.Context, fam family, set Settings, pool *parallel.Po
 		}
 	}
 	return nil, nil
+}
+
+// startBound returns the bound at the fixed draws of the convergence test
+// before any step.
+func startBound(fam family, set Settings) (float64, error) {
+	var sum float64
+	for k := range set.ConvergenceDraws {
+		h, err := fam.estimate(crnIterBase+uint64(k), nil, nil, false)
+		if err != nil {
+			return 0, err
+		}
+		sum += h
+	}
+	return sum / float64(set.ConvergenceDraws), nil
+}
+
+// collapsed reports a lower bound that has fallen so far below the first
+// window's that the fit is diverging even though every value is finite (the
+// step safeguards keep the factor finite; the mean can still run away).
+func collapsed(bound, first float64) bool {
+	return bound < first-100*(1+math.Abs(first))
 }
 
 // maxBackoffs is the number of times a fit restores its last good state

@@ -158,7 +158,7 @@ func (f *gva) estimate(iter uint64, nat, euc []float64, noEntropy bool) (float64
 	f.reduceG()
 	f.t.SolveGlobal(f.v, f.grad, f.sumG)
 	if nat != nil {
-		f.t.NatGradGlobal(nat[d:], f.tz, f.z, f.v)
+		f.t.NatGradGlobal(nat[d:], f.z, f.v, f.tz)
 		f.t.SolveTransGlobal(nat[:d], f.v)
 	}
 	if euc != nil {

@@ -2,6 +2,7 @@ package vi
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"time"
 
@@ -29,6 +30,10 @@ func runVOGN(ctx context.Context, f vognFamily, set Settings, res *Result, start
 	lambda := f.lambda()
 	res.Status = MaxIterations
 	refinements := 0
+	firstBound, err := startBound(f, set)
+	if err != nil {
+		return err, nil
+	}
 	for iter := 1; iter <= set.MaxIter; iter++ {
 		if err := ctx.Err(); err != nil {
 			return err, nil
@@ -58,6 +63,14 @@ func runVOGN(ctx context.Context, f vognFamily, set Settings, res *Result, start
 				return ctx.Err(), nil
 			}
 			tr.cur[k] = h
+		}
+		var crnSum float64
+		for _, h := range tr.cur {
+			crnSum += h
+		}
+		crnMean := crnSum / float64(len(tr.cur))
+		if collapsed(crnMean, firstBound) || math.IsNaN(crnMean) {
+			return nil, &DivergedError{Iter: iter, Reason: fmt.Sprintf("lower bound collapsed to %.4g from %.4g", crnMean, firstBound)}
 		}
 		conv := tr.crn()
 		elapsed := time.Since(start)
