@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 
+	"gonum.org/v1/gonum/integrate/quad"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/sparsevi/sparsevi/parallel"
@@ -11,7 +12,7 @@ import (
 
 // startRounds is the number of EM updates of W in Start; each follows
 // joint Newton steps in (b, beta).
-const startRounds = 6
+const startRounds = 9
 
 // Start writes a starting point for variational inference into theta
 // (length n*r + G, laid out subject-major, then (beta, omega)) and an
@@ -64,9 +65,16 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 	st.prec = prec
 	st.db = make([]float64, n*r)
 	st.b0 = make([]float64, n*r)
+	st.v = make([]float64, n*r*r)
 	st.wwt = make([]float64, r*r)
 	w := make([]float64, r*r)
 	for round := range startRounds {
+		// The first rounds use the Laplace approximation; the last ones
+		// take expectations under each subject's current Gaussian, which
+		// makes the start a Gaussian variational approximation given
+		// (beta, W) and removes the Laplace approximation's bias in W for
+		// binary data.
+		st.gva = round >= startRounds-gvaRounds
 		OmegaToW(omega, r, w)
 		for a := range r {
 			for c := range r {
@@ -77,7 +85,13 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 				st.wwt[a*r+c] = s
 			}
 		}
-		for range 3 {
+		// Laplace rounds converge the mode; in the dearer GVA rounds one
+		// Newton step per EM update suffices, started near the solution.
+		steps := 3
+		if st.gva {
+			steps = 1
+		}
+		for range steps {
 			if err := st.newton(ctx); err != nil {
 				return err
 			}
@@ -130,9 +144,13 @@ type starter struct {
 	b      []float64 // n*r
 	beta   []float64
 	wwt    []float64 // W W'
-	// Per subject: a_i = H_i^-1 g_i and A_i = H_i^-1 H_ib (r×p), and the
-	// Newton step of b.
-	a, ab, db, b0 []float64
+	// Per subject: a_i = H_i^-1 g_i and A_i = H_i^-1 H_ib (r×p), the
+	// Newton step of b, and the covariance V_i of the Gaussian
+	// approximation of b_i (zero for the Laplace approximation).
+	a, ab, db, b0, v []float64
+	// gva switches from the Laplace approximation to the Gaussian
+	// variational one: expectations under N(b_i, V_i).
+	gva bool
 	// prec receives H_i and H_ib at every pass, in arrowhead form.
 	prec []float64
 	// Per chunk: S, the Schur right-hand side, the Schur matrix, the
@@ -151,10 +169,13 @@ func (st *starter) pass(ctx context.Context, objective bool) error {
 	return parallel.For(ctx, 0, st.chunks, func(k, lo, hi int) error {
 		sc := newStartScratch(mod)
 		ps, pg, pi, pr := st.partS[k], st.partG[k], st.partI[k], st.partR[k]
-		clear(ps)
-		clear(pg)
-		clear(pi)
-		clear(pr)
+		if !objective {
+			// The objective pass must leave the Newton pieces alone.
+			clear(ps)
+			clear(pg)
+			clear(pi)
+			clear(pr)
+		}
 		_, _, g := mod.Dims()
 		tri := r * (r + 1) / 2
 		stride := tri + g*r
@@ -162,10 +183,11 @@ func (st *starter) pass(ctx context.Context, objective bool) error {
 		for i := lo; i < hi; i++ {
 			bi := st.b[i*r : (i+1)*r]
 			if objective {
-				f += mod.condLogDens(sc, i, st.beta, st.wwt, bi)
+				f += mod.condLogDens(sc, i, st.beta, st.wwt, bi, st.v[i*r*r:(i+1)*r*r])
 				continue
 			}
-			mod.newtonPieces(sc, i, st.beta, st.wwt, bi, pg, pr)
+			vi := st.v[i*r*r : (i+1)*r*r]
+			mod.newtonPieces(sc, i, st.beta, st.wwt, bi, vi, pg, pr)
 			h := sc.hess
 			blk := st.prec[i*stride : (i+1)*stride]
 			for a := range r {
@@ -185,6 +207,11 @@ func (st *starter) pass(ctx context.Context, objective bool) error {
 			}
 			var inv mat.SymDense
 			_ = ch.InverseTo(&inv)
+			for x := range r {
+				for y := range r {
+					vi[x*r+y] = inv.At(x, y)
+				}
+			}
 			ai := st.a[i*r : (i+1)*r]
 			abi := st.ab[i*r*p : (i+1)*r*p]
 			for x := range r {
@@ -220,8 +247,10 @@ func (st *starter) pass(ctx context.Context, objective bool) error {
 				}
 			}
 		}
-		for j, x := range pr {
-			pi[j] += x
+		if !objective {
+			for j, x := range pr {
+				pi[j] += x
+			}
 		}
 		st.partF[k] = f
 		return nil
@@ -269,11 +298,13 @@ func (st *starter) objective(ctx context.Context) (float64, error) {
 func (st *starter) newton(ctx context.Context) error {
 	mod := st.mod
 	r, p := mod.r, mod.p
-	f0, err := st.objective(ctx)
-	if err != nil {
+	// The pieces pass updates V, which changes the objective: take the
+	// baseline after it.
+	if err := st.pass(ctx, false); err != nil {
 		return err
 	}
-	if err := st.pass(ctx, false); err != nil {
+	f0, err := st.objective(ctx)
+	if err != nil {
 		return err
 	}
 	info, rhs := st.reduce()
@@ -324,21 +355,84 @@ type startScratch struct {
 	x           []float64
 	grad, hess  []float64
 	hib         []float64
+	ghx, ghw    []float64 // Gauss-Hermite nodes and weights for N(0, 1)
+}
+
+// gvaRounds is the number of final rounds of Start that use the Gaussian
+// variational approximation; the earlier, cheaper, rounds use Laplace's.
+const gvaRounds = 5
+
+// ghNodes is the number of Gauss-Hermite nodes of the expectations over a
+// linear predictor.
+const ghNodes = 10
+
+// expectLL returns the expectation of the log likelihood under
+// eta ~ N(mean, sd^2), by Gauss-Hermite quadrature; with sd = 0 its value
+// at mean.
+func (sc *startScratch) expectLL(f Family, y, m, mean, sd float64) float64 {
+	if sd == 0 {
+		return f.LogLik(y, m, mean)
+	}
+	var ll float64
+	for k, x := range sc.ghx {
+		ll += sc.ghw[k] * f.LogLik(y, m, mean+sd*x)
+	}
+	return ll
+}
+
+// expectD is expectLL for the first two derivatives in eta.
+func (sc *startScratch) expectD(f Family, y, m, mean, sd float64) (d1, d2 float64) {
+	if sd == 0 {
+		d1, d2, _ = f.Derivs(y, m, mean)
+		return d1, d2
+	}
+	for k, x := range sc.ghx {
+		a, b, _ := f.Derivs(y, m, mean+sd*x)
+		d1 += sc.ghw[k] * a
+		d2 += sc.ghw[k] * b
+	}
+	return d1, d2
+}
+
+// etaSD returns the standard deviation sqrt(z_j' V z_j) of stored row j's
+// linear predictor under b ~ N(m, V); 0 for v nil.
+func (mod *Model) etaSD(j int, v []float64) float64 {
+	if v == nil {
+		return 0
+	}
+	r := mod.r
+	z := mod.z[j*r : (j+1)*r]
+	var s float64
+	for a := range r {
+		for c := range r {
+			s += z[a] * v[a*r+c] * z[c]
+		}
+	}
+	return math.Sqrt(max(s, 0))
 }
 
 func newStartScratch(mod *Model) *startScratch {
 	r := mod.r
-	return &startScratch{
+	sc := &startScratch{
 		eta: make([]float64, mod.maxNi), d1: make([]float64, mod.maxNi), d2: make([]float64, mod.maxNi),
 		x:    make([]float64, mod.p),
 		grad: make([]float64, r), hess: make([]float64, r*r),
 		hib: make([]float64, r*mod.p),
+		ghx: make([]float64, ghNodes), ghw: make([]float64, ghNodes),
 	}
+	// Nodes for the weight exp(-x^2), rescaled to the standard normal.
+	quad.Hermite{}.FixedLocations(sc.ghx, sc.ghw, math.Inf(-1), math.Inf(1))
+	for k := range sc.ghx {
+		sc.ghx[k] *= math.Sqrt2
+		sc.ghw[k] /= math.SqrtPi
+	}
+	return sc
 }
 
-// condLogDens returns subject i's log likelihood plus -b'WW'b/2 at b and
-// fills eta with the fixed part of the linear predictor plus Z b.
-func (mod *Model) condLogDens(sc *startScratch, i int, beta, wwt, b []float64) float64 {
+// condLogDens returns subject i's expected log likelihood plus
+// -E[b'WW'b]/2 under b ~ N(m, V) (with V = v; nil means V = 0, the log
+// density at b = m) and fills eta with the mean of the linear predictor.
+func (mod *Model) condLogDens(sc *startScratch, i int, beta, wwt, b, v []float64) float64 {
 	lo, hi := mod.start[i], mod.start[i+1]
 	r := mod.r
 	eta := sc.eta[:hi-lo]
@@ -350,7 +444,14 @@ func (mod *Model) condLogDens(sc *startScratch, i int, beta, wwt, b []float64) f
 			e += mod.z[j*r+a] * b[a]
 		}
 		eta[j-lo] = e
-		ll += mod.w[j] * mod.family.LogLik(mod.y[j], mod.m[j], e)
+		ll += mod.w[j] * sc.expectLL(mod.family, mod.y[j], mod.m[j], e, mod.etaSD(j, v))
+	}
+	if v != nil {
+		for a := range r {
+			for c := range r {
+				ll -= 0.5 * wwt[a*r+c] * v[c*r+a]
+			}
+		}
 	}
 	for a := range r {
 		for c := range r {
@@ -364,10 +465,10 @@ func (mod *Model) condLogDens(sc *startScratch, i int, beta, wwt, b []float64) f
 // conditional log density in b (sc.grad), the negative Hessian H_i
 // (sc.hess), the cross block H_ib = Z_i' D X_i (sc.hib, r×p), and adds its
 // gradient and information in beta into grad and info.
-func (mod *Model) newtonPieces(sc *startScratch, i int, beta, wwt, b, grad, info []float64) {
+func (mod *Model) newtonPieces(sc *startScratch, i int, beta, wwt, b, v, grad, info []float64) {
 	lo, hi := mod.start[i], mod.start[i+1]
 	r, p := mod.r, mod.p
-	mod.condLogDens(sc, i, beta, wwt, b)
+	mod.condLogDens(sc, i, beta, wwt, b, v)
 	copy(sc.hess, wwt)
 	clear(sc.hib)
 	for a := range r {
@@ -378,7 +479,7 @@ func (mod *Model) newtonPieces(sc *startScratch, i int, beta, wwt, b, grad, info
 		sc.grad[a] = s
 	}
 	for j := lo; j < hi; j++ {
-		d1, d2, _ := mod.family.Derivs(mod.y[j], mod.m[j], sc.eta[j-lo])
+		d1, d2 := sc.expectD(mod.family, mod.y[j], mod.m[j], sc.eta[j-lo], mod.etaSD(j, v))
 		d1 *= mod.w[j]
 		d2 *= -mod.w[j]
 		zj := mod.z[j*r : (j+1)*r]

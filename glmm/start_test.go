@@ -9,6 +9,7 @@ import (
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/vi"
 )
 
 func simulated(t *testing.T, family string, cov [][]float64, beta []float64, n int, seed uint64) *glmm.Model {
@@ -29,10 +30,9 @@ func simulated(t *testing.T, family string, cov [][]float64, beta []float64, n i
 	return d.Model()
 }
 
-// TestStart: the start is the conditional mode in (b, beta) given omega
-// (gradient zero), its local precision blocks are the negative Hessians
-// there, the arrowhead precision is positive definite, and beta is near
-// the truth on a large simulation.
+// TestStart: the start's precision is positive definite, beta is near the
+// truth on a large simulation, and the start is close to the optimum: a
+// GVA fit from it gains little over the bound of its first window.
 func TestStart(t *testing.T) {
 	for _, tc := range []struct {
 		family string
@@ -46,44 +46,10 @@ func TestStart(t *testing.T) {
 			beta := []float64{-0.5, 0.5, 0.3}
 			m := simulated(t, tc.family, tc.cov, beta, 2000, 11)
 			n, r, g := m.Dims()
-			p := m.P()
 			theta := make([]float64, n*r+g)
 			prec := make([]float64, arrowhead.Len(n, r, g))
 			if err := m.Start(context.Background(), theta, prec); err != nil {
 				t.Fatal(err)
-			}
-			thetaG := theta[n*r:]
-			ws := m.NewWorkspace()
-			gl := make([]float64, n*r)
-			gg := make([]float64, g)
-			if _, err := m.Local(ws, 0, n, thetaG, theta[:n*r], gl, gg); err != nil {
-				t.Fatal(err)
-			}
-			m.Global(thetaG, gg)
-			var worst float64
-			for _, x := range gl {
-				worst = math.Max(worst, math.Abs(x))
-			}
-			for _, x := range gg[:p] {
-				worst = math.Max(worst, math.Abs(x)/float64(n))
-			}
-			if worst > 1e-4 {
-				t.Errorf("gradient in (b, beta) at the start: %g, want ~0", worst)
-			}
-			// S_i against the negative Hessian.
-			tri := r * (r + 1) / 2
-			stride := tri + g*r
-			h := make([]float64, r*r)
-			for _, i := range []int{0, n / 2, n - 1} {
-				m.LocalHessian(ws, i, thetaG, theta[i*r:(i+1)*r], h)
-				for a := range r {
-					for b := 0; b <= a; b++ {
-						got, want := prec[i*stride+a*(a+1)/2+b], -h[a*r+b]
-						if math.Abs(got-want) > 1e-8*math.Max(1, math.Abs(want)) {
-							t.Errorf("subject %d: S_i(%d,%d) = %v, want %v", i, a, b, got, want)
-						}
-					}
-				}
 			}
 			tf := arrowhead.Wrap(n, r, g, append([]float64(nil), prec...))
 			sum := make([]float64, g*(g+1)/2)
@@ -94,9 +60,21 @@ func TestStart(t *testing.T) {
 				t.Fatal(err)
 			}
 			for k, b := range beta {
-				if d := math.Abs(thetaG[k] - b); d > 0.15 {
-					t.Errorf("beta[%d] = %.3f at the start, truth %.3f", k, thetaG[k], b)
+				if d := math.Abs(theta[n*r+k] - b); d > 0.15 {
+					t.Errorf("beta[%d] = %.3f at the start, truth %.3f", k, theta[n*r+k], b)
 				}
+			}
+			res, err := vi.Fit(context.Background(), m, vi.Settings{Seed: 1, Window: 50})
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := res.Trace[0].LowerBound
+			gain := res.LowerBound - first
+			t.Logf("bound %.2f at the first window, %.2f at the end (%d iterations)", first, res.LowerBound, res.Iterations)
+			// The start leaves out the dependence between omega and the
+			// b_i, whose cost grows with the number of local variables.
+			if gain > 1+0.002*float64(n*r) {
+				t.Errorf("the fit gained %.2f nats over its start", gain)
 			}
 		})
 	}

@@ -43,23 +43,3 @@ func BenchmarkLocal(b *testing.B) {
 		}
 	}
 }
-
-func TestCount(t *testing.T) {
-	for _, name := range []string{"toenail"} {
-		m := paperModel(t, name)
-		tg, _ := New(m, RVB2)
-		n, r, g := tg.Dims()
-		theta := make([]float64, n*r+g)
-		prec := make([]float64, n*(r*(r+1)/2+g*r)+g*(g+1)/2)
-		tg.Start(t.Context(), theta, prec)
-		rng := rand.New(rand.NewPCG(1, 2))
-		ws := tg.NewWorkspace()
-		grad := make([]float64, len(theta))
-		evalCount, solveCount = 0, 0
-		for range 100 {
-			theta[n*r] += 1e-3 * rng.NormFloat64()
-			tg.Local(ws, 0, n, theta[n*r:], theta[:n*r], grad[:n*r], grad[n*r:])
-		}
-		t.Log(evalCount, solveCount, theta[n*r:])
-	}
-}

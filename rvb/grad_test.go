@@ -63,9 +63,7 @@ func TestGradientFiniteDifferences(t *testing.T) {
 						ws := tg.NewWorkspace()
 						f := func(x []float64) float64 {
 							if pt.farStart != 0 {
-								for k := range tg.mode {
-									tg.mode[k] = pt.farStart * float64(1-2*(k%2))
-								}
+								setStarts(tg, func(k int) float64 { return pt.farStart * float64(1-2*(k%2)) })
 							}
 							return logJoint(t, tg, ws, x, nil)
 						}
@@ -122,11 +120,12 @@ func undamped(tg *Target, ws *workspace, i int, b []float64, tol float64, maxIte
 	return false
 }
 
-// TestDampedModeWhereUndampedFails: a Bernoulli subject with half its
-// responses 1, a large fixed part of the linear predictor and a weak
-// prior has its mode far from 0; plain Newton from 0 overshoots into the
-// flat tails of the logistic and never returns, while the damped solve
-// converges and the gradient there agrees with finite differences.
+// TestDampedModeWhereUndampedFails: Bernoulli subjects whose fixed part of
+// the linear predictor is about 12, under a weak prior (sd about 12), have
+// their modes far from 0; plain Newton from 0 overshoots into the flat
+// tails of the logistic and does not return (the test checks that it
+// fails), while the damped solve converges from 0 at every evaluation and
+// the gradient there agrees with finite differences.
 func TestDampedModeWhereUndampedFails(t *testing.T) {
 	for _, r := range []int{1, 2} {
 		t.Run(fmt.Sprintf("r=%d", r), func(t *testing.T) {
@@ -154,12 +153,12 @@ func TestDampedModeWhereUndampedFails(t *testing.T) {
 				t.Fatal("plain Newton converged on every subject; the case does not test damping")
 			}
 			f := func(x []float64) float64 {
-				clear(tg.mode) // start every solve at 0
+				setStarts(tg, func(int) float64 { return 0 })
 				return logJoint(t, tg, ws, x, nil)
 			}
 			got := make([]float64, len(x))
 			f(x)
-			clear(tg.mode)
+			setStarts(tg, func(int) float64 { return 0 })
 			logJoint(t, tg, ws, x, got)
 			want := fd.Gradient(nil, f, x, &fd.Settings{Formula: fd.Central, Step: 1e-5})
 			for k := range x {
@@ -170,4 +169,13 @@ func TestDampedModeWhereUndampedFails(t *testing.T) {
 			t.Logf("plain Newton failed on %d of %d subjects", failed, n)
 		})
 	}
+}
+
+// setStarts makes the next RVB2 solve of every subject start at
+// b[k] = start(k): a warm start with no predicted move.
+func setStarts(tg *Target, start func(k int) float64) {
+	for k := range tg.warm.mode {
+		tg.warm.mode[k] = start(k)
+	}
+	clear(tg.warm.lam)
 }

@@ -103,11 +103,7 @@ func (t *Target) Local(ws any, lo, hi int, thetaG, local, gradLocal, gradG []flo
 	var total float64
 	for i := lo; i < hi; i++ {
 		bt := local[(i-lo)*r : (i-lo+1)*r]
-		var warm []float64
-		if t.method == RVB2 {
-			warm = t.mode[i*r : (i+1)*r]
-		}
-		if err := t.prepare(wk, i, beta, warm); err != nil {
+		if err := t.prepare(wk, i, beta, t.warm); err != nil {
 			return total, err
 		}
 		var gl, gbeta []float64
@@ -139,12 +135,40 @@ func (t *Target) subjectError(i int, err error) error {
 	return fmt.Errorf("rvb: %s %q (subject %d): %w", t.m.GroupName(), t.m.GroupLevels()[i], i, err)
 }
 
+// warmStart is RVB2's state from the last solve of each subject: the mode
+// and what a first-order prediction of the next mode needs. Subject i's
+// entries are read and written only by the caller evaluating subject i.
+type warmStart struct {
+	mode  []float64 // n*r, NaN before the first solve
+	lam   []float64 // n*r*r: Lambda at the mode
+	omega []float64 // n*r*r: Omega of the solve
+	eta0  []float64 // per stored row: X beta + offset of the solve
+	hw    []float64 // per stored row: curvature weight at the mode
+}
+
+func newWarmStart(n, r, nobs int) *warmStart {
+	w := &warmStart{
+		mode: make([]float64, n*r), lam: make([]float64, n*r*r), omega: make([]float64, n*r*r),
+		eta0: make([]float64, nobs), hw: make([]float64, nobs),
+	}
+	w.reset()
+	return w
+}
+
+// reset forgets every mode.
+func (w *warmStart) reset() {
+	for j := range w.mode {
+		w.mode[j] = math.NaN()
+	}
+}
+
 // prepare sets, for subject i at beta (and the Omega of setGlobal),
 // X_i beta + offset_i, the centre lambda_i, Lambda_i = P_i^-1 and
 // L_i = chol(Lambda_i); for RVB2 also the curvature terms at the mode.
-// RVB2 starts Newton's method from warm unless it is NaN (or nil, for a
-// cold start), and stores the mode there.
-func (t *Target) prepare(ws *workspace, i int, beta, warm []float64) error {
+// RVB2 starts Newton's method from a prediction from the subject's last
+// solve in warm, if there is one, and records this solve there; a nil warm
+// means a cold start.
+func (t *Target) prepare(ws *workspace, i int, beta []float64, warm *warmStart) error {
 	r := t.r
 	lo, hi := t.m.SubjectRows(i)
 	eta0 := ws.eta0[:hi-lo]
@@ -161,10 +185,27 @@ func (t *Target) prepare(ws *workspace, i int, beta, warm []float64) error {
 	} else if err := t.mode2(ws, i, warm); err != nil {
 		return err
 	}
-	lowerInv(r, ws.rf, ws.rinv)
-	invFromChol(r, ws.rinv, ws.lam)
-	if !cholLower(r, ws.lam, ws.l) {
+	if r == 1 {
+		// Scalars: Lambda = 1/P, L = sqrt(Lambda); P > 0 was checked by
+		// its factorisation.
+		ws.lam[0] = 1 / ws.prec[0]
+		ws.l[0] = math.Sqrt(ws.lam[0])
+	} else {
+		lowerInv(r, ws.rf, ws.rinv)
+		invFromChol(r, ws.rinv, ws.lam)
+		if !cholLower(r, ws.lam, ws.l) {
+			return t.subjectError(i, fmt.Errorf("covariance Lambda %v is not positive definite", ws.lam))
+		}
+	}
+	if !(ws.l[0] > 0) || math.IsInf(ws.l[0], 0) {
 		return t.subjectError(i, fmt.Errorf("covariance Lambda %v is not positive definite", ws.lam))
+	}
+	if t.method == RVB2 && warm != nil {
+		copy(warm.mode[i*r:(i+1)*r], ws.center)
+		copy(warm.lam[i*r*r:(i+1)*r*r], ws.lam)
+		copy(warm.omega[i*r*r:(i+1)*r*r], ws.omega)
+		copy(warm.eta0[lo:hi], eta0)
+		copy(warm.hw[lo:hi], ws.hw[:hi-lo])
 	}
 	return nil
 }
@@ -186,14 +227,44 @@ func (t *Target) rvb1Center(ws *workspace, i int, dst []float64) {
 	solveChol(r, ws.rf, dst)
 }
 
-// mode2 solves for RVB2's centre, the mode of subject i's conditional
-// density, from warm (if set) and else from RVB1's centre.
-func (t *Target) mode2(ws *workspace, i int, warm []float64) error {
+// predict writes into ws.center the first-order prediction of subject i's
+// mode from its last solve: the mode b moves by
+// -Lambda (Z' H d(X beta + offset) + dOmega b).
+func (t *Target) predict(ws *workspace, i int, warm *warmStart) {
 	r := t.r
-	if warm != nil && !math.IsNaN(warm[0]) {
-		copy(ws.center, warm)
+	lo, hi := t.m.SubjectRows(i)
+	z := t.m.ZRows(i)
+	b := warm.mode[i*r : (i+1)*r]
+	om := warm.omega[i*r*r : (i+1)*r*r]
+	v := ws.grad
+	for u := range r {
+		s := 0.0
+		for q := range r {
+			s += (ws.omega[u*r+q] - om[u*r+q]) * b[q]
+		}
+		v[u] = s
+	}
+	hw, e0 := warm.hw[lo:hi], warm.eta0[lo:hi]
+	for j, e := range ws.eta0[:hi-lo] {
+		d := hw[j] * (e - e0[j])
+		for u, zu := range z[j*r : j*r+r] {
+			v[u] += zu * d
+		}
+	}
+	symMulVec(r, warm.lam[i*r*r:(i+1)*r*r], v, ws.center)
+	for u := range r {
+		ws.center[u] = b[u] - ws.center[u]
+	}
+}
+
+// mode2 solves for RVB2's centre, the mode of subject i's conditional
+// density, from the prediction of warm (if there is one) and else from
+// RVB1's centre.
+func (t *Target) mode2(ws *workspace, i int, warm *warmStart) error {
+	r := t.r
+	if warm != nil && !math.IsNaN(warm.mode[i*r]) {
+		t.predict(ws, i, warm)
 		if t.newton(ws, i) == nil {
-			copy(warm, ws.center)
 			return nil
 		}
 	}
@@ -215,9 +286,6 @@ func (t *Target) mode2(ws *workspace, i int, warm []float64) error {
 			return t.subjectError(i, err)
 		}
 	}
-	if warm != nil {
-		copy(warm, ws.center)
-	}
 	return nil
 }
 
@@ -237,10 +305,7 @@ func (e *ModeError) Error() string {
 // f(b) = log p(y_i | b, beta) - b' Omega b / 2 (without constants) at b,
 // and stores the weighted derivatives per observation in ws.d1, ws.hw,
 // ws.k3.
-var evalCount, solveCount int
-
 func (t *Target) evalCond(ws *workspace, i int, b []float64) float64 {
-	evalCount++
 	lo, hi := t.m.SubjectRows(i)
 	n := hi - lo
 	eta := ws.eta[:n]
@@ -391,7 +456,6 @@ func (t *Target) condGradPrec(ws *workspace, i int, b []float64) {
 // ws.center is the mode and ws.prec, ws.rf, ws.hw and ws.k3 are the
 // precision, its factor and the curvature terms there.
 func (t *Target) newton(ws *workspace, i int) error {
-	solveCount++
 	r := t.r
 	b := ws.center
 	f := t.evalCond(ws, i, b)

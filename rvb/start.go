@@ -68,12 +68,16 @@ func (t *Target) Start(ctx context.Context, theta, prec []float64) error {
 			}
 		}
 		bi := theta[i*r : (i+1)*r]
-		var warm []float64
 		if t.method == RVB2 {
-			warm = t.mode[i*r : (i+1)*r]
-			copy(warm, bi)
+			// Seed the warm start with the model's mode: a prediction
+			// from it at the same theta_g is the mode itself.
+			lo, hi := t.m.SubjectRows(i)
+			copy(t.warm.mode[i*r:(i+1)*r], bi)
+			clear(t.warm.lam[i*r*r : (i+1)*r*r])
+			copy(t.warm.omega[i*r*r:(i+1)*r*r], ws.omega)
+			clear(t.warm.hw[lo:hi])
 		}
-		if err := t.prepare(ws, i, thetaG[:p], warm); err != nil {
+		if err := t.prepare(ws, i, thetaG[:p], t.warm); err != nil {
 			return err
 		}
 		for u := range r {

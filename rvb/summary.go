@@ -141,14 +141,15 @@ func Summarize(ctx context.Context, res *vi.Result, t *Target, draws int, seed u
 	streams := parallel.NewStreams(seed, chunks.Len())
 	// Welford's running moments per subject, written by its chunk only.
 	m2 := s.LocalSD
+	// Each chunk reads and writes only its own subjects' warm starts.
+	var warm *warmStart
+	if t.method == RVB2 {
+		warm = newWarmStart(n, r, t.m.NumObs())
+	}
 	err := parallel.For(ctx, 0, chunks, func(k, lo, hi int) error {
 		ws := t.NewWorkspace().(*workspace)
 		bt := make([]float64, (hi-lo)*r)
 		zl := make([]float64, (hi-lo)*r)
-		warm := make([]float64, (hi-lo)*r)
-		for j := range warm {
-			warm[j] = math.NaN()
-		}
 		b := make([]float64, r)
 		for d := range draws {
 			if err := ctx.Err(); err != nil {
@@ -171,11 +172,7 @@ func Summarize(ctx context.Context, res *vi.Result, t *Target, draws int, seed u
 					}
 					bt[off+a] = v
 				}
-				var wm []float64
-				if t.method == RVB2 {
-					wm = warm[off : off+r]
-				}
-				if err := t.prepare(ws, i, tg[:t.p], wm); err != nil {
+				if err := t.prepare(ws, i, tg[:t.p], warm); err != nil {
 					return fmt.Errorf("%w (draw %d)", err, d)
 				}
 				lowerMulVec(r, ws.l, bt[off:off+r], b)

@@ -145,9 +145,8 @@ type Target struct {
 	// unit reports a Bernoulli model without weights.
 	unit bool
 
-	// mode holds RVB2's last mode of each subject (n*r), NaN before the
-	// first solve.
-	mode []float64
+	// warm holds RVB2's last solve of each subject, nil for RVB1.
+	warm *warmStart
 }
 
 // NewRVB1 returns the RVB1 reparametrisation of m.
@@ -222,8 +221,7 @@ func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
 		}
 	}
 	if method == RVB2 {
-		t.mode = make([]float64, n*r)
-		t.ResetModes()
+		t.warm = newWarmStart(n, r, nobs)
 	}
 	return t, nil
 }
@@ -232,8 +230,8 @@ func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
 // of every subject solves from RVB1's centre. It must not be called
 // concurrently with Local.
 func (t *Target) ResetModes() {
-	for j := range t.mode {
-		t.mode[j] = math.NaN()
+	if t.warm != nil {
+		t.warm.reset()
 	}
 }
 

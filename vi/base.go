@@ -25,6 +25,8 @@ type base struct {
 	iter  uint64
 	grads bool // the pass computes gradients
 
+	antithetic bool
+
 	// Vectors of length d.
 	z, theta, grad, v, tmp []float64
 
@@ -52,6 +54,8 @@ func newBase(t Target, set Settings, pool *parallel.Pool, factorLen int) *base {
 		lam:     make([]float64, d+factorLen),
 		kind:    make([]uint8, d+factorLen),
 		nobs:    n,
+
+		antithetic: set.Antithetic,
 	}
 	if no, ok := t.(NumObser); ok {
 		b.nobs = no.NumObs()
@@ -81,12 +85,26 @@ func newBase(t Target, set Settings, pool *parallel.Pool, factorLen int) *base {
 func (b *base) lambda() []float64 { return b.lam }
 func (b *base) kinds() []uint8    { return b.kind }
 
+// streamIter returns the stream iteration and sign of the draws of the
+// current iteration: with antithetic draws, iterations 2k-1 and 2k share the
+// stream of k, the second negated.
+func (b *base) streamIter() (uint64, float64) {
+	if !b.antithetic || b.iter >= crnIterBase {
+		return b.iter, 1
+	}
+	if b.iter%2 == 1 {
+		return (b.iter + 1) / 2, 1
+	}
+	return b.iter / 2, -1
+}
+
 // drawChunk fills z for the subjects of chunk k from its stream.
 func (b *base) drawChunk(k, lo, hi int) {
-	rng := b.streams.At(b.iter, k)
+	it, sign := b.streamIter()
+	rng := b.streams.At(it, k)
 	zz := 0.0
 	for j := lo * b.r; j < hi*b.r; j++ {
-		x := rng.NormFloat64()
+		x := sign * rng.NormFloat64()
 		b.z[j] = x
 		zz += x * x
 	}
@@ -95,10 +113,11 @@ func (b *base) drawChunk(k, lo, hi int) {
 
 // drawGlobal fills z_g from the global stream and returns z_g'z_g.
 func (b *base) drawGlobal() float64 {
-	rng := b.streams.At(b.iter, b.chunks.Len())
+	it, sign := b.streamIter()
+	rng := b.streams.At(it, b.chunks.Len())
 	zz := 0.0
 	for j := b.n * b.r; j < b.d; j++ {
-		x := rng.NormFloat64()
+		x := sign * rng.NormFloat64()
 		b.z[j] = x
 		zz += x * x
 	}

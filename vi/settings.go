@@ -120,6 +120,9 @@ type Settings struct {
 	// Patience is the number of flat windows in a row that mean
 	// convergence; 0 means 3.
 	Patience int
+	// Antithetic pairs the draws of successive iterations, z and -z, which
+	// cancels the part of the gradient noise that is linear in z.
+	Antithetic bool
 	// Refine is the number of times the step size is divided by 10 when the
 	// lower bound levels off, before the fit is declared converged: rules
 	// with steps of fixed length (Snngm, the Adam family) jitter around the

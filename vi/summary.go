@@ -23,7 +23,11 @@ func (r *Result) GlobalCov() *mat.SymDense {
 	case GVA:
 		arrowhead.Wrap(r.N, r.R, g, r.Factor).CovGlobal(dst)
 	case RVB:
-		blockdiag.Wrap(r.N, r.R, g, r.Factor).CovGlobal(dst)
+		// blockdiag stores covariances in its compressed (packed lower) form.
+		f := blockdiag.Wrap(r.N, r.R, g, r.Factor)
+		packed := make([]float64, blockdiag.Len(r.N, r.R, g))
+		f.CovGlobal(packed)
+		unpack(g, packed[len(packed)-g*(g+1)/2:], dst)
 	}
 	return mat.NewSymDense(g, dst)
 }
@@ -36,9 +40,27 @@ func (r *Result) LocalCov() []float64 {
 	case GVA:
 		arrowhead.Wrap(r.N, r.R, r.G, r.Factor).CovRange(0, r.N, dst, make([]float64, r.N*r.R*r.G))
 	case RVB:
-		blockdiag.Wrap(r.N, r.R, r.G, r.Factor).CovRange(0, r.N, dst)
+		f := blockdiag.Wrap(r.N, r.R, r.G, r.Factor)
+		packed := make([]float64, blockdiag.Len(r.N, r.R, r.G))
+		f.CovRange(0, r.N, packed)
+		tri := r.R * (r.R + 1) / 2
+		for i := range r.N {
+			unpack(r.R, packed[i*tri:(i+1)*tri], dst[i*r.R*r.R:(i+1)*r.R*r.R])
+		}
 	}
 	return dst
+}
+
+// unpack writes the symmetric m×m matrix whose packed lower triangle is p
+// into dst, row-major.
+func unpack(m int, p, dst []float64) {
+	for a := range m {
+		for b := 0; b <= a; b++ {
+			x := p[a*(a+1)/2+b]
+			dst[a*m+b] = x
+			dst[b*m+a] = x
+		}
+	}
 }
 
 // Marginal summarises the approximate posterior of one scalar.

@@ -21,6 +21,13 @@ Usage:
 
 Run 'glmmfit COMMAND -h' for the flags of a command.
 
+From R: glmer(y ~ x + (1 | g), family = poisson, data = d) is
+  glmmfit fit -data d.csv -formula 'y ~ x + (1 | g)' -family poisson
+and brm(s | trials(n) ~ x + (1 | g), family = binomial, data = d) is
+  glmmfit fit -data d.csv -formula 'cbind(s, n - s) ~ x + (1 | g)'
+with priors N(0, 10^2) on the fixed effects and on the Cholesky factor of the
+random-effect precision (see 'glmmfit fit -h').
+
 Examples:
   glmmfit fit -example
   glmmfit fit -data epilepsy.csv -formula 'y ~ lbase*trt + lage + V4 + (1 + V4 | subject)' -family poisson
@@ -81,6 +88,9 @@ Fitting:
                    factor. rvb1/rvb2: reparametrised variational Bayes with a
                    block-diagonal covariance factor. auto is RVB1 for poisson
                    and binomial, RVB2 for bernoulli, as the paper recommends.
+                   With gva the summaries are exactly those of the library's
+                   vi.Fit and vi.Summarize with the same seed; with rvb1/rvb2
+                   the random effects are rvb.Summarize's.
   -optimizer R     step rule: snngm (default; the paper's normalised natural
                    gradient with momentum), adam, nadam, pga, nagm, or vogn
                    (gva only)
@@ -91,13 +101,16 @@ Fitting:
                    window of 200 iterations (default 0.05)
   -timeout D       stop after this wall time, e.g. 30s or 5m (default none)
   -threads N       worker goroutines; 0 (default) uses every core
-  -draws N         Monte Carlo draws for the summaries (default 4000)
+  -draws N         Monte Carlo draws for the summaries (default 4000); with
+                   rvb1/rvb2 every draw maps each subject's random effects
+                   back from the reparametrisation, so lower it for very
+                   many subjects
 
 Output:
   -format F        text (default): the summary; json: the whole result as
-                   JSON (schema_version, call, data, status, lower bound,
+                   JSON (schema_version, options, data, status, lower bound,
                    fixed, re_sd, re_cor, omega, random_effects, trace,
-                   software, timing)
+                   software, timings)
   -out FILE        save the fit as JSON for 'glmmfit predict': the -format
                    json document plus the variational state and the used
                    columns of the training data

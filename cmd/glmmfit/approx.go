@@ -1,0 +1,131 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/sparsevi/sparsevi/arrowhead"
+	"github.com/sparsevi/sparsevi/blockdiag"
+	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
+	"github.com/sparsevi/sparsevi/rvb"
+	"github.com/sparsevi/sparsevi/vi"
+)
+
+// Methods of -method.
+const (
+	methodAuto = "auto"
+	methodGVA  = "gva"
+	methodRVB1 = "rvb1"
+	methodRVB2 = "rvb2"
+)
+
+// approx is a fitted Gaussian approximation together with the model it
+// approximates. For RVB the local blocks of Mu and Factor are the
+// reparametrised b~_i; draws are mapped back to b_i.
+type approx struct {
+	method string
+	model  *glmm.Model
+	rt     *rvb.Target // nil for GVA
+	n, r   int
+	g      int
+	mu     []float64
+	factor []float64
+}
+
+// newTarget returns the vi target and vi method of the named method.
+func newTarget(method string, m *glmm.Model) (vi.Target, vi.Method, *rvb.Target, error) {
+	switch method {
+	case methodGVA:
+		return m, vi.GVA, nil, nil
+	case methodRVB1, methodRVB2:
+		rm := rvb.RVB1
+		if method == methodRVB2 {
+			rm = rvb.RVB2
+		}
+		t, err := rvb.New(m, rm)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		return t, vi.RVB, t, nil
+	}
+	return nil, 0, nil, fmt.Errorf("unknown method %q", method)
+}
+
+// newApprox wraps the state mu, factor of a fit by method of model m.
+func newApprox(method string, m *glmm.Model, mu, factor []float64) (*approx, error) {
+	_, _, rt, err := newTarget(method, m)
+	if err != nil {
+		return nil, err
+	}
+	n, r, g := m.Dims()
+	want := arrowhead.Len(n, r, g)
+	if rt != nil {
+		want = blockdiag.Len(n, r, g)
+	}
+	if len(mu) != n*r+g || len(factor) != want {
+		return nil, fmt.Errorf("state of length (%d, %d) does not fit the model: want (%d, %d)", len(mu), len(factor), n*r+g, want)
+	}
+	return &approx{method: method, model: m, rt: rt, n: n, r: r, g: g, mu: mu, factor: factor}, nil
+}
+
+// sampler draws theta = (b_1, ..., b_n, beta, omega) from q, with the
+// random effects on their original scale.
+type sampler struct {
+	a      *approx
+	rng    *rand.Rand
+	z, u   []float64
+	ws     any
+	bt, bi []float64
+}
+
+// newSampler returns a sampler whose draws depend only on seed and stream.
+func (a *approx) newSampler(seed, stream uint64) *sampler {
+	d := a.n*a.r + a.g
+	s1, s2 := parallel.StreamSeed(seed, stream, 0)
+	s := &sampler{a: a, rng: rand.New(rand.NewPCG(s1, s2)), z: make([]float64, d), u: make([]float64, d)}
+	if a.rt != nil {
+		s.ws = a.rt.NewWorkspace()
+		s.bt = make([]float64, a.r)
+		s.bi = make([]float64, a.r)
+	}
+	return s
+}
+
+// draw writes a draw of theta_g and of the random effects b_i of the
+// listed subjects into theta (length n*r + G); the entries of the other
+// subjects are left undefined. The standard normals of every subject are
+// drawn whichever are listed, so a subject's draws do not depend on the
+// list.
+func (s *sampler) draw(theta []float64, subjects []int) error {
+	a := s.a
+	r := a.r
+	for k := range s.z {
+		s.z[k] = s.rng.NormFloat64()
+	}
+	if a.rt == nil {
+		f := arrowhead.Wrap(a.n, r, a.g, a.factor)
+		f.DrawGlobal(theta, s.u, a.mu, s.z)
+		for _, i := range subjects {
+			f.DrawRange(i, i+1, theta, s.u, a.mu, s.z)
+		}
+		return nil
+	}
+	f := blockdiag.Wrap(a.n, r, a.g, a.factor)
+	f.DrawGlobal(theta, a.mu, s.z)
+	thetaG := theta[a.n*r:]
+	for _, i := range subjects {
+		f.DrawRange(i, i+1, theta, a.mu, s.z)
+		copy(s.bt, theta[i*r:(i+1)*r])
+		// b_i = lambda_i(theta_g) + L_i(theta_g) b~_i
+		if err := a.rt.MapLocal(s.ws, i, thetaG, s.bt, s.bi); err != nil {
+			return err
+		}
+		copy(theta[i*r:(i+1)*r], s.bi)
+	}
+	return nil
+}

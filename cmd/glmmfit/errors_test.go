@@ -1,0 +1,174 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBadInvocations runs glmmfit wrongly in many ways. Each run must exit
+// with the documented code and print exactly one line on standard error,
+// starting "glmmfit: " and naming what is wrong (the file, line and column,
+// the formula token, or the flag), and nothing on standard output.
+func TestBadInvocations(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"good.csv":      "y,x,g\n1,0.5,a\n0,0.2,a\n3,0.1,b\n0,0.3,b\n2,0.7,c\n",
+		"bern2.csv":     "y,x,g\n1,0.5,a\n2,0.2,a\n1,0.1,b\n0,0.3,b\n",
+		"negcount.csv":  "y,x,g\n1,0.5,a\n0,0.2,a\n3,0.1,b\n-2,0.3,b\n",
+		"typo.csv":      "y,x,g\n1,0.5,a\n0,abc,a\n3,0.1,b\n0,0.3,b\n",
+		"empty.csv":     "",
+		"header.csv":    "y,x,g\n",
+		"fields.csv":    "y,x,g\n1,0.5,a\n0,0.2\n",
+		"nan.csv":       "y,x,g\n1,0.5,a\n0,NaN,a\n",
+		"missing.csv":   "y,x,g\n1,0.5,a\n0,,a\n3,0.1,b\n",
+		"blank.csv":     "y,x,g\n\n1,0.5,a\n\n0,0.2,a\n3,0.1,b\n-1,0.3,b\n",
+		"notjson.json":  "{\"schema_version\": 1,",
+		"newlevel.csv":  "y,x,f,g\n1,0.5,u,a\n0,0.2,v,a\n3,0.1,u,b\n0,0.3,v,b\n",
+		"newlevel2.csv": "x,f,g\n0.5,w,a\n",
+		"nocol.csv":     "f,g\nu,a\n",
+	}
+	for name, content := range files {
+		writeFile(t, dir, name, content)
+	}
+	// A fit file for the predict cases.
+	fit := glmmfit(t, dir, "", nil, "fit", "-data", "newlevel.csv", "-formula", "y ~ x + f + (1 | g)", "-family", "poisson",
+		"-method", "gva", "-max-iter", "400", "-out", "fit.json", "-draws", "100")
+	if fit.code != 0 && fit.code != exitLimit {
+		t.Fatalf("making the fit file: exit %d: %s", fit.code, fit.stderr)
+	}
+
+	fitArgs := func(data, formula string, extra ...string) []string {
+		return append([]string{"fit", "-data", data, "-formula", formula}, extra...)
+	}
+	cases := []struct {
+		name  string
+		args  []string
+		stdin string
+		code  int
+		want  []string // substrings of the message
+	}{
+		{"missing column", fitArgs("good.csv", "y ~ z + (1 | g)", "-family", "poisson"), "", 1, []string{`column 5 "z"`, "no such column"}},
+		{"unknown family", fitArgs("good.csv", "y ~ x + (1 | g)", "-family", "gaussian"), "", 2, []string{`unknown family "gaussian"`}},
+		{"bernoulli response 2", fitArgs("bern2.csv", "y ~ x + (1 | g)", "-family", "bernoulli"), "", 1, []string{"bern2.csv: line 3, column 1 (\"y\")", "bernoulli response 2"}},
+		{"formula syntax", fitArgs("good.csv", "y ~ x + + (1 | g)", "-family", "poisson"), "", 1, []string{`column 9 "+"`}},
+		{"unbalanced parenthesis", fitArgs("good.csv", "y ~ x + (1 | g", "-family", "poisson"), "", 1, []string{`column 9 "("`, "unmatched"}},
+		{"empty file", fitArgs("empty.csv", "y ~ x + (1 | g)", "-family", "poisson"), "", 1, []string{"empty.csv: line 1", "empty input"}},
+		{"header only", fitArgs("header.csv", "y ~ x + (1 | g)", "-family", "poisson"), "", 1, []string{"header.csv: line 2", "no data rows"}},
+		{"non-numeric value", fitArgs("typo.csv", "y ~ x + (1 | g)", "-family", "poisson"), "", 1, []string{"typo.csv: line 3, column 2 (\"x\")", `"abc" is not a number`}},
+		{"negative count", fitArgs("negcount.csv", "y ~ x + (1 | g)", "-family", "poisson"), "", 1, []string{"negcount.csv: line 5, column 1 (\"y\")", "-2"}},
+		{"negative count after blank lines", fitArgs("blank.csv", "y ~ x + (1 | g)", "-family", "poisson"), "", 1, []string{"blank.csv: line 7, column 1 (\"y\")", "-1"}},
+		{"wrong field count", fitArgs("fields.csv", "y ~ x + (1 | g)", "-family", "poisson"), "", 1, []string{"fields.csv: line 3", "wrong number of fields"}},
+		{"NaN in a numeric column", fitArgs("nan.csv", "y ~ x + (1 | g)", "-family", "poisson"), "", 1, []string{"nan.csv: line 3, column 2", "NaN"}},
+		{"missing value", fitArgs("missing.csv", "y ~ x + (1 | g)", "-family", "poisson"), "", 1, []string{"missing.csv: line 3, column 2 (\"x\")", "missing value"}},
+		{"no random effects", fitArgs("good.csv", "y ~ x", "-family", "poisson"), "", 1, []string{"random-effects term"}},
+		{"two grouping factors", fitArgs("good.csv", "y ~ x + (1 | g) + (1 | x)", "-family", "poisson"), "", 1, []string{"second grouping factor", "not supported"}},
+		{"nonexistent file", fitArgs("no-such.csv", "y ~ x + (1 | g)", "-family", "poisson"), "", 1, []string{"no-such.csv: no such file"}},
+		{"empty standard input", fitArgs("-", "y ~ x + (1 | g)", "-family", "poisson"), "", 1, []string{"stdin: line 1", "empty input"}},
+		{"weights column absent", fitArgs("good.csv", "y ~ x + (1 | g)", "-family", "poisson", "-weights", "w"), "", 1, []string{"-weights", `no column "w"`}},
+		{"numeric response needs family", fitArgs("good.csv", "y ~ x + (1 | g)"), "", 2, []string{"-family is needed", `"y" is numeric`}},
+		{"unknown flag", fitArgs("good.csv", "y ~ x + (1 | g)", "-foo"), "", 2, []string{"flag provided but not defined: -foo"}},
+		{"conflicting data flags", []string{"fit", "-example", "-data", "good.csv"}, "", 2, []string{"-data and -example cannot be used together"}},
+		{"missing formula", []string{"fit", "-data", "good.csv", "-family", "poisson"}, "", 2, []string{"-formula is missing"}},
+		{"no data", []string{"fit", "-formula", "y ~ x + (1 | g)"}, "", 2, []string{"no data"}},
+		{"unknown method", fitArgs("good.csv", "y ~ x + (1 | g)", "-family", "poisson", "-method", "laplace"), "", 2, []string{`unknown method "laplace"`}},
+		{"vogn with rvb", fitArgs("good.csv", "y ~ x + (1 | g)", "-family", "poisson", "-method", "rvb1", "-optimizer", "vogn"), "", 2, []string{"-optimizer vogn works with -method gva only"}},
+		{"bad plot extension", fitArgs("good.csv", "y ~ x + (1 | g)", "-family", "poisson", "-plot", "p.jpg"), "", 2, []string{"-plot p.jpg", ".png or .svg"}},
+		{"bad max-iter", fitArgs("good.csv", "y ~ x + (1 | g)", "-family", "poisson", "-max-iter", "0"), "", 2, []string{"-max-iter must be positive"}},
+		{"bad flag value", fitArgs("good.csv", "y ~ x + (1 | g)", "-family", "poisson", "-seed", "x"), "", 2, []string{`invalid value "x" for flag -seed`}},
+		{"stray argument", []string{"fit", "-example", "data.csv"}, "", 2, []string{`unexpected argument "data.csv"`}},
+		{"unknown data set", []string{"fit", "-dataset", "iris"}, "", 2, []string{`unknown data set "iris"`}},
+		{"unknown command", []string{"fitt"}, "", 2, []string{`unknown command "fitt"`}},
+		{"predict without -fit", []string{"predict", "-data", "good.csv"}, "", 2, []string{"-fit is missing"}},
+		{"predict with a bad fit file", []string{"predict", "-fit", "notjson.json", "-data", "good.csv"}, "", 1, []string{"notjson.json", "invalid JSON"}},
+		{"predict with a new level", []string{"predict", "-fit", "fit.json", "-data", "newlevel2.csv"}, "", 1, []string{"newlevel2.csv: line 2", `"w"`}},
+		{"predict without a needed column", []string{"predict", "-fit", "fit.json", "-data", "nocol.csv"}, "", 1, []string{"nocol.csv", `"x"`}},
+		{"predict with a bad level", []string{"predict", "-fit", "fit.json", "-data", "good.csv", "-level", "95"}, "", 2, []string{"-level must be between 0 and 1"}},
+		{"simulate with both covariances", []string{"simulate", "-family", "poisson", "-subjects", "5", "-obs", "2", "-beta", "1", "-re-sd", "1", "-re-cov", "1"}, "", 2, []string{"-re-sd and -re-cov cannot be used together"}},
+		{"simulate without family", []string{"simulate", "-subjects", "5", "-obs", "2", "-beta", "1", "-re-sd", "1"}, "", 2, []string{"-family is missing"}},
+		{"simulate with a bad covariance", []string{"simulate", "-family", "poisson", "-subjects", "5", "-obs", "2", "-beta", "1", "-re-cov", "1,2;2,1"}, "", 2, []string{"simulate:"}},
+	}
+	if len(cases) < 15 {
+		t.Fatalf("only %d cases", len(cases))
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := glmmfit(t, dir, c.stdin, nil, c.args...)
+			if r.code != c.code {
+				t.Errorf("exit code %d, want %d (stderr %q)", r.code, c.code, r.stderr)
+			}
+			if strings.Count(r.stderr, "\n") != 1 || !strings.HasSuffix(r.stderr, "\n") || !strings.HasPrefix(r.stderr, "glmmfit: ") {
+				t.Errorf("stderr is not one line starting with glmmfit: %q", r.stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr %q does not contain %q", r.stderr, w)
+				}
+			}
+			if strings.Contains(r.stderr, "goroutine") || strings.Contains(r.stderr, "panic") {
+				t.Errorf("stack trace on stderr: %q", r.stderr)
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout is not empty: %q", r.stdout)
+			}
+		})
+	}
+	// No bad run may leave a half-written output file behind.
+	if _, err := os.Stat(filepath.Join(dir, "p.jpg")); err == nil {
+		t.Error("a refused run wrote its -plot file")
+	}
+}
+
+// TestHelp checks that -h prints the usage on standard output and exits 0,
+// and that no arguments at all is a usage error.
+func TestHelp(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-h"}, mainUsage},
+		{[]string{"help", "predict"}, predictUsage},
+		{[]string{"fit", "-h"}, fitUsage},
+		{[]string{"predict", "-help"}, predictUsage},
+		{[]string{"simulate", "-h"}, simulateUsage},
+	} {
+		r := glmmfit(t, "", "", nil, c.args...)
+		if r.code != 0 || r.stdout != c.want || r.stderr != "" {
+			t.Errorf("glmmfit %s: exit %d, stderr %q, stdout %.60q...", strings.Join(c.args, " "), r.code, r.stderr, r.stdout)
+		}
+	}
+	r := glmmfit(t, "", "", nil)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "Usage:") {
+		t.Errorf("glmmfit with no arguments: exit %d, stderr %.60q", r.code, r.stderr)
+	}
+}
+
+// TestUsageDocumentsEveryFlag checks the hand-written usage texts against
+// the flag sets.
+func TestUsageDocumentsEveryFlag(t *testing.T) {
+	for cmd, c := range map[string]struct {
+		usage string
+		fs    *flag.FlagSet
+	}{
+		"fit":      {fitUsage, (&fitOptions{spec: modelSpec{Reference: map[string]string{}}}).flagSet()},
+		"predict":  {predictUsage, (&predictOptions{}).flagSet()},
+		"simulate": {simulateUsage, (&simulateOptions{}).flagSet()},
+	} {
+		n := 0
+		c.fs.VisitAll(func(f *flag.Flag) {
+			n++
+			if !strings.Contains(c.usage, "\n  -"+f.Name+" ") {
+				t.Errorf("glmmfit %s -h does not document -%s", cmd, f.Name)
+			}
+		})
+		if n == 0 {
+			t.Errorf("%s has no flags", cmd)
+		}
+	}
+}

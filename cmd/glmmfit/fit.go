@@ -1,0 +1,168 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"flag"
+	"math"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/vi"
+)
+
+// fitOptions are the flags of 'glmmfit fit'.
+type fitOptions struct {
+	spec    modelSpec
+	data    string
+	example bool
+	dataset string
+	dataDir string
+
+	method    string
+	optimizer string
+	seed      uint64
+	maxIter   int
+	tol       float64
+	timeout   time.Duration
+	threads   int
+	draws     int
+
+	format string
+	out    string
+	trace  string
+	plot   string
+	quiet  bool
+}
+
+// Defaults of the fit flags; the usage text repeats them.
+const (
+	defaultMaxIter = 20000
+	defaultTol     = 0.05
+	defaultDraws   = 4000
+)
+
+func parseFitFlags(e *env, args []string) (*fitOptions, error) {
+	o := &fitOptions{spec: modelSpec{Reference: map[string]string{}}}
+	fs := o.flagSet()
+	if err := parseFlags(e, fs, fitUsage, args); err != nil {
+		return nil, err
+	}
+	if len(o.spec.Reference) == 0 {
+		o.spec.Reference = nil
+	}
+	return o, o.check(fs)
+}
+
+// flagSet returns the flags of 'glmmfit fit', bound to o.
+func (o *fitOptions) flagSet() *flag.FlagSet {
+	fs := newFlagSet("fit")
+	fs.StringVar(&o.data, "data", "", "")
+	fs.StringVar(&o.spec.Formula, "formula", "", "")
+	fs.StringVar(&o.spec.Family, "family", "", "")
+	fs.BoolVar(&o.example, "example", false, "")
+	fs.StringVar(&o.dataset, "dataset", "", "")
+	fs.StringVar(&o.dataDir, "data-dir", "", "")
+	fs.StringVar(&o.spec.Weights, "weights", "", "")
+	fs.StringVar(&o.spec.Offset, "offset", "", "")
+	fs.Var(refFlag(o.spec.Reference), "ref", "")
+	fs.StringVar(&o.spec.Missing, "missing", missingReject, "")
+	fs.Float64Var(&o.spec.PriorSD, "prior-sd", glmm.DefaultPriorSD, "")
+	fs.StringVar(&o.method, "method", methodAuto, "")
+	fs.StringVar(&o.optimizer, "optimizer", "snngm", "")
+	fs.Uint64Var(&o.seed, "seed", 1, "")
+	fs.IntVar(&o.maxIter, "max-iter", defaultMaxIter, "")
+	fs.Float64Var(&o.tol, "tol", defaultTol, "")
+	fs.DurationVar(&o.timeout, "timeout", 0, "")
+	fs.IntVar(&o.threads, "threads", 0, "")
+	fs.IntVar(&o.draws, "draws", defaultDraws, "")
+	fs.StringVar(&o.format, "format", "text", "")
+	fs.StringVar(&o.out, "out", "", "")
+	fs.StringVar(&o.trace, "trace", "", "")
+	fs.StringVar(&o.plot, "plot", "", "")
+	fs.BoolVar(&o.quiet, "quiet", false, "")
+	return fs
+}
+
+// check validates the flags alone, before any file is read.
+func (o *fitOptions) check(fs *flag.FlagSet) error {
+	bad := func(format string, args ...any) error { return usageErrorf("fit", format, args...) }
+	if err := conflict(fs, "data", "example", "dataset"); err != nil {
+		return err
+	}
+	if o.data == "" && !o.example && o.dataset == "" {
+		return bad("no data: give -data FILE.csv (- for standard input), -example or -dataset NAME")
+	}
+	if o.data != "" && o.spec.Formula == "" {
+		return bad("-formula is missing: give the model, e.g. -formula 'y ~ x + (1 | id)'")
+	}
+	if setFlags(fs)["data-dir"] && o.dataset == "" {
+		return bad("-data-dir is only used with -dataset")
+	}
+	if o.spec.Family != "" {
+		f, err := glmm.ParseFamily(o.spec.Family)
+		if err != nil {
+			return bad("unknown family %q (want poisson, bernoulli or binomial)", o.spec.Family)
+		}
+		o.spec.Family = f.String()
+	}
+	switch o.spec.Missing {
+	case missingReject, missingDrop:
+	default:
+		return bad("-missing %q: want reject or drop", o.spec.Missing)
+	}
+	if !(o.spec.PriorSD > 0) || math.IsInf(o.spec.PriorSD, 0) {
+		return bad("-prior-sd must be a positive number, not %v", o.spec.PriorSD)
+	}
+	o.method = strings.ToLower(o.method)
+	switch o.method {
+	case methodAuto, methodGVA, methodRVB1, methodRVB2:
+	default:
+		return bad("unknown method %q (want auto, gva, rvb1 or rvb2)", o.method)
+	}
+	opt, err := vi.ParseOptimizer(o.optimizer)
+	if err != nil {
+		return bad("unknown optimizer %q (want snngm, adam, nadam, pga, nagm or vogn)", o.optimizer)
+	}
+	o.optimizer = strings.ToLower(opt.String())
+	if opt == vi.VOGN && (o.method == methodRVB1 || o.method == methodRVB2) {
+		return bad("-optimizer vogn works with -method gva only, not %s", o.method)
+	}
+	if o.maxIter <= 0 {
+		return bad("-max-iter must be positive, not %d", o.maxIter)
+	}
+	if !(o.tol > 0) || math.IsInf(o.tol, 0) {
+		return bad("-tol must be a positive number, not %v", o.tol)
+	}
+	if o.timeout < 0 {
+		return bad("-timeout must not be negative")
+	}
+	if o.threads < 0 {
+		return bad("-threads must not be negative, not %d", o.threads)
+	}
+	if o.draws < 100 {
+		return bad("-draws must be at least 100, not %d", o.draws)
+	}
+	switch o.format {
+	case "text", "json":
+	default:
+		return bad("-format %q: want text or json", o.format)
+	}
+	if o.plot != "" {
+		switch strings.ToLower(filepath.Ext(o.plot)) {
+		case ".png", ".svg":
+		default:
+			return bad("-plot %s: the file name must end in .png or .svg", o.plot)
+		}
+	}
+	for _, p := range []struct{ flag, path string }{{"-out", o.out}, {"-trace", o.trace}, {"-plot", o.plot}} {
+		if p.path != "" && p.path == o.data {
+			return bad("%s would overwrite the data file %s", p.flag, p.path)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,155 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/sparsevi/sparsevi/datasets"
+	"github.com/sparsevi/sparsevi/formula"
+)
+
+// A fit file is the JSON document of the fit with two more members: state,
+// the variational mean and factor, and training_data, the columns of the
+// training data that the model uses, as gzip-compressed CSV in base64.
+// Predict rebuilds the design from training_data with the recorded formula
+// and options, which gives the same coding, levels and subjects as the fit
+// whatever happened to the original file since (or if it was standard
+// input), and checks the rebuilt model against the state.
+
+// trainingData holds the used columns of the training data.
+type trainingData struct {
+	Name        string   `json:"name"`
+	Rows        int      `json:"rows"`
+	Columns     []string `json:"columns"`
+	Categorical []string `json:"categorical"`
+	Encoding    string   `json:"encoding"`
+	Content     string   `json:"content"`
+}
+
+const trainingEncoding = "csv+gzip+base64"
+
+// newTrainingData keeps the columns cols of in.
+func newTrainingData(in *input, cols []string) (*trainingData, error) {
+	t := &trainingData{Name: in.name, Rows: in.frame.NumRows(), Columns: cols, Categorical: []string{}, Encoding: trainingEncoding}
+	var keep []*datasets.Column
+	for _, c := range cols {
+		col, ok := in.frame.Column(c)
+		if !ok {
+			return nil, fmt.Errorf("no column %q", c)
+		}
+		keep = append(keep, col)
+		if col.Kind == datasets.Categorical {
+			t.Categorical = append(t.Categorical, c)
+		}
+	}
+	fr, err := datasets.NewFrame(keep...)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if err := datasets.WriteCSV(zw, fr); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	t.Content = base64.StdEncoding.EncodeToString(buf.Bytes())
+	return t, nil
+}
+
+// input decodes the training data.
+func (t *trainingData) input() (*input, error) {
+	if t.Encoding != trainingEncoding {
+		return nil, fmt.Errorf("unknown training data encoding %q", t.Encoding)
+	}
+	raw, err := base64.StdEncoding.DecodeString(t.Content)
+	if err != nil {
+		return nil, fmt.Errorf("training data: %v", err)
+	}
+	in, err := parseInput(raw, t.Name+" (training data in the fit file)", "", t.Categorical)
+	if err != nil {
+		return nil, err
+	}
+	if in.frame.NumRows() != t.Rows || !slices.Equal(in.frame.Names(), t.Columns) {
+		return nil, errors.New("training data do not match their description")
+	}
+	in.lines = nil
+	return in, nil
+}
+
+// savedFit is a fit read back from a fit file.
+type savedFit struct {
+	doc    *document
+	design *formula.Design
+	approx *approx
+}
+
+// writeFitFile writes doc, which must hold State and Training, to path.
+func writeFitFile(path string, doc *document) error {
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return fmt.Errorf("-out %s: %v", path, err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("-out: %v", pathError(err))
+	}
+	return nil
+}
+
+// readFitFile reads a fit file and rebuilds its design and approximation.
+func readFitFile(path string) (*savedFit, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read fit file: %v", pathError(err))
+	}
+	name := filepath.Base(path)
+	var doc document
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("%s: not a fit file: invalid JSON at byte %d: %v", name, se.Offset, err)
+		}
+		return nil, fmt.Errorf("%s: not a fit file: %v", name, err)
+	}
+	if doc.SchemaVersion == 0 || doc.State == nil || doc.Training == nil {
+		return nil, fmt.Errorf("%s: not a fit file written by 'glmmfit fit -out' (no schema_version, state or training_data)", name)
+	}
+	if doc.SchemaVersion > schemaVersion {
+		return nil, fmt.Errorf("%s: fit file schema version %d is newer than this glmmfit's (%d)", name, doc.SchemaVersion, schemaVersion)
+	}
+	in, err := doc.Training.input()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	spec := doc.Options.modelSpec
+	f, err := parseFormula(spec.Formula)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	d, err := buildDesign(&spec, f, in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: rebuilding the model: %v", name, err)
+	}
+	st := doc.State
+	n, r, g := d.Model().Dims()
+	if st.N != n || st.R != r || st.G != g || !slices.Equal(d.FixedNames(), doc.Data.FixedNames) {
+		return nil, fmt.Errorf("%s: the rebuilt model (n=%d, r=%d, G=%d) does not match the saved state (n=%d, r=%d, G=%d)", name, n, r, g, st.N, st.R, st.G)
+	}
+	a, err := newApprox(st.Method, d.Model(), st.Mu, st.Factor)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	return &savedFit{doc: &doc, design: d, approx: a}, nil
+}

@@ -1,0 +1,292 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/sparsevi/sparsevi/datasets"
+	"github.com/sparsevi/sparsevi/datasets/paper"
+	"github.com/sparsevi/sparsevi/formula"
+	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/rvb"
+	"github.com/sparsevi/sparsevi/vi"
+)
+
+// fitJob is a model ready to fit.
+type fitJob struct {
+	in         *input
+	source     string // dataInfo.Source
+	f          *formula.Formula
+	spec       modelSpec
+	design     *formula.Design
+	method     string
+	methodNote string
+	intro      string // lines printed before the text summary, or ""
+}
+
+func runFit(e *env, args []string) error {
+	start := time.Now()
+	o, err := parseFitFlags(e, args)
+	if err != nil {
+		return err
+	}
+	job, err := prepareFit(e, o)
+	if err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	m := job.design.Model()
+	target, vm, rt, err := newTarget(job.method, m)
+	if err != nil {
+		return err
+	}
+	opt, _ := vi.ParseOptimizer(o.optimizer)
+	prog := newProgress(e.stderr, o.quiet, o.maxIter)
+	set := vi.Settings{
+		Method: vm, Optimizer: opt, Seed: o.seed, Workers: o.threads,
+		MaxIter: o.maxIter, TimeLimit: o.timeout, Tol: o.tol,
+		Progress: prog.callback(),
+	}
+	res, fitErr := vi.Fit(ctx, target, set)
+	prog.done()
+	if res == nil {
+		if ctx.Err() != nil {
+			return &exitError{code: exitInterrupted, msg: "interrupted before the first iteration; nothing was written"}
+		}
+		return fmt.Errorf("the fit failed: %v", fitErr)
+	}
+
+	a := &approx{method: job.method, model: m, rt: rt, mu: res.Mu, factor: res.Factor}
+	a.n, a.r, a.g = m.Dims()
+	summary, err := summarize(a, res, o.draws, o.seed)
+	if err != nil {
+		if res.Status == vi.Diverged {
+			return &exitError{code: exitDiverged, msg: fmt.Sprintf("%v; no summary of the last good state: %v", fitErr, err)}
+		}
+		return fmt.Errorf("summarising the fit: %v", err)
+	}
+	doc := newDocument(job, o, res, summary)
+	doc.Timings.TotalSeconds = time.Since(start).Seconds()
+
+	written, err := writeFitOutputs(e, job, o, doc, a)
+	if err != nil {
+		return err
+	}
+	return statusError(res, fitErr, o, written)
+}
+
+// writeFitOutputs writes the summary on standard output and the files
+// asked for, and returns the names of the files written.
+func writeFitOutputs(e *env, job *fitJob, o *fitOptions, doc *document, a *approx) ([]string, error) {
+	w := bufio.NewWriter(e.stdout)
+	if o.format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(doc); err != nil {
+			return nil, fmt.Errorf("writing JSON: %v", err)
+		}
+	} else {
+		if job.intro != "" {
+			fmt.Fprintln(w, job.intro)
+			fmt.Fprintln(w)
+		}
+		writeText(w, doc)
+	}
+	if err := w.Flush(); err != nil {
+		return nil, fmt.Errorf("writing the summary: %v", err)
+	}
+	var written []string
+	if o.out != "" {
+		st := &fitState{Method: a.method, N: a.n, R: a.r, G: a.g, Mu: a.mu, Factor: a.factor}
+		td, err := newTrainingData(job.in, job.spec.columns(job.f))
+		if err != nil {
+			return nil, fmt.Errorf("-out: %v", err)
+		}
+		full := *doc
+		full.State, full.Training = st, td
+		if err := writeFitFile(o.out, &full); err != nil {
+			return nil, err
+		}
+		written = append(written, "-out "+o.out)
+	}
+	if o.trace != "" {
+		if err := writeTrace(o.trace, doc.Trace); err != nil {
+			return nil, err
+		}
+		written = append(written, "-trace "+o.trace)
+	}
+	if o.plot != "" {
+		if err := writePlot(o.plot, doc); err != nil {
+			return nil, err
+		}
+		written = append(written, "-plot "+o.plot)
+	}
+	return written, nil
+}
+
+// statusError returns the exit error that the fit's status calls for, with
+// a line saying what happened; nil when it converged.
+func statusError(res *vi.Result, fitErr error, o *fitOptions, written []string) error {
+	what := "summary"
+	if len(written) > 0 {
+		what += ", " + strings.Join(written, ", ")
+	}
+	switch res.Status {
+	case vi.Converged:
+		return nil
+	case vi.MaxIterations:
+		return &exitError{code: exitLimit, msg: fmt.Sprintf("stopped at the iteration limit (-max-iter %d) without converging; wrote the last state (%s)", o.maxIter, what)}
+	case vi.TimeLimit:
+		return &exitError{code: exitLimit, msg: fmt.Sprintf("stopped at the time limit (-timeout %v) after %d iterations without converging; wrote the last state (%s)", o.timeout, res.Iterations, what)}
+	case vi.Diverged:
+		reason := "diverged"
+		var de *vi.DivergedError
+		if errors.As(fitErr, &de) {
+			reason = fmt.Sprintf("diverged at iteration %d: %s", de.Iter, de.Reason)
+			if de.Err != nil {
+				reason += ": " + de.Err.Error()
+			}
+		}
+		return &exitError{code: exitDiverged, msg: fmt.Sprintf("%s; wrote the last good state, of iteration %d (%s)", reason, res.Iterations, what)}
+	case vi.Cancelled:
+		return &exitError{code: exitInterrupted, msg: fmt.Sprintf("interrupted; wrote the last good state, of iteration %d (%s)", res.Iterations, what)}
+	}
+	return fmt.Errorf("unexpected status %v", res.Status)
+}
+
+// prepareFit reads the data and builds the model.
+func prepareFit(e *env, o *fitOptions) (*fitJob, error) {
+	job := &fitJob{spec: o.spec}
+	var err error
+	switch {
+	case o.example:
+		job.source = "example"
+		job.in, err = parseInput(exampleCSV, exampleName, "", nil)
+		if err != nil {
+			return nil, fmt.Errorf("the built-in example: %v", err)
+		}
+		if job.spec.Formula == "" {
+			job.spec.Formula = exampleFormula
+			if job.spec.Family == "" {
+				job.spec.Family = exampleFamily
+			}
+		}
+	case o.dataset != "":
+		job.source = "dataset:" + strings.ToLower(o.dataset)
+		bs, err := lookupBenchmark(o.dataset)
+		if err != nil {
+			return nil, err
+		}
+		dir := datasets.DataDir(o.dataDir)
+		fr, err := bs.load(dir)
+		if err != nil {
+			return nil, fmt.Errorf("data set %s: %v", bs.name, pathError(err))
+		}
+		job.in = &input{frame: fr, name: "data set " + bs.name, path: dir}
+		if job.spec.Formula == "" {
+			job.spec.Formula, _ = paper.Formula(bs.name)
+			if job.spec.Family == "" {
+				job.spec.Family = bs.family
+			}
+		}
+	default:
+		job.source = o.data
+		job.in, err = readInput(o.data, e.stdin, nil)
+		if err != nil {
+			return nil, err
+		}
+	}
+	job.f, err = parseFormula(job.spec.Formula)
+	if err != nil {
+		return nil, err
+	}
+	if err := job.spec.resolveFamily("fit", job.f, job.in.frame); err != nil {
+		return nil, err
+	}
+	job.design, err = buildDesign(&job.spec, job.f, job.in)
+	if err != nil {
+		return nil, err
+	}
+	fam := job.design.Family()
+	job.method, job.methodNote = resolveMethod(o.method, fam)
+	if o.example {
+		n, _, _ := job.design.Model().Dims()
+		job.intro = fmt.Sprintf("Example: %d simulated %s observations of %d subjects (%s, built in; datasets.Simulate seed %d)\nFitting:  -formula '%s' -family %s",
+			job.design.Model().NumObs(), fam, n, exampleName, exampleSpec.Seed, job.spec.Formula, job.spec.Family)
+	}
+	return job, nil
+}
+
+// resolveMethod turns -method into the method to fit and a note saying why
+// when it was chosen automatically.
+func resolveMethod(method string, fam glmm.Family) (string, string) {
+	if method != methodAuto {
+		return method, ""
+	}
+	choice := rvb.Default(fam).String()
+	return choice, fmt.Sprintf("chosen by -method auto as the paper recommends for %s", fam)
+}
+
+// threads returns the number of workers vi.Fit uses for -threads n.
+func threads(n int) int {
+	if n == 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return n
+}
+
+// newDocument assembles the JSON document of a fit.
+func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *vi.GLMMSummary) *document {
+	m := job.design.Model()
+	n, _, _ := m.Dims()
+	doc := &document{
+		SchemaVersion: schemaVersion,
+		Software:      currentSoftware(),
+		Options: callInfo{
+			modelSpec: job.spec, Method: job.method, MethodRequested: o.method, MethodNote: job.methodNote,
+			Optimizer: o.optimizer, Seed: o.seed, MaxIter: o.maxIter, Tol: o.tol,
+			TimeoutSeconds: o.timeout.Seconds(), Draws: o.draws,
+		},
+		Data: dataInfo{
+			Source: job.source, Name: job.in.name, Observations: m.NumObs(), Subjects: n,
+			Group: m.GroupName(), FixedNames: m.FixedNames(), RandomNames: m.RandomNames(),
+		},
+		Status:     res.Status.String(),
+		Iterations: res.Iterations,
+		Backoffs:   res.Backoffs,
+		LowerBound: lowerBound{
+			Value: jfloat(res.LowerBound), MCSE: jfloat(res.LowerBoundSE), Constants: constantsNote,
+			PaperConvention: jfloat(m.PaperELBO(res.LowerBound)),
+		},
+		Fixed: marginals(s.Fixed),
+		RESD:  marginals(s.SD),
+		RECor: marginals(s.Corr),
+		Omega: marginals(s.Omega),
+		RandomEffects: randomEffects{
+			Group: m.GroupName(), Names: m.RandomNames(), Subjects: subjects(s.Subjects),
+		},
+		Trace:   trace(res.Trace),
+		Timings: timing{FitSeconds: res.Elapsed.Seconds(), Threads: threads(o.threads)},
+	}
+	switch {
+	case res.Status == vi.Cancelled:
+		doc.Message = "interrupted: the state is the last good one"
+	case res.Err != nil:
+		doc.Message = res.Err.Error()
+	}
+	return doc
+}

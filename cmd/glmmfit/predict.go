@@ -1,0 +1,271 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"bufio"
+	"encoding/csv"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sparsevi/sparsevi/datasets"
+	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
+)
+
+// predictOptions are the flags of 'glmmfit predict'.
+type predictOptions struct {
+	fit   string
+	data  string
+	level float64
+	draws int
+	seed  uint64
+	out   string
+}
+
+func parsePredictFlags(e *env, args []string) (*predictOptions, error) {
+	o := &predictOptions{}
+	fs := o.flagSet()
+	if err := parseFlags(e, fs, predictUsage, args); err != nil {
+		return nil, err
+	}
+	bad := func(format string, args ...any) error { return usageErrorf("predict", format, args...) }
+	switch {
+	case o.fit == "":
+		return nil, bad("-fit is missing: give the file written by 'glmmfit fit -out FILE'")
+	case o.data == "":
+		return nil, bad("-data is missing: give the CSV file of the rows to predict (- for standard input)")
+	case !(o.level > 0 && o.level < 1):
+		return nil, bad("-level must be between 0 and 1, not %v", o.level)
+	case o.draws < 100:
+		return nil, bad("-draws must be at least 100, not %d", o.draws)
+	case o.out != "" && (o.out == o.data || o.out == o.fit):
+		return nil, bad("-out %s would overwrite an input", o.out)
+	}
+	return o, nil
+}
+
+// flagSet returns the flags of 'glmmfit predict', bound to o.
+func (o *predictOptions) flagSet() *flag.FlagSet {
+	fs := newFlagSet("predict")
+	fs.StringVar(&o.fit, "fit", "", "")
+	fs.StringVar(&o.data, "data", "", "")
+	fs.Float64Var(&o.level, "level", 0.95, "")
+	fs.IntVar(&o.draws, "draws", 2000, "")
+	fs.Uint64Var(&o.seed, "seed", 1, "")
+	fs.StringVar(&o.out, "out", "", "")
+	return fs
+}
+
+// Stream indices of predict's random draws: q, and the random effects of
+// new subjects.
+const (
+	predictStream    = 2
+	newSubjectStream = 3
+)
+
+func runPredict(e *env, args []string) error {
+	o, err := parsePredictFlags(e, args)
+	if err != nil {
+		return err
+	}
+	sf, err := readFitFile(o.fit)
+	if err != nil {
+		return err
+	}
+	// Read the training data's categorical columns as categorical here too,
+	// so that labels such as subject "7" match; absent names are ignored.
+	in, err := readInput(o.data, e.stdin, sf.doc.Training.Categorical)
+	if err != nil {
+		return err
+	}
+	p, err := predict(sf, in, o)
+	if err != nil {
+		return err
+	}
+	var w io.Writer = e.stdout
+	var f *os.File
+	if o.out != "" {
+		if f, err = os.Create(o.out); err != nil {
+			return fmt.Errorf("-out: %v", pathError(err))
+		}
+		w = f
+	}
+	if err := p.write(w); err != nil {
+		if f != nil {
+			f.Close()
+		}
+		return fmt.Errorf("writing predictions: %v", err)
+	}
+	if f != nil {
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("-out: %v", err)
+		}
+	}
+	return nil
+}
+
+// predictions holds the summaries of each row's draws.
+type predictions struct {
+	group                        string
+	rows                         []int
+	labels                       []string
+	known                        []bool
+	eta, etaSD, etaLo, etaHi     []float64
+	mean, meanSD, meanLo, meanHi []float64
+}
+
+// predict draws the linear predictor of every row of in: conditional on
+// the subject's random effects for subjects of the training data, and over
+// the random-effect distribution N(0, Sigma(omega)) for new subjects, each
+// row of which gets its own draw of b. Both integrate over q by Monte
+// Carlo.
+func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
+	d := sf.design
+	X, Z, group, known, err := d.NewData(in.frame)
+	if err != nil {
+		return nil, dataError(err, in)
+	}
+	off, err := d.NewOffset(in.frame)
+	if err != nil {
+		return nil, dataError(err, in)
+	}
+	a := sf.approx
+	m := a.model
+	n, r, g := a.n, a.r, a.g
+	p := m.P()
+	fam := m.Family()
+	rows := in.frame.NumRows()
+
+	etaDraws := make([][]float64, rows)
+	meanDraws := make([][]float64, rows)
+	for k := range rows {
+		etaDraws[k] = make([]float64, o.draws)
+		meanDraws[k] = make([]float64, o.draws)
+	}
+	theta := make([]float64, n*r+g)
+	smp := a.newSampler(o.seed, predictStream)
+	s1, s2 := parallel.StreamSeed(o.seed, newSubjectStream, 0)
+	rng := rand.New(rand.NewPCG(s1, s2))
+	var xb mat.VecDense
+	zk := make([]float64, r)
+	b := make([]float64, r)
+	// Only the subjects of the new rows need their random effects drawn.
+	var need []int
+	seen := make(map[int]bool)
+	for k, i := range group {
+		if known[k] && !seen[i] {
+			seen[i] = true
+			need = append(need, i)
+		}
+	}
+	slices.Sort(need)
+	var chol mat.Cholesky
+	var lower mat.TriDense
+	for s := range o.draws {
+		if err := smp.draw(theta, need); err != nil {
+			return nil, err
+		}
+		beta := theta[n*r : n*r+p]
+		if X != nil {
+			xb.MulVec(X, mat.NewVecDense(p, beta))
+		}
+		if !chol.Factorize(glmm.RECov(theta[n*r+p:], r)) {
+			return nil, fmt.Errorf("draw %d: random-effect covariance is not positive definite", s)
+		}
+		chol.LTo(&lower)
+		for k := range rows {
+			eta := 0.0
+			if X != nil {
+				eta = xb.AtVec(k)
+			}
+			if off != nil {
+				eta += off[k]
+			}
+			if known[k] {
+				copy(b, theta[group[k]*r:(group[k]+1)*r])
+			} else {
+				for j := range zk {
+					zk[j] = rng.NormFloat64()
+				}
+				for j := range r {
+					b[j] = 0
+					for l := 0; l <= j; l++ {
+						b[j] += lower.At(j, l) * zk[l]
+					}
+				}
+			}
+			for j := range r {
+				eta += Z.At(k, j) * b[j]
+			}
+			etaDraws[k][s] = eta
+			meanDraws[k][s] = fam.Mean(eta)
+		}
+	}
+
+	pr := &predictions{group: d.GroupName(), known: known, labels: groupLabels(in.frame, d.GroupName())}
+	alpha := (1 - o.level) / 2
+	for k := range rows {
+		pr.rows = append(pr.rows, k+1)
+		eta := etaDraws[k]
+		slices.Sort(eta)
+		mu, sd := meanSD(eta)
+		pr.eta, pr.etaSD = append(pr.eta, mu), append(pr.etaSD, sd)
+		pr.etaLo, pr.etaHi = append(pr.etaLo, quantile(eta, alpha)), append(pr.etaHi, quantile(eta, 1-alpha))
+		mean := meanDraws[k]
+		slices.Sort(mean)
+		mu, sd = meanSD(mean)
+		pr.mean, pr.meanSD = append(pr.mean, mu), append(pr.meanSD, sd)
+		pr.meanLo, pr.meanHi = append(pr.meanLo, quantile(mean, alpha)), append(pr.meanHi, quantile(mean, 1-alpha))
+	}
+	return pr, nil
+}
+
+// groupLabels returns the grouping factor's value in each row as text.
+func groupLabels(fr *datasets.Frame, name string) []string {
+	col, ok := fr.Column(name)
+	labels := make([]string, fr.NumRows())
+	if !ok {
+		return labels
+	}
+	for k := range labels {
+		switch {
+		case col.Missing[k]:
+		case col.Kind == datasets.Categorical:
+			labels[k] = col.Str[k]
+		default:
+			labels[k] = strconv.FormatFloat(col.Num[k], 'g', -1, 64)
+		}
+	}
+	return labels
+}
+
+// write writes the predictions as CSV.
+func (pr *predictions) write(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	cw := csv.NewWriter(bw)
+	cw.Write([]string{"row", pr.group, "type", "eta", "eta_sd", "eta_lower", "eta_upper", "mean", "mean_sd", "mean_lower", "mean_upper"})
+	for k, row := range pr.rows {
+		typ := "marginal"
+		if pr.known[k] {
+			typ = "conditional"
+		}
+		cw.Write([]string{strconv.Itoa(row), pr.labels[k], typ,
+			csvFloat(pr.eta[k]), csvFloat(pr.etaSD[k]), csvFloat(pr.etaLo[k]), csvFloat(pr.etaHi[k]),
+			csvFloat(pr.mean[k]), csvFloat(pr.meanSD[k]), csvFloat(pr.meanLo[k]), csvFloat(pr.meanHi[k])})
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}

@@ -1,0 +1,196 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+
+	"github.com/sparsevi/sparsevi/vi"
+)
+
+// schemaVersion is the version of the JSON document of a fit. It changes
+// when a field changes meaning or is removed; added fields keep it.
+const schemaVersion = 1
+
+// document is the JSON result of 'glmmfit fit -format json' and, with State
+// and Training set, the fit file written by -out and read by predict.
+//
+// Everything in it is a function of the data, the options and the seed,
+// except the fields about time: timings and the trace's elapsed_seconds
+// (and timings.threads, which does not change the numbers).
+type document struct {
+	SchemaVersion int        `json:"schema_version"`
+	Software      software   `json:"software"`
+	Options       callInfo   `json:"options"`
+	Data          dataInfo   `json:"data"`
+	Status        string     `json:"status"`
+	Message       string     `json:"message,omitempty"`
+	Iterations    int        `json:"iterations"`
+	Backoffs      int        `json:"backoffs"`
+	LowerBound    lowerBound `json:"lower_bound"`
+	Fixed         []marginal `json:"fixed"`
+	RESD          []marginal `json:"re_sd"`
+	RECor         []marginal `json:"re_cor"`
+	// Omega summarises the parameters omega = vech(W*) of the Cholesky
+	// factor W of the random-effect precision W W', on which the prior is.
+	Omega         []marginal    `json:"omega"`
+	RandomEffects randomEffects `json:"random_effects"`
+	Trace         []tracePoint  `json:"trace"`
+	Timings       timing        `json:"timings"`
+
+	// State and Training are written to fit files only.
+	State    *fitState     `json:"state,omitempty"`
+	Training *trainingData `json:"training_data,omitempty"`
+}
+
+// callInfo records how the fit was asked for: the model and the options.
+type callInfo struct {
+	modelSpec
+	Method          string  `json:"method"`
+	MethodRequested string  `json:"method_requested"`
+	MethodNote      string  `json:"method_note,omitempty"`
+	Optimizer       string  `json:"optimizer"`
+	Seed            uint64  `json:"seed"`
+	MaxIter         int     `json:"max_iter"`
+	Tol             float64 `json:"tol"`
+	TimeoutSeconds  float64 `json:"timeout_seconds"`
+	Draws           int     `json:"draws"`
+}
+
+// dataInfo describes the data the model was fitted to.
+type dataInfo struct {
+	// Source is the -data path ("-" for standard input), "example" or
+	// "dataset:NAME".
+	Source       string   `json:"source"`
+	Name         string   `json:"name"`
+	Observations int      `json:"observations"`
+	Subjects     int      `json:"subjects"`
+	Group        string   `json:"group"`
+	FixedNames   []string `json:"fixed_names"`
+	RandomNames  []string `json:"random_names"`
+}
+
+// lowerBound is the final estimate of the evidence lower bound.
+type lowerBound struct {
+	// Value includes every constant of the likelihood and the prior: it is
+	// a lower bound on log p(y).
+	Value jfloat `json:"value"`
+	MCSE  jfloat `json:"mc_se"`
+	// Constants says so in words.
+	Constants string `json:"constants"`
+	// PaperConvention is Value without the constants that Tan's paper
+	// leaves out (glmm.Model.PaperELBO), for comparison with its tables.
+	PaperConvention jfloat `json:"paper_convention"`
+}
+
+const constantsNote = "all constants included: a lower bound on log p(y)"
+
+// marginal summarises the approximate posterior of one scalar.
+type marginal struct {
+	Name     string `json:"name"`
+	Estimate jfloat `json:"estimate"`
+	EstError jfloat `json:"est_error"`
+	Q025     jfloat `json:"q2.5"`
+	Q50      jfloat `json:"q50"`
+	Q975     jfloat `json:"q97.5"`
+}
+
+func marginals(ms []vi.Marginal) []marginal {
+	out := make([]marginal, len(ms))
+	for k, m := range ms {
+		out[k] = marginal{Name: m.Name, Estimate: jfloat(m.Mean), EstError: jfloat(m.SD), Q025: jfloat(m.Q025), Q50: jfloat(m.Q50), Q975: jfloat(m.Q975)}
+	}
+	return out
+}
+
+// randomEffects holds the posterior mean and standard deviation of every
+// subject's random effects, in the order of Names.
+type randomEffects struct {
+	Group    string           `json:"group"`
+	Names    []string         `json:"names"`
+	Subjects []subjectEffects `json:"subjects"`
+}
+
+type subjectEffects struct {
+	Level string   `json:"level"`
+	Mean  []jfloat `json:"mean"`
+	SD    []jfloat `json:"sd"`
+}
+
+func subjects(ss []vi.SubjectEffects) []subjectEffects {
+	out := make([]subjectEffects, len(ss))
+	for k, s := range ss {
+		out[k] = subjectEffects{Level: s.Level, Mean: jfloats(s.Mean), SD: jfloats(s.SD)}
+	}
+	return out
+}
+
+// tracePoint is one window of the fit.
+type tracePoint struct {
+	Iter           int     `json:"iter"`
+	LowerBound     jfloat  `json:"lower_bound"`
+	Gain           jfloat  `json:"gain"`
+	StepNorm       jfloat  `json:"step_norm"`
+	ElapsedSeconds float64 `json:"elapsed_seconds"`
+}
+
+func trace(tr []vi.TracePoint) []tracePoint {
+	out := make([]tracePoint, len(tr))
+	for k, t := range tr {
+		out[k] = tracePoint{Iter: t.Iter, LowerBound: jfloat(t.LowerBound), Gain: jfloat(t.Gain), StepNorm: jfloat(t.StepNorm), ElapsedSeconds: t.Elapsed.Seconds()}
+	}
+	return out
+}
+
+// timing holds what varies from run to run.
+type timing struct {
+	FitSeconds   float64 `json:"fit_seconds"`
+	TotalSeconds float64 `json:"total_seconds"`
+	Threads      int     `json:"threads"`
+}
+
+// fitState is the fitted variational state: the mean and the compressed
+// factor (arrowhead precision factor for gva, block-diagonal covariance
+// factor of the reparametrised variables for rvb1/rvb2), as in vi.Result.
+type fitState struct {
+	Method string    `json:"method"`
+	N      int       `json:"n"`
+	R      int       `json:"r"`
+	G      int       `json:"g"`
+	Mu     []float64 `json:"mu"`
+	Factor []float64 `json:"factor"`
+}
+
+// jfloat is a float64 that encodes NaN and infinities as JSON null, as
+// the lower bound of an interrupted fit is.
+type jfloat float64
+
+func (f jfloat) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(v)
+}
+
+func (f *jfloat) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*f = jfloat(math.NaN())
+		return nil
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	*f = jfloat(v)
+	return err
+}
+
+func jfloats(x []float64) []jfloat {
+	out := make([]jfloat, len(x))
+	for k, v := range x {
+		out[k] = jfloat(v)
+	}
+	return out
+}

@@ -1,0 +1,202 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sparsevi/sparsevi/datasets"
+)
+
+// openPTY opens a pseudo-terminal pair, so that glmmfit's standard error
+// can be a terminal in tests.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals: %v", err)
+	}
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		m.Close()
+		t.Skipf("unlocking the pseudo-terminal: %v", err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		m.Close()
+		t.Skipf("pseudo-terminal number: %v", err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		m.Close()
+		t.Skipf("opening the pseudo-terminal: %v", err)
+	}
+	return m, s
+}
+
+// terminal collects what glmmfit writes to its terminal and signals when
+// it first contains a string.
+type terminal struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	seen chan struct{}
+	once sync.Once
+	want string
+	done chan struct{}
+}
+
+func readTerminal(m *os.File, want string) *terminal {
+	tm := &terminal{seen: make(chan struct{}), want: want, done: make(chan struct{})}
+	go func() {
+		defer close(tm.done)
+		b := make([]byte, 4096)
+		for {
+			n, err := m.Read(b)
+			tm.mu.Lock()
+			tm.buf.Write(b[:n])
+			found := strings.Contains(tm.buf.String(), tm.want)
+			tm.mu.Unlock()
+			if found {
+				tm.once.Do(func() { close(tm.seen) })
+			}
+			if err != nil { // EIO once glmmfit has exited
+				return
+			}
+		}
+	}()
+	return tm
+}
+
+func (tm *terminal) String() string {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return tm.buf.String()
+}
+
+// runOnTerminal starts glmmfit with standard error on a pseudo-terminal.
+func runOnTerminal(t *testing.T, dir, want string, args ...string) (*exec.Cmd, *terminal, *bytes.Buffer) {
+	t.Helper()
+	m, s := openPTY(t)
+	t.Cleanup(func() { m.Close() })
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, s
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	return cmd, readTerminal(m, want), &out
+}
+
+func exitCode(t *testing.T, err error) int {
+	t.Helper()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	}
+	t.Fatal(err)
+	return -1
+}
+
+// TestInterrupt starts a long fit with its progress bar on a terminal,
+// sends SIGINT once the bar shows a lower bound (so the fit is iterating),
+// and checks exit code 130, the message, and that the summary and the -out
+// file hold the last good state and parse.
+func TestInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	fr, _, err := datasets.Simulate(datasets.SimSpec{Family: "poisson", Subjects: 1500, Obs: 8,
+		Beta: []float64{0.5, -0.3, 0.2}, RECov: [][]float64{{0.5, 0.1}, {0.1, 0.3}}, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := datasets.WriteCSV(&buf, fr); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "big.csv", buf.String())
+
+	cmd, term, out := runOnTerminal(t, dir, "ELBO", "fit", "-data", "big.csv", "-formula", "y ~ t + x1 + (1 + t | id)",
+		"-family", "poisson", "-method", "gva", "-max-iter", "1000000", "-out", "fit.json", "-format", "json")
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case <-term.seen:
+	case err := <-waited:
+		t.Fatalf("glmmfit ended (%v) before its progress bar showed a lower bound; terminal: %q", err, term.String())
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("no lower bound on the progress bar after 60 s; terminal: %q", term.String())
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	var code int
+	select {
+	case err := <-waited:
+		code = exitCode(t, err)
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("glmmfit did not stop within 60 s of SIGINT")
+	}
+	<-term.done
+	if code != exitInterrupted {
+		t.Errorf("exit code %d after SIGINT, want %d; terminal: %q", code, exitInterrupted, term.String())
+	}
+	if tty := term.String(); !strings.Contains(tty, "glmmfit: interrupted; wrote the last good state") || !strings.Contains(tty, "-out fit.json") {
+		t.Errorf("terminal does not say what was written: %q", tty)
+	}
+	doc := readDoc(t, out.Bytes())
+	if doc.Status != "cancelled" || doc.Iterations < 200 || len(doc.Fixed) != 3 {
+		t.Errorf("summary after SIGINT: status %q after %d iterations, %d fixed effects", doc.Status, doc.Iterations, len(doc.Fixed))
+	}
+	sf, err := readFitFile(filepath.Join(dir, "fit.json"))
+	if err != nil {
+		t.Fatalf("the -out file of an interrupted fit does not load: %v", err)
+	}
+	if sf.doc.Status != "cancelled" || sf.doc.Iterations != doc.Iterations {
+		t.Errorf("-out file: status %q after %d iterations", sf.doc.Status, sf.doc.Iterations)
+	}
+}
+
+// TestProgressBar checks that the progress bar is drawn on a terminal and
+// that -quiet silences it.
+func TestProgressBar(t *testing.T) {
+	for _, quiet := range []bool{false, true} {
+		args := []string{"fit", "-example", "-method", "gva"}
+		if quiet {
+			args = append(args, "-quiet")
+		}
+		cmd, term, out := runOnTerminal(t, t.TempDir(), "\x00", args...)
+		if code := exitCode(t, cmd.Wait()); code != 0 {
+			t.Fatalf("%v: exit %d: %q", args, code, term.String())
+		}
+		<-term.done
+		tty := term.String()
+		if quiet && tty != "" {
+			t.Errorf("-quiet: the terminal got %q", tty)
+		}
+		if !quiet && !strings.Contains(tty, "/20000") {
+			t.Errorf("no progress bar on the terminal: %q", tty)
+		}
+		if !strings.Contains(out.String(), "Fixed effects:") || strings.Contains(out.String(), "20000") {
+			t.Errorf("the summary on stdout is missing or holds the bar")
+		}
+	}
+}

@@ -1,0 +1,150 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"context"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/rvb"
+	"github.com/sparsevi/sparsevi/vi"
+)
+
+// summarize returns the posterior summaries of a fit. For GVA they are
+// vi.Summarize's, so that glmmfit reports exactly what the library does.
+// For RVB the local blocks of the fit are the reparametrised b~_i, which
+// vi.Summarize would read as b_i; the random effects are rvb.Summarize's
+// instead (draws of q mapped back to b_i), theta_g = (beta, omega), which
+// RVB leaves alone, has its exact Gaussian marginals, and the random-effect
+// SDs and correlations come from draws of omega, as in vi.Summarize.
+func summarize(a *approx, res *vi.Result, draws int, seed uint64) (*vi.GLMMSummary, error) {
+	if a.rt == nil {
+		return vi.Summarize(res, a.model, draws, seed)
+	}
+	m := a.model
+	n, r, g := a.n, a.r, a.g
+	p := m.P()
+	rs, err := rvb.Summarize(context.Background(), res, a.rt, draws, seed)
+	if err != nil {
+		return nil, err
+	}
+	s := &vi.GLMMSummary{}
+	names := m.GlobalNames()
+	for k := range g {
+		mk := gaussMarginal(names[k], rs.GlobalMean[k], rs.GlobalSD[k])
+		if k < p {
+			s.Fixed = append(s.Fixed, mk)
+		} else {
+			s.Omega = append(s.Omega, mk)
+		}
+	}
+	s.SD, s.Corr, err = sdCorr(a, draws, seed)
+	if err != nil {
+		return nil, err
+	}
+	levels := m.GroupLevels()
+	for i := range n {
+		s.Subjects = append(s.Subjects, vi.SubjectEffects{
+			Level: levels[i],
+			Mean:  slices.Clone(rs.LocalMean[i*r : (i+1)*r]),
+			SD:    slices.Clone(rs.LocalSD[i*r : (i+1)*r]),
+		})
+	}
+	return s, nil
+}
+
+// summaryStream is the stream index of the draws of sdCorr, apart from
+// those of predict.
+const summaryStream = 1
+
+// sdCorr summarises the standard deviations and correlations of the random
+// effects, nonlinear in omega, from draws of q.
+func sdCorr(a *approx, draws int, seed uint64) (sd, corr []vi.Marginal, err error) {
+	m := a.model
+	n, r, g := a.n, a.r, a.g
+	p := m.P()
+	nc := r * (r - 1) / 2
+	sdDraws := make([][]float64, r)
+	corrDraws := make([][]float64, nc)
+	theta := make([]float64, n*r+g)
+	smp := a.newSampler(seed, summaryStream)
+	for range draws {
+		if err := smp.draw(theta, nil); err != nil {
+			return nil, nil, err
+		}
+		s, c := glmm.RESDCorr(theta[n*r+p:], r)
+		for k := range r {
+			sdDraws[k] = append(sdDraws[k], s[k])
+		}
+		j := 0
+		for l := range r {
+			for k := l + 1; k < r; k++ {
+				corrDraws[j] = append(corrDraws[j], c.At(k, l))
+				j++
+			}
+		}
+	}
+	rn := m.RandomNames()
+	for k := range r {
+		sd = append(sd, sampleMarginal("sd("+rn[k]+")", sdDraws[k]))
+	}
+	j := 0
+	for l := range r {
+		for k := l + 1; k < r; k++ {
+			corr = append(corr, sampleMarginal("cor("+rn[k]+","+rn[l]+")", corrDraws[j]))
+			j++
+		}
+	}
+	return sd, corr, nil
+}
+
+// gaussMarginal summarises N(mean, sd^2).
+func gaussMarginal(name string, mean, sd float64) vi.Marginal {
+	q025, q975 := mean, mean
+	if sd > 0 {
+		nd := distuv.Normal{Mu: mean, Sigma: sd}
+		q025, q975 = nd.Quantile(0.025), nd.Quantile(0.975)
+	}
+	return vi.Marginal{Name: name, Mean: mean, SD: sd, Q025: q025, Q50: mean, Q975: q975}
+}
+
+// sampleMarginal summarises draws x, which it sorts.
+func sampleMarginal(name string, x []float64) vi.Marginal {
+	slices.Sort(x)
+	mean, sd := meanSD(x)
+	return vi.Marginal{Name: name, Mean: mean, SD: sd, Q025: quantile(x, 0.025), Q50: quantile(x, 0.5), Q975: quantile(x, 0.975)}
+}
+
+// meanSD returns the mean and the standard deviation (divisor n-1) of x.
+func meanSD(x []float64) (mean, sd float64) {
+	if len(x) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	for _, v := range x {
+		mean += v
+	}
+	mean /= float64(len(x))
+	var ss float64
+	for _, v := range x {
+		ss += (v - mean) * (v - mean)
+	}
+	return mean, math.Sqrt(ss / float64(max(1, len(x)-1)))
+}
+
+// quantile returns the p-quantile of the sorted x by linear interpolation
+// between order statistics (R's type 7).
+func quantile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	h := p * float64(len(sorted)-1)
+	lo := int(math.Floor(h))
+	hi := min(lo+1, len(sorted)-1)
+	return sorted[lo] + (h-float64(lo))*(sorted[hi]-sorted[lo])
+}

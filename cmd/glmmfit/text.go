@@ -1,0 +1,127 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+)
+
+// methodDescriptions say in a few words what each method is.
+var methodDescriptions = map[string]string{
+	methodGVA:  "Gaussian approximation with a sparse precision Cholesky factor",
+	methodRVB1: "reparametrised VB, random effects centred by a fixed expansion",
+	methodRVB2: "reparametrised VB, random effects centred at their conditional mode",
+}
+
+var linkNames = map[string]string{"poisson": "log", "bernoulli": "logit", "binomial": "logit"}
+
+// writeText writes the summary of a fit in the manner of lme4 and brms.
+func writeText(w io.Writer, doc *document) {
+	c := doc.Options
+	d := doc.Data
+	line := func(label, format string, args ...any) {
+		fmt.Fprintf(w, "%10s %s\n", label, fmt.Sprintf(format, args...))
+	}
+	fmt.Fprintf(w, "Generalized linear mixed model fitted by variational Bayes (glmmfit %s)\n", doc.Software.Version)
+	line("Family:", "%s (%s link)", c.Family, linkNames[c.Family])
+	line("Formula:", "%s", c.Formula)
+	extra := ""
+	if c.Weights != "" {
+		extra += "; weights " + c.Weights
+	}
+	if c.Offset != "" {
+		extra += "; offset " + c.Offset
+	}
+	line("Data:", "%s (Number of observations: %d%s)", d.Name, d.Observations, extra)
+	line("Groups:", "%s (Number of levels: %d)", d.Group, d.Subjects)
+	method := fmt.Sprintf("%s (%s)", c.Method, methodDescriptions[c.Method])
+	if c.MethodNote != "" {
+		method += "; " + c.MethodNote
+	}
+	line("Method:", "%s", method)
+	line("Step rule:", "%s; seed %d; tol %g", c.Optimizer, c.Seed, c.Tol)
+	line("Fit:", "%s (%.2f s wall time)", statusText(doc), doc.Timings.FitSeconds)
+	lb := doc.LowerBound
+	if v := float64(lb.Value); math.IsNaN(v) {
+		line("Bound:", "not estimated (the fit was interrupted)")
+	} else {
+		line("Bound:", "ELBO %.2f ± %.2f (Monte Carlo s.e.); %s", v, float64(lb.MCSE), constantsNote)
+	}
+	line("Priors:", "beta, omega ~ N(0, %g^2); omega holds the log-diagonal and the lower", c.PriorSD)
+	line("", "triangle of the Cholesky factor of the random-effect precision")
+
+	fmt.Fprintf(w, "\nRandom effects: ~%s (Number of levels: %d)\n", d.Group, d.Subjects)
+	re := append(append([]marginal(nil), doc.RESD...), doc.RECor...)
+	for k := range re {
+		re[k].Name = strings.ReplaceAll(re[k].Name, "(Intercept)", "Intercept")
+	}
+	writeTable(w, re)
+	fmt.Fprintf(w, "\nFixed effects:\n")
+	writeTable(w, doc.Fixed)
+	fmt.Fprintf(w, "\nEstimate and Est.Error are the posterior mean and standard deviation under the\n")
+	fmt.Fprintf(w, "Gaussian approximation; 2.5%% and 97.5%% are the bounds of the 95%% credible interval.\n")
+}
+
+// statusText says how the fit ended.
+func statusText(doc *document) string {
+	it := doc.Iterations
+	switch doc.Status {
+	case "converged":
+		return fmt.Sprintf("converged after %d iterations", it)
+	case "max-iterations":
+		return fmt.Sprintf("NOT converged: stopped at the iteration limit, %d iterations", it)
+	case "time-limit":
+		return fmt.Sprintf("NOT converged: stopped at the time limit after %d iterations", it)
+	case "diverged":
+		return fmt.Sprintf("DIVERGED; last good state after %d iterations", it)
+	case "cancelled":
+		return fmt.Sprintf("INTERRUPTED; last good state after %d iterations", it)
+	}
+	return doc.Status
+}
+
+// writeTable writes marginals as a table with the columns Estimate,
+// Est.Error, 2.5% and 97.5%.
+func writeTable(w io.Writer, ms []marginal) {
+	if len(ms) == 0 {
+		fmt.Fprintln(w, "(none)")
+		return
+	}
+	header := []string{"", "Estimate", "Est.Error", "2.5%", "97.5%"}
+	rows := [][]string{header}
+	for _, m := range ms {
+		rows = append(rows, []string{m.Name, num(m.Estimate), num(m.EstError), num(m.Q025), num(m.Q975)})
+	}
+	width := make([]int, len(header))
+	for _, r := range rows {
+		for j, s := range r {
+			width[j] = max(width[j], len(s))
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%-*s", width[0], r[0])
+		for j := 1; j < len(r); j++ {
+			fmt.Fprintf(&b, "  %*s", width[j], r[j])
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+// num formats a table entry with four decimals, or in exponent form when
+// that would hide its digits.
+func num(f jfloat) string {
+	v := float64(f)
+	switch a := math.Abs(v); {
+	case math.IsNaN(v):
+		return "NA"
+	case a != 0 && (a < 1e-3 || a >= 1e6):
+		return fmt.Sprintf("%.3e", v)
+	}
+	return fmt.Sprintf("%.4f", v)
+}
