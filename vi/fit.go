@@ -172,6 +172,8 @@ func runStepper(ctx context.Context, fam family, set Settings, pool *parallel.Po
 			}
 			if math.IsNaN(stepNorm) || math.IsInf(stepNorm, 0) {
 				fail = &DivergedError{Iter: iter, Reason: "non-finite step"}
+			} else if st.lastFrac < minStepFraction {
+				fail = &DivergedError{Iter: iter, Reason: fmt.Sprintf("the step had to be shortened %.3g-fold to keep the factor's diagonal positive: the step size is too large", 1/st.lastFrac)}
 			}
 		}
 		if fail != nil {
@@ -258,6 +260,10 @@ func startBound(fam family, set Settings) (float64, error) {
 func collapsed(bound, first float64) bool {
 	return bound < first-100*(1+math.Abs(first))
 }
+
+// minStepFraction is the smallest fraction of a rule's step the diagonal
+// safeguard may let through before the step counts as a failure.
+const minStepFraction = 1e-3
 
 // maxBackoffs is the number of times a fit restores its last good state
 // and halves the step after a non-finite value before it is declared

@@ -31,6 +31,7 @@ type stepper struct {
 
 	m, v, delta []float64
 	t           int
+	lastFrac    float64 // the fraction of the rule's step the safeguard let through
 
 	pool     *parallel.Pool
 	blocks   parallel.Chunking
@@ -332,6 +333,7 @@ func (s *stepper) apply() (float64, error) {
 		frac = min(frac, p)
 	}
 	s.scale = frac
+	s.lastFrac = frac
 	if err := s.pool.Run(s.blocks.Len(), s.passApply); err != nil {
 		return 0, err
 	}
