@@ -12,7 +12,7 @@ import (
 
 // startRounds is the number of EM updates of W in Start; each follows
 // joint Newton steps in (b, beta).
-const startRounds = 9
+const startRounds = 8
 
 // Start writes a starting point for variational inference into theta
 // (length n*r + G, laid out subject-major, then (beta, omega)) and an
@@ -48,14 +48,12 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 	st.beta = theta[n*r : n*r+p]
 	omega := theta[n*r+p:]
 	nc := st.chunks.Len()
-	st.partS = make([][]float64, nc)
 	st.partG = make([][]float64, nc)
 	st.partI = make([][]float64, nc)
 	st.partF = make([]float64, nc)
 	st.partR = make([][]float64, nc)
 	for k := range nc {
 		st.partR[k] = make([]float64, p*p)
-		st.partS[k] = make([]float64, r*r)
 		st.partG[k] = make([]float64, p)
 		st.partI[k] = make([]float64, p*p)
 	}
@@ -66,6 +64,7 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 	st.db = make([]float64, n*r)
 	st.b0 = make([]float64, n*r)
 	st.v = make([]float64, n*r*r)
+	st.vnew = make([]float64, n*r*r)
 	st.wwt = make([]float64, r*r)
 	w := make([]float64, r*r)
 	for round := range startRounds {
@@ -87,8 +86,8 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 		}
 		// Laplace rounds converge the mode; in the dearer GVA rounds one
 		// Newton step per EM update suffices, started near the solution.
-		steps := 3
-		if st.gva {
+		steps := 2
+		if st.gva && round > startRounds-gvaRounds+1 {
 			steps = 1
 		}
 		for range steps {
@@ -96,18 +95,24 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 				return err
 			}
 		}
-		// EM update of W, from S at the current b (pass computes H_i).
-		if err := st.pass(ctx, false); err != nil {
-			return err
-		}
-		sw := make([]float64, r*r)
-		for k := range nc {
-			for j, x := range st.partS[k] {
-				sw[j] += x
-			}
-		}
+		// EM update of W from S = sum_i b_i b_i' + V_i, with V_i refreshed
+		// at the current b_i.
 		if round < startRounds-1 {
-			mod.emOmega(sw, omega)
+			if err := st.pass(ctx, false); err != nil {
+				return err
+			}
+			st.v, st.vnew = st.vnew, st.v
+			sw := make([]float64, r*r)
+			for i := range n {
+				bi := st.b[i*r : (i+1)*r]
+				vi := st.v[i*r*r : (i+1)*r*r]
+				for x := range r {
+					for y := range r {
+						sw[x*r+y] += bi[x]*bi[y] + vi[x*r+y]
+					}
+				}
+			}
+			mod.emOmega(sw, omega, emRelax)
 		}
 	}
 	// The global block: the information in beta with the prior, and the
@@ -147,7 +152,7 @@ type starter struct {
 	// Per subject: a_i = H_i^-1 g_i and A_i = H_i^-1 H_ib (r×p), the
 	// Newton step of b, and the covariance V_i of the Gaussian
 	// approximation of b_i (zero for the Laplace approximation).
-	a, ab, db, b0, v []float64
+	a, ab, db, b0, v, vnew []float64
 	// gva switches from the Laplace approximation to the Gaussian
 	// variational one: expectations under N(b_i, V_i).
 	gva bool
@@ -155,9 +160,9 @@ type starter struct {
 	prec []float64
 	// Per chunk: S, the Schur right-hand side, the Schur matrix, the
 	// objective.
-	partS, partG, partI [][]float64
-	partR               [][]float64 // the information in beta, before the Schur complement
-	partF               []float64
+	partG, partI [][]float64
+	partR        [][]float64 // the information in beta, before the Schur complement
+	partF        []float64
 }
 
 // pass computes, per subject at the current (b, beta), the Newton pieces and
@@ -168,10 +173,9 @@ func (st *starter) pass(ctx context.Context, objective bool) error {
 	r, p := mod.r, mod.p
 	return parallel.For(ctx, 0, st.chunks, func(k, lo, hi int) error {
 		sc := newStartScratch(mod)
-		ps, pg, pi, pr := st.partS[k], st.partG[k], st.partI[k], st.partR[k]
+		pg, pi, pr := st.partG[k], st.partI[k], st.partR[k]
 		if !objective {
 			// The objective pass must leave the Newton pieces alone.
-			clear(ps)
 			clear(pg)
 			clear(pi)
 			clear(pr)
@@ -183,11 +187,12 @@ func (st *starter) pass(ctx context.Context, objective bool) error {
 		for i := lo; i < hi; i++ {
 			bi := st.b[i*r : (i+1)*r]
 			if objective {
-				f += mod.condLogDens(sc, i, st.beta, st.wwt, bi, st.v[i*r*r:(i+1)*r*r])
+				f += mod.condLogDens(sc, i, st.beta, st.wwt, bi, st.vOf(i))
 				continue
 			}
 			vi := st.v[i*r*r : (i+1)*r*r]
-			mod.newtonPieces(sc, i, st.beta, st.wwt, bi, vi, pg, pr)
+			f += mod.newtonPieces(sc, i, st.beta, st.wwt, bi, st.vOf(i), pg, pr)
+			vn := st.vnew[i*r*r : (i+1)*r*r]
 			h := sc.hess
 			blk := st.prec[i*stride : (i+1)*stride]
 			for a := range r {
@@ -200,16 +205,17 @@ func (st *starter) pass(ctx context.Context, objective bool) error {
 			}
 			var ch mat.Cholesky
 			if !ch.Factorize(mat.NewSymDense(r, append([]float64(nil), h...))) {
-				// A subject whose curvature fails keeps b_i.
+				// A subject whose curvature fails keeps b_i and V_i.
 				clear(st.a[i*r : (i+1)*r])
 				clear(st.ab[i*r*p : (i+1)*r*p])
+				copy(vn, vi)
 				continue
 			}
 			var inv mat.SymDense
 			_ = ch.InverseTo(&inv)
 			for x := range r {
 				for y := range r {
-					vi[x*r+y] = inv.At(x, y)
+					vn[x*r+y] = inv.At(x, y)
 				}
 			}
 			ai := st.a[i*r : (i+1)*r]
@@ -239,11 +245,6 @@ func (st *starter) pass(ctx context.Context, objective bool) error {
 					for e := range p {
 						pi[c*p+e] -= hb * abi[y*p+e]
 					}
-				}
-			}
-			for x := range r {
-				for y := range r {
-					ps[x*r+y] += bi[x]*bi[y] + inv.At(x, y)
 				}
 			}
 		}
@@ -283,6 +284,22 @@ func (st *starter) objective(ctx context.Context) (float64, error) {
 	if err := st.pass(ctx, true); err != nil {
 		return 0, err
 	}
+	return st.sumF(), nil
+}
+
+// vOf returns the covariance of subject i's Gaussian for the
+// expectations, or nil in the Laplace rounds (values at the point).
+func (st *starter) vOf(i int) []float64 {
+	if !st.gva {
+		return nil
+	}
+	r := st.mod.r
+	return st.v[i*r*r : (i+1)*r*r]
+}
+
+// sumF returns the objective from the chunks' partial sums, with the prior
+// on beta.
+func (st *starter) sumF() float64 {
 	var f float64
 	for _, x := range st.partF {
 		f += x
@@ -291,22 +308,20 @@ func (st *starter) objective(ctx context.Context) (float64, error) {
 	for _, b := range st.beta {
 		f -= 0.5 * b * b / v2
 	}
-	return f, nil
+	return f
 }
 
-// newton takes one damped joint Newton step in (b, beta).
+// newton takes one damped joint Newton step in (b, beta), with the
+// Gaussians' covariances V held fixed during the step and updated to the
+// new curvature after it.
 func (st *starter) newton(ctx context.Context) error {
 	mod := st.mod
 	r, p := mod.r, mod.p
-	// The pieces pass updates V, which changes the objective: take the
-	// baseline after it.
 	if err := st.pass(ctx, false); err != nil {
 		return err
 	}
-	f0, err := st.objective(ctx)
-	if err != nil {
-		return err
-	}
+	defer func() { st.v, st.vnew = st.vnew, st.v }()
+	f0 := st.sumF()
 	info, rhs := st.reduce()
 	dbeta := make([]float64, p)
 	if p > 0 {
@@ -358,13 +373,52 @@ type startScratch struct {
 	ghx, ghw    []float64 // Gauss-Hermite nodes and weights for N(0, 1)
 }
 
+// emRelax over-relaxes the EM update of omega: EM for variance components
+// converges linearly, slowly when the random effects are poorly determined,
+// and a step beyond the EM point along its direction speeds it up.
+const emRelax = 1.5
+
 // gvaRounds is the number of final rounds of Start that use the Gaussian
 // variational approximation; the earlier, cheaper, rounds use Laplace's.
-const gvaRounds = 5
+const gvaRounds = 7
 
 // ghNodes is the number of Gauss-Hermite nodes of the expectations over a
 // linear predictor.
-const ghNodes = 10
+const ghNodes = 6
+
+// llDerivs returns the log likelihood and its first two derivatives in
+// eta, sharing one exp.
+func llDerivs(f Family, y, m, eta float64) (ll, d1, d2 float64) {
+	if f == Poisson {
+		mu := math.Exp(min(eta, MaxPoissonEta))
+		return y*eta - mu, y - mu, -mu
+	}
+	e := math.Exp(-math.Abs(eta))
+	q := 1 / (1 + e)
+	p, p1 := q, e*q
+	if eta < 0 {
+		p, p1 = p1, p
+	}
+	ll = -(m*math.Log1p(e) + y*max(-eta, 0) + (m-y)*max(eta, 0))
+	return ll, y*p1 - (m-y)*p, -m * e * q * q
+}
+
+// expectAll returns the expectations of the log likelihood and of its
+// first two derivatives under eta ~ N(mean, sd^2); with sd = 0 their values
+// at mean.
+func (sc *startScratch) expectAll(f Family, y, m, mean, sd float64) (ll, d1, d2 float64) {
+	if sd == 0 {
+		return llDerivs(f, y, m, mean)
+	}
+	for k, x := range sc.ghx {
+		a, b, c := llDerivs(f, y, m, mean+sd*x)
+		w := sc.ghw[k]
+		ll += w * a
+		d1 += w * b
+		d2 += w * c
+	}
+	return ll, d1, d2
+}
 
 // expectLL returns the expectation of the log likelihood under
 // eta ~ N(mean, sd^2), by Gauss-Hermite quadrature; with sd = 0 its value
@@ -461,28 +515,40 @@ func (mod *Model) condLogDens(sc *startScratch, i int, beta, wwt, b, v []float64
 	return ll
 }
 
-// newtonPieces sets, for subject i at (b, beta), the gradient g_i of its
-// conditional log density in b (sc.grad), the negative Hessian H_i
-// (sc.hess), the cross block H_ib = Z_i' D X_i (sc.hib, r×p), and adds its
-// gradient and information in beta into grad and info.
-func (mod *Model) newtonPieces(sc *startScratch, i int, beta, wwt, b, v, grad, info []float64) {
+// newtonPieces sets, for subject i at (b, beta) with b ~ N(b, V), the
+// gradient g_i of its expected conditional log density in b (sc.grad), the
+// negative Hessian H_i (sc.hess), the cross block H_ib = Z_i' D X_i (sc.hib,
+// r×p), adds its gradient and information in beta into grad and info, and
+// returns the expected conditional log density itself.
+func (mod *Model) newtonPieces(sc *startScratch, i int, beta, wwt, b, v, grad, info []float64) float64 {
 	lo, hi := mod.start[i], mod.start[i+1]
 	r, p := mod.r, mod.p
-	mod.condLogDens(sc, i, beta, wwt, b, v)
+	eta := sc.eta[:hi-lo]
+	mod.FixedEta(i, beta, eta)
 	copy(sc.hess, wwt)
 	clear(sc.hib)
+	var f float64
 	for a := range r {
 		var s float64
 		for c := range r {
 			s -= wwt[a*r+c] * b[c]
+			f -= 0.5 * b[a] * wwt[a*r+c] * b[c]
+			if v != nil {
+				f -= 0.5 * wwt[a*r+c] * v[c*r+a]
+			}
 		}
 		sc.grad[a] = s
 	}
 	for j := lo; j < hi; j++ {
-		d1, d2 := sc.expectD(mod.family, mod.y[j], mod.m[j], sc.eta[j-lo], mod.etaSD(j, v))
+		zj := mod.z[j*r : (j+1)*r]
+		e := eta[j-lo]
+		for a := range r {
+			e += zj[a] * b[a]
+		}
+		ll, d1, d2 := sc.expectAll(mod.family, mod.y[j], mod.m[j], e, mod.etaSD(j, v))
+		f += mod.w[j] * ll
 		d1 *= mod.w[j]
 		d2 *= -mod.w[j]
-		zj := mod.z[j*r : (j+1)*r]
 		x := mod.rowX(j, sc.x)
 		for a := range r {
 			sc.grad[a] += zj[a] * d1
@@ -503,6 +569,7 @@ func (mod *Model) newtonPieces(sc *startScratch, i int, beta, wwt, b, v, grad, i
 			}
 		}
 	}
+	return f
 }
 
 // rowX returns stored row j of the fixed design, densely, in dst.
@@ -520,7 +587,7 @@ func (mod *Model) rowX(j int, dst []float64) []float64 {
 
 // emOmega sets omega to the EM update W W' = n S^-1, keeping omega when S
 // is not positive definite.
-func (mod *Model) emOmega(s, omega []float64) {
+func (mod *Model) emOmega(s, omega []float64, relax float64) {
 	r, n := mod.r, mod.n
 	var ch mat.Cholesky
 	if !ch.Factorize(mat.NewSymDense(r, s)) {
@@ -543,7 +610,8 @@ func (mod *Model) emOmega(s, omega []float64) {
 			if k == c {
 				v = math.Log(v)
 			}
-			omega[OmegaIndex(k, c, r)] = v
+			j := OmegaIndex(k, c, r)
+			omega[j] += relax * (v - omega[j])
 		}
 	}
 }

@@ -32,11 +32,11 @@
 // optimum. RVB starts each block at the inverse of the matching diagonal
 // block of the precision, the optimum of a block-independent approximation
 // to a Gaussian. InitPaper is the paper's start (mean zero, T = sqrt(N) I).
-// With Snngm, the default start reaches the paper's best GVA bound minus one
-// nat in 200 iterations on Epilepsy (5000 from the paper's start) and 1600
-// on Toenail (11800); on HERS the paper's start stalls near -5762, as the
-// paper's own Adam run did, while the default start passes the paper's best
-// within 1400 iterations (go run ./benchmarks/paper -init mode|paper).
+// With Snngm, the default start is already past the paper's best GVA bound
+// minus one nat at the first window on Epilepsy and HERS and after 200
+// iterations on Toenail; from the paper's start Snngm needs 4800 and 11550
+// iterations, and on HERS it stalls near -5762, as the paper's own Adam run
+// did (go run ./benchmarks/paper -init mode|paper).
 //
 // # Step rules
 //
@@ -55,7 +55,7 @@
 //
 // # Convergence
 //
-// Every Window iterations the bound is evaluated at ConvergenceDraws fixed
+// Every Window (50) iterations the bound is evaluated at ConvergenceDraws fixed
 // draws, the same each time, so that the gain between windows is measured
 // with common random numbers, nearly free of Monte Carlo noise. When the
 // gain has stayed below Tol for Patience windows, the step is divided by 10

@@ -106,12 +106,14 @@ type Settings struct {
 	// TimeLimit stops the fit after this wall time; 0 means none.
 	TimeLimit time.Duration
 	// Window is the number of iterations over which the lower bound is
-	// averaged for the convergence test and the trace; 0 means 200.
+	// averaged for the trace, and between two convergence tests; 0 means
+	// 50.
 	Window int
 	// Tol is the convergence tolerance in nats: the fit has converged when
 	// the lower bound, evaluated at the same fixed draws at the end of each
 	// window, has gained less than Tol in each of Patience windows in a
-	// row. 0 means 0.05.
+	// row. 0 means 0.0125, a gain of 1/4000 nat per iteration at the
+	// default Window.
 	Tol float64
 	// ConvergenceDraws is the number of fixed draws at which the bound is
 	// evaluated for the convergence test; the estimated gain is unbiased
@@ -188,7 +190,7 @@ func (s Settings) withDefaults() Settings {
 		}
 	}
 	def(&s.MaxIter, 20000)
-	def(&s.Window, 200)
+	def(&s.Window, 50)
 	def(&s.Patience, 3)
 	def(&s.ConvergenceDraws, 8)
 	def(&s.FinalDraws, 1000)
@@ -198,7 +200,7 @@ func (s Settings) withDefaults() Settings {
 		s.Refine = 0
 	}
 	def(&s.SummaryDraws, 4000)
-	deff(&s.Tol, 0.05)
+	deff(&s.Tol, 0.0125)
 	if s.Method == RVB {
 		deff(&s.Alpha0, DefaultAlpha0RVB)
 	} else {

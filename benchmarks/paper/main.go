@@ -66,6 +66,8 @@ func main() {
 	maxIter := flag.Int("max-iter", 0, "iteration limit (0: the default)")
 	workers := flag.Int("workers", 0, "goroutines (0: GOMAXPROCS)")
 	initFlag := flag.String("init", "mode", "start: mode (the default) or paper")
+	window := flag.Int("window", 0, "iterations per convergence window (0: the default)")
+	tol := flag.Float64("tol", 0, "convergence tolerance in nats per window (0: the default)")
 	flag.Parse()
 
 	dir := datasets.DataDir(*dataDir)
@@ -93,7 +95,7 @@ func main() {
 				if err != nil {
 					log.Fatal(err)
 				}
-				set := vi.Settings{Method: vm, Optimizer: opt, Seed: *seed, Alpha0: *alpha0, MaxIter: *maxIter, Workers: *workers}
+				set := vi.Settings{Method: vm, Optimizer: opt, Seed: *seed, Alpha0: *alpha0, MaxIter: *maxIter, Workers: *workers, Window: *window, Tol: *tol}
 				if *initFlag == "paper" {
 					set.Init = vi.InitPaper
 				}
