@@ -170,6 +170,13 @@ const (
 	DefaultAlpha0RVB = 0.01
 )
 
+// DefaultWindow and DefaultTol are the defaults of Settings.Window and
+// Settings.Tol.
+const (
+	DefaultWindow = 50
+	DefaultTol    = 0.0125
+)
+
 // Progress reports the state of a running fit.
 type Progress struct {
 	Iter       int
@@ -190,7 +197,7 @@ func (s Settings) withDefaults() Settings {
 		}
 	}
 	def(&s.MaxIter, 20000)
-	def(&s.Window, 50)
+	def(&s.Window, DefaultWindow)
 	def(&s.Patience, 3)
 	def(&s.ConvergenceDraws, 8)
 	def(&s.FinalDraws, 1000)
@@ -200,7 +207,7 @@ func (s Settings) withDefaults() Settings {
 		s.Refine = 0
 	}
 	def(&s.SummaryDraws, 4000)
-	deff(&s.Tol, 0.0125)
+	deff(&s.Tol, DefaultTol)
 	if s.Method == RVB {
 		deff(&s.Alpha0, DefaultAlpha0RVB)
 	} else {

@@ -42,7 +42,7 @@ type fitOptions struct {
 // Defaults of the fit flags; the usage text repeats them.
 const (
 	defaultMaxIter = 20000
-	defaultTol     = 0.05
+	defaultTol     = vi.DefaultTol
 	defaultDraws   = 4000
 )
 

@@ -98,7 +98,7 @@ Fitting:
                    data give the same results for any -threads
   -max-iter N      iteration limit (default 20000)
   -tol NATS        convergence tolerance on the gain of the lower bound per
-                   window of 200 iterations (default 0.05)
+                   window of 50 iterations (default 0.0125)
   -timeout D       stop after this wall time, e.g. 30s or 5m (default none)
   -threads N       worker goroutines; 0 (default) uses every core
   -draws N         Monte Carlo draws for the summaries (default 4000); with
