@@ -53,7 +53,7 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Method: set.Method, Optimizer: set.Optimizer, N: n, R: r, G: g}
+	res := &Result{Method: set.Method, Optimizer: set.Optimizer, N: n, R: r, G: g, bestBound: math.Inf(-1)}
 	if err := fam.init(ctx, set.Init); err != nil {
 		return nil, err
 	}
@@ -97,6 +97,12 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 		lb, se, err := finalBound(fam, set, n)
 		if err == nil {
 			res.LowerBound, res.LowerBoundSE = lb, se
+			// Heavy tails can hide from the fixed draws of the convergence
+			// test; the fresh draws show them.
+			if res.Status != Diverged && collapsed(lb, res.bestBound) {
+				res.Status = Diverged
+				res.Err = &DivergedError{Iter: res.Iterations, Reason: fmt.Sprintf("final lower bound %.4g collapsed from %.4g", lb, res.bestBound)}
+			}
 		} else if res.Status != Diverged {
 			res.Status = Diverged
 			res.Err = &DivergedError{Iter: res.Iterations, Reason: "lower bound at the final state", Err: err}
@@ -214,6 +220,7 @@ func runStepper(ctx context.Context, fam family, set Settings, pool *parallel.Po
 		}
 		if crnSum > bestBound {
 			bestBound = crnSum
+			res.bestBound = crnMean
 			copy(best, lambda)
 		}
 		conv := tr.crn()

@@ -85,4 +85,6 @@ type Result struct {
 	LowerBound, LowerBoundSE float64
 	// Trace holds one point per window.
 	Trace []TracePoint
+
+	bestBound float64 // the best bound at the convergence test's draws
 }

@@ -24,6 +24,8 @@ type rvbFamily struct {
 	fsrc, fdst []float64
 
 	passDraw, passGrad, passFisher func(int) error
+
+	vs *rvbVOGN // VOGN's state, made on first use
 }
 
 func newRVB(t Target, set Settings, pool *parallel.Pool) *rvbFamily {

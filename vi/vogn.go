@@ -72,6 +72,7 @@ func runVOGN(ctx context.Context, f vognFamily, set Settings, res *Result, start
 		if collapsed(crnMean, firstBound) || math.IsNaN(crnMean) {
 			return nil, &DivergedError{Iter: iter, Reason: fmt.Sprintf("lower bound collapsed to %.4g from %.4g", crnMean, firstBound)}
 		}
+		res.bestBound = max(res.bestBound, crnMean)
 		conv := tr.crn()
 		elapsed := time.Since(start)
 		res.Trace = append(res.Trace, TracePoint{Iter: iter, LowerBound: tr.last(), Gain: tr.lastGain, Elapsed: elapsed})

@@ -1,0 +1,255 @@
+package vi
+
+import (
+	"errors"
+	"math"
+
+	"github.com/sparsevi/sparsevi/blockdiag"
+)
+
+// rvbVOGN is the state VOGN keeps beside lambda for the block-diagonal
+// family: the precision S in the compressed form of blockdiag (packed lower
+// blocks) and the momentum.
+type rvbVOGN struct {
+	s      []float64
+	m      []float64
+	t      int
+	priorG []float64
+	partCC [][]float64
+	alpha  float64
+	b1, b2 float64
+	work   [][]float64 // per chunk: scratch of 2 r^2; the global block uses its own
+	gwork  []float64
+	passS  func(int) error
+	passMu func(int) error
+}
+
+func (f *rvbFamily) vognInit() {
+	if f.vs != nil {
+		return
+	}
+	n, r, g := f.n, f.r, f.g
+	vs := &rvbVOGN{
+		s:      make([]float64, blockdiag.Len(n, r, g)),
+		m:      make([]float64, f.d),
+		priorG: make([]float64, g),
+		partCC: make([][]float64, f.chunks.Len()),
+		work:   make([][]float64, f.chunks.Len()),
+		gwork:  make([]float64, 2*g*g),
+	}
+	for k := range vs.partCC {
+		vs.partCC[k] = make([]float64, g*(g+1)/2)
+		vs.work[k] = make([]float64, 2*r*r)
+	}
+	// S = (C C')^-1 blockwise at the start.
+	tri := r * (r + 1) / 2
+	for i := range n {
+		precOfCov(r, f.c.Subject(i), vs.s[i*tri:(i+1)*tri], make([]float64, 2*r*r))
+	}
+	precOfCov(g, f.c.Global(), vs.s[n*tri:], vs.gwork)
+	vs.passS = f.vognSPass
+	vs.passMu = f.vognMuPass
+	f.vs = vs
+}
+
+// precOfCov writes the packed lower triangle of (C C')^-1 for the packed
+// lower factor c of order m. work has length 2 m^2.
+func precOfCov(m int, c, dst, work []float64) {
+	inv := work[:m*m] // C^-1, row-major lower
+	clear(inv)
+	for col := range m {
+		// Solve C x = e_col by forward substitution.
+		for i := col; i < m; i++ {
+			s := 0.0
+			if i == col {
+				s = 1
+			}
+			for k := col; k < i; k++ {
+				s -= c[i*(i+1)/2+k] * inv[k*m+col]
+			}
+			inv[i*m+col] = s / c[i*(i+1)/2+i]
+		}
+	}
+	// (C C')^-1 = C^-T C^-1.
+	for a := range m {
+		for b := 0; b <= a; b++ {
+			var x float64
+			for k := a; k < m; k++ {
+				x += inv[k*m+a] * inv[k*m+b]
+			}
+			dst[a*(a+1)/2+b] = x
+		}
+	}
+}
+
+// covFactorOfPrec writes into c the packed lower triangular C with
+// C C' = S^-1 for the packed lower SPD s of order m: with P the reversal
+// permutation and chol(P S P) = L, C = P L^-T P. work has length 2 m^2. It
+// reports a non-positive-definite S.
+func covFactorOfPrec(m int, s, c, work []float64) error {
+	l := work[:m*m] // chol(P S P), row-major lower
+	clear(l)
+	at := func(i, j int) float64 { // (P S P)(i, j) for i >= j
+		a, b := m-1-i, m-1-j // a <= b
+		return s[b*(b+1)/2+a]
+	}
+	for j := range m {
+		d := at(j, j)
+		for k := range j {
+			d -= l[j*m+k] * l[j*m+k]
+		}
+		if !(d > 0) {
+			return errors.New("precision block not positive definite")
+		}
+		d = math.Sqrt(d)
+		l[j*m+j] = d
+		for i := j + 1; i < m; i++ {
+			x := at(i, j)
+			for k := range j {
+				x -= l[i*m+k] * l[j*m+k]
+			}
+			l[i*m+j] = x / d
+		}
+	}
+	// U = L^-T is upper; C(i, j) = U(m-1-i, m-1-j), lower for i >= j.
+	inv := work[m*m : 2*m*m] // L^-1, lower
+	clear(inv)
+	for col := range m {
+		for i := col; i < m; i++ {
+			x := 0.0
+			if i == col {
+				x = 1
+			}
+			for k := col; k < i; k++ {
+				x -= l[i*m+k] * inv[k*m+col]
+			}
+			inv[i*m+col] = x / l[i*m+i]
+		}
+	}
+	for i := range m {
+		for j := 0; j <= i; j++ {
+			// U(a, b) = L^-1(b, a) with a = m-1-i <= b = m-1-j.
+			a, b := m-1-i, m-1-j
+			c[i*(i+1)/2+j] = inv[b*m+a]
+		}
+	}
+	return nil
+}
+
+// vognSPass draws the chunk's subjects, evaluates each subject's gradient
+// and updates its precision block.
+func (f *rvbFamily) vognSPass(k int) error {
+	lo, hi := f.chunks.Bounds(k)
+	vs := f.vs
+	f.drawChunk(k, lo, hi)
+	f.c.DrawRange(lo, hi, f.theta, f.lam[:f.d], f.z)
+	f.partLD[k] = f.c.LogDetRange(lo, hi)
+	r, g, nr := f.r, f.g, f.n*f.r
+	tri := r * (r + 1) / 2
+	thetaG := f.theta[nr:]
+	ci := f.partS1[k]
+	pg := f.partG[k]
+	clear(pg)
+	cc := vs.partCC[k]
+	clear(cc)
+	b2 := vs.b2
+	var lp float64
+	for i := lo; i < hi; i++ {
+		clear(ci)
+		ai := f.grad[i*r : (i+1)*r]
+		li, err := f.target.Local(f.ws[k], i, i+1, thetaG, f.theta[i*r:(i+1)*r], ai, ci)
+		if err != nil {
+			return err
+		}
+		lp += li
+		for j := range g {
+			pg[j] += ci[j]
+			ci[j] += vs.priorG[j]
+		}
+		si := vs.s[i*tri : (i+1)*tri]
+		for a := range r {
+			for b := 0; b <= a; b++ {
+				si[a*(a+1)/2+b] = b2*si[a*(a+1)/2+b] + (1-b2)*ai[a]*ai[b]
+			}
+		}
+		for a := range g {
+			for b := 0; b <= a; b++ {
+				cc[a*(a+1)/2+b] += ci[a] * ci[b]
+			}
+		}
+	}
+	f.partLP[k] = lp
+	return nil
+}
+
+// vognMuPass takes the mean step and refactors each subject block.
+func (f *rvbFamily) vognMuPass(k int) error {
+	lo, hi := f.chunks.Bounds(k)
+	vs := f.vs
+	r := f.r
+	tri := r * (r + 1) / 2
+	for i := lo; i < hi; i++ {
+		c := f.c.Subject(i)
+		if err := covFactorOfPrec(r, vs.s[i*tri:(i+1)*tri], c, vs.work[k]); err != nil {
+			return err
+		}
+	}
+	// mu_i += alpha C_i C_i' m^_i with the new C (S^-1 = C C').
+	f.c.CovMulVecRange(lo, hi, f.tmp, f.grad)
+	for j := lo * r; j < hi*r; j++ {
+		f.lam[j] += vs.alpha * f.tmp[j]
+	}
+	return nil
+}
+
+func (f *rvbFamily) vognStep(iter uint64, set Settings, alpha float64) (float64, error) {
+	f.vognInit()
+	vs := f.vs
+	vs.b1, vs.b2, vs.alpha = set.Beta1, set.Beta2, alpha
+	vs.t++
+	f.iter = iter
+	d, nr, n, g := f.d, f.n*f.r, f.n, f.g
+	zzg := f.drawGlobal()
+	f.c.DrawGlobal(f.theta, f.lam[:d], f.z)
+	clear(vs.priorG)
+	lpg := f.target.Global(f.theta[nr:], vs.priorG)
+	for j := range vs.priorG {
+		vs.priorG[j] /= float64(max(1, n))
+	}
+	if err := f.pool.Run(f.chunks.Len(), vs.passS); err != nil {
+		return 0, err
+	}
+	lp, zz, ld := f.reduce()
+	ld += f.c.LogDetGlobal()
+	h := lp + lpg - (f.logNorm() - ld - 0.5*(zz+zzg))
+	gradG := f.grad[nr:]
+	copy(gradG, f.sumG)
+	for j := range gradG {
+		gradG[j] += vs.priorG[j] * float64(max(1, n))
+	}
+	tri := f.r * (f.r + 1) / 2
+	sg := vs.s[n*tri:]
+	for j := range sg {
+		var x float64
+		for k := range vs.partCC {
+			x += vs.partCC[k][j]
+		}
+		sg[j] = vs.b2*sg[j] + (1-vs.b2)*x
+	}
+	c1 := 1 / (1 - math.Pow(vs.b1, float64(vs.t)))
+	for j := range vs.m {
+		vs.m[j] = vs.b1*vs.m[j] + (1-vs.b1)*f.grad[j]
+		f.grad[j] = vs.m[j] * c1
+	}
+	if err := covFactorOfPrec(g, sg, f.c.Global(), vs.gwork); err != nil {
+		return 0, err
+	}
+	f.c.CovMulVecGlobal(f.tmp, f.grad)
+	for j := nr; j < d; j++ {
+		f.lam[j] += alpha * f.tmp[j]
+	}
+	if err := f.pool.Run(f.chunks.Len(), vs.passMu); err != nil {
+		return 0, err
+	}
+	return h, nil
+}
