@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/sparsevi/sparsevi/vi"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -163,7 +164,7 @@ func TestInterrupt(t *testing.T) {
 		t.Errorf("terminal does not say what was written: %q", tty)
 	}
 	doc := readDoc(t, out.Bytes())
-	if doc.Status != "cancelled" || doc.Iterations < 200 || len(doc.Fixed) != 3 {
+	if doc.Status != "cancelled" || doc.Iterations < vi.DefaultWindow || len(doc.Fixed) != 3 {
 		t.Errorf("summary after SIGINT: status %q after %d iterations, %d fixed effects", doc.Status, doc.Iterations, len(doc.Fixed))
 	}
 	sf, err := readFitFile(filepath.Join(dir, "fit.json"))
