@@ -9,10 +9,18 @@ import (
 )
 
 // BenchmarkStep times one whole natural-gradient step of Algorithm 2S (draw,
-// synthetic gradient, v = T^-1 grad h, direction N, update of T and mu) with
+// synthetic gradient, v = T^-1 grad h, direction, update of T and mu) with
 // the range kernels fused into two passes over chunks of 256 subjects, and
-// reports the time per subject.
-func BenchmarkStep(b *testing.B) {
+// reports the time per subject. The direction is applied in place
+// (NatGradStepRange).
+func BenchmarkStep(b *testing.B) { benchStep(b, false) }
+
+// BenchmarkStepStored is BenchmarkStep with the direction N written to its
+// own storage and then added (NatGradRange, AddScaledRange), as step rules
+// with momentum or norms need.
+func BenchmarkStepStored(b *testing.B) { benchStep(b, true) }
+
+func benchStep(b *testing.B, store bool) {
 	ns := []int{1000, 10000, 100000}
 	if !testing.Short() {
 		ns = append(ns, 1000000)
@@ -26,7 +34,7 @@ func BenchmarkStep(b *testing.B) {
 						f.SetIdentity(1)
 						pool := parallel.NewPool(context.Background(), w)
 						defer pool.Close()
-						st := newStepper(f, pool, parallel.DefaultChunkSize, 1)
+						st := newStepper(f, pool, parallel.DefaultChunkSize, 1, store)
 						if err := st.step(); err != nil {
 							b.Fatal(err)
 						}
@@ -68,6 +76,7 @@ func BenchmarkKernels(b *testing.B) {
 				{"Solve", func() { f.SolveRange(0, n, x, z, sum) }},
 				{"SolveTrans", func() { f.SolveTransRange(0, n, x, z) }},
 				{"NatGrad", func() { f.NatGradRange(0, n, dir, z, y, tz) }},
+				{"NatGradStep", func() { f.NatGradStepRange(0, n, 1e-12, z, y, tz) }},
 				{"AddScaled", func() { f.AddScaledRange(0, n, 1e-9, dir) }},
 			} {
 				b.Run(fmt.Sprintf("%s/r=%d/G=%d", k.name, r, g), func(b *testing.B) {

@@ -72,7 +72,9 @@
 // grad h = grad log p(theta) + T z, sets v = T^-1 grad h, moves
 // T <- T + rho N and then mu <- mu + rho T^-T v with the new T (Corollary 1).
 // Since T^-1 T z = z, v = T^-1 grad log p(theta) + z: the product T z need
-// not be formed.
+// not be formed. NatGradRange writes N to its own storage, for step rules
+// that need it (momentum, norms); NatGradStepRange moves T by rho N in
+// place without storing N.
 //
 // The paper writes Hbar_i = halfdiag(T_i' lower(-u_i v_i')) with
 // u_i = T_i^-T z_i. Because T_i' is upper triangular, the lower triangle of
@@ -99,15 +101,29 @@
 //     global block into a partial sum; SolveGlobal, MulGlobal and CholGlobal
 //     take the total. Partial sums are added, not overwritten: zero them
 //     first.
-//   - NatGradGlobal computes T_g z_g for NatGradRange and must run before T_g
-//     changes; EuclidGradRange, InvFisherRange and CovRange need nothing from
-//     a Global call.
+//   - NatGradRange and NatGradStepRange take tz = T_g z_g for the T_g of the
+//     draw: from NatGradGlobal or NatGradStepGlobal, or from GlobalMul when
+//     the subjects' blocks move before v_g is known. EuclidGradRange,
+//     InvFisherRange and CovRange need nothing from a Global call.
 //
 // Range kernels allocate nothing and are safe to call concurrently on
 // disjoint ranges of the same Factor, each with its own partial sum, as long
-// as nothing modifies the global block meanwhile. A fitting loop fuses them
-// with the model's own per-subject work in one pass over chunks of subjects;
-// the Runner type runs each of them alone over a parallel.Pool.
+// as nothing modifies the global block meanwhile. The Runner type runs each
+// of them alone over a parallel.Pool.
+//
+// A fitting loop does better to fuse them with the model's own per-subject
+// work, so that each block of T is read and written once per step. Within a
+// chunk, in this order: complete the previous step's mean update
+// (SolveTransRange with x_g = T_g^-T v_g set at the end of that step, then
+// mu_i += rho x_i), draw (DrawRange), evaluate the model's gradient, solve
+// (SolveRange, then v_i += z_i) and move the blocks (NatGradStepRange, with
+// tz from GlobalMul). Between passes the coordinator completes v_g
+// (SolveGlobal), moves T_g (NatGradStepGlobal), sets x_g (SolveTransGlobal)
+// and updates mu_g. The iterates are those of the unfused sequence, bit for
+// bit; after the last step one more pass completes the mean update. Such a
+// loop scales with the number of workers only if each worker keeps to the
+// same block of consecutive chunks from step to step, as Runner does, so
+// that its part of T stays in its own caches (BenchmarkStep measures it).
 //
 // # Determinism
 //

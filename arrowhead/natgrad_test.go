@@ -127,7 +127,7 @@ func TestNatGradMatchesTheorem4(t *testing.T) {
 			}
 			dst := make([]float64, Len(s.n, s.r, s.g))
 			tz := make([]float64, s.g)
-			f.NatGradGlobal(dst, tz, dr.z, dr.v)
+			f.NatGradGlobal(dst, dr.z, dr.v, tz)
 			f.NatGradRange(0, s.n, dst, dr.z, dr.v, tz)
 			checkClose(t, "kernels", dst, packDense(s, &want), tol)
 			if s.g > 0 {
@@ -135,6 +135,9 @@ func TestNatGradMatchesTheorem4(t *testing.T) {
 				var tzWant mat.VecDense
 				tzWant.MulVec(denseOf(f).Slice(nr, d, nr, d), mat.NewVecDense(s.g, dr.z[nr:]))
 				checkClose(t, "T_g z_g", tz, tzWant.RawVector().Data, tol)
+				gm := make([]float64, s.g)
+				f.GlobalMul(gm, dr.z[nr:])
+				checkClose(t, "GlobalMul and NatGradGlobal agree bitwise", gm, tz, 0)
 			}
 
 			clear(dst)
@@ -143,6 +146,23 @@ func TestNatGradMatchesTheorem4(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkClose(t, "Runner", dst, packDense(s, &want), tol)
+
+			// The in-place step T <- T + rho N.
+			const rho = 0.3
+			var moved mat.Dense
+			moved.Scale(rho, &want)
+			moved.Add(&moved, denseOf(f))
+			tn := New(s.n, s.r, s.g)
+			tn.CopyFrom(f)
+			tn.NatGradStepGlobal(rho, dr.z, dr.v, tz)
+			tn.NatGradStepRange(0, s.n/2, rho, dr.z, dr.v, tz)
+			tn.NatGradStepRange(s.n/2, s.n, rho, dr.z, dr.v, tz)
+			checkClose(t, "in-place step", tn.Data(), packDense(s, &moved), tol)
+			tn.CopyFrom(f)
+			if err := run.NatGradStep(tn, rho, dr.z, dr.v); err != nil {
+				t.Fatal(err)
+			}
+			checkClose(t, "Runner in-place step", tn.Data(), packDense(s, &moved), tol)
 		})
 	}
 }

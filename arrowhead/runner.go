@@ -9,6 +9,13 @@ import (
 // chunk order. Its results are therefore bit-identical for any number of
 // workers: they depend on the Chunking only.
 //
+// The chunks are handed to the workers as contiguous blocks, one block of
+// consecutive chunks per worker, so that a worker meets the same part of
+// the factor in every call and finds it in its own caches. On the 2-core
+// machine of the benchmarks this is markedly faster than interleaving the
+// chunks between workers; the price is that a worker slowed down by other
+// processes is not relieved by the others.
+//
 // A Runner keeps the partial sums and its loop bodies between calls, so
 // once it has run an operation for a given Factor shape that operation
 // allocates nothing. A Runner must not be used by several goroutines at
@@ -18,18 +25,26 @@ type Runner struct {
 	pool   *parallel.Pool
 	chunks parallel.Chunking
 
-	part []float64 // per-chunk partial sums, chunk k at part[k*width:]
-	wid  int
-	tmp  []float64 // global scratch of length g (or g*(g+1)/2)
+	part []float64 // per-chunk partial sums, chunk k at part[k*wid:]
+	wid  int       // stride of part, whole cache lines apart
+	tmp  []float64 // total of the partial sums, or other global scratch
+
+	// Blocked schedule: blocks of consecutive chunks, one per worker.
+	blocks  int
+	fn      func(int) error
+	blockFn func(int) error
 
 	// Arguments of the loop in progress.
-	f                *Factor
-	v1, v2, v3, v4   []float64
-	dst              []float64
-	alpha            float64
+	f              *Factor
+	v1, v2, v3, v4 []float64
+	dst            []float64
+	alpha          float64
+
+	// Loop bodies, built once so that Run allocates nothing.
 	drawFn, transFn  func(int) error
 	solveFn, mulFn   func(int) error
 	natFn, euclidFn  func(int) error
+	stepFn           func(int) error
 	fisherFn, covFn  func(int) error
 	cholFn, logdetFn func(int) error
 	addFn            func(int) error
@@ -38,6 +53,20 @@ type Runner struct {
 // NewRunner returns a Runner over the chunks of c on pool p.
 func NewRunner(p *parallel.Pool, c parallel.Chunking) *Runner {
 	r := &Runner{pool: p, chunks: c}
+	r.blocks = max(1, min(p.Workers(), c.Len()))
+	r.blockFn = func(b int) error {
+		ctx := r.pool.Context()
+		lo, hi := blockBounds(b, r.blocks, r.chunks.Len())
+		for k := lo; k < hi; k++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := r.fn(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	r.drawFn = func(k int) error {
 		lo, hi := r.chunks.Bounds(k)
 		r.f.DrawRange(lo, hi, r.v1, r.v2, r.v3, r.v4)
@@ -65,6 +94,11 @@ func NewRunner(p *parallel.Pool, c parallel.Chunking) *Runner {
 	r.natFn = func(k int) error {
 		lo, hi := r.chunks.Bounds(k)
 		r.f.NatGradRange(lo, hi, r.dst, r.v1, r.v2, r.tmp)
+		return nil
+	}
+	r.stepFn = func(k int) error {
+		lo, hi := r.chunks.Bounds(k)
+		r.f.NatGradStepRange(lo, hi, r.alpha, r.v1, r.v2, r.tmp)
 		return nil
 	}
 	r.euclidFn = func(k int) error {
@@ -150,8 +184,23 @@ func (r *Runner) reduce() {
 	}
 }
 
+// run calls fn for every chunk, block by block. A failing chunk ends its
+// block; the pool reports the error of the lowest block, which holds the
+// lowest failing chunk.
 func (r *Runner) run(fn func(int) error) error {
-	return r.pool.Run(r.chunks.Len(), fn)
+	if r.chunks.Len() == 0 {
+		return r.pool.Context().Err()
+	}
+	r.fn = fn
+	err := r.pool.Run(r.blocks, r.blockFn)
+	r.fn = nil
+	return err
+}
+
+// blockBounds returns the chunks [lo, hi) of block b of nb blocks over
+// chunks chunks.
+func blockBounds(b, nb, chunks int) (lo, hi int) {
+	return b * chunks / nb, (b + 1) * chunks / nb
 }
 
 // Draw sets theta = mu + T^-T z and u = T_d^-T z (u_i = T_i^-T z_i,
@@ -217,9 +266,20 @@ func (r *Runner) PrecSolve(f *Factor, x, b []float64) error {
 func (r *Runner) NatGrad(f *Factor, dst, z, v []float64) error {
 	r.begin(f, 0, f.g)
 	defer r.end()
-	f.NatGradGlobal(dst, r.tmp, z, v)
+	f.NatGradGlobal(dst, z, v, r.tmp)
 	r.dst, r.v1, r.v2 = dst, z, v
 	return r.run(r.natFn)
+}
+
+// NatGradStep moves T along the natural-gradient direction of Algorithm 2S
+// from the draw z and v = T^-1 grad h without storing the direction,
+// T <- T + rho*N, with NatGradStepGlobal and NatGradStepRange.
+func (r *Runner) NatGradStep(f *Factor, rho float64, z, v []float64) error {
+	r.begin(f, 0, f.g)
+	defer r.end()
+	f.NatGradStepGlobal(rho, z, v, r.tmp)
+	r.v1, r.v2, r.alpha = z, v, rho
+	return r.run(r.stepFn)
 }
 
 // EuclidGrad writes into dst (compressed storage) the Euclidean gradient of

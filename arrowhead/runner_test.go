@@ -46,11 +46,14 @@ func runAll(t *testing.T, workers int) []float64 {
 	c := New(s.n, s.r, s.g)
 	add(run.Chol(c, spd), c.Data())
 
-	st := newStepper(f, run.Pool(), 4, 3)
-	for range 3 {
-		add(st.step())
+	add(run.NatGradStep(c, 0.1, z, x), c.Data())
+	for _, store := range []bool{false, true} {
+		st := newStepper(f, run.Pool(), 4, 3, store)
+		for range 3 {
+			add(st.step())
+		}
+		add(st.flush(), f.Data(), st.mu)
 	}
-	add(nil, f.Data(), st.mu)
 	return out
 }
 
@@ -131,7 +134,8 @@ func TestZeroAllocs(t *testing.T) {
 		sum := make([]float64, s.g)
 		spd, _ := randSPD(rng, s)
 		c := New(s.n, s.r, s.g)
-		st := newStepper(randFactor(rng, s), run.Pool(), 8, 1)
+		st := newStepper(randFactor(rng, s), run.Pool(), 8, 1, false)
+		stStored := newStepper(randFactor(rng, s), run.Pool(), 8, 1, true)
 		for _, tc := range []struct {
 			name string
 			fn   func() error
@@ -141,6 +145,8 @@ func TestZeroAllocs(t *testing.T) {
 			{"NatGradRange", func() error { f.NatGradRange(0, s.n, n1, z, x, sum); return nil }},
 			{"InvFisherRange", func() error { f.InvFisherRange(0, s.n, n2, n1); return nil }},
 			{"CovRange", func() error { f.CovRange(0, s.n, local, cross); return nil }},
+			{"NatGradStepRange", func() error { f.NatGradStepRange(0, s.n, 1e-9, z, x, sum); return nil }},
+			{"GlobalMul", func() error { f.GlobalMul(sum, z[:s.g]); return nil }},
 			{"Solve", func() error { return run.Solve(f, x, b) }},
 			{"Mul", func() error { return run.Mul(f, x, b) }},
 			{"PrecSolve", func() error { return run.PrecSolve(f, x, b) }},
@@ -151,7 +157,10 @@ func TestZeroAllocs(t *testing.T) {
 			{"Cov", func() error { return run.Cov(f, global, local, cross) }},
 			{"Chol", func() error { return run.Chol(c, spd) }},
 			{"LogDet", func() error { _, err := run.LogDet(f); return err }},
+			{"NatGradStep", func() error { return run.NatGradStep(c, 1e-3, z, x) }},
 			{"step", st.step},
+			{"step storing N", stStored.step},
+			{"flush", func() error { _ = st.step(); return st.flush() }},
 		} {
 			if err := tc.fn(); err != nil { // sizes the workspaces
 				t.Fatal(err)

@@ -88,49 +88,51 @@ func (f *Factor) SolveTransRange(lo, hi int, x, w []float64) {
 	}
 }
 
-// dot returns sum_k a[k]*b[k] over len(a).
+// dot returns sum_k a[k]*b[k] over len(a). Two accumulators halve the
+// chain of dependent additions.
 func dot(a, b []float64) float64 {
 	b = b[:len(a)]
-	var s float64
-	for k, v := range a {
-		s += v * b[k]
+	var s0, s1 float64
+	k := 0
+	for ; k+1 < len(a); k += 2 {
+		s0 += a[k] * b[k]
+		s1 += a[k+1] * b[k+1]
 	}
-	return s
+	if k < len(a) {
+		s0 += a[k] * b[k]
+	}
+	return s0 + s1
 }
 
-// dot2T returns C' x for the g×2 row-major block C = c and x of length g.
+// dot2T returns C' x for the g×2 row-major block C = c and x of length g,
+// with two accumulators per output.
 func dot2T(c, x []float64) (s0, s1 float64) {
-	x = x[:len(c)/2]
-	for k, xk := range x {
-		s0 += c[2*k] * xk
-		s1 += c[2*k+1] * xk
+	g := len(c) / 2
+	x = x[:g]
+	var t0, t1 float64
+	k := 0
+	for ; k+1 < g; k += 2 {
+		cc := c[2*k : 2*k+4 : 2*k+4]
+		x0, x1 := x[k], x[k+1]
+		s0 += cc[0] * x0
+		s1 += cc[1] * x0
+		t0 += cc[2] * x1
+		t1 += cc[3] * x1
 	}
-	return s0, s1
+	if k < g {
+		s0 += c[2*k] * x[k]
+		s1 += c[2*k+1] * x[k]
+	}
+	return s0 + t0, s1 + t1
 }
 
 // subCrossT sets y -= C' x for the g×r row-major block C.
 func subCrossT(r, g int, c, x, y []float64) {
-	switch r {
-	case 1:
-		s := y[0]
-		for k, xk := range x[:g] {
-			s -= c[k] * xk
-		}
-		y[0] = s
-	case 2:
-		s0, s1 := y[0], y[1]
-		c = c[:2*g]
-		for k, xk := range x[:g] {
-			s0 -= c[2*k] * xk
-			s1 -= c[2*k+1] * xk
-		}
-		y[0], y[1] = s0, s1
-	default:
-		for k, xk := range x[:g] {
-			row := c[k*r : k*r+r]
-			for b, cb := range row {
-				y[b] -= cb * xk
-			}
+	y = y[:r]
+	for k, xk := range x[:g] {
+		row := c[k*r : k*r+r]
+		for b, cb := range row {
+			y[b] -= cb * xk
 		}
 	}
 }
@@ -164,7 +166,7 @@ func addCross(r, g int, c, x, y []float64) {
 
 // DrawGlobal sets u_g = T_g^-T z_g and theta_g = mu_g + u_g: the global part
 // of a draw theta = mu + T^-T z from N(mu, (T T')^-1). The vectors have
-// length d; only their global parts are used. z may be the same slice as u.
+// length d; only their global parts are used.
 func (f *Factor) DrawGlobal(theta, u, mu, z []float64) {
 	f.checkVec(theta)
 	f.checkVec(u)
@@ -269,7 +271,8 @@ func (f *Factor) SolveRange(lo, hi int, v, g, sum []float64) {
 			v[2*i], v[2*i+1] = v0, v1
 			c := blk[3 : 3+2*gg]
 			for k := range sum {
-				sum[k] += c[2*k]*v0 + c[2*k+1]*v1
+				cc := c[2*k : 2*k+2 : 2*k+2]
+				sum[k] += cc[0]*v0 + cc[1]*v1
 			}
 		}
 	default:
@@ -302,6 +305,26 @@ func (f *Factor) SolveGlobal(v, g, sum []float64) {
 		}
 	}
 	trsvN(f.g, f.Global(), vg)
+}
+
+// GlobalMul sets dst = T_g x for vectors dst and x of length g, which may be
+// the same slice. A loop that moves T in the same pass as it computes v uses
+// it for tz = T_g z_g, needed by NatGradRange and NatGradStepRange before
+// v_g is known. Its sums run in the order of NatGradGlobal's, so the two
+// give the same tz to the last bit.
+func (f *Factor) GlobalMul(dst, x []float64) {
+	if len(dst) != f.g || len(x) != f.g {
+		panic(badLen)
+	}
+	tg := f.Global()
+	for a := f.g - 1; a >= 0; a-- {
+		row := tg[a*(a+1)/2 : a*(a+1)/2+a+1]
+		var s float64
+		for b := a; b >= 0; b-- {
+			s += row[b] * x[b]
+		}
+		dst[a] = s
+	}
 }
 
 // MulRange sets y_i = T_i x_i for the subjects i in [lo, hi) and adds

@@ -86,6 +86,14 @@ func TestMul(t *testing.T) {
 			f.MulRange(0, s.n, y, x, sum)
 			f.MulGlobal(y, x, sum)
 			checkClose(t, "kernels", y, want.RawVector().Data, tol)
+			if s.g > 0 {
+				nr := s.n * s.r
+				var tg mat.VecDense
+				tg.MulVec(denseOf(f).Slice(nr, d, nr, d), mat.NewVecDense(s.g, append([]float64(nil), x[nr:]...)))
+				xg := append([]float64(nil), x[nr:]...)
+				f.GlobalMul(xg, xg)
+				checkClose(t, "GlobalMul in place", xg, tg.RawVector().Data, tol)
+			}
 			run := newRunner(t, 3, s.n, 2)
 			if err := run.Mul(f, x, x); err != nil {
 				t.Fatal(err)
@@ -102,11 +110,13 @@ func TestPrecSolve(t *testing.T) {
 			f := randFactor(rng, s)
 			d := f.Order()
 			b := randVec(rng, d)
+			// (T T')^-1 b = T^-T (T^-1 b), with dense triangular solves.
 			tt := denseOf(f)
-			var prec mat.Dense
-			prec.Mul(tt, tt.T())
-			var want mat.VecDense
-			if err := want.SolveVec(&prec, mat.NewVecDense(d, append([]float64(nil), b...))); err != nil {
+			var w, want mat.VecDense
+			if err := w.SolveVec(tt, mat.NewVecDense(d, append([]float64(nil), b...))); err != nil {
+				t.Fatal(err)
+			}
+			if err := want.SolveVec(tt.T(), &w); err != nil {
 				t.Fatal(err)
 			}
 			x := make([]float64, d)
@@ -114,7 +124,7 @@ func TestPrecSolve(t *testing.T) {
 			if err := run.PrecSolve(f, x, b); err != nil {
 				t.Fatal(err)
 			}
-			checkClose(t, "PrecSolve", x, want.RawVector().Data, 1e-9)
+			checkClose(t, "PrecSolve", x, want.RawVector().Data, tol)
 		})
 	}
 }

@@ -2,6 +2,7 @@ package arrowhead
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -11,71 +12,101 @@ import (
 	"github.com/sparsevi/sparsevi/parallel"
 )
 
-// stepper runs whole natural-gradient steps of Algorithm 2S the way a
-// fitting loop does: the range kernels fused into two passes over the
-// subject chunks, with a synthetic target log p(theta) = -|theta - c|^2/2.
+// stepper runs natural-gradient steps of Algorithm 2S the way a fitting loop
+// does, for a synthetic target log p(theta) = -|theta - c|^2/2, in one pass
+// over the subject chunks per step. The pass is software-pipelined: a chunk
+// first completes the previous step's mean update mu_i += rho x_i, where
+// x = T^-T v with the moved T (x_g was set at the end of that step), then
+// draws z_i and theta_i, evaluates the gradient, computes v_i and moves T_i
+// and T_gi. Every block of T is then read and written once per step. flush
+// completes the last mean update. As in Runner, each worker takes one block
+// of consecutive chunks.
+//
+// With store set the direction N is written to its own storage and then
+// added, as step rules with momentum or norms need; otherwise T moves in
+// place.
 type stepper struct {
 	f      *Factor
 	pool   *parallel.Pool
 	chunks parallel.Chunking
 	st     *parallel.Streams // one stream per chunk, then one for theta_g
 	rho    float64
+	store  bool
 
-	mu, c, z, theta, u, gp, v []float64
-	dir                       []float64 // the direction N, compressed
-	part                      []float64 // per-chunk partial sums of T_gi w_i
-	pw                        int       // stride of part: whole cache lines apart
-	sum, tz                   []float64
-	iter                      uint64
+	mu, c, z, theta, u, v, x []float64
+	dir                      []float64 // the direction N, if stored
+	part                     []float64 // per-chunk partial sums of T_gi w_i
+	pw                       int       // stride of part: whole cache lines apart
+	sum, tz                  []float64
+	iter                     uint64
+	pending, flushing        bool
 
-	pass1, pass2 func(int) error
+	blocks        int
+	pass, blockFn func(int) error
 }
 
-func newStepper(f *Factor, pool *parallel.Pool, chunkSize int, seed uint64) *stepper {
-	n, _, g := f.Dims()
+func newStepper(f *Factor, pool *parallel.Pool, chunkSize int, seed uint64, store bool) *stepper {
+	n, r, g := f.Dims()
 	d := f.Order()
 	c := parallel.NewChunking(n, chunkSize)
 	s := &stepper{
-		f: f, pool: pool, chunks: c, st: parallel.NewStreams(seed, c.Len()+1), rho: 0.01,
+		f: f, pool: pool, chunks: c, st: parallel.NewStreams(seed, c.Len()+1), rho: 0.01, store: store,
 		mu: make([]float64, d), c: make([]float64, d), z: make([]float64, d),
-		theta: make([]float64, d), u: make([]float64, d), gp: make([]float64, d),
-		v: make([]float64, d), dir: make([]float64, len(f.Data())),
+		theta: make([]float64, d), u: make([]float64, d), v: make([]float64, d), x: make([]float64, d),
 		pw: (g+7)/8*8 + 8, sum: make([]float64, g), tz: make([]float64, g),
+		blocks: max(1, min(pool.Workers(), c.Len())),
+	}
+	if store {
+		s.dir = make([]float64, len(f.Data()))
 	}
 	s.part = make([]float64, c.Len()*s.pw)
 	for i := range s.c {
 		s.c[i] = math.Sin(float64(i))
 	}
-	_, r, _ := f.Dims()
-	s.pass1 = func(k int) error {
+	s.pass = func(k int) error {
 		lo, hi := s.chunks.Bounds(k)
+		if s.pending {
+			// The previous step's mean update, with the moved T.
+			s.f.SolveTransRange(lo, hi, s.x, s.v)
+			for j := lo * r; j < hi*r; j++ {
+				s.mu[j] += s.rho * s.x[j]
+			}
+		}
+		if s.flushing {
+			return nil
+		}
 		rng := s.st.At(s.iter, k)
 		z := s.z[lo*r : hi*r]
 		for j := range z {
 			z[j] = rng.NormFloat64()
 		}
 		s.f.DrawRange(lo, hi, s.theta, s.u, s.mu, s.z)
-		// The target's local gradient.
+		// The target's local gradient, written into v.
 		for j := lo * r; j < hi*r; j++ {
-			s.gp[j] = s.c[j] - s.theta[j]
+			s.v[j] = s.c[j] - s.theta[j]
 		}
 		// v = T^-1 (grad log p + T z) = T^-1 grad log p + z.
 		part := s.part[k*s.pw : k*s.pw+g]
 		clear(part)
-		s.f.SolveRange(lo, hi, s.v, s.gp, part)
+		s.f.SolveRange(lo, hi, s.v, s.v, part)
 		for j := lo * r; j < hi*r; j++ {
 			s.v[j] += s.z[j]
 		}
+		// T_gi has entered the partial sum: it may move now.
+		if s.store {
+			s.f.NatGradRange(lo, hi, s.dir, s.z, s.v, s.tz)
+			s.f.AddScaledRange(lo, hi, s.rho, s.dir)
+		} else {
+			s.f.NatGradStepRange(lo, hi, s.rho, s.z, s.v, s.tz)
+		}
 		return nil
 	}
-	s.pass2 = func(k int) error {
-		lo, hi := s.chunks.Bounds(k)
-		s.f.NatGradRange(lo, hi, s.dir, s.z, s.v, s.tz)
-		s.f.AddScaledRange(lo, hi, s.rho, s.dir)
-		// mu <- mu + rho T_new^-T v; theta is free again and holds T_new^-T v.
-		s.f.SolveTransRange(lo, hi, s.theta, s.v)
-		for j := lo * r; j < hi*r; j++ {
-			s.mu[j] += s.rho * s.theta[j]
+	s.blockFn = func(b int) error {
+		lo, hi := blockBounds(b, s.blocks, s.chunks.Len())
+		for k := lo; k < hi; k++ {
+			if err := s.pass(k); err != nil {
+				return err
+			}
 		}
 		return nil
 	}
@@ -90,7 +121,8 @@ func (s *stepper) step() error {
 		s.z[j] = rng.NormFloat64()
 	}
 	s.f.DrawGlobal(s.theta, s.u, s.mu, s.z)
-	if err := s.pool.Run(s.chunks.Len(), s.pass1); err != nil {
+	s.f.GlobalMul(s.tz, s.z[nr:])
+	if err := s.pool.Run(s.blocks, s.blockFn); err != nil {
 		return err
 	}
 	clear(s.sum)
@@ -99,42 +131,67 @@ func (s *stepper) step() error {
 			s.sum[j] += p
 		}
 	}
-	for j := nr; j < len(s.gp); j++ {
-		s.gp[j] = s.c[j] - s.theta[j]
+	for j := nr; j < len(s.v); j++ {
+		s.v[j] = s.c[j] - s.theta[j]
 	}
-	s.f.SolveGlobal(s.v, s.gp, s.sum)
+	s.f.SolveGlobal(s.v, s.v, s.sum)
 	for j := nr; j < len(s.v); j++ {
 		s.v[j] += s.z[j]
 	}
-	s.f.NatGradGlobal(s.dir, s.tz, s.z, s.v) // tz = T_g z_g before T_g moves
-	s.f.AddScaledGlobal(s.rho, s.dir)
-	s.f.SolveTransGlobal(s.theta, s.v)
+	if s.store {
+		s.f.NatGradGlobal(s.dir, s.z, s.v, s.tz)
+		s.f.AddScaledGlobal(s.rho, s.dir)
+	} else {
+		s.f.NatGradStepGlobal(s.rho, s.z, s.v, s.tz)
+	}
+	// x_g = T_g^-T v_g with the moved T_g; the local x_i follow in the next
+	// pass.
+	s.f.SolveTransGlobal(s.x, s.v)
 	for j := nr; j < len(s.mu); j++ {
-		s.mu[j] += s.rho * s.theta[j]
+		s.mu[j] += s.rho * s.x[j]
 	}
-	if err := s.pool.Run(s.chunks.Len(), s.pass2); err != nil {
-		return err
-	}
+	s.pending = true
 	s.iter++
 	return nil
+}
+
+// flush completes the mean update of the last step.
+func (s *stepper) flush() error {
+	if !s.pending {
+		return nil
+	}
+	s.flushing = true
+	err := s.pool.Run(s.blocks, s.blockFn)
+	s.flushing, s.pending = false, false
+	return err
 }
 
 // TestStep checks one fused step against the dense Algorithm 2S: grad h =
 // grad log p + T z, v = T^-1 grad h, T <- T + rho T Hbar, mu <- mu + rho
 // T_new^-T v.
 func TestStep(t *testing.T) {
-	for _, s := range []dims{{1, 1, 1}, {5, 2, 3}, {17, 3, 4}, {33, 2, 9}} {
-		t.Run(s.String(), func(t *testing.T) {
+	for _, tc := range []struct {
+		s     dims
+		store bool
+	}{
+		{dims{1, 1, 1}, true}, {dims{5, 2, 3}, true}, {dims{17, 3, 4}, true}, {dims{33, 2, 9}, true},
+		{dims{1, 1, 1}, false}, {dims{5, 2, 3}, false}, {dims{17, 3, 4}, false}, {dims{33, 2, 9}, false}, {dims{9, 1, 5}, false},
+	} {
+		s := tc.s
+		t.Run(fmt.Sprintf("%v/store=%v", s, tc.store), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(60, seedOf(s)))
 			f := randFactor(rng, s)
 			d := f.Order()
 			pool := parallel.NewPool(context.Background(), 2)
 			defer pool.Close()
-			st := newStepper(f, pool, 4, 7)
+			st := newStepper(f, pool, 4, 7, tc.store)
 			copy(st.mu, randVec(rng, d))
 			mu0 := append([]float64(nil), st.mu...)
 			t0, td := denseOf(f), blockDiagOf(f)
 			if err := st.step(); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.flush(); err != nil {
 				t.Fatal(err)
 			}
 			z := st.z
@@ -174,5 +231,81 @@ func TestStep(t *testing.T) {
 			}
 			checkClose(t, "mu after the step", st.mu, want, tol)
 		})
+	}
+}
+
+// TestStepPipelined: the one-pass pipelined loop gives the iterates of the
+// plain sequence of whole-vector Runner operations bit for bit.
+func TestStepPipelined(t *testing.T) {
+	s := dims{23, 2, 3}
+	for _, store := range []bool{false, true} {
+		for _, w := range []int{1, 2, 3} {
+			rng := rand.New(rand.NewPCG(61, 0))
+			f := randFactor(rng, s)
+			g := New(s.n, s.r, s.g)
+			g.CopyFrom(f)
+			d := f.Order()
+			pool := parallel.NewPool(context.Background(), w)
+			st := newStepper(f, pool, 4, 9, store)
+			run := NewRunner(pool, st.chunks)
+			mu, z := make([]float64, d), make([]float64, d)
+			theta, u, v, x := make([]float64, d), make([]float64, d), make([]float64, d), make([]float64, d)
+			dir := make([]float64, len(g.Data()))
+			const steps = 4
+			for it := range uint64(steps) {
+				if err := st.step(); err != nil {
+					t.Fatal(err)
+				}
+				// The same draws, then the operations one after the other.
+				for k := range st.chunks.Len() {
+					lo, hi := st.chunks.Bounds(k)
+					rng := st.st.At(it, k)
+					for j := lo * s.r; j < hi*s.r; j++ {
+						z[j] = rng.NormFloat64()
+					}
+				}
+				rng := st.st.At(it, st.chunks.Len())
+				for j := s.n * s.r; j < d; j++ {
+					z[j] = rng.NormFloat64()
+				}
+				must(t, run.Draw(g, theta, u, mu, z))
+				for j := range v {
+					v[j] = st.c[j] - theta[j]
+				}
+				must(t, run.Solve(g, v, v))
+				for j := range v {
+					v[j] += z[j]
+				}
+				if store {
+					must(t, run.NatGrad(g, dir, z, v))
+					must(t, run.AddScaled(g, st.rho, dir))
+				} else {
+					must(t, run.NatGradStep(g, st.rho, z, v))
+				}
+				must(t, run.SolveTrans(g, x, v))
+				for j := range mu {
+					mu[j] += st.rho * x[j]
+				}
+			}
+			must(t, st.flush())
+			pool.Close()
+			for _, c := range []struct {
+				what      string
+				got, want []float64
+			}{{"T", f.Data(), g.Data()}, {"mu", st.mu, mu}} {
+				for i := range c.got {
+					if math.Float64bits(c.got[i]) != math.Float64bits(c.want[i]) {
+						t.Fatalf("store=%v workers=%d: %s[%d] = %v, want %v", store, w, c.what, i, c.got[i], c.want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

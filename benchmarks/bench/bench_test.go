@@ -1,0 +1,141 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/sparsevi/sparsevi/arrowhead"
+	"github.com/sparsevi/sparsevi/datasets"
+	"github.com/sparsevi/sparsevi/formula"
+	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/rvb"
+	"github.com/sparsevi/sparsevi/vi"
+)
+
+// benchN is the number of subjects of the benchmark models.
+const benchN = 10_000
+
+// specs are the models of benchmarks/scaling.
+var specs = []struct {
+	name string
+	spec datasets.SimSpec
+}{
+	{"bernoulli-ri", datasets.SimSpec{Family: "bernoulli", Subjects: benchN, Obs: 7,
+		Beta: []float64{-1, 0.5, 0.5, -0.5, 1}, RECov: [][]float64{{1}}, Seed: 1_000_003 + benchN}},
+	{"poisson-ris", datasets.SimSpec{Family: "poisson", Subjects: benchN, Obs: 7,
+		Beta: []float64{0.5, -0.5, 0.25, -0.25}, RECov: [][]float64{{0.25, -0.05}, {-0.05, 0.16}}, Seed: 2_000_006 + benchN}},
+}
+
+func simulate(b *testing.B, spec datasets.SimSpec) *glmm.Model {
+	fr, truth, err := datasets.Simulate(spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := formula.Parse(truth.Formula)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fam, err := glmm.ParseFamily(spec.Family)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := formula.Build(f, fr, formula.Options{Family: fam})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d.Model()
+}
+
+// target returns the model for gva and its rvb.Default reparametrisation
+// for rvb.
+func target(b *testing.B, m *glmm.Model, method string) (vi.Target, vi.Method) {
+	if method == "gva" {
+		return m, vi.GVA
+	}
+	t, err := rvb.New(m, rvb.Default(m.Family()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return t, vi.RVB
+}
+
+// BenchmarkSimulateBuild simulates a data set and builds its model from the
+// formula: the setup of every scaling fit.
+func BenchmarkSimulateBuild(b *testing.B) {
+	for _, s := range specs {
+		b.Run(s.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				simulate(b, s.spec)
+			}
+		})
+	}
+}
+
+// BenchmarkStart is the target's start (vi.Starter): the approximate mode
+// and curvature that vi's default start factorises.
+func BenchmarkStart(b *testing.B) {
+	for _, s := range specs {
+		m := simulate(b, s.spec)
+		for _, method := range []string{"gva", "rvb"} {
+			b.Run(s.name+"/"+method, func(b *testing.B) {
+				t, _ := target(b, m, method)
+				n, r, g := t.Dims()
+				theta := make([]float64, n*r+g)
+				prec := make([]float64, arrowhead.Len(n, r, g))
+				st := t.(vi.Starter)
+				b.ReportAllocs()
+				for b.Loop() {
+					if rt, ok := t.(*rvb.Target); ok {
+						rt.ResetModes()
+					}
+					if err := st.Start(context.Background(), theta, prec); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkIteration runs vi.Fit for three windows of 50 iterations with
+// default settings otherwise, and reports the time per iteration between
+// the first and the last window (convergence tests included), as
+// benchmarks/scaling does, and the final lower bound's time per draw. The
+// time per op is that of the whole fit, start included.
+func BenchmarkIteration(b *testing.B) {
+	for _, s := range specs {
+		m := simulate(b, s.spec)
+		for _, method := range []string{"gva", "rvb"} {
+			for _, w := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%s/%s/w=%d", s.name, method, w), func(b *testing.B) {
+					t, vm := target(b, m, method)
+					set := vi.Settings{Method: vm, Seed: 1, Workers: w, MaxIter: 150, Refine: -1, FinalDraws: 100}
+					var perIter, perDraw time.Duration
+					runs := 0
+					for b.Loop() {
+						if rt, ok := t.(*rvb.Target); ok {
+							rt.ResetModes()
+						}
+						res, err := vi.Fit(context.Background(), t, set)
+						if err != nil {
+							b.Fatal(err)
+						}
+						tr := res.Trace
+						if len(tr) < 2 {
+							b.Fatalf("%d windows", len(tr))
+						}
+						first, last := tr[0], tr[len(tr)-1]
+						perIter += (last.Elapsed - first.Elapsed) / time.Duration(last.Iter-first.Iter)
+						perDraw += (res.Elapsed - last.Elapsed) / 100
+						runs++
+					}
+					b.ReportMetric(float64(perIter.Nanoseconds())/float64(runs), "ns/iter")
+					b.ReportMetric(float64(perDraw.Nanoseconds())/float64(runs), "ns/final-draw")
+				})
+			}
+		}
+	}
+}
