@@ -211,6 +211,11 @@ func (e *expander) eval(n node, c ctx) ([]term, error) {
 			if err != nil {
 				return nil, err
 			}
+			// Each + copies the sum so far, so the limit also keeps a
+			// long sum from costing time quadratic in its length.
+			if len(l)+len(r) > maxTerms {
+				return nil, errAt(n.op, "too many terms")
+			}
 			return union(l, r), nil
 		case tokMinus:
 			if c.neg {

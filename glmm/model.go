@@ -136,6 +136,10 @@ type Model struct {
 	priorSD float64
 }
 
+// MaxFixedEffects is the largest number of fixed-effect columns New
+// accepts.
+const MaxFixedEffects = 1000
+
 // New validates cfg and returns the model. Every error names the data row
 // (Config.Rows when given) or the column at fault and wraps one of the
 // package's sentinel errors.
@@ -309,6 +313,9 @@ func New(cfg Config) (*Model, error) {
 	}
 	if err := mod.setX(cfg.X, rowName); err != nil {
 		return nil, err
+	}
+	if mod.p > MaxFixedEffects {
+		return nil, &DataError{Column: mod.fixedNames[MaxFixedEffects], Err: fmt.Errorf("%w: %d fixed-effect columns, at most %d are supported (the rank check is cubic in their number); a factor with this many levels is usually a grouping factor, to be modelled as a random effect", ErrConfig, mod.p, MaxFixedEffects)}
 	}
 	if err := mod.checkRank(); err != nil {
 		return nil, err

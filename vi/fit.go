@@ -45,6 +45,9 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	if n < 0 || r < 0 || g < 0 || n*r+g == 0 {
 		return nil, fmt.Errorf("vi: target has no variables (n=%d, r=%d, G=%d)", n, r, g)
 	}
+	if set.Optimizer < Snngm || set.Optimizer > VOGN {
+		return nil, fmt.Errorf("vi: unknown optimizer %v", set.Optimizer)
+	}
 	start := time.Now()
 	pool := parallel.NewPool(ctx, set.Workers)
 	defer pool.Close()
@@ -55,7 +58,17 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	}
 	res := &Result{Method: set.Method, Optimizer: set.Optimizer, N: n, R: r, G: g, bestBound: math.Inf(-1)}
 	if err := fam.init(ctx, set.Init); err != nil {
-		return nil, err
+		if ctx.Err() == nil {
+			return nil, err
+		}
+		// Cancelled while starting: the state is the paper's start.
+		res.Status, res.Err = Cancelled, ctx.Err()
+		d := n*r + g
+		res.Mu = make([]float64, d)
+		res.Factor = append([]float64(nil), fam.lambda()[d:]...)
+		res.LowerBound, res.LowerBoundSE = math.NaN(), math.NaN()
+		res.Elapsed = time.Since(start)
+		return res, res.Err
 	}
 	lambda := fam.lambda()
 	good := append([]float64(nil), lambda...)
@@ -103,9 +116,15 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 				res.Status = Diverged
 				res.Err = &DivergedError{Iter: res.Iterations, Reason: fmt.Sprintf("final lower bound %.4g collapsed from %.4g", lb, res.bestBound)}
 			}
-		} else if res.Status != Diverged {
-			res.Status = Diverged
-			res.Err = &DivergedError{Iter: res.Iterations, Reason: "lower bound at the final state", Err: err}
+		} else {
+			res.LowerBound, res.LowerBoundSE = math.NaN(), math.NaN()
+			switch {
+			case ctx.Err() != nil:
+				res.Status, res.Err = Cancelled, ctx.Err()
+			case res.Status != Diverged:
+				res.Status = Diverged
+				res.Err = &DivergedError{Iter: res.Iterations, Reason: "lower bound at the final state", Err: err}
+			}
 		}
 	} else {
 		res.LowerBound, res.LowerBoundSE = math.NaN(), math.NaN()

@@ -1,0 +1,442 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package reliability_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sparsevi/sparsevi/datasets"
+	"github.com/sparsevi/sparsevi/formula"
+	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/vi"
+)
+
+// badInput is one entry of the catalogue: an input the library must reject
+// at a given stage, with the place the error must name.
+type badInput struct {
+	name    string
+	csv     string
+	formula string
+	family  string // for glmm.ParseFamily; "" leaves the family to Build
+	opts    func(*formula.Options)
+
+	stage stage
+	is    error    // a sentinel the error must wrap, or nil
+	msg   []string // substrings the message must hold
+
+	// The place the error must name, by the stage's error type: exactly
+	// one of these is set for the read, parse and build stages.
+	pe *datasets.ParseError // Line, Column and Name are compared
+	se *formula.SyntaxError // Pos and Token are compared
+	de *formula.DataError   // Token, Pos, Column and Row are compared
+}
+
+const (
+	pois  = "y ~ t + x + (1 | id)"
+	bern  = "b ~ t + x + (1 | id)"
+	binom = "cbind(s, n - s) ~ t + x + (1 | id)"
+)
+
+func badInputs() []badInput {
+	base := baseTable()
+	lines := strings.SplitAfter(base.csv(), "\n")
+	withLine := func(k int, s string) string { // replace line k (1-based)
+		c := append([]string(nil), lines...)
+		c[k-1] = s
+		return strings.Join(c, "")
+	}
+	header := lines[0]
+	return []badInput{
+		// ---- CSV ----
+		{name: "empty file", csv: "", formula: pois, family: "poisson",
+			stage: stRead, is: datasets.ErrEmptyInput,
+			pe: &datasets.ParseError{Line: 1}, msg: []string{"line 1: empty input"}},
+		{name: "only blank lines", csv: "\n\r\n\n", formula: pois, family: "poisson",
+			stage: stRead, is: datasets.ErrEmptyInput,
+			pe: &datasets.ParseError{Line: 4}, msg: []string{"line 4: empty input"}},
+		{name: "byte order mark only", csv: "\xef\xbb\xbf", formula: pois, family: "poisson",
+			stage: stRead, is: datasets.ErrEmptyInput,
+			pe: &datasets.ParseError{Line: 1}, msg: []string{"empty input"}},
+		{name: "header only", csv: header, formula: pois, family: "poisson",
+			stage: stRead, is: datasets.ErrNoRows,
+			pe: &datasets.ParseError{Line: 2}, msg: []string{"line 2: no data rows"}},
+		{name: "header only without line end", csv: strings.TrimSuffix(header, "\n"), formula: pois, family: "poisson",
+			stage: stRead, is: datasets.ErrNoRows,
+			pe: &datasets.ParseError{Line: 2}, msg: []string{"line 2: no data rows"}},
+		{name: "duplicated column names", csv: withLine(1, "id,t,x,x,b,s,n\n"), formula: pois, family: "poisson",
+			stage: stRead, is: datasets.ErrDuplicateHeader,
+			pe:  &datasets.ParseError{Line: 1, Column: 4, Name: "x"},
+			msg: []string{`line 1, column 4 ("x")`, "also column 3"}},
+		{name: "empty column name", csv: withLine(1, "id,t, ,y,b,s,n\n"), formula: pois, family: "poisson",
+			stage: stRead, is: datasets.ErrHeaderName,
+			pe: &datasets.ParseError{Line: 1, Column: 3}, msg: []string{"line 1, column 3"}},
+		{name: "ragged row, a field short", csv: withLine(6, "s2,0,0.3,1,0,1\n"), formula: pois, family: "poisson",
+			stage: stRead, is: datasets.ErrFieldCount,
+			pe:  &datasets.ParseError{Line: 6, Column: 7, Name: "n"},
+			msg: []string{`line 6, column 7 ("n")`, "got 6, header has 7"}},
+		{name: "ragged row, a field too many", csv: withLine(9, "s2,3,0.3,1,0,1,5,extra\n"), formula: pois, family: "poisson",
+			stage: stRead, is: datasets.ErrFieldCount,
+			pe: &datasets.ParseError{Line: 9, Column: 8}, msg: []string{"line 9, column 8", "got 8, header has 7"}},
+		{name: "NaN in a numeric column", csv: base.set(3, "x", "NaN").csv(), formula: pois, family: "poisson",
+			stage: stRead, is: datasets.ErrNonFinite,
+			pe: &datasets.ParseError{Line: 4, Column: 3, Name: "x"}, msg: []string{`line 4, column 3 ("x")`, `"NaN"`}},
+		{name: "-Inf in a numeric column", csv: base.set(10, "y", "-Inf").csv(), formula: pois, family: "poisson",
+			stage: stRead, is: datasets.ErrNonFinite,
+			pe: &datasets.ParseError{Line: 11, Column: 4, Name: "y"}, msg: []string{`line 11, column 4 ("y")`, `"-Inf"`}},
+		{name: "number overflowing float64", csv: base.set(2, "t", "1e999").csv(), formula: pois, family: "poisson",
+			stage: stRead, is: datasets.ErrNonFinite,
+			pe: &datasets.ParseError{Line: 3, Column: 2, Name: "t"}, msg: []string{`line 3, column 2 ("t")`, `"1e999"`}},
+		{name: "unterminated quote", csv: base.set(4, "id", `"s1`).csv(), formula: pois, family: "poisson",
+			stage: stRead, is: datasets.ErrQuote,
+			pe: &datasets.ParseError{Line: 5, Column: 1, Name: "id"}, msg: []string{"line 5, column 1", "quote opened on line 5 not closed"}},
+		{name: "bare quote in a field", csv: base.set(7, "x", `0."5`).csv(), formula: pois, family: "poisson",
+			stage: stRead, is: datasets.ErrBareQuote,
+			pe: &datasets.ParseError{Line: 8, Column: 3, Name: "x"}, msg: []string{`line 8, column 3 ("x")`, "bare"}},
+		{name: "text after a closing quote", csv: base.set(5, "id", `"s2"x`).csv(), formula: pois, family: "poisson",
+			stage: stRead, is: datasets.ErrQuote,
+			pe: &datasets.ParseError{Line: 6, Column: 1, Name: "id"}, msg: []string{"line 6, column 1", "text after closing quote"}},
+
+		// ---- family ----
+		{name: "unknown family", csv: base.csv(), formula: pois, family: "gaussian",
+			stage: stFamily, msg: []string{`unknown family "gaussian"`, "poisson, bernoulli or binomial"}},
+		{name: "invalid family value in Options", csv: base.csv(), formula: pois,
+			opts:  func(o *formula.Options) { o.Family = glmm.Family(7) },
+			stage: stBuild, de: &formula.DataError{Token: "Options.Family", Row: -1},
+			msg: []string{"unknown family Family(7)"}},
+		{name: "numeric response without a family", csv: base.csv(), formula: pois,
+			stage: stBuild, de: &formula.DataError{Token: "y", Pos: 1, Row: -1},
+			msg: []string{`column 1 "y"`, "needs a family"}},
+
+		// ---- formula syntax ----
+		{name: "formula with no response", csv: base.csv(), formula: "~ t + (1 | id)", family: "poisson",
+			stage: stParse, se: &formula.SyntaxError{Pos: 1, Token: "~"},
+			msg: []string{`column 1 "~"`, "missing response"}},
+		{name: "empty formula", csv: base.csv(), formula: "  ", family: "poisson",
+			stage: stParse, se: &formula.SyntaxError{Pos: 3},
+			msg: []string{"end of formula", "empty formula"}},
+		{name: "formula without ~", csv: base.csv(), formula: "y t + (1 | id)", family: "poisson",
+			stage: stParse, se: &formula.SyntaxError{Pos: 3, Token: "t"},
+			msg: []string{`column 3 "t"`, "want ~"}},
+		{name: "unsupported function I()", csv: base.csv(), formula: "y ~ I(t^2) + (1 | id)", family: "poisson",
+			stage: stParse, se: &formula.SyntaxError{Pos: 5, Token: "I"},
+			msg: []string{`column 5 "I"`}},
+		{name: "unmatched parenthesis", csv: base.csv(), formula: "y ~ t + (1 | id", family: "poisson",
+			stage: stParse, se: &formula.SyntaxError{Pos: 9, Token: "("},
+			msg: []string{`column 9 "("`, "unmatched ("}},
+		{name: "stray character", csv: base.csv(), formula: "y ~ t $ x + (1 | id)", family: "poisson",
+			stage: stParse, se: &formula.SyntaxError{Pos: 7, Token: "$"},
+			msg: []string{`column 7 "$"`}},
+		{name: "random term outside parentheses", csv: base.csv(), formula: "y ~ t + 1 | id", family: "poisson",
+			stage: stParse, se: &formula.SyntaxError{Pos: 11, Token: "|"},
+			msg: []string{`column 11 "|"`, "must be in parentheses"}},
+
+		// ---- formula against data ----
+		{name: "fixed-effect column not in the data", csv: base.csv(), formula: "y ~ t + z + (1 | id)", family: "poisson",
+			stage: stBuild, de: &formula.DataError{Token: "z", Pos: 9, Column: "z", Row: -1},
+			msg: []string{`column 9 "z"`, "no such column", "columns: id, t, x, y, b, s, n"}},
+		{name: "random-effect column not in the data", csv: base.csv(), formula: "y ~ t + (1 + w | id)", family: "poisson",
+			stage: stBuild, de: &formula.DataError{Token: "w", Pos: 14, Column: "w", Row: -1},
+			msg: []string{`column 14 "w"`, "no such column"}},
+		{name: "grouping factor not in the data", csv: base.csv(), formula: "y ~ t + (1 | subject)", family: "poisson",
+			stage: stBuild, de: &formula.DataError{Token: "subject", Pos: 14, Column: "subject", Row: -1},
+			msg: []string{`column 14 "subject"`, "no such column"}},
+		{name: "no random-effects term", csv: base.csv(), formula: "y ~ t + x", family: "poisson",
+			stage: stBuild, de: &formula.DataError{Token: "~", Pos: 3, Row: -1},
+			msg: []string{`column 3 "~"`, "no random-effects term"}},
+		{name: "second grouping factor", csv: base.csv(), formula: "y ~ t + (1 | id) + (1 | b)", family: "poisson",
+			stage: stBuild, is: formula.ErrUnsupported, de: &formula.DataError{Token: "b", Pos: 25, Row: -1},
+			msg: []string{`column 25 "b"`, "second grouping factor"}},
+		{name: "uncorrelated random effects ||", csv: base.csv(), formula: "y ~ t + (1 + t || id)", family: "poisson",
+			stage: stBuild, is: formula.ErrUnsupported, de: &formula.DataError{Token: "||", Pos: 16, Row: -1},
+			msg: []string{`column 16 "||"`}},
+		{name: "grouping factor with a single level", csv: base.setAll("id", func(int, string) string { return "s1" }).csv(),
+			formula: pois, family: "poisson",
+			stage: stBuild, de: &formula.DataError{Token: "id", Pos: 18, Column: "id", Row: -1},
+			msg: []string{`column 18 "id"`, `single level {"s1"}`, "at least 2 groups"}},
+		{name: "categorical predictor with a single level", csv: base.addCol("k", func(int, []string) string { return "a" }).csv(),
+			formula: "y ~ t + k + (1 | id)", family: "poisson",
+			stage: stBuild, de: &formula.DataError{Token: "k", Pos: 9, Column: "k", Row: -1},
+			msg: []string{`column 9 "k"`, `1 level(s) {"a"}`}},
+		{name: "text in the numeric response", csv: base.set(7, "y", "three").csv(), formula: pois, family: "poisson",
+			stage: stBuild, de: &formula.DataError{Token: "y", Pos: 1, Column: "y", Row: -1},
+			msg: []string{`column 1 "y"`, "categorical response needs the bernoulli family"}},
+		{name: "text in a cbind count", csv: base.set(7, "n", "five").csv(), formula: binom,
+			stage: stBuild, de: &formula.DataError{Token: "n", Pos: 10, Column: "n", Row: -1},
+			msg: []string{`column 10 "n"`, "categorical", "cbind() needs numeric counts"}},
+		{name: "text in a log() argument", csv: base.set(7, "t", "late").csv(), formula: "y ~ log(t) + (1 | id)", family: "poisson",
+			stage: stBuild, de: &formula.DataError{Token: "log(t)", Pos: 5, Column: "t", Row: -1},
+			msg: []string{`column 5 "log(t)"`, "log() needs a numeric column"}},
+		{name: "log of a non-positive value", csv: base.csv(), formula: "y ~ log(t) + (1 | id)", family: "poisson",
+			stage: stBuild, de: &formula.DataError{Token: "log(t)", Pos: 5, Column: "t", Row: 0},
+			msg: []string{"row 1", "log of 0"}},
+		{name: "missing response, default policy", csv: base.set(5, "y", "NA").csv(), formula: pois, family: "poisson",
+			stage: stBuild, de: &formula.DataError{Token: "y", Pos: 1, Column: "y", Row: 4},
+			msg: []string{`column 1 "y"`, "row 5", "missing value", "DropMissing"}},
+		{name: "missing covariate, default policy", csv: base.set(9, "x", "").csv(), formula: pois, family: "poisson",
+			stage: stBuild, de: &formula.DataError{Token: "x", Pos: 9, Column: "x", Row: 8},
+			msg: []string{`column 9 "x"`, "row 9", "missing value"}},
+		{name: "missing subject label, default policy", csv: base.set(2, "id", "?").csv(), formula: pois, family: "poisson",
+			stage: stBuild, de: &formula.DataError{Token: "id", Pos: 18, Column: "id", Row: 1},
+			msg: []string{`column 18 "id"`, "row 2", "missing value"}},
+		{name: "every row incomplete under DropMissing", csv: base.setAll("y", func(int, string) string { return "NA" }).csv(),
+			formula: pois, family: "poisson", opts: func(o *formula.Options) { o.Missing = formula.DropMissing },
+			stage: stBuild, de: &formula.DataError{Row: -1},
+			msg: []string{"no row is complete"}},
+
+		// ---- responses the family cannot produce ----
+		{name: "negative count", csv: base.set(3, "y", "-1").csv(), formula: pois, family: "poisson",
+			stage: stBuild, is: glmm.ErrResponse, de: &formula.DataError{Token: "y", Pos: 1, Column: "y", Row: 2},
+			msg: []string{"row 3", "poisson response -1 is not a non-negative integer"}},
+		{name: "non-integer count", csv: base.set(8, "y", "2.5").csv(), formula: pois, family: "poisson",
+			stage: stBuild, is: glmm.ErrResponse, de: &formula.DataError{Token: "y", Pos: 1, Column: "y", Row: 7},
+			msg: []string{"row 8", "poisson response 2.5"}},
+		{name: "bernoulli response of 2", csv: base.set(11, "b", "2").csv(), formula: bern, family: "bernoulli",
+			stage: stBuild, is: glmm.ErrResponse, de: &formula.DataError{Token: "b", Pos: 1, Column: "b", Row: 10},
+			msg: []string{"row 11", "bernoulli response 2 is not 0 or 1"}},
+		{name: "bernoulli response of 0.5", csv: base.set(1, "b", "0.5").csv(), formula: bern, family: "bernoulli",
+			stage: stBuild, is: glmm.ErrResponse, de: &formula.DataError{Token: "b", Pos: 1, Column: "b", Row: 0},
+			msg: []string{"row 1", "bernoulli response 0.5"}},
+		{name: "categorical response with three levels", csv: base.addCol("g", func(k int, _ []string) string { return string(rune('a' + k%3)) }).csv(),
+			formula: "g ~ t + (1 | id)",
+			stage:   stBuild, de: &formula.DataError{Token: "g", Pos: 1, Column: "g", Row: -1},
+			msg: []string{"two levels", `found 3 {"a", "b", "c"}`}},
+		{name: "successes above trials", csv: base.set(6, "s", "7").csv(), formula: binom,
+			stage: stBuild, is: glmm.ErrResponse, de: &formula.DataError{Token: "cbind(s, n - s)", Pos: 7, Column: "s", Row: 5},
+			msg: []string{"row 6", "7 successes exceed 5 trials"}},
+		// In the next three cases the bad value is in the trials or
+		// failures column, but the error names the successes column s
+		// (formula.Design.modelError always reports the response's first
+		// column); the row and the formula token are right.
+		{name: "zero trials", csv: base.set(12, "s", "0").set(12, "n", "0").csv(), formula: binom,
+			stage: stBuild, is: glmm.ErrResponse, de: &formula.DataError{Token: "cbind(s, n - s)", Pos: 7, Column: "s", Row: 11},
+			msg: []string{"row 12", "number of trials 0 is not a positive integer"}},
+		{name: "non-integer trials", csv: base.set(13, "n", "4.5").csv(), formula: binom,
+			stage: stBuild, is: glmm.ErrResponse, de: &formula.DataError{Token: "cbind(s, n - s)", Pos: 7, Column: "s", Row: 12},
+			msg: []string{"row 13", "number of trials 4.5"}},
+		{name: "negative failures", csv: base.addCol("f", func(k int, row []string) string {
+			if k == 14 {
+				return "-1"
+			}
+			return "2"
+		}).set(14, "s", "0").csv(), formula: "cbind(s, f) ~ t + (1 | id)",
+			stage: stBuild, is: glmm.ErrResponse, de: &formula.DataError{Token: "cbind(s, f)", Pos: 7, Column: "s", Row: 13},
+			msg: []string{"row 14", "number of trials -1"}},
+		{name: "cbind response with the poisson family", csv: base.csv(), formula: binom, family: "poisson",
+			stage: stBuild, de: &formula.DataError{Token: "cbind", Pos: 1, Row: -1},
+			msg: []string{"cbind() response needs the binomial family, not poisson"}},
+		{name: "negative weight", csv: base.addCol("w", func(k int, _ []string) string {
+			if k == 4 {
+				return "-1"
+			}
+			return "1"
+		}).csv(), formula: pois, family: "poisson", opts: func(o *formula.Options) { o.Weights = "w" },
+			stage: stBuild, is: glmm.ErrConfig, de: &formula.DataError{Token: "Options.Weights", Column: "w", Row: 3},
+			msg: []string{"row 4", "negative weight -1"}},
+
+		// ---- options ----
+		{name: "categorical weights column", csv: base.csv(), formula: pois, family: "poisson",
+			opts:  func(o *formula.Options) { o.Weights = "id" },
+			stage: stBuild, de: &formula.DataError{Token: "Options.Weights", Column: "id", Row: -1},
+			msg: []string{`data column "id"`, "weights must be numeric"}},
+		{name: "offset column not in the data", csv: base.csv(), formula: pois, family: "poisson",
+			opts:  func(o *formula.Options) { o.Offset = "exposure" },
+			stage: stBuild, de: &formula.DataError{Token: "Options.Offset", Column: "exposure", Row: -1},
+			msg: []string{`data column "exposure"`, "no such column"}},
+		// The prior's errors name neither the option nor a token.
+		{name: "NaN prior standard deviation", csv: base.csv(), formula: pois, family: "poisson",
+			opts:  func(o *formula.Options) { o.PriorSD = math.NaN() },
+			stage: stBuild, is: glmm.ErrConfig, de: &formula.DataError{Row: -1},
+			msg: []string{"prior standard deviation NaN is not positive and finite"}},
+		{name: "negative prior standard deviation", csv: base.csv(), formula: pois, family: "poisson",
+			opts:  func(o *formula.Options) { o.PriorSD = -1 },
+			stage: stBuild, is: glmm.ErrConfig, de: &formula.DataError{Row: -1},
+			msg: []string{"prior standard deviation -1 is not positive and finite"}},
+
+		// ---- fixed-effect designs that cannot be identified ----
+		{name: "constant fixed-effect column", csv: base.addCol("c", func(int, []string) string { return "3" }).csv(),
+			formula: "y ~ t + c + (1 | id)", family: "poisson",
+			stage: stBuild, is: glmm.ErrRankDeficient, de: &formula.DataError{Token: "c", Row: -1},
+			msg: []string{"formula: c: design column", `linear combination of "(Intercept)"`}},
+		{name: "duplicated fixed-effect column", csv: base.addCol("x2", func(_ int, row []string) string { return row[2] }).csv(),
+			formula: "y ~ t + x + x2 + (1 | id)", family: "poisson",
+			stage: stBuild, is: glmm.ErrRankDeficient, de: &formula.DataError{Token: "x2", Row: -1},
+			msg: []string{"formula: x2: design column", `linear combination of "x"`}},
+		{name: "all-zero fixed-effect column", csv: base.addCol("z0", func(int, []string) string { return "0" }).csv(),
+			formula: "y ~ t + z0 + (1 | id)", family: "poisson",
+			stage: stBuild, is: glmm.ErrRankDeficient, de: &formula.DataError{Token: "z0", Row: -1},
+			msg: []string{"formula: z0: design column", "all zero"}},
+	}
+}
+
+// TestBadInputCatalogue runs every bad input through the whole pipeline
+// and checks that it stops at the expected stage with an error that names
+// the row, column or token at fault, and that nothing panics.
+func TestBadInputCatalogue(t *testing.T) {
+	cases := badInputs()
+	if len(cases) < 25 {
+		t.Fatalf("only %d cases", len(cases))
+	}
+	set := vi.Settings{MaxIter: 100, FinalDraws: 50}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := pipeline(t, c.csv, c.formula, c.family, c.opts, set, true)
+			if out.err == nil {
+				t.Fatalf("no error; the pipeline got to stage %v", out.stage)
+			}
+			if out.stage != c.stage {
+				t.Fatalf("failed at stage %v, want %v: %v", out.stage, c.stage, out.err)
+			}
+			msg := out.err.Error()
+			t.Logf("%v: %s", out.stage, msg)
+			if c.is != nil && !errors.Is(out.err, c.is) {
+				t.Errorf("error %q does not wrap %q", msg, c.is)
+			}
+			for _, s := range c.msg {
+				if !strings.Contains(msg, s) {
+					t.Errorf("message %q does not contain %q", msg, s)
+				}
+			}
+			switch c.stage {
+			case stRead:
+				var pe *datasets.ParseError
+				if !errors.As(out.err, &pe) {
+					t.Fatalf("error %T is not a *datasets.ParseError", out.err)
+				}
+				if pe.Line != c.pe.Line || pe.Column != c.pe.Column || pe.Name != c.pe.Name {
+					t.Errorf("place line %d, column %d, name %q; want %d, %d, %q", pe.Line, pe.Column, pe.Name, c.pe.Line, c.pe.Column, c.pe.Name)
+				}
+			case stParse:
+				var se *formula.SyntaxError
+				if !errors.As(out.err, &se) {
+					t.Fatalf("error %T is not a *formula.SyntaxError", out.err)
+				}
+				if se.Pos != c.se.Pos || se.Token != c.se.Token {
+					t.Errorf("place column %d, token %q; want %d, %q", se.Pos, se.Token, c.se.Pos, c.se.Token)
+				}
+			case stBuild:
+				var de *formula.DataError
+				if !errors.As(out.err, &de) {
+					t.Fatalf("error %T is not a *formula.DataError", out.err)
+				}
+				if de.Token != c.de.Token || de.Pos != c.de.Pos || de.Column != c.de.Column || de.Row != c.de.Row {
+					t.Errorf("place token %q at %d, column %q, row %d; want %q at %d, %q, %d",
+						de.Token, de.Pos, de.Column, de.Row, c.de.Token, c.de.Pos, c.de.Column, c.de.Row)
+				}
+			}
+		})
+	}
+}
+
+// TestBadSettings: settings out of their range, as a program calling the
+// library could pass them, end in an error, a reported divergence, or a
+// finite fit; never a panic, a hang or a NaN state. Settings whose zero
+// or negative value selects the default fit exactly as the default.
+func TestBadSettings(t *testing.T) {
+	m := smallModel(t, "poisson", 40, 3)
+	ref, err := vi.Fit(context.Background(), m, vi.Settings{Seed: 1, MaxIter: 300})
+	checkResult(t, "reference", ref, err, vi.MaxIterations)
+	nan, inf := math.NaN(), math.Inf(1)
+	ok := []vi.Status{vi.Converged, vi.MaxIterations}
+	diverged := []vi.Status{vi.Diverged}
+	cases := []struct {
+		name   string
+		set    vi.Settings
+		status []vi.Status // nil: an error and no result
+		msg    string      // in the error, if not empty
+		same   bool        // the fit must equal the reference
+	}{
+		{name: "unknown method", set: vi.Settings{Method: vi.Method(7)}, msg: "vi: unknown method Method(7)"},
+		{name: "NaN step", set: vi.Settings{Alpha: nan}, status: diverged, msg: "non-finite step"},
+		{name: "infinite step", set: vi.Settings{Alpha: inf}, status: diverged, msg: "non-finite step"},
+		{name: "NaN Alpha0", set: vi.Settings{Alpha0: nan}, status: diverged, msg: "non-finite step"},
+		{name: "infinite Alpha0", set: vi.Settings{Alpha0: inf}, status: diverged, msg: "non-finite step"},
+		{name: "Adam with Beta1 = 1", set: vi.Settings{Optimizer: vi.Adam, Beta1: 1}, status: diverged, msg: "non-finite step"},
+		{name: "Adam with Beta2 = 1", set: vi.Settings{Optimizer: vi.Adam, Beta2: 1}, status: diverged, msg: "non-finite step"},
+		{name: "Adam with NaN Eps", set: vi.Settings{Optimizer: vi.Adam, Eps: nan}, status: diverged, msg: "non-finite step"},
+		{name: "Adam with NaN Beta1", set: vi.Settings{Optimizer: vi.Adam, Beta1: nan}, status: diverged, msg: "non-finite step"},
+		{name: "RVB PGA with infinite step", set: vi.Settings{Method: vi.RVB, Optimizer: vi.PGA, Alpha: inf}, status: diverged, msg: "non-finite step"},
+		{name: "VOGN with NaN step", set: vi.Settings{Optimizer: vi.VOGN, Alpha: nan}, status: diverged, msg: "diverged at iteration"},
+		{name: "VOGN with Beta2 = 1", set: vi.Settings{Optimizer: vi.VOGN, Beta2: 1}, status: ok},
+		{name: "Adam with Beta1 = 2", set: vi.Settings{Optimizer: vi.Adam, Beta1: 2}, status: ok},
+		{name: "Nagm with NaN clip", set: vi.Settings{Optimizer: vi.Nagm, Clip: nan}, status: ok},
+		{name: "Nagm with Beta1 = 1", set: vi.Settings{Optimizer: vi.Nagm, Beta1: 1}, status: ok},
+		{name: "negative workers", set: vi.Settings{Workers: -3}, status: ok, same: true},
+		{name: "1000 workers", set: vi.Settings{Workers: 1000}, status: ok, same: true},
+		{name: "negative chunk size", set: vi.Settings{ChunkSize: -1}, status: ok, same: true},
+		{name: "chunks of one subject", set: vi.Settings{ChunkSize: 1}, status: ok},
+		{name: "window of one iteration", set: vi.Settings{Window: 1}, status: ok},
+		{name: "window longer than the fit", set: vi.Settings{Window: 1 << 30}, status: ok},
+		{name: "NaN tolerance", set: vi.Settings{Tol: nan}, status: ok},
+		{name: "infinite tolerance", set: vi.Settings{Tol: inf}, status: ok},
+		{name: "negative tolerance", set: vi.Settings{Tol: -1}, status: ok, same: true},
+		{name: "negative patience", set: vi.Settings{Patience: -1}, status: ok, same: true},
+		{name: "one convergence draw", set: vi.Settings{ConvergenceDraws: 1}, status: ok},
+		{name: "one final draw", set: vi.Settings{FinalDraws: 1}, status: ok},
+		{name: "unknown init", set: vi.Settings{Init: vi.Init(9)}, status: ok},
+		{name: "negative time limit", set: vi.Settings{TimeLimit: -time.Second}, status: ok, same: true},
+		{name: "time limit of 1ns", set: vi.Settings{TimeLimit: time.Nanosecond}, status: []vi.Status{vi.TimeLimit}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			set := c.set
+			set.Seed = 1
+			set.MaxIter = 300
+			var res *vi.Result
+			var err error
+			bounded(t, 30*time.Second, 1<<30, func() {
+				defer func() {
+					if p := recover(); p != nil {
+						err = fmt.Errorf("panic: %v", p)
+						t.Errorf("PANIC: %v", p)
+					}
+				}()
+				res, err = vi.Fit(context.Background(), m, set)
+			})
+			if c.msg != "" && (err == nil || !strings.Contains(err.Error(), c.msg)) {
+				t.Errorf("error %v, want one containing %q", err, c.msg)
+			}
+			if c.status == nil {
+				if res != nil || err == nil {
+					t.Errorf("result %v, error %v; want an error and no result", res, err)
+				}
+				return
+			}
+			checkResult(t, c.name, res, err, c.status...)
+			if res.Status == vi.Diverged {
+				var de *vi.DivergedError
+				if !errors.As(err, &de) || de.Iter < 1 {
+					t.Errorf("error %v, want a *vi.DivergedError with the iteration", err)
+				}
+			}
+			if c.same && (firstDiff(res.Mu, ref.Mu) >= 0 || firstDiff(res.Factor, ref.Factor) >= 0 || res.LowerBound != ref.LowerBound) {
+				t.Errorf("fit differs from the default settings'")
+			}
+		})
+	}
+}
+
+// TestUnknownOptimizer: an Optimizer value outside the defined ones is a
+// setting a program can pass (Method has the same kind of value and gets
+// an error, "vi: unknown method"). It FAILS: vi.Fit panics with "vi:
+// stepper used with Optimizer(42)" (vi/rules.go, stepper.step) instead of
+// returning an error. It runs in a child process so that the panic, which
+// could come from a worker goroutine, cannot take the other tests down.
+func TestUnknownOptimizer(t *testing.T) {
+	if !inChild(t.Name()) {
+		runChild(t, t.Name(), 30*time.Second, "vi.Fit with Optimizer(42)")
+		return
+	}
+	m := smallModel(t, "poisson", 40, 3)
+	res, err := vi.Fit(context.Background(), m, vi.Settings{Optimizer: vi.Optimizer(42), MaxIter: 100})
+	if err == nil || !strings.Contains(err.Error(), "Optimizer(42)") {
+		t.Fatalf("result %v, error %v; want an error naming Optimizer(42)", res, err)
+	}
+}
