@@ -34,6 +34,9 @@ func simulated(t *testing.T, family string, cov [][]float64, beta []float64, n i
 // truth on a large simulation, and the start is close to the optimum: a
 // GVA fit from it gains little over the bound of its first window.
 func TestStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits three models of 2000 subjects; run without -short")
+	}
 	for _, tc := range []struct {
 		family string
 		cov    [][]float64
