@@ -283,7 +283,12 @@ func fit(j job, mod *glmm.Model, o *outcome, summarize bool) error {
 	// iteration, which other jobs on the machine disturb less than the wall
 	// time.
 	var cpuAt []float64
-	set.Progress = func(vi.Progress) { cpuAt = append(cpuAt, selfCPUSeconds()-cpu0) }
+	set.Progress = func(p vi.Progress) {
+		cpuAt = append(cpuAt, selfCPUSeconds()-cpu0)
+		if len(cpuAt)%progressEvery == 0 {
+			fmt.Fprintf(os.Stderr, "scaling: child n=%d %s w=%d: iteration %d, bound %.2f, %.1f s\n", n, o.Method, j.Workers, p.Iter, p.LowerBound, p.Elapsed.Seconds())
+		}
+	}
 	res, err := vi.Fit(context.Background(), target, set)
 	o.CPUFit = selfCPUSeconds() - cpu0
 	o.Load = loadAverage()
@@ -381,6 +386,9 @@ func loadAverage() float64 {
 	return v
 }
 
+// progressEvery is the number of windows between progress lines of a child.
+const progressEvery = 20
+
 // summaryDraws is vi's default Settings.SummaryDraws.
 const summaryDraws = 4000
 
@@ -435,4 +443,27 @@ func profilePrefix(dir, name string) string {
 		return ""
 	}
 	return filepath.Join(dir, name)
+}
+
+// noteBuild appends a line to DIR/build.txt naming the time, the Go version,
+// the system, the git revision of the working directory (git describe
+// --always --dirty, "unknown" without git) and the command line, so that
+// the measurements of every run (and of each -resume) can be traced to the
+// code they measured.
+func noteBuild(dir string) error {
+	rev := "unknown"
+	if out, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
+		rev = strings.TrimSpace(string(out))
+	}
+	line := fmt.Sprintf("%s %s %s/%s cpus=%d git=%s args=%q\n", time.Now().UTC().Format(time.RFC3339),
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), rev, os.Args[1:])
+	f, err := os.OpenFile(filepath.Join(dir, "build.txt"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(line); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

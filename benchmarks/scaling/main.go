@@ -71,6 +71,9 @@
 // time_to_converge.png, speedup.png (speed-up against workers at the largest
 // n) and speedup_n.png (speed-up at the most workers against n).
 //
+// Every run appends a line to DIR/build.txt with the git revision of the
+// working directory and the command line.
+//
 // -quick is the CI run: n = 10^3 and 10^4 with at most 300 iterations (six
 // windows) and 100 final draws per fit, under two minutes on two idle cores.
 // It exercises every output and measures the time per iteration; the fits
@@ -136,6 +139,9 @@ func main() {
 		return
 	}
 	if err := os.MkdirAll(*outDir, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	if err := noteBuild(*outDir); err != nil {
 		log.Fatal(err)
 	}
 	if *profile != "" {

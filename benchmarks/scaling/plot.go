@@ -185,6 +185,7 @@ func plotVsN(path string, results []result, st *style, slopes []slope, perIter b
 		}
 		p.Legend.Add(label, l, sc)
 	}
+	setLogRange(p, results, value)
 	// The reference line of slope 1 ends at the smallest value at the
 	// largest n, below the measured lines.
 	yAtMax := math.Inf(1)
@@ -204,6 +205,24 @@ func plotVsN(path string, results []result, st *style, slopes []slope, perIter b
 		p.Legend.Add("slope 1 (linear in n)", ref)
 	}
 	return p.Save(plotWidth, plotHeight, path)
+}
+
+// setLogRange sets the axes of a log-log plot of value against n to the
+// data's range with a margin: the automatic range of a single point is
+// empty, which a log scale rejects.
+func setLogRange(p *plot.Plot, results []result, value func(*outcome) float64) {
+	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, r := range results {
+		if v := value(r.o); v > 0 && r.o.N > 0 {
+			xlo, xhi = min(xlo, float64(r.o.N)), max(xhi, float64(r.o.N))
+			ylo, yhi = min(ylo, v), max(yhi, v)
+		}
+	}
+	if math.IsInf(xlo, 0) {
+		return
+	}
+	p.X.Min, p.X.Max = xlo/1.25, xhi*1.25
+	p.Y.Min, p.Y.Max = ylo/1.5, yhi*1.5
 }
 
 // plotSpeedup draws the speed-up per iteration against the number of
@@ -316,6 +335,7 @@ func plotSpeedupN(path string, sp []speedup, st *style) error {
 	p.Legend.Add("ideal", ideal)
 	p.Y.Min, p.Y.Max = 0, float64(wMax)+0.25
 	p.Y.Tick.Marker = stepTicks{major: 0.5, minor: 0.1}
+	p.X.Min, p.X.Max = nMin/1.25, nMax*1.25
 	return p.Save(plotWidth, plotHeight, path)
 }
 

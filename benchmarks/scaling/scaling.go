@@ -36,6 +36,7 @@ type result struct {
 	workers int
 	o       *outcome
 	row     []string
+	betas   [][]string // rows of scaling_beta.csv
 }
 
 // series is the key of one line of the plots.
@@ -60,6 +61,50 @@ func scalingRow(m model, workers int, o *outcome) []string {
 		f2(o.LowerBound), f2(o.LowerSE), f4(maxAbsErr(o.Mean, o.Truth)), strconv.Itoa(covered(o)),
 		f1(mb(o.PeakRSSKB)), f1(mb(o.SetupRSSKB)), f1(float64(o.HeapSetup) / (1 << 20)), f1(o.Load),
 	}
+}
+
+var betaHeader = []string{"model", "n", "method", "workers", "term", "truth", "mean", "sd", "q025", "q975", "covers"}
+
+func betaRows(m model, workers int, o *outcome) [][]string {
+	var rows [][]string
+	for k, name := range o.Names {
+		if k >= len(o.Truth) {
+			break
+		}
+		rows = append(rows, []string{m.Name, strconv.Itoa(o.N), o.Method, strconv.Itoa(workers), name,
+			strconv.FormatFloat(o.Truth[k], 'g', -1, 64), f5(o.Mean[k]), f5(o.SD[k]), f5(o.Q025[k]), f5(o.Q975[k]),
+			strconv.FormatBool(o.Q025[k] <= o.Truth[k] && o.Truth[k] <= o.Q975[k])})
+	}
+	return rows
+}
+
+// readBetas attaches the rows of an earlier scaling_beta.csv, if there is
+// one, to the results they belong to.
+func readBetas(path string, results []result) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if len(rows) == 0 || !slices.Equal(rows[0], betaHeader) {
+		return fmt.Errorf("%s: not a scaling_beta.csv of this version of the program", path)
+	}
+	for _, row := range rows[1:] {
+		for i := range results {
+			r := &results[i]
+			if r.model.Name == row[0] && strconv.Itoa(r.o.N) == row[1] && r.o.Method == row[2] && strconv.Itoa(r.workers) == row[3] {
+				r.betas = append(r.betas, row)
+			}
+		}
+	}
+	return nil
 }
 
 // readScaling reads the results of an earlier run from scaling.csv: the
@@ -135,6 +180,9 @@ func runScaling(cfg scalingConfig) error {
 			return err
 		default:
 			results = old
+			if err := readBetas(filepath.Join(cfg.outDir, "scaling_beta.csv"), results); err != nil {
+				return err
+			}
 			log.Printf("resuming: %d fits from %s", len(old), csvPath)
 		}
 	}
@@ -159,16 +207,20 @@ func runScaling(cfg scalingConfig) error {
 					if err := writeTrace(filepath.Join(cfg.outDir, "traces", name+".csv"), o.Trace); err != nil {
 						return err
 					}
-					results = append(results, result{model: m, workers: w, o: o, row: scalingRow(m, w, o)})
+					results = append(results, result{model: m, workers: w, o: o, row: scalingRow(m, w, o), betas: betaRows(m, w, o)})
 					sortResults(results)
 					log.Printf("%s: %s after %d iterations, %.4g s/iter (%.4g CPU s/iter), last window at %.3g s (fit %.3g s, setup %.3g s, child %.3g s), bound %.2f, max|beta-truth| %.4f, peak RSS %.0f MB, load %.1f",
 						name, o.Status, o.Iterations, o.SecPerIter, o.CPUPerIter, o.SecConv, o.SecFit, o.SecRead+o.SecBuild,
 						time.Since(t0).Seconds(), o.LowerBound, maxAbsErr(o.Mean, o.Truth), mb(o.PeakRSSKB), o.Load)
-					rows := [][]string{scalingHeader}
+					rows, brows := [][]string{scalingHeader}, [][]string{betaHeader}
 					for _, r := range results {
 						rows = append(rows, r.row)
+						brows = append(brows, r.betas...)
 					}
 					if err := writeCSV(csvPath, rows); err != nil {
+						return err
+					}
+					if err := writeCSV(filepath.Join(cfg.outDir, "scaling_beta.csv"), brows); err != nil {
 						return err
 					}
 				}
@@ -347,6 +399,7 @@ func f1(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
 func f2(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
 func f3(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
 func f4(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
+func f5(x float64) string { return strconv.FormatFloat(x, 'f', 5, 64) }
 func g4(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
 
 func writeCSV(path string, rows [][]string) error {
