@@ -252,7 +252,7 @@ func runStepper(ctx context.Context, fam family, set Settings, pool *parallel.Po
 			if refinements < set.Refine {
 				refinements++
 				st.alpha /= 10
-				tr.restart()
+				tr.refine()
 				continue
 			}
 			res.Status = Converged

@@ -115,30 +115,47 @@ func (s *stepper) norm(g []float64) (float64, error) {
 }
 
 // normBlock sets the block's partial norm as scale and scaled sum of squares:
-// the block's squared norm is partial^2 * partial2.
+// the block's squared norm is partial^2 * partial2. The plain sum of squares
+// serves unless it overflowed or underflowed; then the block is summed
+// again, scaled by its largest entry.
 func (s *stepper) normBlock(k int) error {
 	lo, hi := s.blocks.Bounds(k)
-	var scale float64
-	for _, g := range s.grad[lo:hi] {
-		scale = math.Max(scale, math.Abs(g))
-	}
+	g := s.grad[lo:hi]
 	var ssq float64
-	if scale > 0 && !math.IsInf(scale, 0) {
-		for _, g := range s.grad[lo:hi] {
-			x := g / scale
-			ssq += x * x
-		}
-	} else if math.IsInf(scale, 0) || math.IsNaN(scale) {
-		ssq = 1
+	for _, x := range g {
+		ssq += x * x
 	}
-	for _, g := range s.grad[lo:hi] {
-		if math.IsNaN(g) {
-			scale = math.NaN()
+	switch {
+	case math.IsNaN(ssq):
+		s.partial[k], s.partial2[k] = math.NaN(), 1
+		return nil
+	case ssq == 0 || (ssq > minSumSq && ssq < maxSumSq):
+		s.partial[k], s.partial2[k] = 1, ssq
+		return nil
+	}
+	var scale float64
+	for _, x := range g {
+		scale = math.Max(scale, math.Abs(x))
+	}
+	ssq = 0
+	if math.IsInf(scale, 0) {
+		ssq = 1
+	} else if scale > 0 {
+		for _, x := range g {
+			y := x / scale
+			ssq += y * y
 		}
 	}
 	s.partial[k], s.partial2[k] = scale, ssq
 	return nil
 }
+
+// Sums of squares between these bounds lost nothing to underflow or
+// overflow.
+const (
+	minSumSq = 1e-280
+	maxSumSq = 1e280
+)
 
 // addScaled combines two (scale, ssq) pairs representing scale^2 * ssq.
 func addScaled(s1, q1, s2, q2 float64) (float64, float64) {
@@ -207,6 +224,10 @@ func (s *stepper) step(g []float64, fisher func(src, dst []float64) error) (floa
 			return 0, err
 		}
 	}
+	if s.opt == Snngm {
+		// Its pass has found the ratios too.
+		return s.applyRatios()
+	}
 	if s.opt == Nagm {
 		for k := range s.blocks.Len() {
 			lo, hi := s.blocks.Bounds(k)
@@ -228,11 +249,14 @@ func (s *stepper) step(g []float64, fisher func(src, dst []float64) error) (floa
 func (s *stepper) snngmBlock(k int) error {
 	lo, hi := s.blocks.Bounds(k)
 	b := s.set.Beta1
+	c := s.alpha * s.corr1
 	for j := lo; j < hi; j++ {
-		s.m[j] = b*s.m[j] + (1-b)*s.grad[j]*s.scale
-		s.delta[j] = s.alpha * s.m[j] * s.corr1
+		m := b*s.m[j] + (1-b)*s.grad[j]*s.scale
+		s.m[j] = m
+		s.delta[j] = c * m
 	}
-	return nil
+	// The safeguard's ratio while the block is in cache (see ratioBlock).
+	return s.ratioBlock(k)
 }
 
 func (s *stepper) adamBlock(k int) error {
@@ -325,6 +349,11 @@ func (s *stepper) apply() (float64, error) {
 	if err := s.pool.Run(s.blocks.Len(), s.passRatio); err != nil {
 		return 0, err
 	}
+	return s.applyRatios()
+}
+
+// applyRatios is apply once the blocks' ratios are in partial.
+func (s *stepper) applyRatios() (float64, error) {
 	frac := 1.0
 	for _, p := range s.partial {
 		if math.IsNaN(p) {

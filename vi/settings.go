@@ -112,9 +112,18 @@ type Settings struct {
 	// Tol is the convergence tolerance in nats: the fit has converged when
 	// the lower bound, evaluated at the same fixed draws at the end of each
 	// window, has gained less than Tol in each of Patience windows in a
-	// row. 0 means 0.0125, a gain of 1/4000 nat per iteration at the
-	// default Window.
+	// row, and less than Patience*Tol over them. 0 means 0.0125, a gain of
+	// 1/4000 nat per iteration at the default Window. Jitter may raise it.
 	Tol float64
+	// Jitter scales the part of the tolerance that follows the noise of
+	// the iterates: near the optimum the iterates jitter, the bound at the
+	// fixed draws falls between windows as often as it rises, and gains
+	// below Jitter times the root mean square of the falls among the last
+	// Patience+1 windows are noise, not progress. After a refinement of the
+	// step the tolerance stays at least the jitter before it: the smaller
+	// step can gain at most what the larger one lost to jitter. 0 means 1;
+	// a negative value leaves Tol alone.
+	Jitter float64
 	// ConvergenceDraws is the number of fixed draws at which the bound is
 	// evaluated for the convergence test; the estimated gain is unbiased
 	// and its noise falls with more draws. 0 means 8.
@@ -212,6 +221,11 @@ func (s Settings) withDefaults() Settings {
 	}
 	def(&s.SummaryDraws, 4000)
 	deff(&s.Tol, DefaultTol)
+	if s.Jitter == 0 {
+		s.Jitter = 1
+	} else if s.Jitter < 0 {
+		s.Jitter = 0
+	}
 	if s.Method == RVB {
 		deff(&s.Alpha0, DefaultAlpha0RVB)
 	} else {

@@ -20,7 +20,7 @@ const crnIterBase = 1 << 41
 // windows comes soon.
 type tracker struct {
 	window, patience int
-	tol              float64
+	tol, jitterScale float64
 
 	n          int
 	sum, sumSq float64
@@ -30,10 +30,16 @@ type tracker struct {
 	havePrev  bool
 	flat      int // consecutive flat windows
 	lastGain  float64
+
+	// The last gains, newest last: only the jitter of the iterates makes
+	// the bound fall between windows, so recent falls measure it.
+	gains []float64
+	// The jitter when the step was last refined.
+	floor float64
 }
 
 func newTracker(s Settings) *tracker {
-	return &tracker{window: s.Window, patience: s.Patience, tol: s.Tol,
+	return &tracker{window: s.Window, patience: s.Patience, tol: s.Tol, jitterScale: s.Jitter,
 		prev: make([]float64, s.ConvergenceDraws), cur: make([]float64, s.ConvergenceDraws)}
 }
 
@@ -55,6 +61,13 @@ func (t *tracker) add(h float64) bool {
 func (t *tracker) restart() {
 	t.n, t.sum, t.sumSq = 0, 0, 0
 	t.flat = 0
+}
+
+// refine is restart for a refinement of the step: the gains that the
+// smaller step can still make are at most the jitter of the larger one.
+func (t *tracker) refine() {
+	t.floor = max(t.floor, t.jitter())
+	t.restart()
 }
 
 // last returns the mean of the last closed window.
@@ -81,10 +94,42 @@ func (t *tracker) crn() bool {
 	}
 	gain := sum / float64(len(t.cur))
 	t.lastGain = gain
-	if gain < t.tol {
+	if len(t.gains) > t.patience {
+		copy(t.gains, t.gains[1:])
+		t.gains = t.gains[:t.patience]
+	}
+	t.gains = append(t.gains, gain)
+	tol := max(t.tol, t.jitter(), t.floor)
+	if gain < tol {
 		t.flat++
 	} else {
 		t.flat = 0
 	}
-	return t.flat >= t.patience
+	if t.flat < t.patience {
+		return false
+	}
+	// The flat windows must not add up to a climb either: momentum makes
+	// the bound oscillate on its way up.
+	var net float64
+	for _, g := range t.gains[len(t.gains)-t.patience:] {
+		net += g
+	}
+	return net < max(float64(t.patience)*t.tol, t.jitter(), t.floor)
+}
+
+// jitter returns Settings.Jitter times the root mean square of the recent
+// negative gains, zero if there are none.
+func (t *tracker) jitter() float64 {
+	var ss float64
+	var k int
+	for _, g := range t.gains {
+		if g < 0 {
+			ss += g * g
+			k++
+		}
+	}
+	if k == 0 {
+		return 0
+	}
+	return t.jitterScale * math.Sqrt(ss/float64(k))
 }

@@ -83,7 +83,7 @@ func runVOGN(ctx context.Context, f vognFamily, set Settings, res *Result, start
 			if refinements < set.Refine {
 				refinements++
 				alpha /= 10
-				tr.restart()
+				tr.refine()
 				continue
 			}
 			res.Status = Converged
