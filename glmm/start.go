@@ -66,6 +66,10 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 	st.v = make([]float64, n*r*r)
 	st.vnew = make([]float64, n*r*r)
 	st.wwt = make([]float64, r*r)
+	st.fi = make([]float64, n)
+	if err := st.dataStart(ctx); err != nil {
+		return err
+	}
 	w := make([]float64, r*r)
 	for round := range startRounds {
 		// The first rounds use the Laplace approximation; the last ones
@@ -158,6 +162,9 @@ type starter struct {
 	gva bool
 	// prec receives H_i and H_ib at every pass, in arrowhead form.
 	prec []float64
+	// fi is each subject's objective at the last pass, for the
+	// per-subject fallback of newton.
+	fi []float64
 	// Per chunk: S, the Schur right-hand side, the Schur matrix, the
 	// objective.
 	partG, partI [][]float64
@@ -191,7 +198,9 @@ func (st *starter) pass(ctx context.Context, objective bool) error {
 				continue
 			}
 			vi := st.v[i*r*r : (i+1)*r*r]
-			f += mod.newtonPieces(sc, i, st.beta, st.wwt, bi, st.vOf(i), pg, pr)
+			fi := mod.newtonPieces(sc, i, st.beta, st.wwt, bi, st.vOf(i), pg, pr)
+			st.fi[i] = fi
+			f += fi
 			vn := st.vnew[i*r*r : (i+1)*r*r]
 			h := sc.hess
 			blk := st.prec[i*stride : (i+1)*stride]
@@ -203,33 +212,28 @@ func (st *starter) pass(ctx context.Context, objective bool) error {
 					blk[tri+c*r+a] = sc.hib[a*p+c]
 				}
 			}
-			var ch mat.Cholesky
-			if !ch.Factorize(mat.NewSymDense(r, append([]float64(nil), h...))) {
+			// In place, without gonum's allocations: this runs for
+			// every subject in every pass.
+			if !cholInverse(r, h, sc.chol, vn) {
 				// A subject whose curvature fails keeps b_i and V_i.
 				clear(st.a[i*r : (i+1)*r])
 				clear(st.ab[i*r*p : (i+1)*r*p])
 				copy(vn, vi)
 				continue
 			}
-			var inv mat.SymDense
-			_ = ch.InverseTo(&inv)
-			for x := range r {
-				for y := range r {
-					vn[x*r+y] = inv.At(x, y)
-				}
-			}
 			ai := st.a[i*r : (i+1)*r]
 			abi := st.ab[i*r*p : (i+1)*r*p]
 			for x := range r {
+				inv := vn[x*r : x*r+r]
 				var s float64
 				for y := range r {
-					s += inv.At(x, y) * sc.grad[y]
+					s += inv[y] * sc.grad[y]
 				}
 				ai[x] = s
 				for c := range p {
 					var t float64
 					for y := range r {
-						t += inv.At(x, y) * sc.hib[y*p+c]
+						t += inv[y] * sc.hib[y*p+c]
 					}
 					abi[x*p+c] = t
 				}
@@ -359,9 +363,221 @@ func (st *starter) newton(ctx context.Context) error {
 			return nil
 		}
 	}
+	// One subject far from its mode can make every joint step fail; the
+	// subjects' own damped Newton steps in b at fixed beta always make
+	// progress.
 	copy(st.b, st.b0)
 	copy(st.beta, beta0)
+	return st.subjectSteps(ctx)
+}
+
+// subjectSteps takes, per subject, a Newton step in b_i at fixed beta
+// (st.a, from the last pass at st.b0), halved until the subject's
+// objective does not decrease; a subject with no such step keeps b_i.
+func (st *starter) subjectSteps(ctx context.Context) error {
+	mod := st.mod
+	r := mod.r
+	return parallel.For(ctx, 0, st.chunks, func(_, lo, hi int) error {
+		sc := newStartScratch(mod)
+		for i := lo; i < hi; i++ {
+			bi, b0 := st.b[i*r:(i+1)*r], st.b0[i*r:(i+1)*r]
+			ai := st.a[i*r : (i+1)*r]
+			if allZero(ai) {
+				continue // its curvature failed
+			}
+			for t := 1.0; t > 0x1p-30; t /= 2 {
+				for x := range r {
+					bi[x] = b0[x] + t*ai[x]
+				}
+				if mod.condLogDens(sc, i, st.beta, st.wwt, bi, st.vOf(i)) >= st.fi[i] {
+					break
+				}
+				copy(bi, b0)
+			}
+		}
+		return nil
+	})
+}
+
+func allZero(x []float64) bool {
+	for _, v := range x {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// dataStart sets the intercepts from the data, as GLM fitting does
+// (log of the count plus 1/2 over the exposure, or the empirical logit),
+// so that Newton starts near every subject's level: from beta = b = 0 a
+// Poisson subject with counts of 10^6 takes steps no line search accepts.
+// A constant column of X gets the mean of the subjects' levels, a
+// constant column of Z each subject's deviation from it; without such
+// columns beta and b stay 0.
+func (st *starter) dataStart(ctx context.Context) error {
+	mod := st.mod
+	r := mod.r
+	xbuf := make([]float64, mod.p)
+	kx, cx := mod.constColumn(mod.p, func(j int) []float64 { return mod.rowX(j, xbuf) })
+	kz, cz := mod.constColumn(r, func(j int) []float64 { return mod.z[j*r : (j+1)*r] })
+	if kx < 0 && kz < 0 {
+		return nil
+	}
+	// Each subject's level at beta = 0, NaN without information
+	// (zero weights), in st.fi, free until the first pass.
+	level := st.fi
+	err := parallel.For(ctx, 0, st.chunks, func(_, lo, hi int) error {
+		sc := newStartScratch(mod)
+		zero := make([]float64, mod.p)
+		for i := lo; i < hi; i++ {
+			level[i] = mod.subjectLevel(i, zero, sc.eta)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var mean float64
+	cnt := 0
+	for _, l := range level {
+		if !math.IsNaN(l) {
+			mean += l
+			cnt++
+		}
+	}
+	if cnt == 0 {
+		return nil
+	}
+	mean /= float64(cnt)
+	if kx >= 0 {
+		st.beta[kx] = mean / cx
+	} else {
+		mean = 0
+	}
+	if kz >= 0 {
+		for i, l := range level {
+			if !math.IsNaN(l) {
+				st.b[i*r+kz] = (l - mean) / cz
+			}
+		}
+	}
 	return nil
+}
+
+// subjectLevel returns the constant to add to subject i's linear
+// predictor X_i beta + offset_i that fits its data: for Poisson
+// log((sum w y + 1/2) / sum w exp(eta_j)), for the binomial the empirical
+// logit less the weighted mean of eta. It returns NaN for a subject of
+// zero total weight. eta is scratch of length n_i.
+func (mod *Model) subjectLevel(i int, beta, eta []float64) float64 {
+	lo, hi := mod.start[i], mod.start[i+1]
+	eta = eta[:hi-lo]
+	mod.FixedEta(i, beta, eta)
+	y, m, w := mod.y[lo:hi], mod.m[lo:hi], mod.w[lo:hi]
+	var sw, sy, sf float64
+	emax := math.Inf(-1)
+	for j, e := range eta {
+		if w[j] > 0 {
+			emax = max(emax, e)
+		}
+	}
+	for j, e := range eta {
+		if w[j] == 0 {
+			continue
+		}
+		sw += w[j]
+		sy += w[j] * y[j]
+		if mod.family == Poisson {
+			sf += w[j] * math.Exp(e-emax)
+		} else {
+			sf += w[j] * (m[j] - y[j])
+		}
+	}
+	if !(sw > 0) {
+		return math.NaN()
+	}
+	if mod.family == Poisson {
+		return math.Log(sy+0.5) - math.Log(sf) - emax
+	}
+	var se float64
+	for j, e := range eta {
+		se += w[j] * e
+	}
+	return math.Log((sy+0.5)/(sf+0.5)) - se/sw
+}
+
+// constColumn returns the first of the k columns of a design, whose
+// stored row j is row(j), that is constant and not zero, and its value;
+// -1 if there is none.
+func (mod *Model) constColumn(k int, row func(j int) []float64) (int, float64) {
+	if k == 0 || mod.nobs == 0 {
+		return -1, 0
+	}
+	cand := append([]float64(nil), row(0)...)
+	for j := 1; j < mod.nobs; j++ {
+		left := false
+		for c, v := range row(j) {
+			if v != cand[c] {
+				cand[c] = 0
+			}
+			left = left || cand[c] != 0
+		}
+		if !left {
+			return -1, 0
+		}
+	}
+	for c, v := range cand {
+		if v != 0 {
+			return c, v
+		}
+	}
+	return -1, 0
+}
+
+// cholInverse factorises the symmetric r×r matrix h (row-major, lower
+// triangle read) as L L' into l and writes h^-1 into inv; it returns false
+// if h is not numerically positive definite.
+func cholInverse(r int, h, l, inv []float64) bool {
+	for a := range r {
+		for c := 0; c <= a; c++ {
+			s := h[a*r+c]
+			for k := range c {
+				s -= l[a*r+k] * l[c*r+k]
+			}
+			if a == c {
+				if !(s > 0) || math.IsInf(s, 0) {
+					return false
+				}
+				l[a*r+a] = math.Sqrt(s)
+			} else {
+				l[a*r+c] = s / l[c*r+c]
+			}
+		}
+	}
+	// Column c of the inverse solves L L' x = e_c; the upper triangle
+	// mirrors the lower.
+	for c := range r {
+		x := inv[c*r : c*r+r] // row c, symmetric
+		for a := range r {
+			s := 0.0
+			if a == c {
+				s = 1
+			}
+			for k := range a {
+				s -= l[a*r+k] * x[k]
+			}
+			x[a] = s / l[a*r+a]
+		}
+		for a := r - 1; a >= 0; a-- {
+			s := x[a]
+			for k := a + 1; k < r; k++ {
+				s -= l[k*r+a] * x[k]
+			}
+			x[a] = s / l[a*r+a]
+		}
+	}
+	return true
 }
 
 // startScratch is Start's per-chunk scratch space.
@@ -369,6 +585,7 @@ type startScratch struct {
 	eta, d1, d2 []float64
 	x           []float64
 	grad, hess  []float64
+	chol        []float64 // r×r Cholesky factor of hess
 	hib         []float64
 	ghx, ghw    []float64 // Gauss-Hermite nodes and weights for N(0, 1)
 }
@@ -470,7 +687,7 @@ func newStartScratch(mod *Model) *startScratch {
 	sc := &startScratch{
 		eta: make([]float64, mod.maxNi), d1: make([]float64, mod.maxNi), d2: make([]float64, mod.maxNi),
 		x:    make([]float64, mod.p),
-		grad: make([]float64, r), hess: make([]float64, r*r),
+		grad: make([]float64, r), hess: make([]float64, r*r), chol: make([]float64, r*r),
 		hib: make([]float64, r*mod.p),
 		ghx: make([]float64, ghNodes), ghw: make([]float64, ghNodes),
 	}
