@@ -98,6 +98,11 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // "Inf" or "1e999" in a column that is otherwise numeric is an error
 // wrapping ErrNonFinite, while in a categorical column it is a label.
 //
+// A column read as categorical only because a few of its values are not
+// numbers (at most 5, and 1% of the values or a single one), as in a
+// numeric column with a typo such as "3,1", gets a Warning naming the line
+// and the first such value; columns listed in Categorical do not.
+//
 // Memory is bounded by the input: a record longer than MaxLineBytes or with
 // more than MaxColumns fields is an error.
 type Reader struct {
@@ -265,6 +270,11 @@ func (r *Reader) Read() (*Frame, error) {
 		if err != nil {
 			return nil, perr(lines[row], j+1, names[j], err)
 		}
+		if c.Kind == Categorical && !forced[names[j]] {
+			if first, bad, nums := numericTypos(c); first >= 0 {
+				c.Warning = perr(lines[first], j+1, names[j], typoError(c.Str[first], bad, nums)).Error()
+			}
+		}
 		cols[j] = colBuilder{} // let the strings go
 		f.index[c.Name] = j
 		f.cols = append(f.cols, c)
@@ -346,6 +356,51 @@ func (c *colBuilder) build(name string, categorical bool) (*Column, int, error) 
 	return &Column{Name: name, Kind: Numeric, Num: num, Missing: miss}, 0, nil
 }
 
+// A categorical column is taken for a numeric one with typos when at most
+// maxTypos of its values, and at most 1% of them (but always 1), are not
+// numbers, and at least minTypoNums are.
+const (
+	maxTypos    = 5
+	minTypoNums = 3
+)
+
+// numericTypos returns the row of the first value of c that is not a number,
+// the number of such values and the number of numbers, if c looks like a
+// numeric column with a few typos; else first is -1.
+func numericTypos(c *Column) (first, bad, nums int) {
+	first = -1
+	total := len(c.Str) - c.NumMissing()
+	limit := min(maxTypos, max(1, total/100))
+	for i, s := range c.Str {
+		if c.Missing[i] {
+			continue
+		}
+		if isDecimal(s) {
+			nums++
+			continue
+		}
+		if bad++; bad > limit {
+			return -1, 0, 0
+		}
+		if first < 0 {
+			first = i
+		}
+	}
+	if nums < minTypoNums {
+		return -1, 0, 0
+	}
+	return first, bad, nums
+}
+
+// typoError describes the first typo of a numeric-looking column.
+func typoError(s string, bad, nums int) error {
+	others := ""
+	if bad > 1 {
+		others = fmt.Sprintf(" (nor are %d other values)", bad-1)
+	}
+	return fmt.Errorf("%q is not a number%s, but the column's other %d values are: it is read as categorical; correct the value, or write NA if it is missing", s, others, nums)
+}
+
 // isDecimal reports whether s is a decimal number: an optional sign, digits
 // with an optional point (at least one digit), and an optional exponent.
 // Unlike strconv.ParseFloat it rejects hexadecimal, underscores, NaN and Inf.
@@ -419,6 +474,7 @@ type parser struct {
 	fields []field
 
 	errLine, errCol int // place of the last error
+	openQuote       int // line of the quote still open when the limit was hit, or 0
 }
 
 func (p *parser) skipBOM() error {
@@ -453,6 +509,23 @@ func (p *parser) fail(col int, err error) error {
 	return err
 }
 
+// tooLong adds to an ErrLineTooLong error where the record, and a quoted
+// field still open, started: the limit is hit where the record has run to,
+// often far from the runaway quote that caused it.
+func (p *parser) tooLong(err error) error {
+	var where []string
+	if p.recLine != p.line {
+		where = append(where, fmt.Sprintf("the record started on line %d", p.recLine))
+	}
+	if p.openQuote > 0 {
+		where = append(where, fmt.Sprintf("the quoted field opened on line %d is still open (is its closing quote missing?)", p.openQuote))
+	}
+	if len(where) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w; %s", err, strings.Join(where, "; "))
+}
+
 // readRecord reads the next record into p.fields. It returns io.EOF when
 // the input holds no further record.
 func (p *parser) readRecord() error {
@@ -479,6 +552,7 @@ func (p *parser) readRecord() error {
 	}
 record:
 	p.recLine = p.line
+	p.openQuote = 0
 	p.nbytes = 0
 	p.buf = p.buf[:0]
 	p.ends = p.ends[:0]
@@ -492,6 +566,9 @@ record:
 		if err != nil {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
+			}
+			if errors.Is(err, ErrLineTooLong) {
+				err = p.tooLong(err)
 			}
 			return p.fail(col, err)
 		}
@@ -584,6 +661,9 @@ func (p *parser) readQuoted(col int) (endRec, quoted bool, err error) {
 			return false, true, fmt.Errorf("%w: quote opened on line %d not closed", ErrQuote, openLine)
 		}
 		if err != nil {
+			if errors.Is(err, ErrLineTooLong) {
+				p.openQuote = openLine
+			}
 			return false, true, err
 		}
 		switch c {

@@ -210,6 +210,118 @@ func TestReaderOptions(t *testing.T) {
 	}
 }
 
+// TestRecordTooLongPlace: the limit is hit where a runaway record has got
+// to; the message must also name the line where the record started and
+// where the quote still open was opened.
+func TestRecordTooLongPlace(t *testing.T) {
+	rows := strings.Repeat("1,2\n", 20)
+	for _, test := range []struct {
+		name string
+		in   string
+		line int      // where the limit is hit
+		msg  []string // in the message
+		not  []string // not in the message
+	}{
+		{"runaway quote", "a,b\n\"x,1\n" + rows, 5,
+			[]string{"the record started on line 2", "the quoted field opened on line 2 is still open", "closing quote missing"}, nil},
+		{"quote opened on the record's second line", "a,b\n\"p\nq\",\"y\n" + rows, 5,
+			[]string{"the record started on line 2", "the quoted field opened on line 3 is still open"}, nil},
+		{"long unquoted line", "a,b\n" + strings.Repeat("9", 30) + ",1\n", 2,
+			nil, []string{"started on line", "quoted field"}},
+		{"long quoted field on one line", "a,b\n\"" + strings.Repeat("9", 30) + "\",1\n", 2,
+			[]string{"the quoted field opened on line 2 is still open"}, []string{"started on line"}},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			r := NewReader(strings.NewReader(test.in))
+			r.MaxLineBytes = 16
+			_, err := r.Read()
+			var pe *ParseError
+			if !errors.As(err, &pe) || !errors.Is(err, ErrLineTooLong) {
+				t.Fatalf("error %v, want a *ParseError wrapping ErrLineTooLong", err)
+			}
+			if pe.Line != test.line {
+				t.Errorf("line %d, want %d (%v)", pe.Line, test.line, err)
+			}
+			for _, m := range test.msg {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("message %q does not contain %q", err, m)
+				}
+			}
+			for _, m := range test.not {
+				if strings.Contains(err.Error(), m) {
+					t.Errorf("message %q contains %q", err, m)
+				}
+			}
+		})
+	}
+}
+
+// TestNumericTypoWarning: a column of numbers but for a few typos is read
+// as categorical, as before, with a warning naming the first typo's line.
+func TestNumericTypoWarning(t *testing.T) {
+	nums := func(n int) []string {
+		s := make([]string, n)
+		for i := range s {
+			s[i] = fmt.Sprintf("%d.5", i)
+		}
+		return s
+	}
+	with := func(s []string, at map[int]string) string {
+		s = slices.Clone(s)
+		for i, v := range at {
+			s[i] = v
+		}
+		return "x\n" + strings.Join(s, "\n") + "\n"
+	}
+	for _, test := range []struct {
+		name  string
+		in    string
+		categ bool     // read with Categorical: x
+		want  []string // in the warning; nil: no warning
+	}{
+		{"one typo among few", "x\n1.5\n2.0\n\"3,1\"\n4.2\n", false,
+			[]string{`line 4, column 1 ("x")`, `"3,1" is not a number`, "other 3 values are", "categorical"}},
+		{"one typo among many", with(nums(300), map[int]string{120: "1O"}), false,
+			[]string{"line 122", `"1O"`, "other 299 values"}},
+		{"three typos among 300", with(nums(300), map[int]string{50: "a", 7: "b", 200: "c"}), false,
+			[]string{"line 9", `"b"`, "nor are 2 other values", "other 297 values"}},
+		{"missing values do not count", "x\n1\nNA\n\n2\n3\nx7\n", false,
+			[]string{"line 7", `"x7"`, "other 3 values"}},
+		{"two typos among 100 is too many", with(nums(100), map[int]string{3: "a", 4: "b"}), false, nil},
+		{"six typos among 1000 is too many", with(nums(1000), map[int]string{1: "a", 2: "b", 3: "c", 4: "d", 5: "e", 6: "f"}), false, nil},
+		{"too few numbers", "x\n1\n2\nlow\n", false, nil},
+		{"a real factor", "x\na\nb\na\n", false, nil},
+		{"numeric column", "x\n1\n2\n3\n", false, nil},
+		{"forced categorical", "x\n1.5\n2.0\n\"3,1\"\n4.2\n", true, nil},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			r := NewReader(strings.NewReader(test.in))
+			if test.categ {
+				r.Categorical = []string{"x"}
+			}
+			f, err := r.Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, _ := f.Column("x")
+			if test.want == nil {
+				if c.Warning != "" {
+					t.Errorf("warning %q, want none", c.Warning)
+				}
+				return
+			}
+			if c.Kind != Categorical {
+				t.Errorf("column read as %v, want categorical", c.Kind)
+			}
+			for _, w := range test.want {
+				if !strings.Contains(c.Warning, w) {
+					t.Errorf("warning %q does not contain %q", c.Warning, w)
+				}
+			}
+		})
+	}
+}
+
 func TestReadFile(t *testing.T) {
 	dir := t.TempDir()
 	const content = "id,y\na,1\nb,0\n"

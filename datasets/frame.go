@@ -47,6 +47,11 @@ type Column struct {
 	Num     []float64 // Numeric: values, NaN where missing; nil for Categorical
 	Str     []string  // Categorical: labels, "" where missing; nil for Numeric
 	Missing []bool    // true where the value is missing (both kinds)
+
+	// Warning, if not empty, says why the column's content is suspect:
+	// the CSV reader sets it for a categorical column whose values are
+	// numbers but for a few typos. Frame.Rows does not copy it.
+	Warning string
 }
 
 // Len returns the number of values in c.

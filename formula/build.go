@@ -89,6 +89,8 @@ type Design struct {
 	gindex  map[string]int
 	offsets []variable
 	opts    Options
+
+	warnings []string
 }
 
 // use is a data column used by the model, with the formula token that uses
@@ -189,10 +191,120 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 
 	model, err := glmm.New(d.cfg)
 	if err != nil {
-		return nil, d.modelError(err)
+		return nil, d.modelError(err, fr)
 	}
 	d.model = model
+	d.warnings = columnWarnings(uses, fr)
+	d.warnings = append(d.warnings, scaleWarnings(d.cfg)...)
 	return d, nil
+}
+
+// columnWarnings returns the warnings of the data columns used, such as
+// the CSV reader's for a numeric column with a typo, each once.
+func columnWarnings(uses []use, fr *datasets.Frame) []string {
+	var w []string
+	seen := make(map[string]bool, len(uses))
+	for _, u := range uses {
+		if seen[u.col] {
+			continue
+		}
+		seen[u.col] = true
+		if c, ok := fr.Column(u.col); ok && c.Warning != "" {
+			w = append(w, c.Warning)
+		}
+	}
+	return w
+}
+
+// Design columns whose standard deviation or largest magnitude is outside
+// [scaleLo, scaleHi] get a warning: the fit works on the raw scale, and
+// coefficients of very different sizes make its geometry ill-conditioned
+// (lme4 warns likewise and advises rescaling).
+const (
+	scaleLo = 1e-3
+	scaleHi = 1e3
+)
+
+// scaleWarnings returns a warning for each column of X, then of Z, far
+// from unit scale. Columns of zeros and ones (intercept, dummies) have
+// their natural scale and are not checked.
+func scaleWarnings(cfg glmm.Config) []string {
+	var w []string
+	seen := make(map[string]bool)
+	for _, m := range []struct {
+		x     mat.Matrix
+		names []string
+		what  string
+	}{{cfg.X, cfg.FixedNames, "fixed-effect"}, {cfg.Z, cfg.RandomNames, "random-effect"}} {
+		if m.x == nil {
+			continue
+		}
+		for j, st := range columnStats(m.x) {
+			if st.binary || seen[m.names[j]] {
+				continue
+			}
+			if st.sd > scaleHi || st.sd > 0 && st.sd < scaleLo || st.maxAbs > scaleHi || st.maxAbs < scaleLo {
+				seen[m.names[j]] = true
+				w = append(w, fmt.Sprintf("%s column %q has standard deviation %.3g and largest |value| %.3g, far from unit scale: consider rescaling it, as predictors on very different scales slow the fit and can stop it converging",
+					m.what, m.names[j], st.sd, st.maxAbs))
+			}
+		}
+	}
+	return w
+}
+
+type colStat struct {
+	sd, maxAbs float64
+	binary     bool // every value is 0 or 1
+}
+
+// columnStats returns the (population) standard deviation and largest
+// magnitude of each column of x, a *mat.Dense or *sparse.CSR as
+// designMatrix makes them.
+func columnStats(x mat.Matrix) []colStat {
+	n, p := x.Dims()
+	sum := make([]float64, p)
+	st := make([]colStat, p)
+	for j := range st {
+		st[j].binary = true
+	}
+	visit := func(j int, v float64) {
+		sum[j] += v
+		st[j].maxAbs = max(st[j].maxAbs, math.Abs(v))
+		if v != 0 && v != 1 {
+			st[j].binary = false
+		}
+	}
+	each := func(f func(j int, v float64)) {
+		switch x := x.(type) {
+		case *sparse.CSR:
+			m := x.RawMatrix()
+			for t, j := range m.Ind[:m.Indptr[n]] {
+				f(j, m.Data[t])
+			}
+		default:
+			for i := range n {
+				for j := range p {
+					f(j, x.At(i, j))
+				}
+			}
+		}
+	}
+	each(visit)
+	// Two passes, as the mean of a large column swamps its spread.
+	ss := make([]float64, p)
+	nz := make([]int, p)
+	each(func(j int, v float64) {
+		d := v - sum[j]/float64(n)
+		ss[j] += d * d
+		nz[j]++
+	})
+	for j := range st {
+		mean := sum[j] / float64(n)
+		ss[j] += float64(n-nz[j]) * mean * mean // entries a CSR does not store
+		st[j].sd = math.Sqrt(ss[j] / float64(n))
+	}
+	return st
 }
 
 // checkRandom enforces one random-effects term (or, under
@@ -529,8 +641,8 @@ func designMatrix(b bound, rows []int) (mat.Matrix, error) {
 }
 
 // modelError turns an error of glmm.New into a *DataError naming the
-// response for impossible responses.
-func (d *Design) modelError(err error) error {
+// response column at fault for impossible responses.
+func (d *Design) modelError(err error, fr *datasets.Frame) error {
 	de := &DataError{Row: -1, Msg: "invalid model", Err: err}
 	// glmm's errors name the row and the design column; the response is
 	// named here, by its token.
@@ -542,8 +654,15 @@ func (d *Design) modelError(err error) error {
 		de.Err = ge.Err
 		if errors.Is(err, glmm.ErrResponse) {
 			r := d.f.resp
-			de.Token, de.Pos, de.Column = r.String(), r.y.pos, r.y.col
+			v, role := r.y, ""
+			if de.Row >= 0 {
+				v, role = d.responseCulprit(fr, de.Row)
+			}
+			de.Token, de.Pos, de.Column = r.String(), v.pos, v.col
 			de.Msg = d.cfg.Family.String() + " family"
+			if role != "" {
+				de.Msg += ": " + role
+			}
 		} else if slices.Contains(d.cfg.FixedNames, ge.Column) || slices.Contains(d.cfg.RandomNames, ge.Column) {
 			de.Token, de.Msg = ge.Column, "design column"
 		} else if ge.Column == "weights" && d.opts.Weights != "" {
@@ -552,6 +671,37 @@ func (d *Design) modelError(err error) error {
 	}
 	return de
 }
+
+// responseCulprit returns the column of a cbind() response that makes
+// data row i impossible, and its role when it is not the successes: glmm
+// sees only successes and trials, so a bad trials or failures value would
+// otherwise be blamed on the successes.
+func (d *Design) responseCulprit(fr *datasets.Frame, i int) (variable, string) {
+	r := d.f.resp
+	if r.kind == respSingle {
+		return r.y, ""
+	}
+	yc, _ := fr.Column(r.y.col)
+	sc, _ := fr.Column(r.second.col)
+	count := func(v float64) bool { return v >= 0 && v == math.Trunc(v) && !math.IsInf(v, 0) }
+	y, s := yc.Num[i], sc.Num[i]
+	switch {
+	case r.kind == respTrials && !(count(s) && s >= 1):
+		return r.second, "the trials " + r.second.label
+	case r.kind == respFailures && count(y):
+		// The successes are fine: the failures are negative, fractional
+		// or, with no successes, make zero trials.
+		return r.second, "the failures " + r.second.label + " (trials are " + r.y.label + " + " + r.second.label + ")"
+	}
+	return r.y, ""
+}
+
+// Warnings returns what is suspect in a design that Build accepted: the
+// warnings of the data columns it uses (datasets.Column.Warning, such as a
+// numeric column read as categorical because of a typo), and design
+// columns far from unit scale, whose standard deviation or largest
+// magnitude is outside [1e-3, 1e3].
+func (d *Design) Warnings() []string { return slices.Clone(d.warnings) }
 
 // Model returns the glmm model.
 func (d *Design) Model() *glmm.Model { return d.model }

@@ -7,6 +7,7 @@ package formula
 import (
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -713,4 +714,155 @@ func TestSparseDesign(t *testing.T) {
 		want = append(want, row)
 	}
 	checkMatrix(t, "X", d.X(), want)
+}
+
+// TestBinomialResponseCulprit: an impossible binomial row is blamed on the
+// column that makes it so, successes, trials or failures, with its row.
+func TestBinomialResponseCulprit(t *testing.T) {
+	frame := func(edit func(s, f, n []float64)) *datasets.Frame {
+		const rows = 12
+		s, f, n, x := make([]float64, rows), make([]float64, rows), make([]float64, rows), make([]float64, rows)
+		id := make([]string, rows)
+		for i := range rows {
+			s[i], n[i] = float64(i%4), 5
+			f[i] = n[i] - s[i]
+			x[i] = float64(i%5) / 2
+			id[i] = "g" + strconv.Itoa(i/3)
+		}
+		edit(s, f, n)
+		fr, err := datasets.NewFrame(datasets.NewNumeric("s", s), datasets.NewNumeric("f", f), datasets.NewNumeric("n", n),
+			datasets.NewNumeric("x", x), datasets.NewCategorical("id", id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fr
+	}
+	const trials, failures = "cbind(s, n - s) ~ x + (1 | id)", "cbind(s, f) ~ x + (1 | id)"
+	for _, test := range []struct {
+		name    string
+		formula string
+		edit    func(s, f, n []float64)
+		column  string
+		pos     int
+		row     int
+		msg     []string
+	}{
+		{"zero trials", trials, func(s, f, n []float64) { s[3], n[3] = 0, 0 }, "n", 10, 3, []string{"row 4", "the trials n", "number of trials 0"}},
+		{"fractional trials", trials, func(s, f, n []float64) { n[2] = 4.5 }, "n", 10, 2, []string{"row 3", "number of trials 4.5"}},
+		{"successes above trials", trials, func(s, f, n []float64) { s[5] = 7 }, "s", 7, 5, []string{"row 6", "7 successes exceed 5 trials"}},
+		{"negative successes", trials, func(s, f, n []float64) { s[1] = -1 }, "s", 7, 1, []string{"row 2", "successes -1"}},
+		{"negative failures", failures, func(s, f, n []float64) { f[4] = -1 }, "f", 10, 4, []string{"row 5", "the failures f (trials are s + f)"}},
+		{"fractional failures", failures, func(s, f, n []float64) { f[7] = 0.5 }, "f", 10, 7, []string{"row 8", "the failures f"}},
+		{"no successes and no failures", failures, func(s, f, n []float64) { s[8], f[8] = 0, 0 }, "f", 10, 8, []string{"row 9", "number of trials 0"}},
+		{"fractional successes", failures, func(s, f, n []float64) { s[2] = 1.5 }, "s", 7, 2, []string{"row 3"}},
+		{"negative successes, failures fine", failures, func(s, f, n []float64) { s[6], f[6] = -2, 3 }, "s", 7, 6, []string{"row 7", "successes -2"}},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			f, err := Parse(test.formula)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Build(f, frame(test.edit), Options{})
+			var de *DataError
+			if !errors.As(err, &de) || !errors.Is(err, glmm.ErrResponse) {
+				t.Fatalf("error %v, want a *DataError wrapping glmm.ErrResponse", err)
+			}
+			if de.Column != test.column || de.Pos != test.pos || de.Row != test.row || de.Token != f.Response() {
+				t.Errorf("token %q at %d, column %q, row %d; want %q at %d, %q, %d (%v)",
+					de.Token, de.Pos, de.Column, de.Row, f.Response(), test.pos, test.column, test.row, err)
+			}
+			for _, m := range test.msg {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("message %q does not contain %q", err, m)
+				}
+			}
+		})
+	}
+}
+
+// TestWarnings: Build accepts designs with columns far from unit scale or
+// a column read as categorical because of a typo, and says so.
+func TestWarnings(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("id,gid,y,x,big,tiny,year,f\n")
+	for i := range 24 {
+		x := float64((i*7)%11)/4 - 1
+		gid := strconv.Itoa(i % 6)
+		if i == 9 {
+			gid = "3O"
+		}
+		fmt.Fprintf(&b, "s%d,%s,%d,%g,%g,%g,%d,%c\n", i%6, gid, (i*5)%4, x, 3e6*x+float64(i), 2e-5*x, 2000+i%7, 'a'+rune(i%3))
+	}
+	fr, err := datasets.ReadCSV(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, test := range []struct {
+		formula string
+		want    [][]string // substrings of each warning, in order
+	}{
+		{"y ~ x + f + (1 + x | id)", nil},
+		{"y ~ big + (1 | id)", [][]string{{`fixed-effect column "big"`, "standard deviation 2.41e+06", "consider rescaling"}}},
+		{"y ~ tiny + (1 | id)", [][]string{{`fixed-effect column "tiny"`, "e-05"}}},
+		{"y ~ year + (1 | id)", [][]string{{`"year"`, "largest |value| 2.01e+03"}}},
+		{"y ~ x + (1 + big | id)", [][]string{{`random-effect column "big"`}}},
+		{"y ~ big + (1 + big | id)", [][]string{{`fixed-effect column "big"`}}},
+		{"y ~ x:big + tiny + (1 | id)", [][]string{{`"tiny"`}, {`"x:big"`}}},
+		{"y ~ x + (1 | gid)", [][]string{{`line 11, column 2 ("gid")`, `"3O" is not a number`}}},
+		{"y ~ year + (1 | gid)", [][]string{{`"3O"`}, {`"year"`}}},
+	} {
+		t.Run(test.formula, func(t *testing.T) {
+			f, err := Parse(test.formula)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := Build(f, fr, Options{Family: glmm.Poisson})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := d.Warnings()
+			if len(got) != len(test.want) {
+				t.Fatalf("warnings %q, want %d", got, len(test.want))
+			}
+			for k, want := range test.want {
+				for _, s := range want {
+					if !strings.Contains(got[k], s) {
+						t.Errorf("warning %q does not contain %q", got[k], s)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestColumnStats: the scale of a CSR design, whose zeros are not stored,
+// is that of the dense one.
+func TestColumnStats(t *testing.T) {
+	dense := mat.NewDense(5, 3, []float64{
+		1, 0, 2e6,
+		0, 0, 0,
+		1, 0.5, -1e6,
+		0, 0, 4e6,
+		1, 0, 0,
+	})
+	var ptr, ind []int
+	var val []float64
+	ptr = append(ptr, 0)
+	for i := range 5 {
+		for j := range 3 {
+			if v := dense.At(i, j); v != 0 {
+				ind, val = append(ind, j), append(val, v)
+			}
+		}
+		ptr = append(ptr, len(ind))
+	}
+	want := []colStat{{sd: math.Sqrt(0.24), maxAbs: 1, binary: true}, {sd: 0.2, maxAbs: 0.5}, {sd: math.Sqrt(3.2e12), maxAbs: 4e6}}
+	for _, x := range []mat.Matrix{dense, sparse.NewCSR(5, 3, ptr, ind, val)} {
+		got := columnStats(x)
+		for j, w := range want {
+			if math.Abs(got[j].sd-w.sd) > 1e-12*w.sd || got[j].maxAbs != w.maxAbs || got[j].binary != w.binary {
+				t.Errorf("%T column %d: %+v, want %+v", x, j, got[j], w)
+			}
+		}
+	}
 }

@@ -432,6 +432,8 @@ func TestNewValidation(t *testing.T) {
 		{"NaN offset", func(c *glmm.Config) { c.Offset = make([]float64, 6); c.Offset[1] = math.NaN() }, glmm.ErrNonFinite, []string{"row 12", "offset"}},
 		{"Inf weight", func(c *glmm.Config) { c.Weights = []float64{1, 1, 1, 1, 1, math.Inf(1)} }, glmm.ErrNonFinite, []string{"row 16", "weight"}},
 		{"negative weight", func(c *glmm.Config) { c.Weights = []float64{1, 1, -1, 1, 1, 1} }, glmm.ErrConfig, []string{"row 13", "negative weight"}},
+		{"huge weight", func(c *glmm.Config) { c.Weights = []float64{1, 1e300, 1, 1, 1, 1} }, glmm.ErrConfig, []string{"row 12", `"weights"`, "weight 1e+300 exceeds 1e+12"}},
+		{"weight just past the limit", func(c *glmm.Config) { c.Weights = []float64{1, 1, 1, 1, 1, glmm.MaxWeight * 1.5} }, glmm.ErrConfig, []string{"row 16", "exceeds"}},
 		{"empty subject", func(c *glmm.Config) { c.Group[1], c.Group[4] = 0, 2 }, glmm.ErrEmptySubject, []string{`"h2"`, "no rows"}},
 		{"duplicate column", func(c *glmm.Config) { col(c, 0.5, -1, 2, 0, 1.5, -0.5) }, glmm.ErrRankDeficient, []string{`"dup"`, `"age"`}},
 		{"constant column", func(c *glmm.Config) { col(c, 3, 3, 3, 3, 3, 3) }, glmm.ErrRankDeficient, []string{`"dup"`, `"(Intercept)"`}},
@@ -454,6 +456,15 @@ func TestNewValidation(t *testing.T) {
 				t.Errorf("%s: %q does not mention %s", c.name, err, s)
 			}
 		}
+	}
+}
+
+// TestMaxWeightAccepted: the largest weight is still a weight.
+func TestMaxWeightAccepted(t *testing.T) {
+	cfg := validConfig()
+	cfg.Weights = []float64{1, 1, glmm.MaxWeight, 1, 1, 1}
+	if _, err := glmm.New(cfg); err != nil {
+		t.Errorf("weight MaxWeight: %v", err)
 	}
 }
 

@@ -136,6 +136,13 @@ type Model struct {
 	priorSD float64
 }
 
+// MaxWeight is the largest observation weight New accepts. The lower bound
+// of a fit is a weighted sum of log-likelihood terms, and with weights past
+// 1e12 its rounding error outgrows the convergence tolerance of package vi
+// (1/80 nat); much larger weights, next to weights of 1, make the curvature
+// of the global block too ill-conditioned to factorise.
+const MaxWeight = 1e12
+
 // MaxFixedEffects is the largest number of fixed-effect columns New
 // accepts.
 const MaxFixedEffects = 1000
@@ -253,6 +260,9 @@ func New(cfg Config) (*Model, error) {
 			}
 			if v < 0 {
 				return nil, &DataError{Row: rowName(k), Column: "weights", Err: fmt.Errorf("%w: negative weight %v", ErrConfig, v)}
+			}
+			if v > MaxWeight {
+				return nil, &DataError{Row: rowName(k), Column: "weights", Err: fmt.Errorf("%w: weight %v exceeds %v", ErrConfig, v, float64(MaxWeight))}
 			}
 		}
 	}

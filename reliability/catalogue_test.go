@@ -103,6 +103,13 @@ func badInputs() []badInput {
 		{name: "text after a closing quote", csv: base.set(5, "id", `"s2"x`).csv(), formula: pois, family: "poisson",
 			stage: stRead, is: datasets.ErrQuote,
 			pe: &datasets.ParseError{Line: 6, Column: 1, Name: "id"}, msg: []string{"line 6, column 1", "text after closing quote"}},
+		// A runaway quote swallows the file until the record limit; the
+		// limit is hit on line 6, the quote opened on line 5.
+		{name: "runaway quote hits the record limit", csv: strings.Join(lines[:4], "") + `"s1,3,0.5,1,0,1,5` + "\n" + strings.Repeat("x", datasets.DefaultMaxLineBytes) + "\n",
+			formula: pois, family: "poisson",
+			stage: stRead, is: datasets.ErrLineTooLong,
+			pe:  &datasets.ParseError{Line: 6, Column: 1, Name: "id"},
+			msg: []string{"line 6, column 1", "record too long", "the record started on line 5", "the quoted field opened on line 5 is still open"}},
 
 		// ---- family ----
 		{name: "unknown family", csv: base.csv(), formula: pois, family: "gaussian",
@@ -211,24 +218,35 @@ func badInputs() []badInput {
 		{name: "successes above trials", csv: base.set(6, "s", "7").csv(), formula: binom,
 			stage: stBuild, is: glmm.ErrResponse, de: &formula.DataError{Token: "cbind(s, n - s)", Pos: 7, Column: "s", Row: 5},
 			msg: []string{"row 6", "7 successes exceed 5 trials"}},
-		// In the next three cases the bad value is in the trials or
-		// failures column, but the error names the successes column s
-		// (formula.Design.modelError always reports the response's first
-		// column); the row and the formula token are right.
+		// In the next cases the bad value is in the trials or failures
+		// column, which the error names (Pos is that column's token in
+		// the response).
 		{name: "zero trials", csv: base.set(12, "s", "0").set(12, "n", "0").csv(), formula: binom,
-			stage: stBuild, is: glmm.ErrResponse, de: &formula.DataError{Token: "cbind(s, n - s)", Pos: 7, Column: "s", Row: 11},
-			msg: []string{"row 12", "number of trials 0 is not a positive integer"}},
+			stage: stBuild, is: glmm.ErrResponse, de: &formula.DataError{Token: "cbind(s, n - s)", Pos: 10, Column: "n", Row: 11},
+			msg: []string{"row 12", "the trials n", "number of trials 0 is not a positive integer"}},
 		{name: "non-integer trials", csv: base.set(13, "n", "4.5").csv(), formula: binom,
-			stage: stBuild, is: glmm.ErrResponse, de: &formula.DataError{Token: "cbind(s, n - s)", Pos: 7, Column: "s", Row: 12},
-			msg: []string{"row 13", "number of trials 4.5"}},
+			stage: stBuild, is: glmm.ErrResponse, de: &formula.DataError{Token: "cbind(s, n - s)", Pos: 10, Column: "n", Row: 12},
+			msg: []string{"row 13", `data column "n"`, "number of trials 4.5"}},
 		{name: "negative failures", csv: base.addCol("f", func(k int, row []string) string {
 			if k == 14 {
 				return "-1"
 			}
 			return "2"
 		}).set(14, "s", "0").csv(), formula: "cbind(s, f) ~ t + (1 | id)",
-			stage: stBuild, is: glmm.ErrResponse, de: &formula.DataError{Token: "cbind(s, f)", Pos: 7, Column: "s", Row: 13},
-			msg: []string{"row 14", "number of trials -1"}},
+			stage: stBuild, is: glmm.ErrResponse, de: &formula.DataError{Token: "cbind(s, f)", Pos: 10, Column: "f", Row: 13},
+			msg: []string{"row 14", "the failures f (trials are s + f)", "number of trials -1"}},
+		{name: "non-integer failures", csv: base.addCol("f", func(k int, row []string) string {
+			if k == 3 {
+				return "1.5"
+			}
+			return "2"
+		}).csv(), formula: "cbind(s, f) ~ t + (1 | id)",
+			stage: stBuild, is: glmm.ErrResponse, de: &formula.DataError{Token: "cbind(s, f)", Pos: 10, Column: "f", Row: 2},
+			msg: []string{"row 3", `data column "f"`}},
+		{name: "negative successes with cbind(s, f)", csv: base.addCol("f", func(int, []string) string { return "2" }).set(8, "s", "-1").csv(),
+			formula: "cbind(s, f) ~ t + (1 | id)",
+			stage:   stBuild, is: glmm.ErrResponse, de: &formula.DataError{Token: "cbind(s, f)", Pos: 7, Column: "s", Row: 7},
+			msg: []string{"row 8", "binomial successes -1"}},
 		{name: "cbind response with the poisson family", csv: base.csv(), formula: binom, family: "poisson",
 			stage: stBuild, de: &formula.DataError{Token: "cbind", Pos: 1, Row: -1},
 			msg: []string{"cbind() response needs the binomial family, not poisson"}},
@@ -240,6 +258,14 @@ func badInputs() []badInput {
 		}).csv(), formula: pois, family: "poisson", opts: func(o *formula.Options) { o.Weights = "w" },
 			stage: stBuild, is: glmm.ErrConfig, de: &formula.DataError{Token: "Options.Weights", Column: "w", Row: 3},
 			msg: []string{"row 4", "negative weight -1"}},
+		{name: "huge weight", csv: base.addCol("w", func(k int, _ []string) string {
+			if k == 9 {
+				return "1e300"
+			}
+			return "1"
+		}).csv(), formula: pois, family: "poisson", opts: func(o *formula.Options) { o.Weights = "w" },
+			stage: stBuild, is: glmm.ErrConfig, de: &formula.DataError{Token: "Options.Weights", Column: "w", Row: 8},
+			msg: []string{`data column "w"`, "row 9", "weight 1e+300 exceeds 1e+12"}},
 
 		// ---- options ----
 		{name: "categorical weights column", csv: base.csv(), formula: pois, family: "poisson",
@@ -336,52 +362,57 @@ func TestBadInputCatalogue(t *testing.T) {
 }
 
 // TestBadSettings: settings out of their range, as a program calling the
-// library could pass them, end in an error, a reported divergence, or a
-// finite fit; never a panic, a hang or a NaN state. Settings whose zero
-// or negative value selects the default fit exactly as the default.
+// library could pass them, end in an error naming the field and its value
+// before any iteration, or in a finite fit; never a panic, a hang or a NaN
+// state. Settings that are valid but extreme fit.
 func TestBadSettings(t *testing.T) {
 	m := smallModel(t, "poisson", 40, 3)
 	ref, err := vi.Fit(context.Background(), m, vi.Settings{Seed: 1, MaxIter: 300})
 	checkResult(t, "reference", ref, err, vi.MaxIterations)
 	nan, inf := math.NaN(), math.Inf(1)
 	ok := []vi.Status{vi.Converged, vi.MaxIterations}
-	diverged := []vi.Status{vi.Diverged}
 	cases := []struct {
 		name   string
 		set    vi.Settings
 		status []vi.Status // nil: an error and no result
-		msg    string      // in the error, if not empty
+		msg    string      // in the error, if not empty; "Settings." ones wrap vi.ErrSettings
 		same   bool        // the fit must equal the reference
 	}{
 		{name: "unknown method", set: vi.Settings{Method: vi.Method(7)}, msg: "vi: unknown method Method(7)"},
-		{name: "NaN step", set: vi.Settings{Alpha: nan}, status: diverged, msg: "non-finite step"},
-		{name: "infinite step", set: vi.Settings{Alpha: inf}, status: diverged, msg: "non-finite step"},
-		{name: "NaN Alpha0", set: vi.Settings{Alpha0: nan}, status: diverged, msg: "non-finite step"},
-		{name: "infinite Alpha0", set: vi.Settings{Alpha0: inf}, status: diverged, msg: "non-finite step"},
-		{name: "Adam with Beta1 = 1", set: vi.Settings{Optimizer: vi.Adam, Beta1: 1}, status: diverged, msg: "non-finite step"},
-		{name: "Adam with Beta2 = 1", set: vi.Settings{Optimizer: vi.Adam, Beta2: 1}, status: diverged, msg: "non-finite step"},
-		{name: "Adam with NaN Eps", set: vi.Settings{Optimizer: vi.Adam, Eps: nan}, status: diverged, msg: "non-finite step"},
-		{name: "Adam with NaN Beta1", set: vi.Settings{Optimizer: vi.Adam, Beta1: nan}, status: diverged, msg: "non-finite step"},
-		{name: "RVB PGA with infinite step", set: vi.Settings{Method: vi.RVB, Optimizer: vi.PGA, Alpha: inf}, status: diverged, msg: "non-finite step"},
-		{name: "VOGN with NaN step", set: vi.Settings{Optimizer: vi.VOGN, Alpha: nan}, status: diverged, msg: "diverged at iteration"},
-		{name: "VOGN with Beta2 = 1", set: vi.Settings{Optimizer: vi.VOGN, Beta2: 1}, status: ok},
-		{name: "Adam with Beta1 = 2", set: vi.Settings{Optimizer: vi.Adam, Beta1: 2}, status: ok},
-		{name: "Nagm with NaN clip", set: vi.Settings{Optimizer: vi.Nagm, Clip: nan}, status: ok},
-		{name: "Nagm with Beta1 = 1", set: vi.Settings{Optimizer: vi.Nagm, Beta1: 1}, status: ok},
-		{name: "negative workers", set: vi.Settings{Workers: -3}, status: ok, same: true},
+		{name: "NaN step", set: vi.Settings{Alpha: nan}, msg: "Settings.Alpha is NaN"},
+		{name: "infinite step", set: vi.Settings{Alpha: inf}, msg: "Settings.Alpha is +Inf"},
+		{name: "negative step", set: vi.Settings{Alpha: -0.01}, msg: "Settings.Alpha is -0.01"},
+		{name: "NaN Alpha0", set: vi.Settings{Alpha0: nan}, msg: "Settings.Alpha0 is NaN"},
+		{name: "infinite Alpha0", set: vi.Settings{Alpha0: inf}, msg: "Settings.Alpha0 is +Inf"},
+		{name: "negative Alpha0", set: vi.Settings{Alpha0: -1}, msg: "Settings.Alpha0 is -1"},
+		{name: "Adam with Beta1 = 1", set: vi.Settings{Optimizer: vi.Adam, Beta1: 1}, msg: "Settings.Beta1 is 1"},
+		{name: "Adam with Beta2 = 1", set: vi.Settings{Optimizer: vi.Adam, Beta2: 1}, msg: "Settings.Beta2 is 1"},
+		{name: "Adam with NaN Eps", set: vi.Settings{Optimizer: vi.Adam, Eps: nan}, msg: "Settings.Eps is NaN"},
+		{name: "Adam with NaN Beta1", set: vi.Settings{Optimizer: vi.Adam, Beta1: nan}, msg: "Settings.Beta1 is NaN"},
+		{name: "RVB PGA with infinite step", set: vi.Settings{Method: vi.RVB, Optimizer: vi.PGA, Alpha: inf}, msg: "Settings.Alpha is +Inf"},
+		{name: "VOGN with NaN step", set: vi.Settings{Optimizer: vi.VOGN, Alpha: nan}, msg: "Settings.Alpha is NaN"},
+		{name: "VOGN with Beta2 = 1", set: vi.Settings{Optimizer: vi.VOGN, Beta2: 1}, msg: "Settings.Beta2 is 1"},
+		{name: "Adam with Beta1 = 2", set: vi.Settings{Optimizer: vi.Adam, Beta1: 2}, msg: "Settings.Beta1 is 2"},
+		{name: "Nagm with NaN clip", set: vi.Settings{Optimizer: vi.Nagm, Clip: nan}, msg: "Settings.Clip is NaN"},
+		{name: "Nagm with Beta1 = 1", set: vi.Settings{Optimizer: vi.Nagm, Beta1: 1}, msg: "Settings.Beta1 is 1"},
+		{name: "Nagm with infinite clip", set: vi.Settings{Optimizer: vi.Nagm, Clip: inf}, status: ok},
+		{name: "negative workers", set: vi.Settings{Workers: -3}, msg: "Settings.Workers is -3"},
 		{name: "1000 workers", set: vi.Settings{Workers: 1000}, status: ok, same: true},
-		{name: "negative chunk size", set: vi.Settings{ChunkSize: -1}, status: ok, same: true},
+		{name: "negative chunk size", set: vi.Settings{ChunkSize: -1}, msg: "Settings.ChunkSize is -1"},
 		{name: "chunks of one subject", set: vi.Settings{ChunkSize: 1}, status: ok},
 		{name: "window of one iteration", set: vi.Settings{Window: 1}, status: ok},
 		{name: "window longer than the fit", set: vi.Settings{Window: 1 << 30}, status: ok},
-		{name: "NaN tolerance", set: vi.Settings{Tol: nan}, status: ok},
+		{name: "negative window", set: vi.Settings{Window: -50}, msg: "Settings.Window is -50"},
+		{name: "NaN tolerance", set: vi.Settings{Tol: nan}, msg: "Settings.Tol is NaN"},
 		{name: "infinite tolerance", set: vi.Settings{Tol: inf}, status: ok},
-		{name: "negative tolerance", set: vi.Settings{Tol: -1}, status: ok, same: true},
-		{name: "negative patience", set: vi.Settings{Patience: -1}, status: ok, same: true},
+		{name: "negative tolerance", set: vi.Settings{Tol: -1}, msg: "Settings.Tol is -1"},
+		{name: "negative patience", set: vi.Settings{Patience: -1}, msg: "Settings.Patience is -1"},
+		{name: "negative refine means none", set: vi.Settings{Refine: -1}, status: ok},
 		{name: "one convergence draw", set: vi.Settings{ConvergenceDraws: 1}, status: ok},
 		{name: "one final draw", set: vi.Settings{FinalDraws: 1}, status: ok},
-		{name: "unknown init", set: vi.Settings{Init: vi.Init(9)}, status: ok},
-		{name: "negative time limit", set: vi.Settings{TimeLimit: -time.Second}, status: ok, same: true},
+		{name: "negative final draws", set: vi.Settings{FinalDraws: -1}, msg: "Settings.FinalDraws is -1"},
+		{name: "unknown init", set: vi.Settings{Init: vi.Init(9)}, msg: "Settings.Init is Init(9)"},
+		{name: "negative time limit", set: vi.Settings{TimeLimit: -time.Second}, msg: "Settings.TimeLimit is -1s"},
 		{name: "time limit of 1ns", set: vi.Settings{TimeLimit: time.Nanosecond}, status: []vi.Status{vi.TimeLimit}},
 	}
 	for _, c := range cases {
@@ -407,6 +438,9 @@ func TestBadSettings(t *testing.T) {
 				if res != nil || err == nil {
 					t.Errorf("result %v, error %v; want an error and no result", res, err)
 				}
+				if strings.HasPrefix(c.msg, "Settings.") && !errors.Is(err, vi.ErrSettings) {
+					t.Errorf("error %v does not wrap vi.ErrSettings", err)
+				}
 				return
 			}
 			checkResult(t, c.name, res, err, c.status...)
@@ -425,10 +459,9 @@ func TestBadSettings(t *testing.T) {
 
 // TestUnknownOptimizer: an Optimizer value outside the defined ones is a
 // setting a program can pass (Method has the same kind of value and gets
-// an error, "vi: unknown method"). It FAILS: vi.Fit panics with "vi:
-// stepper used with Optimizer(42)" (vi/rules.go, stepper.step) instead of
-// returning an error. It runs in a child process so that the panic, which
-// could come from a worker goroutine, cannot take the other tests down.
+// an error, "vi: unknown method"); it once made vi.Fit panic in a worker
+// ("vi: stepper used with Optimizer(42)"), so it runs in a child process
+// that a panic cannot take the other tests down with.
 func TestUnknownOptimizer(t *testing.T) {
 	if !inChild(t.Name()) {
 		runChild(t, t.Name(), 30*time.Second, "vi.Fit with Optimizer(42)")

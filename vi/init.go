@@ -62,8 +62,12 @@ func initMode(ctx context.Context, b *base, set func(s []float64, t *arrowhead.F
 	return set(prec, t)
 }
 
-// newFamily returns the approximation family of the settings.
+// newFamily returns the approximation family of the settings, which have
+// their defaults filled in.
 func newFamily(t Target, set Settings, pool *parallel.Pool) (family, error) {
+	if err := set.validate(); err != nil {
+		return nil, err
+	}
 	switch set.Method {
 	case GVA:
 		return newGVA(t, set, pool), nil

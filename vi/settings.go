@@ -1,7 +1,9 @@
 package vi
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -85,7 +87,10 @@ const (
 )
 
 // Settings control a fit. The zero value of every field selects its
-// default, so Settings{} is a sensible configuration.
+// default, so Settings{} is a sensible configuration. A value out of a
+// field's range, such as a negative count or step, a NaN, or an unknown
+// Method, Optimizer or Init, makes Fit fail with an error naming the field
+// (wrapping ErrSettings for all but Method and Optimizer).
 type Settings struct {
 	Method    Method
 	Optimizer Optimizer
@@ -198,14 +203,16 @@ type Progress struct {
 	MaxIter    int
 }
 
+// withDefaults replaces zero values by the defaults. It leaves values out
+// of range as they are, for validate to report.
 func (s Settings) withDefaults() Settings {
 	def := func(v *int, d int) {
-		if *v <= 0 {
+		if *v == 0 {
 			*v = d
 		}
 	}
 	deff := func(v *float64, d float64) {
-		if *v <= 0 {
+		if *v == 0 {
 			*v = d
 		}
 	}
@@ -236,4 +243,69 @@ func (s Settings) withDefaults() Settings {
 	deff(&s.Eps, 1e-8)
 	deff(&s.Clip, 5e5)
 	return s
+}
+
+// ErrSettings is wrapped by the errors of Fit for a field of Settings out of
+// its range.
+var ErrSettings = errors.New("invalid settings")
+
+// validate returns an error naming the first field out of its range. Zero
+// values are valid: they select defaults. Method and Optimizer are checked
+// where they are dispatched on (newFamily, Fit).
+func (s Settings) validate() error {
+	bad := func(field string, v any, want string) error {
+		return fmt.Errorf("vi: %w: Settings.%s is %v; want %s", ErrSettings, field, v, want)
+	}
+	if s.Init != InitMode && s.Init != InitPaper {
+		return bad("Init", fmt.Sprintf("Init(%d)", int(s.Init)), "InitMode or InitPaper")
+	}
+	// Negative counts once meant the default; an error is plainer.
+	for _, f := range []struct {
+		name string
+		v    int
+	}{
+		{"Workers", s.Workers}, {"ChunkSize", s.ChunkSize}, {"MaxIter", s.MaxIter},
+		{"Window", s.Window}, {"ConvergenceDraws", s.ConvergenceDraws}, {"Patience", s.Patience},
+		{"FinalDraws", s.FinalDraws}, {"SummaryDraws", s.SummaryDraws},
+	} {
+		if f.v < 0 {
+			return bad(f.name, f.v, "a positive number, or 0 for the default")
+		}
+	}
+	if s.TimeLimit < 0 {
+		return bad("TimeLimit", s.TimeLimit, "a positive duration, or 0 for none")
+	}
+	// A NaN or infinite step or epsilon leaves the fit nowhere to go;
+	// an infinite Tol (stop at the first flat window) or Clip (never
+	// clip) is meaningful.
+	for _, f := range []struct {
+		name   string
+		v      float64
+		infOK  bool
+		wanted string
+	}{
+		{"Alpha", s.Alpha, false, "a positive finite step, or 0 for the rule's default"},
+		{"Alpha0", s.Alpha0, false, "a positive finite step, or 0 for the default"},
+		{"Eps", s.Eps, false, "a positive finite number, or 0 for the default"},
+		{"Tol", s.Tol, true, "a positive tolerance, or 0 for the default"},
+		{"Clip", s.Clip, true, "a positive norm, or 0 for the default"},
+	} {
+		if math.IsNaN(f.v) || f.v < 0 || math.IsInf(f.v, 1) && !f.infOK {
+			return bad(f.name, f.v, f.wanted)
+		}
+	}
+	if math.IsNaN(s.Jitter) {
+		return bad("Jitter", s.Jitter, "a positive scale, 0 for the default or a negative value for none")
+	}
+	// A decay rate of 1 or more never forgets (Adam's bias correction
+	// then divides by zero), a negative one oscillates.
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"Beta1", s.Beta1}, {"Beta2", s.Beta2}} {
+		if !(f.v >= 0 && f.v < 1) {
+			return bad(f.name, f.v, "a decay rate in (0, 1), or 0 for the default")
+		}
+	}
+	return nil
 }

@@ -6,8 +6,10 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -33,6 +35,9 @@ func TestBadInvocations(t *testing.T) {
 		"newlevel.csv":  "y,x,f,g\n1,0.5,u,a\n0,0.2,v,a\n3,0.1,u,b\n0,0.3,v,b\n",
 		"newlevel2.csv": "x,f,g\n0.5,w,a\n",
 		"nocol.csv":     "f,g\nu,a\n",
+		"heavy.csv":     "y,x,g,w\n1,0.5,a,1\n0,0.2,a,1\n3,0.1,b,1e300\n0,0.3,b,1\n",
+		"trials.csv":    "s,n,x,g\n1,5,0.5,a\n0,0,0.2,a\n3,5,0.1,b\n2,4,0.3,b\n",
+		"runaway.csv":   "y,x,g\n1,0.5,a\n\"0,0.2,a\n" + strings.Repeat("x", 1<<20) + "\n",
 	}
 	for name, content := range files {
 		writeFile(t, dir, name, content)
@@ -67,6 +72,9 @@ func TestBadInvocations(t *testing.T) {
 		{"wrong field count", fitArgs("fields.csv", "y ~ x + (1 | g)", "-family", "poisson"), "", 1, []string{"fields.csv: line 3", "wrong number of fields"}},
 		{"NaN in a numeric column", fitArgs("nan.csv", "y ~ x + (1 | g)", "-family", "poisson"), "", 1, []string{"nan.csv: line 3, column 2", "NaN"}},
 		{"missing value", fitArgs("missing.csv", "y ~ x + (1 | g)", "-family", "poisson"), "", 1, []string{"missing.csv: line 3, column 2 (\"x\")", "missing value"}},
+		{"huge weight", fitArgs("heavy.csv", "y ~ x + (1 | g)", "-family", "poisson", "-weights", "w"), "", 1, []string{`heavy.csv: line 4, column 4 ("w")`, "weight 1e+300 exceeds"}},
+		{"zero trials", fitArgs("trials.csv", "cbind(s, n - s) ~ x + (1 | g)"), "", 1, []string{`trials.csv: line 3, column 2 ("n")`, "number of trials 0"}},
+		{"runaway quote", fitArgs("runaway.csv", "y ~ x + (1 | g)", "-family", "poisson"), "", 1, []string{`runaway.csv: line 4, column 1 ("y")`, "record too long", "the quoted field opened on line 3"}},
 		{"no random effects", fitArgs("good.csv", "y ~ x", "-family", "poisson"), "", 1, []string{"random-effects term"}},
 		{"two grouping factors", fitArgs("good.csv", "y ~ x + (1 | g) + (1 | x)", "-family", "poisson"), "", 1, []string{"second grouping factor", "not supported"}},
 		{"nonexistent file", fitArgs("no-such.csv", "y ~ x + (1 | g)", "-family", "poisson"), "", 1, []string{"no-such.csv: no such file"}},
@@ -170,5 +178,57 @@ func TestUsageDocumentsEveryFlag(t *testing.T) {
 		if n == 0 {
 			t.Errorf("%s has no flags", cmd)
 		}
+	}
+}
+
+// TestWarnings: a model that can be fitted but looks wrong is fitted, with
+// one "glmmfit: warning:" line on standard error per problem.
+func TestWarnings(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("y,x,big,g\n")
+	for i := range 40 {
+		x := float64((i*7)%11)/4 - 1
+		g := strconv.Itoa(i % 8)
+		if i == 13 {
+			g = "5O"
+		}
+		fmt.Fprintf(&b, "%d,%g,%g,%s\n", (i*5)%4, x, 2e6*x+float64(i), g)
+	}
+	writeFile(t, dir, "data.csv", b.String())
+	for _, c := range []struct {
+		name    string
+		formula string
+		want    [][]string // substrings of each warning line, in order
+	}{
+		{"large covariate", "y ~ big + (1 | g)", [][]string{{"5O"}, {`fixed-effect column "big"`, "consider rescaling"}}},
+		{"typo in the grouping factor", "y ~ x + (1 | g)", [][]string{{`data.csv: line 15, column 4 ("g")`, `"5O" is not a number`, "categorical"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := glmmfit(t, dir, "", nil, "fit", "-data", "data.csv", "-formula", c.formula, "-family", "poisson",
+				"-max-iter", "100", "-draws", "100", "-quiet")
+			if r.code != exitOK && r.code != exitLimit {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			if r.stdout == "" {
+				t.Error("no summary on standard output")
+			}
+			var warns []string
+			for _, l := range strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n") {
+				if strings.HasPrefix(l, "glmmfit: warning: ") {
+					warns = append(warns, l)
+				}
+			}
+			if len(warns) != len(c.want) {
+				t.Fatalf("%d warning lines, want %d: %q", len(warns), len(c.want), r.stderr)
+			}
+			for k, want := range c.want {
+				for _, s := range want {
+					if !strings.Contains(warns[k], s) {
+						t.Errorf("warning %q does not contain %q", warns[k], s)
+					}
+				}
+			}
+		})
 	}
 }

@@ -221,6 +221,10 @@ func prepareFit(e *env, o *fitOptions) (*fitJob, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The model is fitted as asked; what looks wrong is said, not refused.
+	for _, w := range job.design.Warnings() {
+		fmt.Fprintln(e.stderr, "glmmfit: warning: "+oneLine(w))
+	}
 	fam := job.design.Family()
 	job.method, job.methodNote = resolveMethod(o.method, fam)
 	if o.example {

@@ -125,6 +125,12 @@ Output:
 The lower bound (ELBO) includes every constant of the likelihood and prior,
 so it bounds log p(y); it is reported with its Monte Carlo standard error.
 
+A model that can be fitted but looks wrong is fitted all the same, with a
+"glmmfit: warning:" line on standard error per problem: a predictor far from
+unit scale (standard deviation or largest value outside 1e-3 to 1e3:
+rescale it), or a column of numbers read as categorical because of a few
+values that are not numbers (a typo).
+
 Exit codes: 0 converged; 1 bad input or failure; 2 usage; 3 stopped at
 -max-iter or -timeout without converging (results still written); 4
 diverged; 130 interrupted by Ctrl-C (the last good state is written).
