@@ -76,8 +76,9 @@
 // # Lower bound
 //
 // Result.LowerBound is the mean of h(theta) = log p(y, theta) - log q(theta)
-// over FinalDraws fresh draws, with every constant of the target included,
-// and LowerBoundSE its Monte Carlo standard error. For GLMMs,
+// over fresh draws (up to FinalDraws, fewer once the standard error is below
+// FinalSE), with every constant of the target included, and LowerBoundSE its
+// Monte Carlo standard error. For GLMMs,
 // glmm.Model.PaperELBO converts it to the convention of the paper's
 // Table 11, which omits the data-only constants and the prior's
 // normalising constant.

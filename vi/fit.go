@@ -40,8 +40,11 @@ type family interface {
 // the Result holds the last good state (the one at the end of the last
 // complete window). Other errors mean the target or settings are unusable.
 func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
-	set = set.withDefaults()
 	n, r, g := target.Dims()
+	if set.Window == 0 && n >= LargeSubjects {
+		set.Window = LargeWindow
+	}
+	set = set.withDefaults()
 	if n < 0 || r < 0 || g < 0 || n*r+g == 0 {
 		return nil, fmt.Errorf("vi: target has no variables (n=%d, r=%d, G=%d)", n, r, g)
 	}
@@ -306,16 +309,19 @@ const finalIterBase = 1 << 40
 func finalDraws(set Settings, n int) int {
 	d := set.FinalDraws
 	if n > 0 {
-		d = min(d, max(100, 10_000_000/n))
+		d = min(d, max(minFinalDraws, 10_000_000/n))
 	}
 	return d
 }
 
-// finalBound estimates the lower bound by the mean of h over fresh draws.
+// finalBound estimates the lower bound by the mean of h over fresh draws,
+// stopping early once the standard error is below set.FinalSE.
 func finalBound(fam family, set Settings, n int) (mean, se float64, err error) {
 	draws := finalDraws(set, n)
-	var sum, sumSq float64
-	for k := range draws {
+	// Sums of h - h_0: the bound can be large next to its spread.
+	var h0, sum, sumSq float64
+	k := 0
+	for k < draws {
 		h, err := fam.estimate(finalIterBase+uint64(k), nil, nil, false)
 		if err != nil {
 			return 0, 0, err
@@ -323,10 +329,27 @@ func finalBound(fam family, set Settings, n int) (mean, se float64, err error) {
 		if math.IsNaN(h) || math.IsInf(h, 0) {
 			return 0, 0, errors.New("non-finite h at a fresh draw")
 		}
-		sum += h
-		sumSq += h * h
+		if k == 0 {
+			h0 = h
+		}
+		sum += h - h0
+		sumSq += (h - h0) * (h - h0)
+		k++
+		if k >= minFinalDraws && k%minFinalDraws == 0 && meanSE(sum, sumSq, k) <= set.FinalSE {
+			break
+		}
 	}
-	mean = sum / float64(draws)
-	v := max(0, sumSq/float64(draws)-mean*mean) * float64(draws) / float64(max(1, draws-1))
-	return mean, math.Sqrt(v / float64(draws)), nil
+	return h0 + sum/float64(k), meanSE(sum, sumSq, k), nil
+}
+
+// minFinalDraws is the least number of draws for the final bound, and the
+// batch after which its standard error is checked.
+const minFinalDraws = 100
+
+// meanSE returns the standard error of the mean of k values with the given
+// sum and sum of squares.
+func meanSE(sum, sumSq float64, k int) float64 {
+	m := sum / float64(k)
+	v := max(0, sumSq/float64(k)-m*m) * float64(k) / float64(max(1, k-1))
+	return math.Sqrt(v / float64(k))
 }

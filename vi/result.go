@@ -80,7 +80,8 @@ type Result struct {
 	Factor []float64
 
 	// LowerBound is the final estimate of the evidence lower bound, with
-	// every constant of the target included, from FinalDraws fresh draws;
+	// every constant of the target included, from fresh draws (see
+	// Settings.FinalDraws and FinalSE);
 	// LowerBoundSE is its Monte Carlo standard error.
 	LowerBound, LowerBoundSE float64
 	// Trace holds one point per window.

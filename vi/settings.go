@@ -112,7 +112,8 @@ type Settings struct {
 	TimeLimit time.Duration
 	// Window is the number of iterations over which the lower bound is
 	// averaged for the trace, and between two convergence tests; 0 means
-	// 50.
+	// DefaultWindow, or LargeWindow for targets of LargeSubjects subjects
+	// or more.
 	Window int
 	// Tol is the convergence tolerance in nats: the fit has converged when
 	// the lower bound, evaluated at the same fixed draws at the end of each
@@ -145,9 +146,14 @@ type Settings struct {
 	// optimum at a distance that scales with the step, and a smaller last
 	// step settles them. 0 means 1; a negative value means none.
 	Refine int
-	// FinalDraws is the number of fresh draws for the final lower-bound
-	// estimate; 0 means 1000.
+	// FinalDraws is the largest number of fresh draws for the final
+	// lower-bound estimate; 0 means 1000. Fits of very many subjects use
+	// fewer (as many as cost about 10^7 subject evaluations, at least 100).
 	FinalDraws int
+	// FinalSE ends the final estimate early, after a multiple of 100
+	// draws, once its Monte Carlo standard error is below FinalSE nats; 0
+	// means 0.25, a negative value never.
+	FinalSE float64
 	// SummaryDraws is the number of draws for posterior summaries computed
 	// by sampling; 0 means 4000.
 	SummaryDraws int
@@ -195,6 +201,17 @@ const (
 	DefaultTol    = 0.0125
 )
 
+// LargeWindow is the default Window for targets of LargeSubjects subjects
+// or more. With many subjects the start, a Newton solve per subject given
+// global variables that the data pin down, is close to the optimum, and an
+// iteration is costly; the shorter window halves the iterations needed to
+// confirm a plateau. With few subjects the start can be further off and the
+// climb slow and noisy (Toenail stops about a nat short with 25).
+const (
+	LargeWindow   = 25
+	LargeSubjects = 5000
+)
+
 // Progress reports the state of a running fit.
 type Progress struct {
 	Iter       int
@@ -221,6 +238,9 @@ func (s Settings) withDefaults() Settings {
 	def(&s.Patience, 3)
 	def(&s.ConvergenceDraws, 8)
 	def(&s.FinalDraws, 1000)
+	if s.FinalSE == 0 {
+		s.FinalSE = 0.25
+	}
 	if s.Refine == 0 {
 		s.Refine = 1
 	} else if s.Refine < 0 {
