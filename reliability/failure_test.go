@@ -229,12 +229,13 @@ func glmmConfig(m *glmm.Model) glmm.Config {
 	return cfg
 }
 
-// TestRVB2ModeFailure: RVB2's Newton solve for the conditional mode fails
-// for a Bernoulli subject whose five responses are all 1 when the
-// random-effect precision is small (log W = -12.7 here, a draw a fit of
-// these data makes). The error names the subject and wraps *rvb.ModeError.
-// This is reported as a bug: on these ordinary simulated data the default
-// RVB fit of a Bernoulli model (RVB2) hits it in the final bound's draws.
+// TestRVB2ModeFailure (issue 8, once a failure): RVB2's Newton solve for
+// the conditional mode of a Bernoulli subject whose five responses are all
+// 1, when the random-effect precision is tiny (log W = -12.7 here, a draw a
+// fit of these data made), hit its iteration limit: the mode is far out
+// (b about 23), in the likelihood's exponential tail. The solve must now
+// converge there, and the default RVB fit of the model (RVB2) must end
+// with a finite state and bound, not in a mode failure.
 func TestRVB2ModeFailure(t *testing.T) {
 	fr, _ := simulate(t, datasets.SimSpec{Family: "bernoulli", Subjects: 150, Obs: 5,
 		Beta: []float64{0.5, 0.3, 0.4}, RECov: [][]float64{{0.5}}, Seed: 21})
@@ -248,24 +249,21 @@ func TestRVB2ModeFailure(t *testing.T) {
 		t.Fatalf("subject 45 responses %v, want all 1", y)
 	}
 	thetaG := []float64{0.7268445282677173, -0.5986376292442553, 0.3258085400620902, -12.723067711462072}
-	_, err = tg.Local(tg.NewWorkspace(), 45, 46, thetaG, []float64{0}, nil, nil)
-	var me *rvb.ModeError
-	if !errors.As(err, &me) {
-		t.Fatalf("Local: error %v, want a *rvb.ModeError", err)
+	grad := make([]float64, len(thetaG))
+	gl := make([]float64, 1)
+	v, err := tg.Local(tg.NewWorkspace(), 45, 46, thetaG, []float64{0}, gl, grad)
+	if err != nil {
+		t.Fatalf("Local at subject 45: %v", err)
 	}
-	if !strings.Contains(err.Error(), `id "s0046" (subject 45)`) {
-		t.Errorf("error %q does not name the subject", err)
+	if k := firstNonFinite(append([]float64{v, gl[0]}, grad...)); k >= 0 {
+		t.Errorf("Local at subject 45: log density %v, gradients %v %v", v, gl, grad)
 	}
-	t.Logf("%v", err)
 
-	// The fit reports whatever happens with a finite state, naming the
-	// subject if the mode solve ends it.
 	res, err := vi.Fit(context.Background(), tg, vi.Settings{Method: vi.RVB, Seed: 2})
-	checkResult(t, "RVB2 fit", res, err, vi.Converged, vi.MaxIterations, vi.Diverged)
-	if res.Status == vi.Diverged {
-		if !errors.As(err, &me) || !strings.Contains(err.Error(), "(subject ") {
-			t.Errorf("diverged with %v, want the mode failure naming the subject", err)
-		}
+	checkResult(t, "RVB2 fit", res, err, vi.Converged, vi.MaxIterations)
+	var me *rvb.ModeError
+	if errors.As(err, &me) {
+		t.Errorf("RVB2 fit: mode failure %v", err)
 	}
 	t.Logf("fit: %v after %d iterations, bound %v, error %v", res.Status, res.Iterations, res.LowerBound, err)
 }

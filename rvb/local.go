@@ -359,7 +359,8 @@ func (t *Target) rows(i int, eta, d1, hw, k3 []float64) float64 {
 	// p = 1/2 + sign(eta)(1-e) q/2, p(1-p) = e q^2, 2p-1 = sign(eta)(1-e) q,
 	// and log p(y | eta) = y eta - m max(eta, 0) - m log(1+e). These have
 	// no branch on the sign of eta, which is random in a fit, and keep the
-	// absolute accuracy a sum needs.
+	// absolute accuracy a sum needs; the first derivative keeps relative
+	// accuracy too.
 	// When every row has the same w m, the sum of w m log(1+e) is taken as
 	// w m times the log of the product of the 1+e, each in (1, 2]: one
 	// log per subject instead of one per row, flushed every 512 rows, far
@@ -371,18 +372,23 @@ func (t *Target) rows(i int, eta, d1, hw, k3 []float64) float64 {
 			e := math.Exp(-math.Abs(et))
 			d := 1 + e
 			q := 1 / d
-			s := math.Copysign((1-e)*q, et)
+			sg := math.Copysign(1, et)
+			eq := e * q // min(p, 1-p)
 			ll += y[j]*et - max(et, 0)
 			prod *= d
 			if j&511 == 511 {
 				ll -= math.Log(prod)
 				prod = 1
 			}
-			d1[j] = y[j] - 0.5 - 0.5*s
+			// y - p as (y - [eta >= 0]) + sign(eta) min(p, 1-p): the
+			// first term is exact, so a subject far in the tail, whose
+			// mode solve sees only these tiny gradients, keeps their
+			// relative accuracy (y - 1/2 - (2p-1)/2 cancels to 1e-16).
+			d1[j] = (y[j] - 0.5 - 0.5*sg) + sg*eq
 			if hw != nil {
-				v := e * q * q
+				v := eq * q
 				hw[j] = v
-				k3[j] = -v * s
+				k3[j] = -v * (sg * ((1 - e) * q))
 			}
 		}
 		return ll - math.Log(prod)
@@ -395,7 +401,7 @@ func (t *Target) rows(i int, eta, d1, hw, k3 []float64) float64 {
 		e := math.Exp(-math.Abs(et))
 		d := 1 + e
 		q := 1 / d
-		s := math.Copysign((1-e)*q, et)
+		sg := math.Copysign(1, et)
 		ll += wj * (y[j]*et - mj*max(et, 0))
 		if common {
 			prod *= d
@@ -406,11 +412,11 @@ func (t *Target) rows(i int, eta, d1, hw, k3 []float64) float64 {
 		} else {
 			ll -= wj * mj * math.Log1p(e)
 		}
-		d1[j] = wj * (y[j] - mj*(0.5+0.5*s))
+		d1[j] = wj * ((y[j] - mj*(0.5+0.5*sg)) + mj*sg*(e*q)) // as for unit rows
 		if hw != nil {
 			v := wj * mj * e * q * q
 			hw[j] = v
-			k3[j] = -v * s
+			k3[j] = -v * (sg * ((1 - e) * q))
 		}
 	}
 	if common {
@@ -451,7 +457,8 @@ func (t *Target) condGradPrec(ws *workspace, i int, b []float64) {
 
 // newton runs damped Newton from ws.center to the mode of subject i's
 // conditional density, halving each step until the density does not
-// decrease. Once a step is below the tolerance it takes it without a
+// decrease, and extending full steps that do not contract (see below).
+// Once a step is below the tolerance it takes it without a
 // check (the density is flat to rounding there) and stops. On success
 // ws.center is the mode and ws.prec, ws.rf, ws.hw and ws.k3 are the
 // precision, its factor and the curvature terms there.
@@ -463,6 +470,7 @@ func (t *Target) newton(ws *workspace, i int) error {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return &ModeError{Reason: "non-finite density at the start", Step: step}
 	}
+	prev := math.Inf(1) // the last Newton step's size
 	for it := range t.maxNewton {
 		t.condGradPrec(ws, i, b)
 		if !cholLower(r, ws.prec, ws.rf) {
@@ -491,7 +499,8 @@ func (t *Target) newton(ws *workspace, i int) error {
 		// Rounding in f: a change below this is no change.
 		slack := 1e-13 * (1 + math.Abs(f))
 		accepted := false
-		for s := 1.0; s > 0x1p-60; s /= 2 {
+		s := 1.0
+		for ; s > 0x1p-60; s /= 2 {
 			for k := range b {
 				ws.bn[k] = b[k] + s*ws.dir[k]
 			}
@@ -506,8 +515,51 @@ func (t *Target) newton(ws *workspace, i int) error {
 		if !accepted {
 			return &ModeError{Iter: it, Step: step, Reason: "no step increases the density"}
 		}
+		if s == 1 && step >= 0.5*prev {
+			// Newton is not contracting: in a likelihood's exponential
+			// tail (all-1 Bernoulli data under a tiny Omega) it moves
+			// about one unit per step towards a mode far out, where the
+			// density's changes are below its rounding. Doubling the step
+			// while the slope along it stays positive (so that, the
+			// density being concave, it increases) stays short of the
+			// mode and halves the distance to it.
+			inc := 1.0
+			for range 60 {
+				for k := range b {
+					ws.bn[k] = b[k] + inc*ws.dir[k]
+				}
+				fn := t.evalCond(ws, i, ws.bn)
+				if math.IsNaN(fn) || math.IsInf(fn, 0) || !(t.slope(ws, i, ws.bn, ws.dir) > 0) {
+					t.evalCond(ws, i, b) // the derivatives at b again
+					break
+				}
+				copy(b, ws.bn)
+				f = fn
+				inc *= 2
+			}
+		}
+		prev = step
 	}
 	return &ModeError{Iter: t.maxNewton, Step: step, Reason: "iteration limit reached"}
+}
+
+// slope returns the derivative of subject i's conditional log density at
+// b along dir, from the derivatives stored by the last evalCond at b.
+func (t *Target) slope(ws *workspace, i int, b, dir []float64) float64 {
+	r := t.r
+	z := t.m.ZRows(i)
+	var s float64
+	for j, d := range ws.d1[:len(z)/r] {
+		for u, zu := range z[j*r : j*r+r] {
+			s += d * zu * dir[u]
+		}
+	}
+	for u := range r {
+		for v := range r {
+			s -= dir[u] * ws.omega[u*r+v] * b[v]
+		}
+	}
+	return s
 }
 
 // subject evaluates subject i at b~ = bt after prepare: it returns the log
