@@ -142,7 +142,10 @@ var logPY = map[string]float64{
 // settings (Snngm, vi's default step and start) and requires the bound to
 // reach the paper's Table 11 value minus 1 nat, and to stay below log p(y).
 // The paper's start is checked too, with a smaller step than the default
-// (see the package documentation).
+// (see the package documentation). From that start the climb is long and
+// slow, and its gains at the fixed draws are smaller than the rises and
+// falls vi's default tolerance takes for jitter (Toenail RVB1 stops 2.5 nats
+// short), so those fits use the absolute tolerance alone.
 func TestTable11(t *testing.T) {
 	cases := []struct {
 		name string
@@ -150,8 +153,8 @@ func TestTable11(t *testing.T) {
 	}{
 		{"epilepsy", vi.Settings{}},
 		{"toenail", vi.Settings{}},
-		{"epilepsy", vi.Settings{Init: vi.InitPaper, Alpha0: 0.001}},
-		{"toenail", vi.Settings{Init: vi.InitPaper, Alpha0: 0.001}},
+		{"epilepsy", vi.Settings{Init: vi.InitPaper, Alpha0: 0.001, Jitter: -1}},
+		{"toenail", vi.Settings{Init: vi.InitPaper, Alpha0: 0.001, Jitter: -1}},
 	}
 	for _, tc := range cases {
 		m := paperModel(t, tc.name)

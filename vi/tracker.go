@@ -117,19 +117,19 @@ func (t *tracker) crn() bool {
 	return net < max(float64(t.patience)*t.tol, t.jitter(), t.floor)
 }
 
-// jitter returns Settings.Jitter times the root mean square of the recent
-// negative gains, zero if there are none.
+// jitter returns Settings.Jitter times the root mean square of the
+// negative parts of the recent gains: at a plateau, where rises and falls
+// are equally likely, about 0.7 times the gains' spread; in a climb, where
+// falls are rare, far less.
 func (t *tracker) jitter() float64 {
+	if len(t.gains) == 0 {
+		return 0
+	}
 	var ss float64
-	var k int
 	for _, g := range t.gains {
 		if g < 0 {
 			ss += g * g
-			k++
 		}
 	}
-	if k == 0 {
-		return 0
-	}
-	return t.jitterScale * math.Sqrt(ss/float64(k))
+	return t.jitterScale * math.Sqrt(ss/float64(len(t.gains)))
 }
