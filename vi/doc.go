@@ -56,14 +56,20 @@
 //
 // # Convergence
 //
-// Every Window (50) iterations the bound is evaluated at ConvergenceDraws fixed
-// draws, the same each time, so that the gain between windows is measured
-// with common random numbers, nearly free of Monte Carlo noise. When the
-// gain has stayed below Tol for Patience windows, the step is divided by 10
-// (Refine times) and, at the next such plateau, the fit has converged.
+// Every Window iterations (50, or 25 for targets of 5000 subjects or more)
+// the bound is evaluated at ConvergenceDraws fixed draws, the same each time,
+// so that the gain between windows is measured with common random numbers,
+// free of fresh Monte Carlo noise. What remains is the jitter of the
+// iterates: near the optimum the bound at the fixed draws falls between
+// windows as often as it rises. A window is flat when its gain is below
+// the larger of Tol and Jitter times the root mean square of the recent
+// falls. After Patience flat windows whose gains do not add up to a climb,
+// the step is divided by 10 (Refine times) and, at the next such plateau,
+// the fit has converged; the smaller step can only win back what the
+// larger one lost to jitter, so that jitter stays the tolerance.
 // Fixed-length steps (Snngm, the Adam family) jitter around the optimum at
 // a distance proportional to the step, so the last, smaller step settles
-// them.
+// them. Long, slow climbs can look like jitter; Jitter: -1 keeps to Tol.
 //
 // # Failures
 //
