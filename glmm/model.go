@@ -126,6 +126,7 @@ type Model struct {
 
 	subjConst []float64 // sum over the subject's rows of w * Constant(y, m)
 	commonWM  []float64 // w m shared by every row of the subject, or NaN
+	unitWM    bool      // a binomial family with w = m = 1 on every row
 	dataConst float64
 
 	fixedNames  []string
@@ -345,6 +346,13 @@ func New(cfg Config) (*Model, error) {
 		mod.commonWM[i] = wm
 		mod.subjConst[i] = c
 		mod.dataConst += c
+	}
+	mod.unitWM = mod.family != Poisson
+	for j := range mod.y {
+		if mod.w[j] != 1 || mod.m[j] != 1 {
+			mod.unitWM = false
+			break
+		}
 	}
 	return mod, nil
 }
