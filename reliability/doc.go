@@ -30,6 +30,9 @@
 //     covariates of magnitude 1e6, a near-zero random-effect variance, one
 //     subject, more random effects than observations, 10^5 subjects) must
 //     fit with GVA and RVB to finite results with a sensible status.
+//   - flatvar_test.go: on data that barely identify a random-effect
+//     variance, RVB1 and RVB2 must end within 2 nats of GVA's bound (or
+//     above it) and not lose the bound when run longer.
 //   - failure_test.go: divergence and target failures are reported with
 //     the iteration and the subject; cancelling a fit returns the last
 //     good state within about one window of iterations.

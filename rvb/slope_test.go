@@ -169,7 +169,9 @@ func weakSlopeModel(t testing.TB) *glmm.Model {
 // declares convergence. The bound's gradient there is correct
 // (TestGradientExtremePrecision) and points back uphill. A step of at
 // most 0.003 keeps every seed on the peak, so the test uses that until
-// vi's default is as small.
+// vi's default is as small. (RVB's Snngm has since normalised by the moving
+// root mean square of the norms, which keeps the weight of such draws; see
+// reliability's TestRVBFlatVariance.)
 //
 // A collapsed slope SD is not wrong in itself on these data: a q on the
 // plateau (log W_tt about N(10, 3^2)) reached by Adam has the bound

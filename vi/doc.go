@@ -41,7 +41,13 @@
 // # Step rules
 //
 // Snngm (default) normalises the natural gradient and adds momentum; its
-// step is alpha = Alpha0 sqrt(len(lambda)). DefaultAlpha0 (GVA, 0.03) and
+// step is alpha = Alpha0 sqrt(len(lambda)). For GVA it divides each
+// gradient by its own norm, as the paper does; for RVB by the root mean
+// square of the recent norms (decay rate Beta2), because dividing by each
+// norm makes the momentum follow the median draw rather than the mean: on
+// a variance component the data barely identify, RVB's q widened over a
+// cliff of the bound that only rare draws reach and the bound drifted far
+// below GVA's (reliability TestRVBFlatVariance). DefaultAlpha0 (GVA, 0.03) and
 // DefaultAlpha0RVB (0.003) were chosen by fitting Epilepsy, Toenail and HERS
 // from the default start with Alpha0 in {0.001, 0.003, 0.01, 0.03, 0.1}:
 // for GVA 0.03 reached the best bounds in the fewest iterations on all three

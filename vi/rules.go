@@ -32,6 +32,9 @@ type stepper struct {
 	m, v, delta []float64
 	t           int
 	lastFrac    float64 // the fraction of the rule's step the safeguard let through
+	// nu is the root of the moving average, at rate Beta2, of the squared
+	// norms of RVB's natural gradients, by which its Snngm normalises.
+	nu float64
 
 	pool     *parallel.Pool
 	blocks   parallel.Chunking
@@ -81,6 +84,7 @@ func newStepper(opt Optimizer, set Settings, lambda []float64, kinds []uint8, pr
 
 // reset forgets the moments, as after a restart from an earlier state.
 func (s *stepper) reset() {
+	s.nu = 0
 	clear(s.m)
 	clear(s.v)
 	s.t = 0
@@ -195,6 +199,21 @@ func (s *stepper) step(g []float64, fisher func(src, dst []float64) error) (floa
 			return 0, nil
 		}
 		s.scale = 1 / nrm
+		if !s.prec {
+			// RVB divides by the recent root mean square norm rather
+			// than by this gradient's norm: the step is then linear in
+			// the gradient over the average's span, and so unbiased.
+			// g/||g|| is not: when a rare draw carries most of the mean
+			// (a variance component with a flat likelihood towards zero
+			// and a cliff the other way, whose log precision q
+			// spreads over both), it weighs no more than a typical draw,
+			// the momentum follows the median draw instead of the mean,
+			// and q drifts down the bound (reliability TestRVBFlatVariance).
+			// The normalised size of one gradient is still at most
+			// 1/sqrt(1-Beta2), about 32: a wild draw cannot throw lambda.
+			s.nu = math.Hypot(math.Sqrt(b2)*s.nu, math.Sqrt(1-b2)*nrm)
+			s.scale = 1 / (s.nu * math.Sqrt(s.corr2))
+		}
 		pass = s.passSnngm
 	case Adam, NAdam:
 		pass = s.passAdam

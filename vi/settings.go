@@ -166,7 +166,8 @@ type Settings struct {
 	// RVB.
 	Alpha0 float64
 	// Beta1 and Beta2 are the momentum and second-moment decay rates; 0
-	// means 0.9 and 0.999.
+	// means 0.9 and 0.999. For RVB, Snngm's Beta2 is the decay rate of the
+	// mean square gradient norm by which it normalises.
 	Beta1, Beta2 float64
 	// Eps is Adam's epsilon; 0 means 1e-8.
 	Eps float64
