@@ -48,15 +48,10 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 	st.beta = theta[n*r : n*r+p]
 	omega := theta[n*r+p:]
 	nc := st.chunks.Len()
-	st.partG = make([][]float64, nc)
-	st.partI = make([][]float64, nc)
+	st.partG = padded(nc, p)
+	st.partI = padded(nc, p*p)
 	st.partF = make([]float64, nc)
-	st.partR = make([][]float64, nc)
-	for k := range nc {
-		st.partR[k] = make([]float64, p*p)
-		st.partG[k] = make([]float64, p)
-		st.partI[k] = make([]float64, p*p)
-	}
+	st.partR = padded(nc, p*p)
 	st.a = make([]float64, n*r)
 	st.ab = make([]float64, n*r*p)
 	clear(prec)
@@ -682,13 +677,14 @@ func (mod *Model) etaSD(j int, v []float64) float64 {
 }
 
 func newStartScratch(mod *Model) *startScratch {
-	r := mod.r
+	r, ni, p := mod.r, mod.maxNi, mod.p
+	c := newCarver(3*ni + p + r + 3*r*r + r*p + 2*ghNodes)
 	sc := &startScratch{
-		eta: make([]float64, mod.maxNi), d1: make([]float64, mod.maxNi), d2: make([]float64, mod.maxNi),
-		x:    make([]float64, mod.p),
-		grad: make([]float64, r), hess: make([]float64, r*r), chol: make([]float64, r*r),
-		hib: make([]float64, r*mod.p),
-		ghx: make([]float64, ghNodes), ghw: make([]float64, ghNodes),
+		eta: c.take(ni), d1: c.take(ni), d2: c.take(ni),
+		x:    c.take(p),
+		grad: c.take(r), hess: c.take(r * r), chol: c.take(r * r),
+		hib: c.take(r * p),
+		ghx: c.take(ghNodes), ghw: c.take(ghNodes),
 	}
 	// Nodes for the weight exp(-x^2), rescaled to the standard normal.
 	quad.Hermite{}.FixedLocations(sc.ghx, sc.ghw, math.Inf(-1), math.Inf(1))

@@ -12,6 +12,11 @@ var log2Pi = math.Log(2 * math.Pi)
 
 // workspace is the scratch space of one concurrent caller of Local.
 type workspace struct {
+	// Workers write their workspaces per subject: the padding and the
+	// single padded buffer behind the slices keep two workspaces off each
+	// other's cache lines.
+	_ [cacheLine]byte
+
 	// Set from theta_g once per call.
 	w, omega []float64 // W and Omega = W W', r×r
 	logNorm  float64   // -(r/2) log 2 pi + sum_k omega_kk
@@ -37,13 +42,25 @@ type workspace struct {
 	hw   []float64 // weighted -second derivative (RVB2: at the mode)
 	k3   []float64 // weighted -third derivative at the mode (RVB2)
 	row  []float64 // chain-rule weights to beta
+
+	_ [cacheLine]byte
 }
+
+// cacheLine is the size in bytes of a processor cache line.
+const cacheLine = 64
 
 // NewWorkspace returns scratch space for one concurrent caller of Local,
 // MapLocal or FromOriginal.
 func (t *Target) NewWorkspace() any {
 	r, ni := t.r, t.m.MaxSubjectObs()
-	mk := func(k int) []float64 { return make([]float64, k) }
+	const pad = cacheLine / 8
+	buf := make([]float64, pad+10*r*r+8*r+6*ni+pad)
+	o := pad
+	mk := func(k int) []float64 {
+		s := buf[o : o+k : o+k]
+		o += k
+		return s
+	}
 	return &workspace{
 		w: mk(r * r), omega: mk(r * r),
 		prec: mk(r * r), rf: mk(r * r), rinv: mk(r * r), lam: mk(r * r), l: mk(r * r),

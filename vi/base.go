@@ -71,12 +71,8 @@ func newBase(t Target, set Settings, pool *parallel.Pool, factorLen int) *base {
 	b.partZZ = make([]float64, k)
 	b.partLD = make([]float64, k)
 	b.chunkErr = make([]error, k)
-	b.partG = make([][]float64, k)
-	b.partS1 = make([][]float64, k)
-	for j := range k {
-		b.partG[j] = make([]float64, g)
-		b.partS1[j] = make([]float64, g)
-	}
+	b.partG = padded(k, g)
+	b.partS1 = padded(k, g)
 	b.sumG = make([]float64, g)
 	b.sumS1 = make([]float64, g)
 	return b
@@ -184,4 +180,19 @@ func (b *base) reduceG() {
 			b.sumG[j] += x
 		}
 	}
+}
+
+// padded returns k slices of length g in one allocation, with a cache
+// line or more between any two: chunks add into their partial sums once per
+// subject, and two workers writing to one line would take turns owning it.
+func padded(k, g int) [][]float64 {
+	const line = 8 // float64s in a 64-byte cache line
+	stride := (g+line-1)/line*line + line
+	buf := make([]float64, k*stride+line)
+	out := make([][]float64, k)
+	for j := range out {
+		o := line + j*stride
+		out[j] = buf[o : o+g : o+g]
+	}
+	return out
 }

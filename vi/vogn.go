@@ -122,11 +122,8 @@ func (f *gva) vognInit() {
 		s:      make([]float64, arrowhead.Len(n, r, g)),
 		m:      make([]float64, f.d),
 		priorG: make([]float64, g),
-		partCC: make([][]float64, f.chunks.Len()),
+		partCC: padded(f.chunks.Len(), g*(g+1)/2),
 		sumCC:  make([]float64, g*(g+1)/2),
-	}
-	for k := range vs.partCC {
-		vs.partCC[k] = make([]float64, g*(g+1)/2)
 	}
 	// S = T T' at the start, formed blockwise: S_i = T_i T_i',
 	// S_gi = T_gi T_i', S_g = T_g T_g' + sum_i T_gi T_gi'.

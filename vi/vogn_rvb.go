@@ -33,13 +33,9 @@ func (f *rvbFamily) vognInit() {
 		s:      make([]float64, blockdiag.Len(n, r, g)),
 		m:      make([]float64, f.d),
 		priorG: make([]float64, g),
-		partCC: make([][]float64, f.chunks.Len()),
-		work:   make([][]float64, f.chunks.Len()),
+		partCC: padded(f.chunks.Len(), g*(g+1)/2),
+		work:   padded(f.chunks.Len(), 2*r*r),
 		gwork:  make([]float64, 2*g*g),
-	}
-	for k := range vs.partCC {
-		vs.partCC[k] = make([]float64, g*(g+1)/2)
-		vs.work[k] = make([]float64, 2*r*r)
 	}
 	// S = (C C')^-1 blockwise at the start.
 	tri := r * (r + 1) / 2
