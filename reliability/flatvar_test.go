@@ -45,7 +45,7 @@ func TestRVBFlatVariance(t *testing.T) {
 			if err != nil {
 				t.Fatalf("seed %d: %v: %v", seed, method, err)
 			}
-			long, err := vi.Fit(ctx, rvbNew(t, m, method), vi.Settings{Method: vi.RVB, Seed: seed, MaxIter: 4000, Tol: 1e-9, Jitter: -1})
+			long, err := vi.Fit(ctx, rvbNew(t, m, method), vi.Settings{Method: vi.RVB, Seed: seed, MaxIter: 4000, Tol: 1e-9, RelTol: -1, Jitter: -1})
 			if err != nil {
 				t.Fatalf("seed %d: %v long: %v", seed, method, err)
 			}

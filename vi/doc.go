@@ -68,8 +68,8 @@
 // free of fresh Monte Carlo noise. What remains is the jitter of the
 // iterates: near the optimum the bound at the fixed draws falls between
 // windows as often as it rises. A window is flat when its gain is below
-// the larger of Tol and Jitter times the root mean square of the recent
-// falls. After Patience flat windows whose gains do not add up to a climb,
+// the largest of Tol, RelTol times the size of the bound, and Jitter times
+// the root mean square of the recent falls. After Patience flat windows whose gains do not add up to a climb,
 // the step is divided by 10 (Refine times) and, at the next such plateau,
 // the fit has converged; the smaller step can only win back what the
 // larger one lost to jitter, so that jitter stays the tolerance.

@@ -36,7 +36,7 @@ func TestGVAExactOnGaussian(t *testing.T) {
 			mean, prec, logML := tg.exact()
 			// The bound is quadratic in the parameters' error, so 1e-3 in
 			// the parameters needs gains per window far below that.
-			set := Settings{Method: GVA, Optimizer: tc.opt, Init: InitPaper, Seed: 1, MaxIter: 50000, Workers: 2, ChunkSize: 3, Tol: 1e-8, Jitter: -1, Refine: 3, ConvergenceDraws: 200}
+			set := Settings{Method: GVA, Optimizer: tc.opt, Init: InitPaper, Seed: 1, MaxIter: 50000, Workers: 2, ChunkSize: 3, Tol: 1e-8, RelTol: -1, Jitter: -1, Refine: 3, ConvergenceDraws: 200}
 			if tc.opt == Snngm {
 				set.Alpha0 = tc.alpha
 			} else {
@@ -93,7 +93,7 @@ func TestRVBBlockOptimumOnGaussian(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tg := newGaussTarget(5, tc.n, tc.r, tc.g)
 			mean, prec, logML := tg.exact()
-			set := Settings{Method: RVB, Optimizer: tc.opt, Init: InitPaper, Seed: 2, MaxIter: 50000, Workers: 2, ChunkSize: 4, Tol: 1e-4, Jitter: -1, Refine: 3}
+			set := Settings{Method: RVB, Optimizer: tc.opt, Init: InitPaper, Seed: 2, MaxIter: 50000, Workers: 2, ChunkSize: 4, Tol: 1e-4, RelTol: -1, Jitter: -1, Refine: 3}
 			if tc.opt == Snngm {
 				set.Alpha0 = tc.alpha
 			} else {

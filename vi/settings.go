@@ -121,6 +121,12 @@ type Settings struct {
 	// row, and less than Patience*Tol over them. 0 means 0.0125, a gain of
 	// 1/4000 nat per iteration at the default Window. Jitter may raise it.
 	Tol float64
+	// RelTol raises Tol to RelTol times the size of the bound: a gain of
+	// 0.0125 nats in a bound of -10^6 is far below anything the posterior
+	// summaries show, and waiting for it costs thousands of iterations on
+	// very many subjects. 0 means 1e-6, a negative value none. (Stan's
+	// ADVI stops at a relative change of 0.01.)
+	RelTol float64
 	// Jitter scales the part of the tolerance that follows the noise of
 	// the iterates: near the optimum the iterates jitter, the bound at the
 	// fixed draws falls between windows as often as it rises, and gains
@@ -249,6 +255,11 @@ func (s Settings) withDefaults() Settings {
 	}
 	def(&s.SummaryDraws, 4000)
 	deff(&s.Tol, DefaultTol)
+	if s.RelTol == 0 {
+		s.RelTol = 1e-6
+	} else if s.RelTol < 0 {
+		s.RelTol = 0
+	}
 	if s.Jitter == 0 {
 		s.Jitter = 1
 	} else if s.Jitter < 0 {
@@ -314,6 +325,9 @@ func (s Settings) validate() error {
 		if math.IsNaN(f.v) || f.v < 0 || math.IsInf(f.v, 1) && !f.infOK {
 			return bad(f.name, f.v, f.wanted)
 		}
+	}
+	if math.IsNaN(s.RelTol) {
+		return bad("RelTol", s.RelTol, "a positive tolerance, 0 for the default or a negative value for none")
 	}
 	if math.IsNaN(s.Jitter) {
 		return bad("Jitter", s.Jitter, "a positive scale, 0 for the default or a negative value for none")

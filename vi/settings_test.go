@@ -27,6 +27,8 @@ func TestSettingsValidation(t *testing.T) {
 		{"zero value", Settings{}, ""},
 		{"negative Refine means none", Settings{Refine: -1}, ""},
 		{"negative Jitter means none", Settings{Jitter: -1}, ""},
+		{"negative RelTol means none", Settings{RelTol: -1}, ""},
+		{"NaN RelTol", Settings{RelTol: math.NaN()}, "RelTol"},
 		{"NaN Jitter", Settings{Jitter: nan}, "Settings.Jitter is NaN"},
 		{"infinite Tol", Settings{Tol: inf}, ""},
 		{"infinite Clip", Settings{Optimizer: Nagm, Clip: inf}, ""},

@@ -21,6 +21,7 @@ const crnIterBase = 1 << 41
 type tracker struct {
 	window, patience int
 	tol, jitterScale float64
+	relTol           float64
 
 	n          int
 	sum, sumSq float64
@@ -39,7 +40,7 @@ type tracker struct {
 }
 
 func newTracker(s Settings) *tracker {
-	return &tracker{window: s.Window, patience: s.Patience, tol: s.Tol, jitterScale: s.Jitter,
+	return &tracker{window: s.Window, patience: s.Patience, tol: s.Tol, jitterScale: s.Jitter, relTol: s.RelTol,
 		prev: make([]float64, s.ConvergenceDraws), cur: make([]float64, s.ConvergenceDraws)}
 }
 
@@ -88,18 +89,20 @@ func (t *tracker) crn() bool {
 	if !t.havePrev {
 		return false
 	}
-	var sum float64
+	var sum, level float64
 	for k, h := range t.cur {
 		sum += h - t.prev[k]
+		level += h
 	}
 	gain := sum / float64(len(t.cur))
 	t.lastGain = gain
+	tolAbs := max(t.tol, t.relTol*math.Abs(level/float64(len(t.cur))))
 	if len(t.gains) > t.patience {
 		copy(t.gains, t.gains[1:])
 		t.gains = t.gains[:t.patience]
 	}
 	t.gains = append(t.gains, gain)
-	tol := max(t.tol, t.jitter(), t.floor)
+	tol := max(tolAbs, t.jitter(), t.floor)
 	if gain < tol {
 		t.flat++
 	} else {
@@ -114,7 +117,7 @@ func (t *tracker) crn() bool {
 	for _, g := range t.gains[len(t.gains)-t.patience:] {
 		net += g
 	}
-	return net < max(float64(t.patience)*t.tol, t.jitter(), t.floor)
+	return net < max(float64(t.patience)*tolAbs, t.jitter(), t.floor)
 }
 
 // jitter returns Settings.Jitter times the root mean square of the
