@@ -45,15 +45,19 @@ type stepper struct {
 	scale, corr1, corr2 float64
 	grad                []float64
 
-	passNorm, passSnngm, passAdam, passPGA, passNagm, passRatio, passApply func(int) error
+	passNorm, passSnngm, passAdam, passPGA, passNagm, passRatio, passApply, passRetract func(int) error
 }
 
 func newStepper(opt Optimizer, set Settings, lambda []float64, kinds []uint8, prec bool, pool *parallel.Pool) *stepper {
 	n := len(lambda)
 	s := &stepper{
 		opt: opt, set: set, lambda: lambda, kinds: kinds, prec: prec, pool: pool,
-		m: make([]float64, n), delta: make([]float64, n),
+		m:      make([]float64, n),
 		blocks: parallel.NewChunking(n, blockSize),
+	}
+	if opt != Snngm {
+		// Snngm steps lambda in its own pass.
+		s.delta = make([]float64, n)
 	}
 	s.partial = make([]float64, s.blocks.Len())
 	s.partial2 = make([]float64, s.blocks.Len())
@@ -79,6 +83,7 @@ func newStepper(opt Optimizer, set Settings, lambda []float64, kinds []uint8, pr
 	s.passNagm = s.nagmBlock
 	s.passRatio = s.ratioBlock
 	s.passApply = s.applyBlock
+	s.passRetract = s.retractBlock
 	return s
 }
 
@@ -244,8 +249,8 @@ func (s *stepper) step(g []float64, fisher func(src, dst []float64) error) (floa
 		}
 	}
 	if s.opt == Snngm {
-		// Its pass has found the ratios too.
-		return s.applyRatios()
+		// Its pass has taken the step.
+		return s.snngmFinish()
 	}
 	if s.opt == Nagm {
 		for k := range s.blocks.Len() {
@@ -265,17 +270,64 @@ func (s *stepper) step(g []float64, fisher func(src, dst []float64) error) (floa
 	return s.apply()
 }
 
+// snngmBlock updates the momentum and takes the block's whole step at
+// once, recording the safeguard's ratio (see ratioBlock) in partial and the
+// step's squared norm in partial2: one pass over lambda instead of three,
+// as the ratio rarely binds. When it does, retractBlock takes back the
+// part of the step it disallows.
 func (s *stepper) snngmBlock(k int) error {
 	lo, hi := s.blocks.Bounds(k)
 	b := s.set.Beta1
 	c := s.alpha * s.corr1
+	frac, ss := 1.0, 0.0
 	for j := lo; j < hi; j++ {
 		m := b*s.m[j] + (1-b)*s.grad[j]*s.scale
 		s.m[j] = m
-		s.delta[j] = c * m
+		d := c * m
+		x := s.lambda[j]
+		if s.kinds[j] == kindDiag && d < 0 && x+d < x/2 {
+			frac = min(frac, -x/(2*d))
+		}
+		s.lambda[j] = x + d
+		ss += d * d
 	}
-	// The safeguard's ratio while the block is in cache (see ratioBlock).
-	return s.ratioBlock(k)
+	if math.IsNaN(ss) {
+		frac = math.NaN()
+	}
+	s.partial[k], s.partial2[k] = frac, ss
+	return nil
+}
+
+// retractBlock takes back the fraction s.scale of Snngm's step.
+func (s *stepper) retractBlock(k int) error {
+	lo, hi := s.blocks.Bounds(k)
+	c := s.scale * s.alpha * s.corr1
+	for j := lo; j < hi; j++ {
+		s.lambda[j] -= c * s.m[j]
+	}
+	return nil
+}
+
+// snngmFinish completes a Snngm step from the blocks' partials: it
+// shortens the step if the safeguard requires it and returns its norm.
+func (s *stepper) snngmFinish() (float64, error) {
+	frac, ss := 1.0, 0.0
+	for k, p := range s.partial {
+		if math.IsNaN(p) {
+			s.lastFrac = math.NaN()
+			return math.NaN(), nil
+		}
+		frac = min(frac, p)
+		ss += s.partial2[k]
+	}
+	s.lastFrac = frac
+	if frac < 1 {
+		s.scale = 1 - frac
+		if err := s.pool.Run(s.blocks.Len(), s.passRetract); err != nil {
+			return 0, err
+		}
+	}
+	return frac * math.Sqrt(ss), nil
 }
 
 func (s *stepper) adamBlock(k int) error {
