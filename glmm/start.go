@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/integrate/quad"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/sparsevi/sparsevi/internal/scratch"
 	"github.com/sparsevi/sparsevi/parallel"
 )
 
@@ -48,10 +49,10 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 	st.beta = theta[n*r : n*r+p]
 	omega := theta[n*r+p:]
 	nc := st.chunks.Len()
-	st.partG = padded(nc, p)
-	st.partI = padded(nc, p*p)
+	st.partG = scratch.Partials(nc, p)
+	st.partI = scratch.Partials(nc, p*p)
 	st.partF = make([]float64, nc)
-	st.partR = padded(nc, p*p)
+	st.partR = scratch.Partials(nc, p*p)
 	st.a = make([]float64, n*r)
 	st.ab = make([]float64, n*r*p)
 	clear(prec)
@@ -678,13 +679,13 @@ func (mod *Model) etaSD(j int, v []float64) float64 {
 
 func newStartScratch(mod *Model) *startScratch {
 	r, ni, p := mod.r, mod.maxNi, mod.p
-	c := newCarver(3*ni + p + r + 3*r*r + r*p + 2*ghNodes)
+	c := scratch.NewCarver(3*ni + p + r + 3*r*r + r*p + 2*ghNodes)
 	sc := &startScratch{
-		eta: c.take(ni), d1: c.take(ni), d2: c.take(ni),
-		x:    c.take(p),
-		grad: c.take(r), hess: c.take(r * r), chol: c.take(r * r),
-		hib: c.take(r * p),
-		ghx: c.take(ghNodes), ghw: c.take(ghNodes),
+		eta: c.Take(ni), d1: c.Take(ni), d2: c.Take(ni),
+		x:    c.Take(p),
+		grad: c.Take(r), hess: c.Take(r * r), chol: c.Take(r * r),
+		hib: c.Take(r * p),
+		ghx: c.Take(ghNodes), ghw: c.Take(ghNodes),
 	}
 	// Nodes for the weight exp(-x^2), rescaled to the standard normal.
 	quad.Hermite{}.FixedLocations(sc.ghx, sc.ghw, math.Inf(-1), math.Inf(1))

@@ -3,6 +3,8 @@ package glmm
 import (
 	"fmt"
 	"math"
+
+	"github.com/sparsevi/sparsevi/internal/scratch"
 )
 
 // log(2 pi)
@@ -13,7 +15,7 @@ type workspace struct {
 	// Workers write their workspaces once per subject or row: the padding
 	// and the single padded buffer behind the slices keep two workspaces
 	// off each other's cache lines.
-	_ [cacheLine]byte
+	_ [scratch.Line]byte
 
 	w   []float64 // r×r factor W
 	u   []float64 // W' b
@@ -25,11 +27,8 @@ type workspace struct {
 	prod     float64
 	prodRows int
 
-	_ [cacheLine]byte
+	_ [scratch.Line]byte
 }
-
-// cacheLine is the size in bytes of a processor cache line.
-const cacheLine = 64
 
 // flush returns -log of the pending product of 1+exp(-|eta|) and resets
 // it.
@@ -43,40 +42,8 @@ func (w *workspace) flush() float64 {
 // LocalHessian. It is a vi.Workspace.
 func (mod *Model) NewWorkspace() any {
 	r, ni := mod.r, mod.maxNi
-	c := newCarver(r*r + r + 2*ni)
-	return &workspace{w: c.take(r * r), u: c.take(r), eta: c.take(ni), res: c.take(ni), prod: 1}
-}
-
-// carver hands out slices of one buffer padded by a cache line at both
-// ends, so that the scratch space of different workers shares no line.
-type carver struct {
-	buf []float64
-	off int
-}
-
-func newCarver(n int) *carver {
-	const pad = cacheLine / 8
-	return &carver{buf: make([]float64, pad+n+pad), off: pad}
-}
-
-func (c *carver) take(k int) []float64 {
-	s := c.buf[c.off : c.off+k : c.off+k]
-	c.off += k
-	return s
-}
-
-// padded returns k slices of length g whose starts are a cache line
-// apart or more: per-chunk partial sums that workers add into per row.
-func padded(k, g int) [][]float64 {
-	const line = cacheLine / 8
-	stride := (g+line-1)/line*line + line
-	buf := make([]float64, k*stride+line)
-	out := make([][]float64, k)
-	for j := range out {
-		o := line + j*stride
-		out[j] = buf[o : o+g : o+g]
-	}
-	return out
+	c := scratch.NewCarver(r*r + r + 2*ni)
+	return &workspace{w: c.Take(r * r), u: c.Take(r), eta: c.Take(ni), res: c.Take(ni), prod: 1}
 }
 
 // Dims returns the number of subjects n, the number of random effects r

@@ -237,15 +237,15 @@ func runChild(t *testing.T, name string, deadline time.Duration, what string) {
 }
 
 // TestParseManyTermsPromptly: a formula with 20000 distinct main effects
-// (about 150 KB) must be parsed, or rejected, within seconds. It FAILS:
-// formula's expansion merges each term into the sum so far by union(),
-// which copies the sum and rebuilds its key map, so the work is quadratic
-// in the number of terms (4000 terms: 2 s; 8000: 5.5 s; 20000: over 20 s)
-// and maxTerms does not bound sums.
+// (about 150 KB) must be parsed, or rejected, promptly. formula's expansion
+// was once quadratic in the number of terms (4000 terms: 2 s; 20000: over
+// 20 s); now a sum longer than its limit is rejected, and the test takes
+// about 1 s on an idle machine. The deadline is generous so that a loaded
+// machine does not fail it; the quadratic expansion would still miss it.
 func TestParseManyTermsPromptly(t *testing.T) {
 	const terms = 20000
 	if !inChild(t.Name()) {
-		runChild(t, t.Name(), 3*time.Second, fmt.Sprintf("formula.Parse of %d terms", terms))
+		runChild(t, t.Name(), 15*time.Second, fmt.Sprintf("formula.Parse of %d terms", terms))
 		return
 	}
 	many := make([]string, terms)
@@ -265,15 +265,14 @@ func TestParseManyTermsPromptly(t *testing.T) {
 // TestWideFactorBuildPromptly: the grouping factor written also as a fixed
 // effect, y ~ t + id + (1 | id), a common slip, gives one fixed effect per
 // subject. With 4000 subjects Build must return (a design or an error)
-// within seconds. It FAILS: glmm.New's rank check (checkRank in
-// glmm/model.go) forms the dense p×p X'X and eliminates it in O(p^3),
-// although X is stored sparse: p = 2000 takes 2.9 s and 65 MB, p = 4000
-// about 25 s and 260 MB, and p = 16000 (Diabetes' subjects) would take
-// about half an hour and 4 GB.
+// within seconds. glmm.New's rank check forms the dense p×p X'X and
+// eliminates it in O(p^3) (p = 4000 took about 25 s); glmm now refuses
+// more than MaxFixedEffects columns first, and the test takes about 0.2 s
+// on an idle machine. The deadline is generous for a loaded machine.
 func TestWideFactorBuildPromptly(t *testing.T) {
 	const subjects = 4000
 	if !inChild(t.Name()) {
-		runChild(t, t.Name(), 4*time.Second, fmt.Sprintf("formula.Build with a %d-level fixed factor", subjects))
+		runChild(t, t.Name(), 15*time.Second, fmt.Sprintf("formula.Build with a %d-level fixed factor", subjects))
 		return
 	}
 	fr, _ := simulate(t, datasets.SimSpec{Family: "poisson", Subjects: subjects, Obs: 2,

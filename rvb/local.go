@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/internal/scratch"
 )
 
 // log(2 pi)
@@ -15,7 +16,7 @@ type workspace struct {
 	// Workers write their workspaces per subject: the padding and the
 	// single padded buffer behind the slices keep two workspaces off each
 	// other's cache lines.
-	_ [cacheLine]byte
+	_ [scratch.Line]byte
 
 	// Set from theta_g once per call.
 	w, omega []float64 // W and Omega = W W', r×r
@@ -43,24 +44,14 @@ type workspace struct {
 	k3   []float64 // weighted -third derivative at the mode (RVB2)
 	row  []float64 // chain-rule weights to beta
 
-	_ [cacheLine]byte
+	_ [scratch.Line]byte
 }
-
-// cacheLine is the size in bytes of a processor cache line.
-const cacheLine = 64
 
 // NewWorkspace returns scratch space for one concurrent caller of Local,
 // MapLocal or FromOriginal.
 func (t *Target) NewWorkspace() any {
 	r, ni := t.r, t.m.MaxSubjectObs()
-	const pad = cacheLine / 8
-	buf := make([]float64, pad+10*r*r+8*r+6*ni+pad)
-	o := pad
-	mk := func(k int) []float64 {
-		s := buf[o : o+k : o+k]
-		o += k
-		return s
-	}
+	mk := scratch.NewCarver(10*r*r + 8*r + 6*ni).Take
 	return &workspace{
 		w: mk(r * r), omega: mk(r * r),
 		prec: mk(r * r), rf: mk(r * r), rinv: mk(r * r), lam: mk(r * r), l: mk(r * r),

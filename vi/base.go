@@ -3,6 +3,7 @@ package vi
 import (
 	"math"
 
+	"github.com/sparsevi/sparsevi/internal/scratch"
 	"github.com/sparsevi/sparsevi/parallel"
 )
 
@@ -71,8 +72,8 @@ func newBase(t Target, set Settings, pool *parallel.Pool, factorLen int) *base {
 	b.partZZ = make([]float64, k)
 	b.partLD = make([]float64, k)
 	b.chunkErr = make([]error, k)
-	b.partG = padded(k, g)
-	b.partS1 = padded(k, g)
+	b.partG = scratch.Partials(k, g)
+	b.partS1 = scratch.Partials(k, g)
 	b.sumG = make([]float64, g)
 	b.sumS1 = make([]float64, g)
 	return b
@@ -180,19 +181,4 @@ func (b *base) reduceG() {
 			b.sumG[j] += x
 		}
 	}
-}
-
-// padded returns k slices of length g in one allocation, with a cache
-// line or more between any two: chunks add into their partial sums once per
-// subject, and two workers writing to one line would take turns owning it.
-func padded(k, g int) [][]float64 {
-	const line = 8 // float64s in a 64-byte cache line
-	stride := (g+line-1)/line*line + line
-	buf := make([]float64, k*stride+line)
-	out := make([][]float64, k)
-	for j := range out {
-		o := line + j*stride
-		out[j] = buf[o : o+g : o+g]
-	}
-	return out
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sparsevi/sparsevi/arrowhead"
+	"github.com/sparsevi/sparsevi/internal/scratch"
 )
 
 // vognFamily is implemented by the families that support VOGN.
@@ -122,7 +123,7 @@ func (f *gva) vognInit() {
 		s:      make([]float64, arrowhead.Len(n, r, g)),
 		m:      make([]float64, f.d),
 		priorG: make([]float64, g),
-		partCC: padded(f.chunks.Len(), g*(g+1)/2),
+		partCC: scratch.Partials(f.chunks.Len(), g*(g+1)/2),
 		sumCC:  make([]float64, g*(g+1)/2),
 	}
 	// S = T T' at the start, formed blockwise: S_i = T_i T_i',

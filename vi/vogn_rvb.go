@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/sparsevi/sparsevi/blockdiag"
+	"github.com/sparsevi/sparsevi/internal/scratch"
 )
 
 // rvbVOGN is the state VOGN keeps beside lambda for the block-diagonal
@@ -33,8 +34,8 @@ func (f *rvbFamily) vognInit() {
 		s:      make([]float64, blockdiag.Len(n, r, g)),
 		m:      make([]float64, f.d),
 		priorG: make([]float64, g),
-		partCC: padded(f.chunks.Len(), g*(g+1)/2),
-		work:   padded(f.chunks.Len(), 2*r*r),
+		partCC: scratch.Partials(f.chunks.Len(), g*(g+1)/2),
+		work:   scratch.Partials(f.chunks.Len(), 2*r*r),
 		gwork:  make([]float64, 2*g*g),
 	}
 	// S = (C C')^-1 blockwise at the start.
