@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/sparsevi/sparsevi/internal/scratch"
+	"github.com/sparsevi/sparsevi/internal/small"
 	"github.com/sparsevi/sparsevi/parallel"
 )
 
@@ -532,43 +533,14 @@ func (mod *Model) constColumn(k int, row func(j int) []float64) (int, float64) {
 // triangle read) as L L' into l and writes h^-1 into inv; it returns false
 // if h is not numerically positive definite.
 func cholInverse(r int, h, l, inv []float64) bool {
-	for a := range r {
-		for c := 0; c <= a; c++ {
-			s := h[a*r+c]
-			for k := range c {
-				s -= l[a*r+k] * l[c*r+k]
-			}
-			if a == c {
-				if !(s > 0) || math.IsInf(s, 0) {
-					return false
-				}
-				l[a*r+a] = math.Sqrt(s)
-			} else {
-				l[a*r+c] = s / l[c*r+c]
-			}
-		}
+	if !small.Chol(r, h, l) {
+		return false
 	}
-	// Column c of the inverse solves L L' x = e_c; the upper triangle
-	// mirrors the lower.
 	for c := range r {
-		x := inv[c*r : c*r+r] // row c, symmetric
-		for a := range r {
-			s := 0.0
-			if a == c {
-				s = 1
-			}
-			for k := range a {
-				s -= l[a*r+k] * x[k]
-			}
-			x[a] = s / l[a*r+a]
-		}
-		for a := r - 1; a >= 0; a-- {
-			s := x[a]
-			for k := a + 1; k < r; k++ {
-				s -= l[k*r+a] * x[k]
-			}
-			x[a] = s / l[a*r+a]
-		}
+		x := inv[c*r : c*r+r] // column c, as h^-1 is symmetric
+		clear(x)
+		x[c] = 1
+		small.SolveChol(r, l, x)
 	}
 	return true
 }

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/diff/fd"
 
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/internal/small"
 	"github.com/sparsevi/sparsevi/vi"
 )
 
@@ -100,11 +101,11 @@ func undamped(tg *Target, ws *workspace, i int, b []float64, tol float64, maxIte
 			return false
 		}
 		tg.condGradPrec(ws, i, ws.center)
-		if !cholLower(r, ws.prec, ws.rf) {
+		if !small.Chol(r, ws.prec, ws.rf) {
 			return false
 		}
 		copy(ws.dir, ws.grad)
-		solveChol(r, ws.rf, ws.dir)
+		small.SolveChol(r, ws.rf, ws.dir)
 		step := 0.0
 		for k := range ws.dir {
 			ws.center[k] += ws.dir[k]

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/internal/scratch"
+	"github.com/sparsevi/sparsevi/internal/small"
 )
 
 // log(2 pi)
@@ -186,7 +187,7 @@ func (t *Target) prepare(ws *workspace, i int, beta []float64, warm *warmStart) 
 		for k := range ws.prec {
 			ws.prec[k] = ws.omega[k] + ai[k]
 		}
-		if !cholLower(r, ws.prec, ws.rf) {
+		if !small.Chol(r, ws.prec, ws.rf) {
 			return t.subjectError(i, fmt.Errorf("precision Omega + Z'HZ %v is not positive definite", ws.prec))
 		}
 		t.rvb1Center(ws, i, ws.center)
@@ -199,9 +200,9 @@ func (t *Target) prepare(ws *workspace, i int, beta []float64, warm *warmStart) 
 		ws.lam[0] = 1 / ws.prec[0]
 		ws.l[0] = math.Sqrt(ws.lam[0])
 	} else {
-		lowerInv(r, ws.rf, ws.rinv)
-		invFromChol(r, ws.rinv, ws.lam)
-		if !cholLower(r, ws.lam, ws.l) {
+		small.LowerInv(r, ws.rf, ws.rinv)
+		small.InvFromChol(r, ws.rinv, ws.lam)
+		if !small.Chol(r, ws.lam, ws.l) {
 			return t.subjectError(i, fmt.Errorf("covariance Lambda %v is not positive definite", ws.lam))
 		}
 	}
@@ -232,7 +233,7 @@ func (t *Target) rvb1Center(ws *workspace, i int, dst []float64) {
 			dst[u] += zu * k
 		}
 	}
-	solveChol(r, ws.rf, dst)
+	small.SolveChol(r, ws.rf, dst)
 }
 
 // predict writes into ws.center the first-order prediction of subject i's
@@ -259,7 +260,7 @@ func (t *Target) predict(ws *workspace, i int, warm *warmStart) {
 			v[u] += zu * d
 		}
 	}
-	symMulVec(r, warm.lam[i*r*r:(i+1)*r*r], v, ws.center)
+	small.SymMulVec(r, warm.lam[i*r*r:(i+1)*r*r], v, ws.center)
 	for u := range r {
 		ws.center[u] = b[u] - ws.center[u]
 	}
@@ -283,7 +284,7 @@ func (t *Target) mode2(ws *workspace, i int, warm *warmStart) error {
 		ws.prec[k] = ws.omega[k] + ai[k]
 	}
 	clear(ws.center)
-	if cholLower(r, ws.prec, ws.rf) {
+	if small.Chol(r, ws.prec, ws.rf) {
 		t.rvb1Center(ws, i, ws.center)
 	}
 	err := t.newton(ws, i)
@@ -319,7 +320,7 @@ func (t *Target) evalCond(ws *workspace, i int, b []float64) float64 {
 	eta := ws.eta[:n]
 	t.linPred(ws, i, b, eta)
 	f := t.rows(i, eta, ws.d1[:n], ws.hw[:n], ws.k3[:n])
-	return f - 0.5*quad(t.r, ws.omega, b)
+	return f - 0.5*small.Quad(t.r, ws.omega, b)
 }
 
 // linPred writes eta0 + Z_i b into eta.
@@ -440,7 +441,7 @@ func (t *Target) condGradPrec(ws *workspace, i int, b []float64) {
 	r := t.r
 	lo, hi := t.m.SubjectRows(i)
 	z := t.m.ZRows(i)
-	symMulVec(r, ws.omega, b, ws.grad)
+	small.SymMulVec(r, ws.omega, b, ws.grad)
 	for k := range ws.grad {
 		ws.grad[k] = -ws.grad[k]
 	}
@@ -481,11 +482,11 @@ func (t *Target) newton(ws *workspace, i int) error {
 	prev := math.Inf(1) // the last Newton step's size
 	for it := range t.maxNewton {
 		t.condGradPrec(ws, i, b)
-		if !cholLower(r, ws.prec, ws.rf) {
+		if !small.Chol(r, ws.prec, ws.rf) {
 			return &ModeError{Iter: it, Step: step, Reason: "non-positive-definite Hessian"}
 		}
 		copy(ws.dir, ws.grad)
-		solveChol(r, ws.rf, ws.dir)
+		small.SolveChol(r, ws.rf, ws.dir)
 		step = 0
 		for _, d := range ws.dir {
 			step = max(step, math.Abs(d))
@@ -499,7 +500,7 @@ func (t *Target) newton(ws *workspace, i int) error {
 			}
 			t.evalCond(ws, i, b)
 			t.condGradPrec(ws, i, b)
-			if !cholLower(r, ws.prec, ws.rf) {
+			if !small.Chol(r, ws.prec, ws.rf) {
 				return &ModeError{Iter: it + 1, Step: step, Reason: "non-positive-definite Hessian at the mode"}
 			}
 			return nil
@@ -580,7 +581,7 @@ func (t *Target) subject(ws *workspace, i int, bt, gl, gbeta []float64) float64 
 	n := hi - lo
 	z := t.m.ZRows(i)
 	b := ws.b
-	lowerMulVec(r, ws.l, bt, b)
+	small.LowerMulVec(r, ws.l, bt, b)
 	for k := range b {
 		b[k] += ws.center[k]
 	}
@@ -589,7 +590,7 @@ func (t *Target) subject(ws *workspace, i int, bt, gl, gbeta []float64) float64 
 	t.linPred(ws, i, b, eta)
 	ll := t.rows(i, eta, e, nil, nil)
 	// a = Z' e - Omega b.
-	symMulVec(r, ws.omega, b, ws.av)
+	small.SymMulVec(r, ws.omega, b, ws.av)
 	for k := range ws.av {
 		ws.av[k] = -ws.av[k]
 	}
@@ -602,12 +603,12 @@ func (t *Target) subject(ws *workspace, i int, bt, gl, gbeta []float64) float64 
 	for k := range r {
 		logDetL += math.Log(ws.l[k*r+k])
 	}
-	val := ll + t.m.SubjectConstant(i) + ws.logNorm - 0.5*quad(r, ws.omega, b) + logDetL
+	val := ll + t.m.SubjectConstant(i) + ws.logNorm - 0.5*small.Quad(r, ws.omega, b) + logDetL
 	if gl == nil {
 		return val
 	}
 	// c = L' a.
-	lowerTMulVec(r, ws.l, ws.av, ws.c)
+	small.LowerTMulVec(r, ws.l, ws.av, ws.c)
 	copy(gl, ws.c)
 	// T = Lambda + L S L', S the symmetric matrix with S_uv = c_max(u,v)
 	// bt_min(u,v): the derivative of L through Lambda.
@@ -642,7 +643,7 @@ func (t *Target) subject(ws *workspace, i int, bt, gl, gbeta []float64) float64 
 		k3 := ws.k3[:n]
 		for j := range n {
 			zj := z[j*r : j*r+r]
-			uj := 0.5 * quad(r, ws.tm, zj) * k3[j]
+			uj := 0.5 * small.Quad(r, ws.tm, zj) * k3[j]
 			row[j] = e[j] - uj
 			for q, zq := range zj {
 				ws.av[q] -= zq * uj
@@ -653,7 +654,7 @@ func (t *Target) subject(ws *workspace, i int, bt, gl, gbeta []float64) float64 
 	}
 	// d lambda / d beta = -Lambda Z' H X, so beta gains
 	// -X' H Z Lambda a~.
-	symMulVec(r, ws.lam, ws.av, ws.v)
+	small.SymMulVec(r, ws.lam, ws.av, ws.v)
 	for j := range n {
 		zj := z[j*r : j*r+r]
 		s := 0.0

@@ -3,6 +3,8 @@ package rvb
 import (
 	"context"
 	"fmt"
+
+	"github.com/sparsevi/sparsevi/internal/small"
 )
 
 // Start writes a starting point for vi.Fit's InitMode into theta (length
@@ -48,7 +50,7 @@ func (t *Target) Start(ctx context.Context, theta, prec []float64) error {
 				si[v*r+u] = blk[u*(u+1)/2+v]
 			}
 		}
-		if !cholLower(r, si, rf) {
+		if !small.Chol(r, si, rf) {
 			return t.subjectError(i, fmt.Errorf("start: local precision %v is not positive definite", si))
 		}
 		// Schur complement: S_g -= (R^-1 S_gi')' (R^-1 S_gi').
@@ -56,7 +58,7 @@ func (t *Target) Start(ctx context.Context, theta, prec []float64) error {
 		for c := range g {
 			xc := x[c*r : c*r+r]
 			copy(xc, sgi[c*r:c*r+r])
-			lowerSolve(r, rf, xc)
+			small.LowerSolve(r, rf, xc)
 		}
 		for c := range g {
 			for e := 0; e <= c; e++ {
@@ -83,7 +85,7 @@ func (t *Target) Start(ctx context.Context, theta, prec []float64) error {
 		for u := range r {
 			bi[u] -= ws.center[u]
 		}
-		lowerSolve(r, ws.l, bi)
+		small.LowerSolve(r, ws.l, bi)
 		// L' S_i L.
 		for u := range r {
 			for v := range r {

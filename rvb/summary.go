@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/sparsevi/sparsevi/blockdiag"
+	"github.com/sparsevi/sparsevi/internal/small"
 	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -30,7 +31,7 @@ func (t *Target) MapLocal(ws any, i int, thetaG, btilde, b []float64) error {
 	if err := t.prepare(wk, i, thetaG[:t.p], nil); err != nil {
 		return err
 	}
-	lowerMulVec(r, wk.l, btilde, b)
+	small.LowerMulVec(r, wk.l, btilde, b)
 	for k := range b {
 		b[k] += wk.center[k]
 	}
@@ -52,7 +53,7 @@ func (t *Target) FromOriginal(ws any, i int, thetaG, b, btilde []float64) error 
 	for k := range btilde {
 		btilde[k] = b[k] - wk.center[k]
 	}
-	lowerSolve(r, wk.l, btilde)
+	small.LowerSolve(r, wk.l, btilde)
 	return nil
 }
 
@@ -175,7 +176,7 @@ func Summarize(ctx context.Context, res *vi.Result, t *Target, draws int, seed u
 				if err := t.prepare(ws, i, tg[:t.p], warm); err != nil {
 					return fmt.Errorf("%w (draw %d)", err, d)
 				}
-				lowerMulVec(r, ws.l, bt[off:off+r], b)
+				small.LowerMulVec(r, ws.l, bt[off:off+r], b)
 				for a := range r {
 					x := b[a] + ws.center[a]
 					mean := &s.LocalMean[i*r+a]

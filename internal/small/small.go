@@ -1,16 +1,16 @@
-package rvb
+// Package small holds kernels on small r×r matrices stored row-major in
+// full: the blocks of one subject's random effects. r is small (1 to a
+// handful), so plain loops beat any call into a general linear algebra
+// package, and they allocate nothing.
+package small
 
 import "math"
 
-// Kernels on small r×r matrices stored row-major in full. The number of
-// random effects r is small (1 to a handful), so plain loops beat any call
-// into a general linear algebra package, and they allocate nothing.
-
-// cholLower writes into l the lower Cholesky factor of the symmetric
+// Chol writes into l the lower Cholesky factor of the symmetric
 // positive definite r×r matrix a (only its lower triangle is read) and
 // zeroes the upper triangle of l. It reports false when a pivot is not
 // positive and finite.
-func cholLower(r int, a, l []float64) bool {
+func Chol(r int, a, l []float64) bool {
 	for i := range r {
 		for j := 0; j <= i; j++ {
 			s := a[i*r+j]
@@ -33,9 +33,9 @@ func cholLower(r int, a, l []float64) bool {
 	return true
 }
 
-// lowerInv writes the inverse of the lower triangular r×r matrix l into
+// LowerInv writes the inverse of the lower triangular r×r matrix l into
 // dst (lower triangular, upper triangle zeroed), by forward substitution.
-func lowerInv(r int, l, dst []float64) {
+func LowerInv(r int, l, dst []float64) {
 	for c := range r {
 		for i := range c {
 			dst[i*r+c] = 0
@@ -53,9 +53,9 @@ func lowerInv(r int, l, dst []float64) {
 	}
 }
 
-// invFromChol writes into dst the inverse (R R')^-1 = R^-T R^-1 of the
+// InvFromChol writes into dst the inverse (R R')^-1 = R^-T R^-1 of the
 // matrix with lower Cholesky factor R, given rinv = R^-1.
-func invFromChol(r int, rinv, dst []float64) {
+func InvFromChol(r int, rinv, dst []float64) {
 	for u := range r {
 		for v := 0; v <= u; v++ {
 			s := 0.0
@@ -68,8 +68,8 @@ func invFromChol(r int, rinv, dst []float64) {
 	}
 }
 
-// solveChol overwrites x with (R R')^-1 x, R lower triangular.
-func solveChol(r int, rf, x []float64) {
+// SolveChol overwrites x with (R R')^-1 x, R lower triangular.
+func SolveChol(r int, rf, x []float64) {
 	for i := range r {
 		s := x[i]
 		for k := range i {
@@ -86,8 +86,8 @@ func solveChol(r int, rf, x []float64) {
 	}
 }
 
-// symMulVec writes a x into dst, a r×r in full storage.
-func symMulVec(r int, a, x, dst []float64) {
+// SymMulVec writes a x into dst, a r×r in full storage.
+func SymMulVec(r int, a, x, dst []float64) {
 	for i := range r {
 		s := 0.0
 		for k, v := range a[i*r : i*r+r] {
@@ -97,8 +97,8 @@ func symMulVec(r int, a, x, dst []float64) {
 	}
 }
 
-// lowerMulVec writes l x into dst, l lower triangular.
-func lowerMulVec(r int, l, x, dst []float64) {
+// LowerMulVec writes l x into dst, l lower triangular.
+func LowerMulVec(r int, l, x, dst []float64) {
 	for i := r - 1; i >= 0; i-- {
 		s := 0.0
 		for k := 0; k <= i; k++ {
@@ -108,8 +108,8 @@ func lowerMulVec(r int, l, x, dst []float64) {
 	}
 }
 
-// lowerTMulVec writes l' x into dst, l lower triangular.
-func lowerTMulVec(r int, l, x, dst []float64) {
+// LowerTMulVec writes l' x into dst, l lower triangular.
+func LowerTMulVec(r int, l, x, dst []float64) {
 	for i := range r {
 		s := 0.0
 		for k := i; k < r; k++ {
@@ -119,8 +119,8 @@ func lowerTMulVec(r int, l, x, dst []float64) {
 	}
 }
 
-// lowerSolve overwrites x with l^-1 x, l lower triangular.
-func lowerSolve(r int, l, x []float64) {
+// LowerSolve overwrites x with l^-1 x, l lower triangular.
+func LowerSolve(r int, l, x []float64) {
 	for i := range r {
 		s := x[i]
 		for k := range i {
@@ -130,8 +130,8 @@ func lowerSolve(r int, l, x []float64) {
 	}
 }
 
-// quad returns x' a x for a symmetric r×r a in full storage.
-func quad(r int, a, x []float64) float64 {
+// Quad returns x' a x for a symmetric r×r a in full storage.
+func Quad(r int, a, x []float64) float64 {
 	s := 0.0
 	for i := range r {
 		t := 0.0
