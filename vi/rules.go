@@ -311,23 +311,36 @@ func (s *stepper) retractBlock(k int) error {
 // snngmFinish completes a Snngm step from the blocks' partials: it
 // shortens the step if the safeguard requires it and returns its norm.
 func (s *stepper) snngmFinish() (float64, error) {
-	frac, ss := 1.0, 0.0
-	for k, p := range s.partial {
-		if math.IsNaN(p) {
-			s.lastFrac = math.NaN()
-			return math.NaN(), nil
-		}
-		frac = min(frac, p)
-		ss += s.partial2[k]
+	frac := s.allowedFraction()
+	if math.IsNaN(frac) {
+		return frac, nil
 	}
-	s.lastFrac = frac
 	if frac < 1 {
 		s.scale = 1 - frac
 		if err := s.pool.Run(s.blocks.Len(), s.passRetract); err != nil {
 			return 0, err
 		}
 	}
+	var ss float64
+	for _, p := range s.partial2 {
+		ss += p
+	}
 	return frac * math.Sqrt(ss), nil
+}
+
+// allowedFraction returns the smallest of the blocks' safeguard ratios in
+// partial, NaN if one is NaN, and records it as lastFrac.
+func (s *stepper) allowedFraction() float64 {
+	frac := 1.0
+	for _, p := range s.partial {
+		if math.IsNaN(p) {
+			frac = p
+			break
+		}
+		frac = min(frac, p)
+	}
+	s.lastFrac = frac
+	return frac
 }
 
 func (s *stepper) adamBlock(k int) error {
@@ -420,20 +433,11 @@ func (s *stepper) apply() (float64, error) {
 	if err := s.pool.Run(s.blocks.Len(), s.passRatio); err != nil {
 		return 0, err
 	}
-	return s.applyRatios()
-}
-
-// applyRatios is apply once the blocks' ratios are in partial.
-func (s *stepper) applyRatios() (float64, error) {
-	frac := 1.0
-	for _, p := range s.partial {
-		if math.IsNaN(p) {
-			return math.NaN(), nil
-		}
-		frac = min(frac, p)
+	frac := s.allowedFraction()
+	if math.IsNaN(frac) {
+		return frac, nil
 	}
 	s.scale = frac
-	s.lastFrac = frac
 	if err := s.pool.Run(s.blocks.Len(), s.passApply); err != nil {
 		return 0, err
 	}

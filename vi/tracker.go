@@ -13,11 +13,12 @@ const crnIterBase = 1 << 41
 // The rule: at the end of each window, h is evaluated at ConvergenceDraws fixed
 // draws z_1..z_K (the same at every window), and the gain over the previous
 // window is the mean of the paired differences. Because the draws are
-// shared, the difference is nearly free of Monte Carlo noise: it moves only
-// with the parameters. The fit has converged when the gain has been below
-// Tol for Patience windows in a row. Near the optimum the iterates jitter,
-// so the gain is then as often negative as positive, and the run of flat
-// windows comes soon.
+// shared, the difference is free of fresh Monte Carlo noise: it moves only
+// with the parameters. Near the optimum the iterates jitter, so the gain is
+// then as often negative as positive; a window is flat when its gain is
+// below the largest of Tol, RelTol times the bound and the jitter (see
+// Settings.Jitter), and the fit has converged after Patience flat windows
+// in a row whose gains do not add up to a climb.
 type tracker struct {
 	window, patience int
 	tol, jitterScale float64
@@ -102,8 +103,8 @@ func (t *tracker) crn() bool {
 		t.gains = t.gains[:t.patience]
 	}
 	t.gains = append(t.gains, gain)
-	tol := max(tolAbs, t.jitter(), t.floor)
-	if gain < tol {
+	noise := max(t.jitter(), t.floor)
+	if gain < max(tolAbs, noise) {
 		t.flat++
 	} else {
 		t.flat = 0
@@ -117,7 +118,7 @@ func (t *tracker) crn() bool {
 	for _, g := range t.gains[len(t.gains)-t.patience:] {
 		net += g
 	}
-	return net < max(float64(t.patience)*tolAbs, t.jitter(), t.floor)
+	return net < max(float64(t.patience)*tolAbs, noise)
 }
 
 // jitter returns Settings.Jitter times the root mean square of the

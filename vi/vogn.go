@@ -189,47 +189,70 @@ func (f *gva) vognSPass(k int) error {
 	mu := f.lam[:f.d]
 	f.t.DrawRange(lo, hi, f.theta, f.tmp, mu, f.z)
 	f.partLD[k] = f.t.LogDetRange(lo, hi)
-	r, g, nr := f.r, f.g, f.n*f.r
+	r, g := f.r, f.g
 	tri := r * (r + 1) / 2
 	stride := tri + g*r
-	thetaG := f.theta[nr:]
-	ci := f.partS1[k] // scratch for c_i
-	pg := f.partG[k]
+	pg, cc := f.partG[k], vs.partCC[k]
 	clear(pg)
-	cc := vs.partCC[k]
 	clear(cc)
 	b2 := vs.b2
 	var lp float64
 	for i := lo; i < hi; i++ {
-		clear(ci)
-		ai := f.grad[i*r : (i+1)*r]
-		li, err := f.target.Local(f.ws[k], i, i+1, thetaG, f.theta[i*r:(i+1)*r], ai, ci)
+		ai, ci, li, err := f.vognSubject(k, i, vs.priorG)
 		if err != nil {
 			return err
 		}
 		lp += li
-		for j := range g {
-			pg[j] += ci[j]
-			ci[j] += vs.priorG[j]
-		}
-		si := vs.s[i*stride : i*stride+tri]
+		emaOuterTri(vs.s[i*stride:i*stride+tri], ai, b2)
 		sgi := vs.s[i*stride+tri : (i+1)*stride]
-		for a := range r {
-			for b := 0; b <= a; b++ {
-				si[a*(a+1)/2+b] = b2*si[a*(a+1)/2+b] + (1-b2)*ai[a]*ai[b]
-			}
-		}
 		for a := range g {
 			for b := range r {
 				sgi[a*r+b] = b2*sgi[a*r+b] + (1-b2)*ci[a]*ai[b]
 			}
-			for b := 0; b <= a; b++ {
-				cc[a*(a+1)/2+b] += ci[a] * ci[b]
-			}
 		}
+		addOuterTri(cc, ci)
 	}
 	f.partLP[k] = lp
 	return nil
+}
+
+// vognSubject evaluates the target at subject i of chunk k, at theta: it
+// writes a_i, the gradient in b_i, into grad and adds the gradient in
+// theta_g into partG[k]. It returns a_i, c_i (that gradient plus the
+// subject's share priorG of the prior's, in partS1[k]) and the log density.
+func (b *base) vognSubject(k, i int, priorG []float64) (ai, ci []float64, li float64, err error) {
+	r, nr := b.r, b.n*b.r
+	ci = b.partS1[k]
+	clear(ci)
+	ai = b.grad[i*r : (i+1)*r]
+	li, err = b.target.Local(b.ws[k], i, i+1, b.theta[nr:], b.theta[i*r:(i+1)*r], ai, ci)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	pg := b.partG[k]
+	for j := range ci {
+		pg[j] += ci[j]
+		ci[j] += priorG[j]
+	}
+	return ai, ci, li, nil
+}
+
+// emaOuterTri sets the packed lower triangle s to b2 s + (1-b2) a a'.
+func emaOuterTri(s, a []float64, b2 float64) {
+	for x := range a {
+		for y := 0; y <= x; y++ {
+			s[x*(x+1)/2+y] = b2*s[x*(x+1)/2+y] + (1-b2)*a[x]*a[y]
+		}
+	}
+}
+
+// addOuterTri adds the packed lower triangle of c c' into s.
+func addOuterTri(s, c []float64) {
+	for x := range c {
+		for y := 0; y <= x; y++ {
+			s[x*(x+1)/2+y] += c[x] * c[y]
+		}
+	}
 }
 
 // vognCholPass factorises the chunk's blocks of S into T.

@@ -141,39 +141,19 @@ func (f *rvbFamily) vognSPass(k int) error {
 	f.drawChunk(k, lo, hi)
 	f.c.DrawRange(lo, hi, f.theta, f.lam[:f.d], f.z)
 	f.partLD[k] = f.c.LogDetRange(lo, hi)
-	r, g, nr := f.r, f.g, f.n*f.r
-	tri := r * (r + 1) / 2
-	thetaG := f.theta[nr:]
-	ci := f.partS1[k]
-	pg := f.partG[k]
-	clear(pg)
+	tri := f.r * (f.r + 1) / 2
 	cc := vs.partCC[k]
+	clear(f.partG[k])
 	clear(cc)
-	b2 := vs.b2
 	var lp float64
 	for i := lo; i < hi; i++ {
-		clear(ci)
-		ai := f.grad[i*r : (i+1)*r]
-		li, err := f.target.Local(f.ws[k], i, i+1, thetaG, f.theta[i*r:(i+1)*r], ai, ci)
+		ai, ci, li, err := f.vognSubject(k, i, vs.priorG)
 		if err != nil {
 			return err
 		}
 		lp += li
-		for j := range g {
-			pg[j] += ci[j]
-			ci[j] += vs.priorG[j]
-		}
-		si := vs.s[i*tri : (i+1)*tri]
-		for a := range r {
-			for b := 0; b <= a; b++ {
-				si[a*(a+1)/2+b] = b2*si[a*(a+1)/2+b] + (1-b2)*ai[a]*ai[b]
-			}
-		}
-		for a := range g {
-			for b := 0; b <= a; b++ {
-				cc[a*(a+1)/2+b] += ci[a] * ci[b]
-			}
-		}
+		emaOuterTri(vs.s[i*tri:(i+1)*tri], ai, vs.b2)
+		addOuterTri(cc, ci)
 	}
 	f.partLP[k] = lp
 	return nil
