@@ -110,14 +110,7 @@ func TestStartHugeCounts(t *testing.T) {
 				t.Errorf("intercept %.4f, mean of the subjects' log mean counts %.4f (from %.2f to %.2f)", beta[0], mean, lo, hi)
 			}
 			// The precision is positive definite.
-			tf := arrowhead.Wrap(n, r, g, append([]float64(nil), prec...))
-			sum := make([]float64, g*(g+1)/2)
-			if err := tf.CholRange(0, n, tf.Data(), sum); err != nil {
-				t.Fatal(err)
-			}
-			if err := tf.CholGlobal(tf.Data(), sum); err != nil {
-				t.Fatal(err)
-			}
+			checkPositiveDefinite(t, n, r, g, prec)
 		})
 	}
 }

@@ -54,14 +54,7 @@ func TestStart(t *testing.T) {
 			if err := m.Start(context.Background(), theta, prec); err != nil {
 				t.Fatal(err)
 			}
-			tf := arrowhead.Wrap(n, r, g, append([]float64(nil), prec...))
-			sum := make([]float64, g*(g+1)/2)
-			if err := tf.CholRange(0, n, tf.Data(), sum); err != nil {
-				t.Fatal(err)
-			}
-			if err := tf.CholGlobal(tf.Data(), sum); err != nil {
-				t.Fatal(err)
-			}
+			checkPositiveDefinite(t, n, r, g, prec)
 			for k, b := range beta {
 				if d := math.Abs(theta[n*r+k] - b); d > 0.15 {
 					t.Errorf("beta[%d] = %.3f at the start, truth %.3f", k, theta[n*r+k], b)
@@ -80,5 +73,19 @@ func TestStart(t *testing.T) {
 				t.Errorf("the fit gained %.2f nats over its start", gain)
 			}
 		})
+	}
+}
+
+// checkPositiveDefinite fails the test unless prec, an arrowhead matrix in
+// compressed form, has a Cholesky factor.
+func checkPositiveDefinite(t *testing.T, n, r, g int, prec []float64) {
+	t.Helper()
+	tf := arrowhead.Wrap(n, r, g, append([]float64(nil), prec...))
+	sum := make([]float64, g*(g+1)/2)
+	if err := tf.CholRange(0, n, tf.Data(), sum); err != nil {
+		t.Fatal(err)
+	}
+	if err := tf.CholGlobal(tf.Data(), sum); err != nil {
+		t.Fatal(err)
 	}
 }
