@@ -18,7 +18,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"flag"
 	"fmt"
 	"io"
@@ -34,6 +33,8 @@ import (
 	"github.com/sparsevi/sparsevi/datasets/paper"
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/vi"
+
+	"github.com/sparsevi/sparsevi/benchmarks/internal/benchio"
 )
 
 // best holds the paper's best lower bound per data set and method over its
@@ -71,7 +72,7 @@ func main() {
 	flag.Parse()
 
 	dir := datasets.DataDir(*dataDir)
-	names := split(*dsFlag)
+	names := benchio.List(*dsFlag)
 	if *quick {
 		names = []string{"epilepsy", "toenail"}
 		if *maxIter == 0 {
@@ -85,12 +86,12 @@ func main() {
 			log.Fatalf("%s: %v", name, err)
 		}
 		m := design.Model()
-		for _, method := range split(*methodsFlag) {
+		for _, method := range benchio.List(*methodsFlag) {
 			target, vm, err := targetFor(m, method)
 			if err != nil {
 				log.Fatal(err)
 			}
-			for _, o := range split(*optsFlag) {
+			for _, o := range benchio.List(*optsFlag) {
 				opt, err := vi.ParseOptimizer(o)
 				if err != nil {
 					log.Fatal(err)
@@ -126,7 +127,7 @@ func main() {
 	if err := os.MkdirAll(*outDir, 0o755); err != nil {
 		log.Fatal(err)
 	}
-	if err := writeCSV(filepath.Join(*outDir, "table11.csv"), rows); err != nil {
+	if err := benchio.WriteCSV(filepath.Join(*outDir, "table11.csv"), rows); err != nil {
 		log.Fatal(err)
 	}
 	if err := writeMarkdown(filepath.Join(*outDir, "table11.md"), rows); err != nil {
@@ -145,31 +146,8 @@ func targetFor(m *glmm.Model, method string) (vi.Target, vi.Method, error) {
 	return rvbTarget(m, method)
 }
 
-func split(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, strings.ToLower(f))
-		}
-	}
-	return out
-}
-
 func f2(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
 func f3(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
-
-func writeCSV(path string, rows [][]string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
-	if err := w.WriteAll(rows); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
 
 func writeMarkdown(path string, rows [][]string) error {
 	f, err := os.Create(path)

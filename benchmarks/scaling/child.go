@@ -21,6 +21,8 @@ import (
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
+
+	"github.com/sparsevi/sparsevi/benchmarks/internal/benchio"
 )
 
 // model is a simulated GLMM of the scaling runs.
@@ -434,7 +436,7 @@ func writeTrace(path string, trace [][6]float64) error {
 		}
 		rows = append(rows, row)
 	}
-	return writeCSV(path, rows)
+	return benchio.WriteCSV(path, rows)
 }
 
 // profilePrefix is the profile path prefix of a case, or "".

@@ -16,6 +16,8 @@ import (
 
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/glmm"
+
+	"github.com/sparsevi/sparsevi/benchmarks/internal/benchio"
 )
 
 // logitFormula is the model of the sim_logit files.
@@ -220,8 +222,8 @@ func runLogit(dataDir, outDir, glmerFlag string, quick bool, settings job, profi
 			lf.name, o.Status, o.Iterations, o.SecRead, o.SecBuild, o.SecConv, o.SecFinal, o.SecSummary, total, totalConv, lf.target,
 			cov, len(o.Names), maxDiff, mb(o.PeakRSSKB))
 	}
-	if err := writeCSV(filepath.Join(outDir, "logit.csv"), summary); err != nil {
+	if err := benchio.WriteCSV(filepath.Join(outDir, "logit.csv"), summary); err != nil {
 		return err
 	}
-	return writeCSV(filepath.Join(outDir, "logit_beta.csv"), betas)
+	return benchio.WriteCSV(filepath.Join(outDir, "logit_beta.csv"), betas)
 }

@@ -103,7 +103,8 @@ import (
 	"log"
 	"os"
 	"strconv"
-	"strings"
+
+	"github.com/sparsevi/sparsevi/benchmarks/internal/benchio"
 )
 
 func main() {
@@ -175,14 +176,14 @@ func main() {
 		log.Fatalf("-workers: %v", err)
 	}
 	var models []model
-	for _, name := range split(*modelsFlag) {
+	for _, name := range benchio.List(*modelsFlag) {
 		m, ok := modelByName(name)
 		if !ok {
 			log.Fatalf("unknown model %q", name)
 		}
 		models = append(models, m)
 	}
-	methods := split(*methodsFlag)
+	methods := benchio.List(*methodsFlag)
 	for _, m := range methods {
 		if m != "gva" && m != "rvb" {
 			log.Fatalf("unknown method %q (gva or rvb)", m)
@@ -203,19 +204,9 @@ const (
 	quickFinalDraws = 100
 )
 
-func split(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, strings.ToLower(f))
-		}
-	}
-	return out
-}
-
 func ints(s string) ([]int, error) {
 	var out []int
-	for _, f := range split(s) {
+	for _, f := range benchio.List(s) {
 		v, err := strconv.Atoi(f)
 		if err != nil || v < 1 {
 			return nil, fmt.Errorf("%q is not a positive integer", f)

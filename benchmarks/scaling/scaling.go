@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sparsevi/sparsevi/benchmarks/internal/benchio"
 )
 
 type scalingConfig struct {
@@ -217,10 +219,10 @@ func runScaling(cfg scalingConfig) error {
 						rows = append(rows, r.row)
 						brows = append(brows, r.betas...)
 					}
-					if err := writeCSV(csvPath, rows); err != nil {
+					if err := benchio.WriteCSV(csvPath, rows); err != nil {
 						return err
 					}
-					if err := writeCSV(filepath.Join(cfg.outDir, "scaling_beta.csv"), brows); err != nil {
+					if err := benchio.WriteCSV(filepath.Join(cfg.outDir, "scaling_beta.csv"), brows); err != nil {
 						return err
 					}
 				}
@@ -234,7 +236,7 @@ func runScaling(cfg scalingConfig) error {
 			strconv.Itoa(s.nMin), strconv.Itoa(s.nMax), strconv.Itoa(s.points)})
 		log.Printf("slope of log10(sec/iter) on log10(n), %s: %.3f (n %d..%d)", s.key, s.slope, s.nMin, s.nMax)
 	}
-	if err := writeCSV(filepath.Join(cfg.outDir, "slopes.csv"), rows); err != nil {
+	if err := benchio.WriteCSV(filepath.Join(cfg.outDir, "slopes.csv"), rows); err != nil {
 		return err
 	}
 	sp := speedups(results)
@@ -243,7 +245,7 @@ func runScaling(cfg scalingConfig) error {
 		rows = append(rows, []string{s.model, s.method, strconv.Itoa(s.n), strconv.Itoa(s.workers),
 			f3(s.perIter), f3(s.conv), f3(s.perIter * float64(s.base) / float64(s.workers))})
 	}
-	if err := writeCSV(filepath.Join(cfg.outDir, "speedup.csv"), rows); err != nil {
+	if err := benchio.WriteCSV(filepath.Join(cfg.outDir, "speedup.csv"), rows); err != nil {
 		return err
 	}
 	return plotAll(cfg.outDir, results, slopes, sp)
@@ -401,16 +403,3 @@ func f3(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
 func f4(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
 func f5(x float64) string { return strconv.FormatFloat(x, 'f', 5, 64) }
 func g4(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
-
-func writeCSV(path string, rows [][]string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
-	if err := w.WriteAll(rows); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/sparsevi/sparsevi/benchmarks/internal/benchio"
 )
 
 func TestLeastSquares(t *testing.T) {
@@ -68,7 +70,7 @@ func TestResume(t *testing.T) {
 		Q025: []float64{0, -1, 0, -1}, Q975: []float64{1, 0, 1, 0}, Load: math.NaN()}
 	path := filepath.Join(t.TempDir(), "scaling.csv")
 	row := scalingRow(m, 2, o)
-	if err := writeCSV(path, [][]string{scalingHeader, row}); err != nil {
+	if err := benchio.WriteCSV(path, [][]string{scalingHeader, row}); err != nil {
 		t.Fatal(err)
 	}
 	rs, err := readScaling(path)
