@@ -104,7 +104,7 @@ func Summarize(res *Result, m *glmm.Model, draws int, seed uint64) (*GLMMSummary
 	names := m.GlobalNames()
 	p := m.P()
 	for k := range g {
-		mk := gaussMarginal(names[k], muG[k], math.Sqrt(cov.At(k, k)))
+		mk := GaussianMarginal(names[k], muG[k], math.Sqrt(cov.At(k, k)))
 		if k < p {
 			s.Fixed = append(s.Fixed, mk)
 		} else {
@@ -130,7 +130,8 @@ func Summarize(res *Result, m *glmm.Model, draws int, seed uint64) (*GLMMSummary
 	return s, nil
 }
 
-func gaussMarginal(name string, mean, sd float64) Marginal {
+// GaussianMarginal returns the summary of N(mean, sd^2).
+func GaussianMarginal(name string, mean, sd float64) Marginal {
 	q := func(p float64) float64 {
 		if sd == 0 {
 			return mean
@@ -160,12 +161,8 @@ func sampleSDCorr(res *Result, m *glmm.Model, cov *mat.SymDense, draws int, seed
 	ch.LTo(&l)
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	muO := res.Mu[n*r+p:]
-	omega := make([]float64, q)
 	z := make([]float64, q)
-	nc := r * (r - 1) / 2
-	sdDraws := make([][]float64, r)
-	corrDraws := make([][]float64, nc)
-	for range draws {
+	return SDCorrMarginals(m, draws, func(omega []float64) error {
 		for a := range z {
 			z[a] = rng.NormFloat64()
 		}
@@ -175,6 +172,22 @@ func sampleSDCorr(res *Result, m *glmm.Model, cov *mat.SymDense, draws int, seed
 				v += l.At(a, b) * z[b]
 			}
 			omega[a] = v
+		}
+		return nil
+	})
+}
+
+// SDCorrMarginals summarises the standard deviations and correlations of
+// the random effects of m, nonlinear in omega, from draws of omega: each
+// call of next writes one draw into its argument.
+func SDCorrMarginals(m *glmm.Model, draws int, next func(omega []float64) error) (sd, corr []Marginal, err error) {
+	_, r, g := m.Dims()
+	omega := make([]float64, g-m.P())
+	sdDraws := make([][]float64, r)
+	corrDraws := make([][]float64, r*(r-1)/2)
+	for range draws {
+		if err := next(omega); err != nil {
+			return nil, nil, err
 		}
 		s, c := glmm.RESDCorr(omega, r)
 		for a := range r {
@@ -190,19 +203,21 @@ func sampleSDCorr(res *Result, m *glmm.Model, cov *mat.SymDense, draws int, seed
 	}
 	rn := m.RandomNames()
 	for a := range r {
-		sd = append(sd, sampleMarginal("sd("+rn[a]+")", sdDraws[a]))
+		sd = append(sd, SampleMarginal("sd("+rn[a]+")", sdDraws[a]))
 	}
 	k := 0
 	for b := range r {
 		for a := b + 1; a < r; a++ {
-			corr = append(corr, sampleMarginal("cor("+rn[a]+","+rn[b]+")", corrDraws[k]))
+			corr = append(corr, SampleMarginal("cor("+rn[a]+","+rn[b]+")", corrDraws[k]))
 			k++
 		}
 	}
 	return sd, corr, nil
 }
 
-func sampleMarginal(name string, x []float64) Marginal {
+// SampleMarginal returns the summary of the draws x, which it sorts:
+// their mean and standard deviation and, by R's type 7 rule, quantiles.
+func SampleMarginal(name string, x []float64) Marginal {
 	slices.Sort(x)
 	var mean, ss float64
 	for _, v := range x {

@@ -9,9 +9,6 @@ import (
 	"math"
 	"slices"
 
-	"gonum.org/v1/gonum/stat/distuv"
-
-	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -37,7 +34,7 @@ func summarize(a *approx, res *vi.Result, draws int, seed uint64) (*vi.GLMMSumma
 	s := &vi.GLMMSummary{}
 	names := m.GlobalNames()
 	for k := range g {
-		mk := gaussMarginal(names[k], rs.GlobalMean[k], rs.GlobalSD[k])
+		mk := vi.GaussianMarginal(names[k], rs.GlobalMean[k], rs.GlobalSD[k])
 		if k < p {
 			s.Fixed = append(s.Fixed, mk)
 		} else {
@@ -66,59 +63,17 @@ const summaryStream = 1
 // sdCorr summarises the standard deviations and correlations of the random
 // effects, nonlinear in omega, from draws of q.
 func sdCorr(a *approx, draws int, seed uint64) (sd, corr []vi.Marginal, err error) {
-	m := a.model
 	n, r, g := a.n, a.r, a.g
-	p := m.P()
-	nc := r * (r - 1) / 2
-	sdDraws := make([][]float64, r)
-	corrDraws := make([][]float64, nc)
+	p := a.model.P()
 	theta := make([]float64, n*r+g)
 	smp := a.newSampler(seed, summaryStream)
-	for range draws {
+	return vi.SDCorrMarginals(a.model, draws, func(omega []float64) error {
 		if err := smp.draw(theta, nil); err != nil {
-			return nil, nil, err
+			return err
 		}
-		s, c := glmm.RESDCorr(theta[n*r+p:], r)
-		for k := range r {
-			sdDraws[k] = append(sdDraws[k], s[k])
-		}
-		j := 0
-		for l := range r {
-			for k := l + 1; k < r; k++ {
-				corrDraws[j] = append(corrDraws[j], c.At(k, l))
-				j++
-			}
-		}
-	}
-	rn := m.RandomNames()
-	for k := range r {
-		sd = append(sd, sampleMarginal("sd("+rn[k]+")", sdDraws[k]))
-	}
-	j := 0
-	for l := range r {
-		for k := l + 1; k < r; k++ {
-			corr = append(corr, sampleMarginal("cor("+rn[k]+","+rn[l]+")", corrDraws[j]))
-			j++
-		}
-	}
-	return sd, corr, nil
-}
-
-// gaussMarginal summarises N(mean, sd^2).
-func gaussMarginal(name string, mean, sd float64) vi.Marginal {
-	q025, q975 := mean, mean
-	if sd > 0 {
-		nd := distuv.Normal{Mu: mean, Sigma: sd}
-		q025, q975 = nd.Quantile(0.025), nd.Quantile(0.975)
-	}
-	return vi.Marginal{Name: name, Mean: mean, SD: sd, Q025: q025, Q50: mean, Q975: q975}
-}
-
-// sampleMarginal summarises draws x, which it sorts.
-func sampleMarginal(name string, x []float64) vi.Marginal {
-	slices.Sort(x)
-	mean, sd := meanSD(x)
-	return vi.Marginal{Name: name, Mean: mean, SD: sd, Q025: quantile(x, 0.025), Q50: quantile(x, 0.5), Q975: quantile(x, 0.975)}
+		copy(omega, theta[n*r+p:])
+		return nil
+	})
 }
 
 // meanSD returns the mean and the standard deviation (divisor n-1) of x.
