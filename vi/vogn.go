@@ -98,16 +98,77 @@ func runVOGN(ctx context.Context, f vognFamily, set Settings, res *Result, start
 	return nil, nil
 }
 
+// vognCore is the state VOGN keeps beside lambda in both families.
+type vognCore struct {
+	s      []float64 // the precision S in the family's compressed form
+	m      []float64 // momentum of grad log p (length d)
+	t      int
+	priorG []float64   // gradient of log p(theta_g) / n at the draw
+	partCC [][]float64 // per chunk: sum_i c_i c_i', packed
+	alpha  float64
+	b1, b2 float64
+}
+
+func newVOGNCore(b *base, sLen int) vognCore {
+	return vognCore{
+		s:      make([]float64, sLen),
+		m:      make([]float64, b.d),
+		priorG: make([]float64, b.g),
+		partCC: scratch.Partials(b.chunks.Len(), b.g*(b.g+1)/2),
+	}
+}
+
+// begin starts an iteration with the rule's settings.
+func (vs *vognCore) begin(set Settings, alpha float64) {
+	vs.b1, vs.b2, vs.alpha = set.Beta1, set.Beta2, alpha
+	vs.t++
+}
+
+// priorShare evaluates log p(theta_g) at the draw in b.theta and shares
+// its gradient out over the subjects in priorG; it returns the log density.
+func (vs *vognCore) priorShare(b *base) float64 {
+	clear(vs.priorG)
+	lpg := b.target.Global(b.theta[b.n*b.r:], vs.priorG)
+	for j := range vs.priorG {
+		vs.priorG[j] /= float64(max(1, b.n))
+	}
+	return lpg
+}
+
+// globalGradient sets the global part of b.grad to the gradient of log p:
+// the subjects' sum in b.sumG and the prior's.
+func (vs *vognCore) globalGradient(b *base) {
+	gradG := b.grad[b.n*b.r:]
+	copy(gradG, b.sumG)
+	for j := range gradG {
+		gradG[j] += vs.priorG[j] * float64(max(1, b.n))
+	}
+}
+
+// emaGlobal sets sg, the global block of S, to b2 sg + (1-b2) sum_k partCC[k].
+func (vs *vognCore) emaGlobal(sg []float64) {
+	for j := range sg {
+		var x float64
+		for k := range vs.partCC {
+			x += vs.partCC[k][j]
+		}
+		sg[j] = vs.b2*sg[j] + (1-vs.b2)*x
+	}
+}
+
+// momentum replaces grad by the bias-corrected momentum of the gradients.
+func (vs *vognCore) momentum(grad []float64) {
+	c1 := 1 / (1 - math.Pow(vs.b1, float64(vs.t)))
+	for j := range vs.m {
+		vs.m[j] = vs.b1*vs.m[j] + (1-vs.b1)*grad[j]
+		grad[j] = vs.m[j] * c1
+	}
+}
+
 // vognState is the state VOGN keeps beside lambda for GVA.
 type vognState struct {
-	s       []float64 // the precision S in arrowhead form
-	m       []float64 // momentum of grad log p (length d)
-	t       int
-	priorG  []float64 // gradient of log p(theta_g) / n at the draw
-	partCC  [][]float64
+	vognCore
 	sumCC   []float64
-	alpha   float64
-	b1, b2  float64
 	passS   func(int) error
 	passCh  func(int) error
 	passSol func(int) error
@@ -120,11 +181,8 @@ func (f *gva) vognInit() {
 	}
 	n, r, g := f.n, f.r, f.g
 	vs := &vognState{
-		s:      make([]float64, arrowhead.Len(n, r, g)),
-		m:      make([]float64, f.d),
-		priorG: make([]float64, g),
-		partCC: scratch.Partials(f.chunks.Len(), g*(g+1)/2),
-		sumCC:  make([]float64, g*(g+1)/2),
+		vognCore: newVOGNCore(f.base, arrowhead.Len(n, r, g)),
+		sumCC:    make([]float64, g*(g+1)/2),
 	}
 	// S = T T' at the start, formed blockwise: S_i = T_i T_i',
 	// S_gi = T_gi T_i', S_g = T_g T_g' + sum_i T_gi T_gi'.
@@ -276,48 +334,24 @@ func (f *gva) vognMuPass(k int) error {
 func (f *gva) vognStep(iter uint64, set Settings, alpha float64) (float64, error) {
 	f.vognInit()
 	vs := f.vs
-	vs.b1, vs.b2, vs.alpha = set.Beta1, set.Beta2, alpha
-	vs.t++
+	vs.begin(set, alpha)
 	f.iter = iter
 	d, nr, n, g := f.d, f.n*f.r, f.n, f.g
 	mu := f.lam[:d]
 	zzg := f.drawGlobal()
 	f.t.DrawGlobal(f.theta, f.tmp, mu, f.z)
-	// The prior's gradient, shared out over the subjects.
-	clear(vs.priorG)
-	lpg := f.target.Global(f.theta[nr:], vs.priorG)
-	for j := range vs.priorG {
-		vs.priorG[j] /= float64(max(1, n))
-	}
+	lpg := vs.priorShare(f.base)
 	if err := f.pool.Run(f.chunks.Len(), vs.passS); err != nil {
 		return 0, err
 	}
 	lp, zz, ld := f.reduce()
 	ld += f.t.LogDetGlobal()
 	h := lp + lpg - (f.logNorm() + ld - 0.5*(zz+zzg))
-	// Global gradient of log p and S_g.
-	gradG := f.grad[nr:]
-	copy(gradG, f.sumG)
-	for j := range gradG {
-		gradG[j] += vs.priorG[j] * float64(max(1, n))
-	}
-	clear(vs.sumCC)
-	for k := range vs.partCC {
-		for j, x := range vs.partCC[k] {
-			vs.sumCC[j] += x
-		}
-	}
+	vs.globalGradient(f.base)
 	tri := f.r * (f.r + 1) / 2
-	sg := vs.s[n*(tri+g*f.r):]
-	for j := range sg {
-		sg[j] = vs.b2*sg[j] + (1-vs.b2)*vs.sumCC[j]
-	}
-	// Momentum with bias correction, kept in v for the solve.
-	c1 := 1 / (1 - math.Pow(vs.b1, float64(vs.t)))
-	for j := range vs.m {
-		vs.m[j] = vs.b1*vs.m[j] + (1-vs.b1)*f.grad[j]
-		f.grad[j] = vs.m[j] * c1
-	}
+	vs.emaGlobal(vs.s[n*(tri+g*f.r):])
+	// Momentum with bias correction, kept in grad for the solve.
+	vs.momentum(f.grad)
 	// Refactor S = T T'.
 	if err := f.pool.Run(f.chunks.Len(), vs.passCh); err != nil {
 		return 0, err

@@ -12,13 +12,7 @@ import (
 // family: the precision S in the compressed form of blockdiag (packed lower
 // blocks) and the momentum.
 type rvbVOGN struct {
-	s      []float64
-	m      []float64
-	t      int
-	priorG []float64
-	partCC [][]float64
-	alpha  float64
-	b1, b2 float64
+	vognCore
 	work   [][]float64 // per chunk: scratch of 2 r^2; the global block uses its own
 	gwork  []float64
 	passS  func(int) error
@@ -31,12 +25,9 @@ func (f *rvbFamily) vognInit() {
 	}
 	n, r, g := f.n, f.r, f.g
 	vs := &rvbVOGN{
-		s:      make([]float64, blockdiag.Len(n, r, g)),
-		m:      make([]float64, f.d),
-		priorG: make([]float64, g),
-		partCC: scratch.Partials(f.chunks.Len(), g*(g+1)/2),
-		work:   scratch.Partials(f.chunks.Len(), 2*r*r),
-		gwork:  make([]float64, 2*g*g),
+		vognCore: newVOGNCore(f.base, blockdiag.Len(n, r, g)),
+		work:     scratch.Partials(f.chunks.Len(), 2*r*r),
+		gwork:    make([]float64, 2*g*g),
 	}
 	// S = (C C')^-1 blockwise at the start.
 	tri := r * (r + 1) / 2
@@ -182,42 +173,23 @@ func (f *rvbFamily) vognMuPass(k int) error {
 func (f *rvbFamily) vognStep(iter uint64, set Settings, alpha float64) (float64, error) {
 	f.vognInit()
 	vs := f.vs
-	vs.b1, vs.b2, vs.alpha = set.Beta1, set.Beta2, alpha
-	vs.t++
+	vs.begin(set, alpha)
 	f.iter = iter
 	d, nr, n, g := f.d, f.n*f.r, f.n, f.g
 	zzg := f.drawGlobal()
 	f.c.DrawGlobal(f.theta, f.lam[:d], f.z)
-	clear(vs.priorG)
-	lpg := f.target.Global(f.theta[nr:], vs.priorG)
-	for j := range vs.priorG {
-		vs.priorG[j] /= float64(max(1, n))
-	}
+	lpg := vs.priorShare(f.base)
 	if err := f.pool.Run(f.chunks.Len(), vs.passS); err != nil {
 		return 0, err
 	}
 	lp, zz, ld := f.reduce()
 	ld += f.c.LogDetGlobal()
 	h := lp + lpg - (f.logNorm() - ld - 0.5*(zz+zzg))
-	gradG := f.grad[nr:]
-	copy(gradG, f.sumG)
-	for j := range gradG {
-		gradG[j] += vs.priorG[j] * float64(max(1, n))
-	}
+	vs.globalGradient(f.base)
 	tri := f.r * (f.r + 1) / 2
 	sg := vs.s[n*tri:]
-	for j := range sg {
-		var x float64
-		for k := range vs.partCC {
-			x += vs.partCC[k][j]
-		}
-		sg[j] = vs.b2*sg[j] + (1-vs.b2)*x
-	}
-	c1 := 1 / (1 - math.Pow(vs.b1, float64(vs.t)))
-	for j := range vs.m {
-		vs.m[j] = vs.b1*vs.m[j] + (1-vs.b1)*f.grad[j]
-		f.grad[j] = vs.m[j] * c1
-	}
+	vs.emaGlobal(sg)
+	vs.momentum(f.grad)
 	if err := covFactorOfPrec(g, sg, f.c.Global(), vs.gwork); err != nil {
 		return 0, err
 	}
