@@ -26,15 +26,55 @@ type Pool struct {
 	jobs []chan job
 	done sync.WaitGroup
 
-	// State of the loop in progress.
-	next   atomic.Int64
+	// State of the loop in progress: each worker's share of the chunks,
+	// and the chunks' errors.
+	segs   []segment
 	errs   []error
 	closed bool
 }
 
 type job struct {
 	fn     func(chunk int) error
-	chunks int
+	self   int // the worker's segment
+	active int // the number of segments
+}
+
+// segment is a worker's share of a loop's chunks, the range [front, back)
+// packed into one word, so that its owner (taking chunks from the front)
+// and the other workers (stealing from the back once their own share is
+// done) claim chunks with one compare-and-swap. A worker thus runs long
+// runs of adjacent chunks: on the 2-core machine passes over arrays too
+// large for the cache scaled 1.6x with two workers that way and not at all
+// with chunks dealt out alternately, which restarts every core's memory
+// streams at every chunk. Each segment has a cache line of its own.
+type segment struct {
+	span atomic.Uint64
+	_    [56]byte
+}
+
+func pack(front, back int) uint64 { return uint64(front)<<32 | uint64(back) }
+
+func unpack(v uint64) (front, back int) { return int(v >> 32), int(v & (1<<32 - 1)) }
+
+// take claims the front chunk of the segment, or its back chunk if back is
+// set; ok is false once the segment is empty.
+func (s *segment) take(back bool) (k int, ok bool) {
+	for {
+		v := s.span.Load()
+		f, b := unpack(v)
+		if f >= b {
+			return 0, false
+		}
+		next := pack(f+1, b)
+		k = f
+		if back {
+			next = pack(f, b-1)
+			k = b - 1
+		}
+		if s.span.CompareAndSwap(v, next) {
+			return k, true
+		}
+	}
 }
 
 // NewPool starts a pool of the given number of workers. A value of zero or
@@ -45,7 +85,7 @@ func NewPool(ctx context.Context, workers int) *Pool {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	p := &Pool{workers: workers, cancel: cancel}
+	p := &Pool{workers: workers, cancel: cancel, segs: make([]segment, workers)}
 	if workers == 1 {
 		p.ctx = ctx
 		return p
@@ -75,7 +115,8 @@ func (p *Pool) Workers() int { return p.workers }
 func (p *Pool) Context() context.Context { return p.ctx }
 
 // Run calls fn(k) once for every chunk k in [0, chunks), spread over the
-// workers, and waits for all of them. It returns the error of the
+// workers, and waits for all of them. Each worker starts on a contiguous
+// share of the chunks and, when it is done, helps with the others'. It returns the error of the
 // lowest-numbered chunk that failed, so the error too does not depend on the
 // scheduling. If the pool's context is cancelled, chunks not yet started are
 // skipped and Run returns the context's error.
@@ -88,19 +129,24 @@ func (p *Pool) Run(chunks int, fn func(chunk int) error) error {
 	if err := p.ctx.Err(); err != nil {
 		return err
 	}
+	if chunks >= 1<<31 {
+		panic("parallel: too many chunks")
+	}
 	if cap(p.errs) < chunks {
 		p.errs = make([]error, chunks)
 	}
 	p.errs = p.errs[:chunks]
 	clear(p.errs)
-	p.next.Store(0)
-	j := job{fn: fn, chunks: chunks}
 	helpers := max(0, min(len(p.jobs), chunks-1))
+	active := helpers + 1
+	for w := range active {
+		p.segs[w].span.Store(pack(w*chunks/active, (w+1)*chunks/active))
+	}
 	p.done.Add(helpers)
 	for w := range helpers {
-		p.jobs[w] <- j
+		p.jobs[w] <- job{fn: fn, self: w + 1, active: active}
 	}
-	p.work(j)
+	p.work(job{fn: fn, active: active})
 	p.done.Wait()
 	for _, err := range p.errs {
 		if err != nil {
@@ -112,8 +158,11 @@ func (p *Pool) Run(chunks int, fn func(chunk int) error) error {
 
 func (p *Pool) work(j job) {
 	for {
-		k := int(p.next.Add(1) - 1)
-		if k >= j.chunks {
+		k, ok := p.segs[j.self].take(false)
+		for i := 1; !ok && i < j.active; i++ {
+			k, ok = p.segs[(j.self+i)%j.active].take(true)
+		}
+		if !ok {
 			return
 		}
 		if p.ctx.Err() != nil {

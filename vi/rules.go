@@ -279,16 +279,23 @@ func (s *stepper) snngmBlock(k int) error {
 	lo, hi := s.blocks.Bounds(k)
 	b := s.set.Beta1
 	c := s.alpha * s.corr1
+	b1, sc := 1-b, s.scale
+	// Local slices of one length: the loop then keeps them in registers
+	// and needs no bounds checks.
+	mom := s.m[lo:hi]
+	grad := s.grad[lo:hi][:len(mom)]
+	lam := s.lambda[lo:hi][:len(mom)]
+	kinds := s.kinds[lo:hi][:len(mom)]
 	frac, ss := 1.0, 0.0
-	for j := lo; j < hi; j++ {
-		m := b*s.m[j] + (1-b)*s.grad[j]*s.scale
-		s.m[j] = m
+	for j, mj := range mom {
+		m := b*mj + b1*grad[j]*sc
+		mom[j] = m
 		d := c * m
-		x := s.lambda[j]
-		if s.kinds[j] == kindDiag && d < 0 && x+d < x/2 {
+		x := lam[j]
+		if kinds[j] == kindDiag && d < 0 && x+d < x/2 {
 			frac = min(frac, -x/(2*d))
 		}
-		s.lambda[j] = x + d
+		lam[j] = x + d
 		ss += d * d
 	}
 	if math.IsNaN(ss) {
