@@ -20,11 +20,12 @@ type base struct {
 	streams *parallel.Streams // one per chunk, plus one for the global block
 	ws      []Workspace       // one per chunk
 
-	lam   []float64 // mu (d), then the factor
-	kind  []uint8
-	nobs  int
-	iter  uint64
-	grads bool // the pass computes gradients
+	lam    []float64 // mu (d), then the factor
+	stride int       // factor entries per subject; the global ones follow
+	kind   []uint8
+	nobs   int
+	iter   uint64
+	grads  bool // the pass computes gradients
 
 	antithetic bool
 
@@ -80,7 +81,12 @@ func newBase(t Target, set Settings, pool *parallel.Pool, factorLen int) *base {
 }
 
 func (b *base) lambda() []float64 { return b.lam }
-func (b *base) kinds() []uint8    { return b.kind }
+
+// stepBlocks returns the blocks of the step rules' passes, one per chunk.
+func (b *base) stepBlocks() [][]span {
+	return stepBlocks(b.chunks, b.r, b.g, b.stride, len(b.lam))
+}
+func (b *base) kinds() []uint8 { return b.kind }
 
 // streamIter returns the stream iteration and sign of the draws of the
 // current iteration: with antithetic draws, iterations 2k-1 and 2k share the

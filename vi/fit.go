@@ -17,6 +17,8 @@ type family interface {
 	lambda() []float64
 	// kinds labels each entry of lambda (kindMean, kindDiag, kindOff).
 	kinds() []uint8
+	// stepBlocks cuts lambda into the blocks of the step rules' passes.
+	stepBlocks() [][]span
 	// precision reports whether the factor is a precision factor.
 	precision() bool
 	// estimate draws theta with the streams of iteration iter and writes the
@@ -140,7 +142,7 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 // stopped it (cancellation) or a divergence.
 func runStepper(ctx context.Context, fam family, set Settings, pool *parallel.Pool, res *Result, start time.Time, good []float64, goodIter *int) (error, *DivergedError) {
 	lambda := fam.lambda()
-	st := newStepper(set.Optimizer, set, lambda, fam.kinds(), fam.precision(), pool)
+	st := newStepper(set.Optimizer, set, lambda, fam.kinds(), fam.precision(), pool, fam.stepBlocks())
 	wantNat, wantEuc, noEnt := st.needs()
 	var nat, euc []float64
 	if wantNat {

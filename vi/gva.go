@@ -38,6 +38,7 @@ func newGVA(t Target, set Settings, pool *parallel.Pool) *gva {
 	// Label the entries of the compressed factor.
 	tri := r * (r + 1) / 2
 	stride := tri + g*r
+	f.stride = stride
 	fk := f.kind[f.d:]
 	for j := range fk {
 		fk[j] = kindOff

@@ -13,9 +13,29 @@ const (
 	kindOff               // an off-diagonal entry of the factor
 )
 
-// blockSize is the number of lambda entries per chunk of an elementwise
-// pass; fixed so that reductions are independent of the worker count.
-const blockSize = 4096
+// span is a range [lo, hi) of lambda's entries.
+type span struct{ lo, hi int }
+
+// stepBlocks cuts lambda into the blocks of the step rules' elementwise
+// passes. Block k holds the entries of the subjects of chunk k of c (their
+// means and their factor blocks, stride entries each), and the last block
+// the global entries as well. The blocks depend on the chunking alone, so
+// reductions over them do not depend on the worker count; and as the pool
+// gives each worker the same contiguous share of every loop over the
+// chunks, the worker that draws and differentiates a chunk's subjects
+// mostly updates them too, on lines in its own cache.
+func stepBlocks(c parallel.Chunking, r, g, stride, total int) [][]span {
+	n := c.N
+	d := n*r + g
+	blocks := make([][]span, max(1, c.Len()))
+	for k := range c.Len() {
+		lo, hi := c.Bounds(k)
+		blocks[k] = []span{{lo * r, hi * r}, {d + lo*stride, d + hi*stride}}
+	}
+	last := len(blocks) - 1
+	blocks[last] = append(blocks[last], span{n * r, d}, span{d + n*stride, total})
+	return blocks
+}
 
 // stepper applies a step rule to lambda in place. Every rule first writes its
 // step into delta; apply then scales it down if it would shrink a diagonal
@@ -37,7 +57,7 @@ type stepper struct {
 	nu float64
 
 	pool     *parallel.Pool
-	blocks   parallel.Chunking
+	blocks   [][]span
 	partial  []float64
 	partial2 []float64
 
@@ -48,19 +68,19 @@ type stepper struct {
 	passNorm, passSnngm, passAdam, passPGA, passNagm, passRatio, passApply, passRetract func(int) error
 }
 
-func newStepper(opt Optimizer, set Settings, lambda []float64, kinds []uint8, prec bool, pool *parallel.Pool) *stepper {
+func newStepper(opt Optimizer, set Settings, lambda []float64, kinds []uint8, prec bool, pool *parallel.Pool, blocks [][]span) *stepper {
 	n := len(lambda)
 	s := &stepper{
 		opt: opt, set: set, lambda: lambda, kinds: kinds, prec: prec, pool: pool,
 		m:      make([]float64, n),
-		blocks: parallel.NewChunking(n, blockSize),
+		blocks: blocks,
 	}
 	if opt != Snngm {
 		// Snngm steps lambda in its own pass.
 		s.delta = make([]float64, n)
 	}
-	s.partial = make([]float64, s.blocks.Len())
-	s.partial2 = make([]float64, s.blocks.Len())
+	s.partial = make([]float64, len(s.blocks))
+	s.partial2 = make([]float64, len(s.blocks))
 	switch opt {
 	case Adam, NAdam, PGA:
 		s.v = make([]float64, n)
@@ -113,36 +133,42 @@ func (s *stepper) needs() (natural, euclidean, noEntropy bool) {
 // 1e300), reduced in block order.
 func (s *stepper) norm(g []float64) (float64, error) {
 	s.grad = g
-	if err := s.pool.Run(s.blocks.Len(), s.passNorm); err != nil {
+	if err := s.pool.Run(len(s.blocks), s.passNorm); err != nil {
 		return 0, err
 	}
 	var scale, ssq float64
-	for k := range s.blocks.Len() {
+	for k := range len(s.blocks) {
 		scale, ssq = addScaled(scale, ssq, s.partial[k], s.partial2[k])
 	}
 	return scale * math.Sqrt(ssq), nil
 }
 
 // normBlock sets the block's partial norm as scale and scaled sum of squares:
-// the block's squared norm is partial^2 * partial2. The plain sum of squares
-// serves unless it overflowed or underflowed; then the block is summed
-// again, scaled by its largest entry.
+// the block's squared norm is partial^2 * partial2.
 func (s *stepper) normBlock(k int) error {
-	lo, hi := s.blocks.Bounds(k)
-	g := s.grad[lo:hi]
-	var ssq float64
+	var scale, ssq float64
+	for _, sp := range s.blocks[k] {
+		sc, sq := scaledSumSq(s.grad[sp.lo:sp.hi])
+		scale, ssq = addScaled(scale, ssq, sc, sq)
+	}
+	s.partial[k], s.partial2[k] = scale, ssq
+	return nil
+}
+
+// scaledSumSq returns the squared norm of g as scale^2 * ssq. The plain sum
+// of squares serves unless it overflowed or underflowed; then g is summed
+// again, scaled by its largest entry.
+func scaledSumSq(g []float64) (scale, ssq float64) {
 	for _, x := range g {
 		ssq += x * x
 	}
 	switch {
 	case math.IsNaN(ssq):
-		s.partial[k], s.partial2[k] = math.NaN(), 1
-		return nil
-	case ssq == 0 || (ssq > minSumSq && ssq < maxSumSq):
-		s.partial[k], s.partial2[k] = 1, ssq
-		return nil
+		return math.NaN(), 1
+	case ssq > minSumSq && ssq < maxSumSq:
+		return 1, ssq
 	}
-	var scale float64
+	// Overflow, underflow (possibly to zero) or an all-zero g.
 	for _, x := range g {
 		scale = math.Max(scale, math.Abs(x))
 	}
@@ -155,8 +181,7 @@ func (s *stepper) normBlock(k int) error {
 			ssq += y * y
 		}
 	}
-	s.partial[k], s.partial2[k] = scale, ssq
-	return nil
+	return scale, ssq
 }
 
 // Sums of squares between these bounds lost nothing to underflow or
@@ -233,7 +258,7 @@ func (s *stepper) step(g []float64, fisher func(src, dst []float64) error) (floa
 		if nrm > s.set.Clip {
 			s.scale = s.set.Clip / nrm
 		}
-		if err := s.pool.Run(s.blocks.Len(), s.passNagm); err != nil {
+		if err := s.pool.Run(len(s.blocks), s.passNagm); err != nil {
 			return 0, err
 		}
 		if err := fisher(s.m, s.delta); err != nil {
@@ -244,7 +269,7 @@ func (s *stepper) step(g []float64, fisher func(src, dst []float64) error) (floa
 		panic("vi: stepper used with " + s.opt.String())
 	}
 	if pass != nil {
-		if err := s.pool.Run(s.blocks.Len(), pass); err != nil {
+		if err := s.pool.Run(len(s.blocks), pass); err != nil {
 			return 0, err
 		}
 	}
@@ -253,17 +278,14 @@ func (s *stepper) step(g []float64, fisher func(src, dst []float64) error) (floa
 		return s.snngmFinish()
 	}
 	if s.opt == Nagm {
-		for k := range s.blocks.Len() {
-			lo, hi := s.blocks.Bounds(k)
-			for j := lo; j < hi; j++ {
-				switch s.kinds[j] {
-				case kindDiag:
-					s.delta[j] *= s.alpha / 10
-				case kindOff:
-					s.delta[j] *= s.alpha / 100
-				default:
-					s.delta[j] *= s.alpha
-				}
+		for j, kind := range s.kinds {
+			switch kind {
+			case kindDiag:
+				s.delta[j] *= s.alpha / 10
+			case kindOff:
+				s.delta[j] *= s.alpha / 100
+			default:
+				s.delta[j] *= s.alpha
 			}
 		}
 	}
@@ -276,7 +298,20 @@ func (s *stepper) step(g []float64, fisher func(src, dst []float64) error) (floa
 // as the ratio rarely binds. When it does, retractBlock takes back the
 // part of the step it disallows.
 func (s *stepper) snngmBlock(k int) error {
-	lo, hi := s.blocks.Bounds(k)
+	frac, ss := 1.0, 0.0
+	for _, sp := range s.blocks[k] {
+		frac, ss = s.snngmSpan(sp.lo, sp.hi, frac, ss)
+	}
+	if math.IsNaN(ss) {
+		frac = math.NaN()
+	}
+	s.partial[k], s.partial2[k] = frac, ss
+	return nil
+}
+
+// snngmSpan is snngmBlock on the entries [lo, hi), carrying the ratio frac
+// and the sum of squares ss.
+func (s *stepper) snngmSpan(lo, hi int, frac, ss float64) (float64, float64) {
 	b := s.set.Beta1
 	c := s.alpha * s.corr1
 	b1, sc := 1-b, s.scale
@@ -286,7 +321,6 @@ func (s *stepper) snngmBlock(k int) error {
 	grad := s.grad[lo:hi][:len(mom)]
 	lam := s.lambda[lo:hi][:len(mom)]
 	kinds := s.kinds[lo:hi][:len(mom)]
-	frac, ss := 1.0, 0.0
 	for j, mj := range mom {
 		m := b*mj + b1*grad[j]*sc
 		mom[j] = m
@@ -298,19 +332,16 @@ func (s *stepper) snngmBlock(k int) error {
 		lam[j] = x + d
 		ss += d * d
 	}
-	if math.IsNaN(ss) {
-		frac = math.NaN()
-	}
-	s.partial[k], s.partial2[k] = frac, ss
-	return nil
+	return frac, ss
 }
 
 // retractBlock takes back the fraction s.scale of Snngm's step.
 func (s *stepper) retractBlock(k int) error {
-	lo, hi := s.blocks.Bounds(k)
 	c := s.scale * s.alpha * s.corr1
-	for j := lo; j < hi; j++ {
-		s.lambda[j] -= c * s.m[j]
+	for _, sp := range s.blocks[k] {
+		for j := sp.lo; j < sp.hi; j++ {
+			s.lambda[j] -= c * s.m[j]
+		}
 	}
 	return nil
 }
@@ -324,7 +355,7 @@ func (s *stepper) snngmFinish() (float64, error) {
 	}
 	if frac < 1 {
 		s.scale = 1 - frac
-		if err := s.pool.Run(s.blocks.Len(), s.passRetract); err != nil {
+		if err := s.pool.Run(len(s.blocks), s.passRetract); err != nil {
 			return 0, err
 		}
 	}
@@ -351,13 +382,14 @@ func (s *stepper) allowedFraction() float64 {
 }
 
 func (s *stepper) adamBlock(k int) error {
-	lo, hi := s.blocks.Bounds(k)
 	b1, b2, eps := s.set.Beta1, s.set.Beta2, s.set.Eps
-	for j := lo; j < hi; j++ {
-		g := s.grad[j]
-		s.m[j] = b1*s.m[j] + (1-b1)*g
-		s.v[j] = b2*s.v[j] + (1-b2)*g*g
-		s.delta[j] = s.alpha * s.m[j] * s.corr1 / (math.Sqrt(s.v[j]*s.corr2) + eps)
+	for _, sp := range s.blocks[k] {
+		for j := sp.lo; j < sp.hi; j++ {
+			g := s.grad[j]
+			s.m[j] = b1*s.m[j] + (1-b1)*g
+			s.v[j] = b2*s.v[j] + (1-b2)*g*g
+			s.delta[j] = s.alpha * s.m[j] * s.corr1 / (math.Sqrt(s.v[j]*s.corr2) + eps)
+		}
 	}
 	return nil
 }
@@ -365,8 +397,14 @@ func (s *stepper) adamBlock(k int) error {
 // pgaBlock is ProxGenAdam: uncorrected moments, then a proximal step for
 // the entropy term on each diagonal entry (supplement S5.2).
 func (s *stepper) pgaBlock(k int) error {
-	lo, hi := s.blocks.Bounds(k)
 	b1, b2, eps := s.set.Beta1, s.set.Beta2, s.set.Eps
+	for _, sp := range s.blocks[k] {
+		s.pgaSpan(sp.lo, sp.hi, b1, b2, eps)
+	}
+	return nil
+}
+
+func (s *stepper) pgaSpan(lo, hi int, b1, b2, eps float64) {
 	for j := lo; j < hi; j++ {
 		g := s.grad[j]
 		s.m[j] = b1*s.m[j] + (1-b1)*g
@@ -389,14 +427,14 @@ func (s *stepper) pgaBlock(k int) error {
 		}
 		s.delta[j] = d
 	}
-	return nil
 }
 
 func (s *stepper) nagmBlock(k int) error {
-	lo, hi := s.blocks.Bounds(k)
 	b := s.set.Beta1
-	for j := lo; j < hi; j++ {
-		s.m[j] = b*s.m[j] + (1-b)*s.grad[j]*s.scale
+	for _, sp := range s.blocks[k] {
+		for j := sp.lo; j < sp.hi; j++ {
+			s.m[j] = b*s.m[j] + (1-b)*s.grad[j]*s.scale
+		}
 	}
 	return nil
 }
@@ -404,19 +442,20 @@ func (s *stepper) nagmBlock(k int) error {
 // ratioBlock finds the largest fraction of delta that shrinks no diagonal
 // entry by more than half.
 func (s *stepper) ratioBlock(k int) error {
-	lo, hi := s.blocks.Bounds(k)
 	frac := 1.0
-	for j := lo; j < hi; j++ {
-		if s.kinds[j] != kindDiag {
-			continue
-		}
-		d, c := s.delta[j], s.lambda[j]
-		if math.IsNaN(d) {
-			frac = math.NaN()
-			break
-		}
-		if d < 0 && c+d < c/2 {
-			frac = min(frac, -c/(2*d))
+	for _, sp := range s.blocks[k] {
+		for j := sp.lo; j < sp.hi; j++ {
+			if s.kinds[j] != kindDiag {
+				continue
+			}
+			d, c := s.delta[j], s.lambda[j]
+			if math.IsNaN(d) {
+				s.partial[k] = math.NaN()
+				return nil
+			}
+			if d < 0 && c+d < c/2 {
+				frac = min(frac, -c/(2*d))
+			}
 		}
 	}
 	s.partial[k] = frac
@@ -424,12 +463,13 @@ func (s *stepper) ratioBlock(k int) error {
 }
 
 func (s *stepper) applyBlock(k int) error {
-	lo, hi := s.blocks.Bounds(k)
 	var ss float64
-	for j := lo; j < hi; j++ {
-		d := s.scale * s.delta[j]
-		s.lambda[j] += d
-		ss += d * d
+	for _, sp := range s.blocks[k] {
+		for j := sp.lo; j < sp.hi; j++ {
+			d := s.scale * s.delta[j]
+			s.lambda[j] += d
+			ss += d * d
+		}
 	}
 	s.partial[k] = ss
 	return nil
@@ -437,7 +477,7 @@ func (s *stepper) applyBlock(k int) error {
 
 // apply adds the (possibly shortened) step to lambda and returns its norm.
 func (s *stepper) apply() (float64, error) {
-	if err := s.pool.Run(s.blocks.Len(), s.passRatio); err != nil {
+	if err := s.pool.Run(len(s.blocks), s.passRatio); err != nil {
 		return 0, err
 	}
 	frac := s.allowedFraction()
@@ -445,7 +485,7 @@ func (s *stepper) apply() (float64, error) {
 		return frac, nil
 	}
 	s.scale = frac
-	if err := s.pool.Run(s.blocks.Len(), s.passApply); err != nil {
+	if err := s.pool.Run(len(s.blocks), s.passApply); err != nil {
 		return 0, err
 	}
 	var ss float64

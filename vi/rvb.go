@@ -37,6 +37,7 @@ func newRVB(t Target, set Settings, pool *parallel.Pool) *rvbFamily {
 		fk[j] = kindOff
 	}
 	tri := r * (r + 1) / 2
+	f.stride = tri
 	for i := range n {
 		for a := range r {
 			fk[i*tri+a*(a+1)/2+a] = kindDiag
