@@ -6,7 +6,7 @@
 //
 //	go run ./benchmarks/scaling -out DIR [-quick] [-n 1000,10000,100000,1000000]
 //	    [-models bernoulli-ri,poisson-ris] [-methods gva,rvb] [-workers 1,2]
-//	    [-seed 1] [-max-iter 0] [-time-limit 0] [-profile DIR] [-resume]
+//	    [-seed 1] [-max-iter 0] [-time-limit 0] [-profile DIR] [-resume] [-reps 1]
 //	go run ./benchmarks/scaling -out DIR -logit DATADIR [-quick] [-glmer FILE]
 //
 // Every fit uses vi's default settings unless the experiment flags -tol,
@@ -81,6 +81,9 @@
 // -resume keeps the fits already in DIR/scaling.csv and runs the others, so
 // that a long run can be continued or extended (say by -n 1000000 -methods
 // gva) and the summaries and plots cover all of them.
+// -reps K runs every fit K times, the worker counts taking turns, and keeps
+// the run with the median time per iteration: on a shared virtual machine
+// single runs of the same fit vary by 20% and more.
 // -profile DIR writes a CPU profile and a heap profile (at the end of the fit)
 // of every child to DIR.
 //
@@ -129,6 +132,7 @@ func main() {
 	profile := flag.String("profile", "", "directory for CPU and heap profiles of every child")
 	logitDir := flag.String("logit", "", "run the logistic comparison on the sim_logit files in this directory")
 	glmerFile := flag.String("glmer", "", "glmer estimates (default: glmer_estimates.csv next to this program's source, found from the working directory)")
+	reps := flag.Int("reps", 1, "runs of every fit; the one with the median time per iteration is kept")
 	resume := flag.Bool("resume", false, "keep the fits of an existing scaling.csv in -out and run only the missing ones")
 	child := flag.String("child", "", "internal: run one fit described by this JSON and print its result")
 	flag.Parse()
@@ -191,7 +195,7 @@ func main() {
 	}
 	cfg := scalingConfig{
 		models: models, ns: ns, methods: methods, workers: workers,
-		settings: tune, outDir: *outDir, profile: *profile, resume: *resume,
+		settings: tune, outDir: *outDir, profile: *profile, resume: *resume, reps: *reps,
 	}
 	if err := runScaling(cfg); err != nil {
 		log.Fatal(err)

@@ -29,6 +29,9 @@ type scalingConfig struct {
 	// resume keeps the rows of an existing scaling.csv in outDir and
 	// runs only the cases it lacks.
 	resume bool
+	// reps is the number of runs of every fit; the one with the median
+	// time per iteration is kept.
+	reps int
 }
 
 // result is one scaling fit: its CSV row, and what the summaries and plots
@@ -194,37 +197,50 @@ func runScaling(cfg scalingConfig) error {
 	for _, m := range cfg.models {
 		for _, n := range cfg.ns {
 			for _, method := range cfg.methods {
+				var todo []int
 				for _, w := range cfg.workers {
-					if slices.ContainsFunc(results, func(r result) bool { return sameCase(r, m, n, method, w) }) {
-						continue
+					if !slices.ContainsFunc(results, func(r result) bool { return sameCase(r, m, n, method, w) }) {
+						todo = append(todo, w)
 					}
+				}
+				// The worker counts take turns, so that a slow spell of
+				// the machine does not fall on one of them only.
+				runs := make(map[int][]*outcome)
+				for rep := range max(1, cfg.reps) {
+					for _, w := range todo {
+						name := fmt.Sprintf("%s_n%d_%s_w%d", m.Name, n, method, w)
+						j := cfg.settings
+						j.Model, j.N, j.Method, j.Workers, j.Profile = m.Name, n, method, w, profilePrefix(cfg.profile, name)
+						t0 := time.Now()
+						o, err := spawn(j, w)
+						if err != nil {
+							return err
+						}
+						runs[w] = append(runs[w], o)
+						log.Printf("%s (run %d of %d): %s after %d iterations, %.4g s/iter (%.4g CPU s/iter), last window at %.3g s (fit %.3g s, setup %.3g s, child %.3g s), bound %.2f, max|beta-truth| %.4f, peak RSS %.0f MB, load %.1f",
+							name, rep+1, max(1, cfg.reps), o.Status, o.Iterations, o.SecPerIter, o.CPUPerIter, o.SecConv, o.SecFit, o.SecRead+o.SecBuild,
+							time.Since(t0).Seconds(), o.LowerBound, maxAbsErr(o.Mean, o.Truth), mb(o.PeakRSSKB), o.Load)
+					}
+				}
+				for _, w := range todo {
 					name := fmt.Sprintf("%s_n%d_%s_w%d", m.Name, n, method, w)
-					j := cfg.settings
-					j.Model, j.N, j.Method, j.Workers, j.Profile = m.Name, n, method, w, profilePrefix(cfg.profile, name)
-					t0 := time.Now()
-					o, err := spawn(j, w)
-					if err != nil {
-						return err
-					}
+					o := medianRun(runs[w])
 					if err := writeTrace(filepath.Join(cfg.outDir, "traces", name+".csv"), o.Trace); err != nil {
 						return err
 					}
 					results = append(results, result{model: m, workers: w, o: o, row: scalingRow(m, w, o), betas: betaRows(m, w, o)})
-					sortResults(results)
-					log.Printf("%s: %s after %d iterations, %.4g s/iter (%.4g CPU s/iter), last window at %.3g s (fit %.3g s, setup %.3g s, child %.3g s), bound %.2f, max|beta-truth| %.4f, peak RSS %.0f MB, load %.1f",
-						name, o.Status, o.Iterations, o.SecPerIter, o.CPUPerIter, o.SecConv, o.SecFit, o.SecRead+o.SecBuild,
-						time.Since(t0).Seconds(), o.LowerBound, maxAbsErr(o.Mean, o.Truth), mb(o.PeakRSSKB), o.Load)
-					rows, brows := [][]string{scalingHeader}, [][]string{betaHeader}
-					for _, r := range results {
-						rows = append(rows, r.row)
-						brows = append(brows, r.betas...)
-					}
-					if err := benchio.WriteCSV(csvPath, rows); err != nil {
-						return err
-					}
-					if err := benchio.WriteCSV(filepath.Join(cfg.outDir, "scaling_beta.csv"), brows); err != nil {
-						return err
-					}
+				}
+				sortResults(results)
+				rows, brows := [][]string{scalingHeader}, [][]string{betaHeader}
+				for _, r := range results {
+					rows = append(rows, r.row)
+					brows = append(brows, r.betas...)
+				}
+				if err := benchio.WriteCSV(csvPath, rows); err != nil {
+					return err
+				}
+				if err := benchio.WriteCSV(filepath.Join(cfg.outDir, "scaling_beta.csv"), brows); err != nil {
+					return err
 				}
 			}
 		}
@@ -249,6 +265,14 @@ func runScaling(cfg scalingConfig) error {
 		return err
 	}
 	return plotAll(cfg.outDir, results, slopes, sp)
+}
+
+// medianRun returns the run with the median time per iteration (the lower
+// of the two middle ones for an even number).
+func medianRun(runs []*outcome) *outcome {
+	sorted := slices.Clone(runs)
+	slices.SortStableFunc(sorted, func(a, b *outcome) int { return cmp.Compare(a.SecPerIter, b.SecPerIter) })
+	return sorted[(len(sorted)-1)/2]
 }
 
 // slope is a least-squares fit of log10(sec per iteration) on log10(n).

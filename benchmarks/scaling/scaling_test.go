@@ -95,3 +95,22 @@ func TestTickLabel(t *testing.T) {
 		}
 	}
 }
+
+func TestMedianRun(t *testing.T) {
+	for _, tc := range []struct {
+		secs []float64
+		want float64
+	}{
+		{[]float64{3}, 3},
+		{[]float64{0.3, 0.1, 0.2}, 0.2},
+		{[]float64{4, 1, 3, 2}, 2},
+	} {
+		var runs []*outcome
+		for _, s := range tc.secs {
+			runs = append(runs, &outcome{SecPerIter: s})
+		}
+		if got := medianRun(runs).SecPerIter; got != tc.want {
+			t.Errorf("%v: median run has %v s/iter, want %v", tc.secs, got, tc.want)
+		}
+	}
+}
