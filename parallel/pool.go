@@ -33,7 +33,7 @@ type Pool struct {
 	segs   []segment
 	errs   []error
 	closed bool
-	poll   bool // idle workers poll for the next loop (see poll)
+	poll   bool // a core for every worker (see polling)
 }
 
 type job struct {
@@ -94,7 +94,6 @@ func NewPool(ctx context.Context, workers int) *Pool {
 		return p
 	}
 	openPools.Add(1)
-	// Polling pays only with a core for every worker.
 	p.poll = min(runtime.GOMAXPROCS(0), runtime.NumCPU()) >= workers
 	p.group, p.ctx = errgroup.WithContext(ctx)
 	p.group.SetLimit(workers - 1)
@@ -105,8 +104,8 @@ func NewPool(ctx context.Context, workers int) *Pool {
 		p.jobs[w] = ch
 		p.group.Go(func() error {
 			for {
-				if p.poll {
-					poll(ch)
+				if p.polling() {
+					spinWhile(func() bool { return len(ch) == 0 }, pollFor)
 				}
 				j, ok := <-ch
 				if !ok {
@@ -130,15 +129,11 @@ const pollFor = 200 * time.Microsecond
 // openPools counts the pools with helpers that are not closed.
 var openPools atomic.Int32
 
-// poll returns once ch holds a job or is closed, or after pollFor. It
-// returns at once while other pools are open: their workers would compete
-// for the cores the polling spends.
-func poll(ch chan job) {
-	if openPools.Load() > 1 {
-		return
-	}
-	spinWhile(func() bool { return len(ch) == 0 }, pollFor)
-}
+// polling reports whether idle workers poll for the next loop and Run
+// watches its helpers rather than sleeping: only with a core for every
+// worker and no other pool open, whose workers would compete for the cores
+// the polling spends.
+func (p *Pool) polling() bool { return p.poll && openPools.Load() == 1 }
 
 // spinWhile spins while cond holds, for at most limit (0: no limit),
 // yielding its thread every yieldEvery so that other goroutines are not
@@ -171,9 +166,9 @@ func (p *Pool) Context() context.Context { return p.ctx }
 
 // Run calls fn(k) once for every chunk k in [0, chunks), spread over the
 // workers, and waits for all of them. Each worker starts on a contiguous
-// share of the chunks and, when it is done, helps with the others'. It returns the error of the
-// lowest-numbered chunk that failed, so the error too does not depend on the
-// scheduling. If the pool's context is cancelled, chunks not yet started are
+// share of the chunks and, when it is done, helps with the others'. It
+// returns the error of the lowest-numbered chunk that failed, so the error
+// too does not depend on the scheduling. If the pool's context is cancelled, chunks not yet started are
 // skipped and Run returns the context's error.
 //
 // Run itself allocates nothing; fn should be created once and reused.
@@ -203,7 +198,7 @@ func (p *Pool) Run(chunks int, fn func(chunk int) error) error {
 		p.jobs[w] <- job{fn: fn, self: w + 1, active: active}
 	}
 	p.work(job{fn: fn, active: active})
-	if p.poll && openPools.Load() == 1 {
+	if p.polling() {
 		// The helpers are at work: watch them rather than sleep, as a
 		// helper waking this goroutine puts it on its own thread's queue,
 		// where it waits while the helper polls.

@@ -45,7 +45,9 @@ type NumObser interface {
 	NumObs() int
 }
 
-func newBase(t Target, set Settings, pool *parallel.Pool, factorLen int) *base {
+// newBase lays out lambda for a factor of factorLen entries, stride of them
+// per subject followed by the global ones.
+func newBase(t Target, set Settings, pool *parallel.Pool, factorLen, stride int) *base {
 	n, r, g := t.Dims()
 	d := n*r + g
 	c := parallel.NewChunking(n, set.ChunkSize)
@@ -54,6 +56,7 @@ func newBase(t Target, set Settings, pool *parallel.Pool, factorLen int) *base {
 		streams: parallel.NewStreams(set.Seed, c.Len()+1),
 		ws:      make([]Workspace, c.Len()),
 		lam:     make([]float64, d+factorLen),
+		stride:  stride,
 		kind:    make([]uint8, d+factorLen),
 		nobs:    n,
 
@@ -81,12 +84,12 @@ func newBase(t Target, set Settings, pool *parallel.Pool, factorLen int) *base {
 }
 
 func (b *base) lambda() []float64 { return b.lam }
+func (b *base) kinds() []uint8    { return b.kind }
 
 // stepBlocks returns the blocks of the step rules' passes, one per chunk.
 func (b *base) stepBlocks() [][]span {
 	return stepBlocks(b.chunks, b.r, b.g, b.stride, len(b.lam))
 }
-func (b *base) kinds() []uint8 { return b.kind }
 
 // streamIter returns the stream iteration and sign of the draws of the
 // current iteration: with antithetic draws, iterations 2k-1 and 2k share the

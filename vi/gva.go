@@ -31,14 +31,13 @@ type gva struct {
 
 func newGVA(t Target, set Settings, pool *parallel.Pool) *gva {
 	n, r, g := t.Dims()
-	f := &gva{base: newBase(t, set, pool, arrowhead.Len(n, r, g))}
+	tri := r * (r + 1) / 2
+	stride := tri + g*r
+	f := &gva{base: newBase(t, set, pool, arrowhead.Len(n, r, g), stride)}
 	f.t = arrowhead.Wrap(n, r, g, f.lam[f.d:])
 	f.tz = make([]float64, g)
 	f.fv = make([]float64, f.d)
 	// Label the entries of the compressed factor.
-	tri := r * (r + 1) / 2
-	stride := tri + g*r
-	f.stride = stride
 	fk := f.kind[f.d:]
 	for j := range fk {
 		fk[j] = kindOff

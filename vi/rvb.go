@@ -30,14 +30,13 @@ type rvbFamily struct {
 
 func newRVB(t Target, set Settings, pool *parallel.Pool) *rvbFamily {
 	n, r, g := t.Dims()
-	f := &rvbFamily{base: newBase(t, set, pool, blockdiag.Len(n, r, g))}
+	tri := r * (r + 1) / 2
+	f := &rvbFamily{base: newBase(t, set, pool, blockdiag.Len(n, r, g), tri)}
 	f.c = blockdiag.Wrap(n, r, g, f.lam[f.d:])
 	fk := f.kind[f.d:]
 	for j := range fk {
 		fk[j] = kindOff
 	}
-	tri := r * (r + 1) / 2
-	f.stride = tri
 	for i := range n {
 		for a := range r {
 			fk[i*tri+a*(a+1)/2+a] = kindDiag
