@@ -1,3 +1,7 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
 package arrowhead
 
 // With P_i = T_g^-1 T_gi T_i^-1 the inverse of T is

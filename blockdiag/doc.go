@@ -1,3 +1,7 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
 // Package blockdiag provides the block-diagonal lower-triangular Cholesky
 // factor of a covariance matrix used by reparametrised variational Bayes
 // (RVB), together with the natural-gradient updates of Algorithm 1S of Tan,

@@ -1,3 +1,7 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
 // Package rvb reparametrises generalized linear mixed models for
 // variational Bayes, as in Tan (2021), "Use of model reparametrization to
 // improve variational Bayes" (JRSS-B 83(1)), the RVB1 and RVB2 methods of

@@ -1,3 +1,7 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
 // Package vi fits Gaussian variational approximations to hierarchical
 // models by stochastic natural-gradient ascent on sparse Cholesky factors,
 // following Tan, "Analytic natural gradient updates for Cholesky factor in

@@ -1,3 +1,7 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
 // Package bench holds Go benchmarks of the paths a whole fit goes through
 // that the packages' own benchmarks (arrowhead, blockdiag, glmm, rvb,
 // datasets) do not cover: simulating and building a model, the start, one

@@ -1,3 +1,7 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
 // Command paper reproduces the GLMM table of Tan's paper (Table 11 of
 // "Analytic natural gradient updates for Cholesky factor in Gaussian
 // variational approximation"): for each data set, approximation and step

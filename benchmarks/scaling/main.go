@@ -1,3 +1,7 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
 // Command scaling measures how sparsevi's fits scale with the number of
 // subjects and of cores (issue 7), and compares it with established GLMM
 // software on the simulated logistic data sets they were timed on.

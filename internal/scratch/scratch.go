@@ -1,3 +1,7 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
 // Package scratch lays out float64 scratch space for concurrent workers so
 // that no two workers' slices share a cache line. Workers add into their
 // partial sums and write their workspaces once per subject or row; two

@@ -1,3 +1,7 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
 // Package small holds kernels on small r×r matrices stored row-major in
 // full: the blocks of one subject's random effects. r is small (1 to a
 // handful), so plain loops beat any call into a general linear algebra
