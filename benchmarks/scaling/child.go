@@ -297,7 +297,7 @@ func fit(j job, mod *glmm.Model, o *outcome, summarize bool) error {
 	}
 	res, err := vi.Fit(context.Background(), target, set)
 	o.CPUFit = selfCPUSeconds() - cpu0
-	o.Load = loadAverage()
+	o.Load = benchio.LoadAverage()
 	if perr := stop(); perr != nil && err == nil {
 		err = perr
 	}
@@ -372,24 +372,6 @@ func fit(j job, mod *glmm.Model, o *outcome, summarize bool) error {
 	}
 	o.SecSummary = time.Since(t0).Seconds()
 	return nil
-}
-
-// loadAverage returns the 1-minute load average of the machine (Linux), or
-// NaN: other jobs on the cores slow the fits down.
-func loadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return math.NaN()
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return math.NaN()
-	}
-	v, err := strconv.ParseFloat(f[0], 64)
-	if err != nil {
-		return math.NaN()
-	}
-	return v
 }
 
 // progressEvery is the number of windows between progress lines of a child.

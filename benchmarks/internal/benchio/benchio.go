@@ -7,8 +7,10 @@
 package benchio
 
 import (
+	"bytes"
 	"encoding/csv"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -24,16 +26,36 @@ func List(s string) []string {
 	return out
 }
 
-// WriteCSV writes rows to the file path, replacing it.
+// WriteCSV writes rows to the file path, replacing it atomically: a
+// reader sees the old file or the new one, never a part.
 func WriteCSV(path string, rows [][]string) error {
-	f, err := os.Create(path)
+	var b bytes.Buffer
+	if err := csv.NewWriter(&b).WriteAll(rows); err != nil {
+		return err
+	}
+	return WriteFile(path, b.Bytes())
+}
+
+// WriteFile writes data to the file path through a temporary file in the
+// same directory and a rename, so that path is replaced atomically.
+func WriteFile(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
-	w := csv.NewWriter(f)
-	if err := w.WriteAll(rows); err != nil {
-		f.Close()
-		return err
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return f.Close()
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
 }

@@ -49,3 +49,27 @@ func TestWriteCSV(t *testing.T) {
 		t.Error("no error for a file in a missing directory")
 	}
 }
+
+func TestWriteFileReplacesAndLeavesNoTemporary(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.md")
+	for _, content := range []string{"first\n", "second\n"} {
+		if err := WriteFile(path, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != content {
+			t.Errorf("read back %q, want %q", got, content)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		t.Errorf("directory holds %d entries after two writes, want 1", len(entries))
+	}
+}
