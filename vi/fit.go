@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"time"
 
 	"github.com/sparsevi/sparsevi/parallel"
@@ -50,6 +51,14 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	if set.Window == 0 && n >= LargeSubjects {
 		set.Window = LargeWindow
 	}
+	if set.Workers == 0 && n > 0 {
+		cs := set.ChunkSize
+		if cs <= 0 {
+			cs = parallel.DefaultChunkSize
+		}
+		chunks := (n + cs - 1) / cs
+		set.Workers = DefaultWorkers(target, min(runtime.GOMAXPROCS(0), chunks))
+	}
 	set = set.withDefaults()
 	if n < 0 || r < 0 || g < 0 || n*r+g == 0 {
 		return nil, fmt.Errorf("vi: target has no variables (n=%d, r=%d, G=%d)", n, r, g)
@@ -65,7 +74,7 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Method: set.Method, Optimizer: set.Optimizer, N: n, R: r, G: g, bestBound: math.Inf(-1)}
+	res := &Result{Method: set.Method, Optimizer: set.Optimizer, N: n, R: r, G: g, Workers: set.Workers, bestBound: math.Inf(-1)}
 	if err := fam.init(ctx, set.Init); err != nil {
 		if ctx.Err() == nil {
 			return nil, err

@@ -76,6 +76,8 @@ type Result struct {
 
 	// N, R and G are the target's dimensions.
 	N, R, G int
+	// Workers is the number of workers the fit ran on.
+	Workers int
 	// Mu is the mean: subject blocks, then the global block.
 	Mu []float64
 	// Factor is the compressed factor: arrowhead.Factor data for GVA

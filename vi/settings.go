@@ -102,8 +102,9 @@ type Settings struct {
 
 	// Seed seeds every random draw of the fit.
 	Seed uint64
-	// Workers is the number of goroutines; 0 means GOMAXPROCS. Results do
-	// not depend on it.
+	// Workers is the number of goroutines; 0 means as many as the size of
+	// the target warrants, at most GOMAXPROCS (see DefaultWorkers). Results
+	// do not depend on it.
 	Workers int
 	// ChunkSize is the number of subjects per chunk; 0 means
 	// parallel.DefaultChunkSize. Results depend on it only through the

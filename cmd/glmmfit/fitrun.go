@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime"
 	"strings"
 	"time"
 
@@ -245,14 +244,6 @@ func resolveMethod(method string, fam glmm.Family) (string, string) {
 	return choice, fmt.Sprintf("chosen by -method auto as the paper recommends for %s", fam)
 }
 
-// threads returns the number of workers vi.Fit uses for -threads n.
-func threads(n int) int {
-	if n == 0 {
-		return runtime.GOMAXPROCS(0)
-	}
-	return n
-}
-
 // newDocument assembles the JSON document of a fit.
 func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *vi.GLMMSummary) *document {
 	m := job.design.Model()
@@ -284,7 +275,7 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *vi.GLMMSummary) 
 			Group: m.GroupName(), Names: m.RandomNames(), Subjects: subjects(s.Subjects),
 		},
 		Trace:   trace(res.Trace),
-		Timings: timing{FitSeconds: res.Elapsed.Seconds(), Threads: threads(o.threads)},
+		Timings: timing{FitSeconds: res.Elapsed.Seconds(), Threads: res.Workers},
 	}
 	switch {
 	case res.Status == vi.Cancelled:

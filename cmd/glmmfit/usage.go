@@ -100,7 +100,8 @@ Fitting:
   -tol NATS        convergence tolerance on the gain of the lower bound per
                    window of 50 iterations (default 0.0125)
   -timeout D       stop after this wall time, e.g. 30s or 5m (default none)
-  -threads N       worker goroutines; 0 (default) uses every core
+  -threads N       worker goroutines; 0 (default) uses one per core, fewer
+                   when the data are too small to gain from them
   -draws N         Monte Carlo draws for the summaries (default 4000); with
                    rvb1/rvb2 every draw maps each subject's random effects
                    back from the reparametrisation, so lower it for very
