@@ -85,19 +85,37 @@ type Summary struct {
 	// the fitted q.
 	GlobalMean, GlobalSD []float64
 	// LocalMean and LocalSD are those of the random effects b_i on the
-	// original scale (n*r, subject-major), estimated from Draws draws of
-	// q mapped through b_i = lambda_i(theta_g) + L_i(theta_g) b~_i: the
-	// marginal of b_i is not Gaussian.
+	// original scale (n*r, subject-major). Given theta_g, b_i = lambda_i +
+	// L_i b~_i is Gaussian with mean lambda_i + L_i mu_i and covariance
+	// L_i C_i C_i' L_i'; its marginal, a mixture of these over theta_g, is
+	// not. The moments are averaged over Draws draws of theta_g
+	// (Rao-Blackwellised: only the spread of the conditional means over
+	// theta_g carries Monte Carlo error).
 	LocalMean, LocalSD []float64
-	Draws              int
+	// Draws is the number of draws of theta_g used.
+	Draws int
+	// MaxRelMCSE is the largest Monte Carlo standard error of a LocalMean
+	// relative to its LocalSD.
+	MaxRelMCSE float64
 }
 
+// LocalRelMCSE is the Monte Carlo standard error, relative to the posterior
+// standard deviation, that Summarize aims for in every random effect's
+// mean: it stops drawing theta_g when every subject is within it, or at the
+// caller's maximum number of draws.
+const LocalRelMCSE = 0.05
+
+// firstDraws is the number of draws of theta_g of Summarize's first pass;
+// every further pass doubles the total.
+const firstDraws = 50
+
 // Summarize returns the posterior means and standard deviations of a fit
-// of t (vi.Fit with Method vi.RVB on t), the random effects from the given
-// number of draws of q seeded by seed. The result does not depend on the
-// number of processors. The error reports a result that does not fit t, a
-// failed mode solve, or cancellation of ctx.
-func Summarize(ctx context.Context, res *vi.Result, t *Target, draws int, seed uint64) (*Summary, error) {
+// of t (vi.Fit with Method vi.RVB on t). The random effects' moments use at
+// most maxDraws draws of theta_g seeded by seed, fewer when every mean's
+// Monte Carlo error is within LocalRelMCSE of its standard deviation. The
+// result does not depend on the number of processors. The error reports a
+// result that does not fit t, a failed mode solve, or cancellation of ctx.
+func Summarize(ctx context.Context, res *vi.Result, t *Target, maxDraws int, seed uint64) (*Summary, error) {
 	n, r, g := t.Dims()
 	if res.Method != vi.RVB {
 		return nil, fmt.Errorf("rvb: result of method %v, want %v", res.Method, vi.RVB)
@@ -105,8 +123,8 @@ func Summarize(ctx context.Context, res *vi.Result, t *Target, draws int, seed u
 	if res.N != n || res.R != r || res.G != g || len(res.Mu) != n*r+g || len(res.Factor) != blockdiag.Len(n, r, g) {
 		return nil, fmt.Errorf("rvb: result of dimensions (%d, %d, %d) does not fit the target's (%d, %d, %d)", res.N, res.R, res.G, n, r, g)
 	}
-	if draws < 2 {
-		return nil, fmt.Errorf("rvb: %d draws, want at least 2", draws)
+	if maxDraws < 2 {
+		return nil, fmt.Errorf("rvb: %d draws, want at least 2", maxDraws)
 	}
 	c := blockdiag.Wrap(n, r, g, res.Factor)
 	nr := n * r
@@ -115,7 +133,6 @@ func Summarize(ctx context.Context, res *vi.Result, t *Target, draws int, seed u
 		GlobalSD:   make([]float64, g),
 		LocalMean:  make([]float64, nr),
 		LocalSD:    make([]float64, nr),
-		Draws:      draws,
 	}
 	cg := c.Global()
 	for a := range g {
@@ -129,74 +146,103 @@ func Summarize(ctx context.Context, res *vi.Result, t *Target, draws int, seed u
 
 	// The global draws, shared by every chunk of subjects.
 	rng := rand.New(rand.NewPCG(seed, 0x72766273756d))
-	thetaG := make([]float64, draws*g)
-	zg := make([]float64, g)
+	thetaG := make([]float64, maxDraws*g)
 	theta := make([]float64, nr+g)
 	z := make([]float64, nr+g)
-	for k := range draws {
-		for a := range zg {
-			zg[a] = rng.NormFloat64()
+	for k := range maxDraws {
+		for a := nr; a < nr+g; a++ {
+			z[a] = rng.NormFloat64()
 		}
-		copy(z[nr:], zg)
 		c.DrawGlobal(theta, res.Mu, z)
 		copy(thetaG[k*g:(k+1)*g], theta[nr:])
 	}
 
 	chunks := parallel.NewChunking(n, 0)
-	streams := parallel.NewStreams(seed, chunks.Len())
-	// Welford's running moments per subject, written by its chunk only.
+	// Per random effect: Welford's running mean and sum of squares of the
+	// conditional means, and the running sum of the conditional variances,
+	// written by its subject's chunk only.
 	m2 := s.LocalSD
+	condVar := make([]float64, nr)
 	// Each chunk reads and writes only its own subjects' warm starts.
 	var warm *warmStart
 	if t.method == RVB2 {
 		warm = newWarmStart(n, r, t.m.NumObs())
 	}
-	err := parallel.For(ctx, 0, chunks, func(k, lo, hi int) error {
-		ws := t.NewWorkspace().(*workspace)
-		bt := make([]float64, (hi-lo)*r)
-		zl := make([]float64, (hi-lo)*r)
-		b := make([]float64, r)
-		for d := range draws {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			st := streams.At(uint64(d), k)
-			for j := range zl {
-				zl[j] = st.NormFloat64()
-			}
-			tg := thetaG[d*g : (d+1)*g]
-			t.setGlobal(ws, tg[t.p:])
-			for i := lo; i < hi; i++ {
-				off := (i - lo) * r
-				ci := c.Subject(i)
-				// b~_i = mu_i + C_i z_i.
-				for a := range r {
-					v := res.Mu[i*r+a]
-					for q := 0; q <= a; q++ {
-						v += ci[a*(a+1)/2+q] * zl[off+q]
+	pass := func(d0, d1 int) error {
+		return parallel.For(ctx, 0, chunks, func(k, lo, hi int) error {
+			ws := t.NewWorkspace().(*workspace)
+			mean := make([]float64, r)
+			for d := d0; d < d1; d++ {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				tg := thetaG[d*g : (d+1)*g]
+				t.setGlobal(ws, tg[t.p:])
+				for i := lo; i < hi; i++ {
+					if err := t.prepare(ws, i, tg[:t.p], warm); err != nil {
+						return fmt.Errorf("%w (draw %d)", err, d)
 					}
-					bt[off+a] = v
-				}
-				if err := t.prepare(ws, i, tg[:t.p], warm); err != nil {
-					return fmt.Errorf("%w (draw %d)", err, d)
-				}
-				small.LowerMulVec(r, ws.l, bt[off:off+r], b)
-				for a := range r {
-					x := b[a] + ws.center[a]
-					mean := &s.LocalMean[i*r+a]
-					delta := x - *mean
-					*mean += delta / float64(d+1)
-					m2[i*r+a] += delta * (x - *mean)
+					// Given theta_g: mean lambda_i + L_i mu_i, covariance
+					// (L_i C_i)(L_i C_i)'.
+					small.LowerMulVec(r, ws.l, res.Mu[i*r:(i+1)*r], mean)
+					ci := c.Subject(i)
+					for a := range r {
+						var v float64
+						for q := 0; q <= a; q++ {
+							var x float64
+							for j := q; j <= a; j++ {
+								x += ws.l[a*r+j] * ci[j*(j+1)/2+q]
+							}
+							v += x * x
+						}
+						x := mean[a] + ws.center[a]
+						mu := &s.LocalMean[i*r+a]
+						delta := x - *mu
+						*mu += delta / float64(d+1)
+						m2[i*r+a] += delta * (x - *mu)
+						condVar[i*r+a] += v
+					}
 				}
 			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+			return nil
+		})
 	}
+	done := 0
+	for done < maxDraws {
+		next := min(maxDraws, max(firstDraws, 2*done))
+		if err := pass(done, next); err != nil {
+			return nil, err
+		}
+		done = next
+		s.MaxRelMCSE = maxRelMCSE(m2, condVar, done)
+		if s.MaxRelMCSE <= LocalRelMCSE {
+			break
+		}
+	}
+	s.Draws = done
+	k := float64(done)
 	for j, v := range m2 {
-		s.LocalSD[j] = math.Sqrt(v / float64(draws-1))
+		s.LocalSD[j] = math.Sqrt(condVar[j]/k + v/(k-1))
 	}
 	return s, nil
+}
+
+// maxRelMCSE returns the largest Monte Carlo standard error of a mean from
+// k draws relative to the standard deviation: the spread of the
+// conditional means (m2, summed squares) over k, against the total
+// variance.
+func maxRelMCSE(m2, condVar []float64, k int) float64 {
+	if k < 2 {
+		return math.Inf(1)
+	}
+	fk := float64(k)
+	var worst float64
+	for j, v := range m2 {
+		between := v / (fk - 1)
+		total := condVar[j]/fk + between
+		if total > 0 {
+			worst = max(worst, between/fk/total)
+		}
+	}
+	return math.Sqrt(worst)
 }

@@ -278,3 +278,119 @@ func TestLocalAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestSummarizeMixture: with a global block that does spread, the marginal
+// of b_i is a mixture over theta_g. Summarize's Rao-Blackwellised moments
+// must match those of a long brute-force run that draws theta_g and b~_i
+// jointly and maps each draw with MapLocal, within the two runs' Monte
+// Carlo errors; it must stop early when the spread is negligible.
+func TestSummarizeMixture(t *testing.T) {
+	for _, method := range []Method{RVB1, RVB2} {
+		for _, r := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%v/r=%d", method, r), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(11, uint64(r)))
+				m := randomModel(t, rng, glmm.Poisson, 4, 2, r, false)
+				tg, err := New(m, method)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n, _, g := tg.Dims()
+				res := &vi.Result{Method: vi.RVB, N: n, R: r, G: g, Mu: make([]float64, n*r+g), Factor: make([]float64, blockdiag.Len(n, r, g))}
+				for k := range res.Mu {
+					res.Mu[k] = 0.3 * rng.NormFloat64()
+				}
+				c := blockdiag.Wrap(n, r, g, res.Factor)
+				for i := range n {
+					ci := c.Subject(i)
+					for a := range r {
+						for q := 0; q < a; q++ {
+							ci[a*(a+1)/2+q] = 0.2 * rng.NormFloat64()
+						}
+						ci[a*(a+1)/2+a] = 0.4 + 0.5*rng.Float64()
+					}
+				}
+				cg := c.Global()
+				for a := range g {
+					for q := 0; q < a; q++ {
+						cg[a*(a+1)/2+q] = 0.05 * rng.NormFloat64()
+					}
+					cg[a*(a+1)/2+a] = 0.3
+				}
+				const maxDraws = 3200
+				s, err := Summarize(context.Background(), res, tg, maxDraws, 5)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s.MaxRelMCSE > LocalRelMCSE && s.Draws != maxDraws {
+					t.Errorf("stopped at %d draws with a relative error of %v", s.Draws, s.MaxRelMCSE)
+				}
+
+				// Brute force: joint draws of (theta_g, b~).
+				const ref = 200_000
+				nr := n * r
+				ws := tg.NewWorkspace()
+				theta := make([]float64, nr+g)
+				z := make([]float64, nr+g)
+				b := make([]float64, r)
+				sum := make([]float64, nr)
+				sum2 := make([]float64, nr)
+				brng := rand.New(rand.NewPCG(99, 1))
+				for range ref {
+					for k := range z {
+						z[k] = brng.NormFloat64()
+					}
+					c.DrawGlobal(theta, res.Mu, z)
+					for i := range n {
+						ci := c.Subject(i)
+						bt := make([]float64, r)
+						for a := range r {
+							v := res.Mu[i*r+a]
+							for q := 0; q <= a; q++ {
+								v += ci[a*(a+1)/2+q] * z[i*r+q]
+							}
+							bt[a] = v
+						}
+						if err := tg.MapLocal(ws, i, theta[nr:], bt, b); err != nil {
+							t.Fatal(err)
+						}
+						for a := range r {
+							sum[i*r+a] += b[a]
+							sum2[i*r+a] += b[a] * b[a]
+						}
+					}
+				}
+				for j := range nr {
+					mean := sum[j] / ref
+					sd := math.Sqrt(sum2[j]/ref - mean*mean)
+					// Summarize's error is at most MaxRelMCSE sd; the
+					// reference's sd/sqrt(ref).
+					tol := 4 * sd * math.Hypot(s.MaxRelMCSE, 1/math.Sqrt(ref))
+					if d := math.Abs(s.LocalMean[j] - mean); d > tol {
+						t.Errorf("effect %d: mean %v, brute force %v (tolerance %v)", j, s.LocalMean[j], mean, tol)
+					}
+					// The sd's relative error is at most that of a sample
+					// sd from s.Draws draws (when the spread over theta_g
+					// is all of it).
+					if d := math.Abs(s.LocalSD[j] - sd); d > 4*sd*(1/math.Sqrt(2*float64(s.Draws-1))+1/math.Sqrt(2*ref)) {
+						t.Errorf("effect %d: sd %v, brute force %v", j, s.LocalSD[j], sd)
+					}
+				}
+
+				// A global block without spread needs only the first pass.
+				for a := range g {
+					for q := 0; q <= a; q++ {
+						cg[a*(a+1)/2+q] = 0
+					}
+					cg[a*(a+1)/2+a] = 1e-12
+				}
+				s, err = Summarize(context.Background(), res, tg, maxDraws, 5)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s.Draws != firstDraws || s.MaxRelMCSE > 1e-6 {
+					t.Errorf("negligible spread: %d draws, relative error %v", s.Draws, s.MaxRelMCSE)
+				}
+			})
+		}
+	}
+}

@@ -103,9 +103,9 @@ Fitting:
   -threads N       worker goroutines; 0 (default) uses one per core, fewer
                    when the data are too small to gain from them
   -draws N         Monte Carlo draws for the summaries (default 4000); with
-                   rvb1/rvb2 every draw maps each subject's random effects
-                   back from the reparametrisation, so lower it for very
-                   many subjects
+                   rvb1/rvb2 the random effects use at most N draws of the
+                   global parameters, fewer once every subject's mean has a
+                   Monte Carlo error below 5% of its sd
 
 Output:
   -format F        text (default): the summary; json: the whole result as
