@@ -99,6 +99,10 @@ func (b *base) stepBlocks() [][]span {
 // current iteration: with antithetic draws, iterations 2k-1 and 2k share the
 // stream of k, the second negated.
 func (b *base) streamIter() (uint64, float64) {
+	if b.iter >= finalIterBase && b.iter < crnIterBase {
+		k := b.iter - finalIterBase
+		return finalIterBase + k/2, 1 - 2*float64(k%2)
+	}
 	if !b.antithetic || b.iter >= crnIterBase {
 		return b.iter, 1
 	}

@@ -320,11 +320,11 @@ const finalIterBase = 1 << 40
 
 // finalDraws returns the number of fresh draws for the final bound: the
 // setting, reduced for very many subjects so that it costs about as much
-// as 10^7 subject evaluations, but never below 100.
+// as 10^7 subject evaluations, but never below 2*minFinalPairs.
 func finalDraws(set Settings, n int) int {
 	d := set.FinalDraws
 	if n > 0 {
-		d = min(d, max(minFinalDraws, 10_000_000/n))
+		d = min(d, max(2*minFinalPairs, 10_000_000/n))
 	}
 	return d
 }
@@ -333,10 +333,12 @@ func finalDraws(set Settings, n int) int {
 // stopping early once the standard error is below set.FinalSE.
 func finalBound(fam family, set Settings, n int) (mean, se float64, err error) {
 	draws := finalDraws(set, n)
-	// Sums of h - h_0: the bound can be large next to its spread.
-	var h0, sum, sumSq float64
-	k := 0
-	for k < draws {
+	// Antithetic pairs, z and -z, cancel the odd part of h about the mean;
+	// the pairs' averages are independent. Sums of h - h_0: the bound can
+	// be large next to its spread.
+	var h0, sum, sumSq, first float64
+	pairs := 0
+	for k := 0; 2*pairs < draws; k++ {
 		h, err := fam.estimate(finalIterBase+uint64(k), nil, nil, false)
 		if err != nil {
 			return 0, 0, err
@@ -347,19 +349,24 @@ func finalBound(fam family, set Settings, n int) (mean, se float64, err error) {
 		if k == 0 {
 			h0 = h
 		}
-		sum += h - h0
-		sumSq += (h - h0) * (h - h0)
-		k++
-		if k >= minFinalDraws && k%minFinalDraws == 0 && meanSE(sum, sumSq, k) <= set.FinalSE {
+		if k%2 == 0 {
+			first = h
+			continue
+		}
+		x := 0.5*(first+h) - h0
+		sum += x
+		sumSq += x * x
+		pairs++
+		if pairs >= minFinalPairs && pairs%minFinalPairs == 0 && meanSE(sum, sumSq, pairs) <= set.FinalSE {
 			break
 		}
 	}
-	return h0 + sum/float64(k), meanSE(sum, sumSq, k), nil
+	return h0 + sum/float64(pairs), meanSE(sum, sumSq, pairs), nil
 }
 
-// minFinalDraws is the least number of draws for the final bound, and the
-// batch after which its standard error is checked.
-const minFinalDraws = 100
+// minFinalPairs is the least number of antithetic pairs of draws for the
+// final bound, and the batch after which its standard error is checked.
+const minFinalPairs = 25
 
 // meanSE returns the standard error of the mean of k values with the given
 // sum and sum of squares.

@@ -158,12 +158,13 @@ type Settings struct {
 	// step settles them. 0 means 1; a negative value means none.
 	Refine int
 	// FinalDraws is the largest number of fresh draws for the final
-	// lower-bound estimate; 0 means 1000. Fits of very many subjects use
-	// fewer (as many as cost about 10^7 subject evaluations, at least 100).
+	// lower-bound estimate, taken in antithetic pairs (z and -z); 0 means
+	// 1000. Fits of very many subjects use fewer (as many as cost about
+	// 10^7 subject evaluations, at least 50).
 	FinalDraws int
-	// FinalSE ends the final estimate early, after a multiple of 100
-	// draws, once its Monte Carlo standard error is below FinalSE nats; 0
-	// means 0.25, a negative value never.
+	// FinalSE ends the final estimate early, after a multiple of 25 pairs
+	// of draws, once its Monte Carlo standard error is below FinalSE nats;
+	// 0 means 0.25, a negative value never.
 	FinalSE float64
 	// SummaryDraws is the number of draws for posterior summaries computed
 	// by sampling; 0 means 4000.
