@@ -123,7 +123,7 @@ func (f *faulty) Local(ws vi.Workspace, lo, hi int, thetaG, local, gradLocal, gr
 // returns NaN without an error is caught as a non-finite bound, but
 // cannot be named.
 func TestTargetFailureNamesSubject(t *testing.T) {
-	const from = 137 // in the third window of 50
+	const from = 137 // in the third window of 50 (the sixth of 25)
 	m := smallModel(t, "bernoulli", 60, 42)
 	tg := rvbTarget(t, m)
 	for _, method := range []vi.Method{vi.GVA, vi.RVB} {
@@ -152,8 +152,9 @@ func TestTargetFailureNamesSubject(t *testing.T) {
 					t.Errorf("message %q does not contain %q", err, s)
 				}
 			}
-			if res.Iterations != 100 {
-				t.Errorf("last good state at iteration %d, want 100 (the last complete window)", res.Iterations)
+			// The last complete window before the failure.
+			if w := res.Trace[0].Iter; res.Iterations != from/w*w {
+				t.Errorf("last good state at iteration %d, want %d (the last complete window of %d)", res.Iterations, from/w*w, w)
 			}
 			checkResult(t, "persistent failure", res, err, vi.Diverged)
 		})
@@ -317,7 +318,8 @@ func TestCancel(t *testing.T) {
 			}
 			// The state is that of the last reported window, or of the next
 			// one if the cancellation came while its bound was evaluated.
-			if got, last := int64(res.Iterations), lastWindow.Load(); got%50 != 0 || got == 0 || got != last && got != last+50 {
+			w := int64(res.Trace[0].Iter)
+			if got, last := int64(res.Iterations), lastWindow.Load(); got%w != 0 || got == 0 || got != last && got != last+w {
 				t.Errorf("last good state at iteration %d, want the last reported window %d", got, last)
 			}
 			// One window of iterations: Trace has the windows' timings.
