@@ -20,13 +20,16 @@
 //	go run ./benchmarks/compare -quick -out /tmp/compare
 //
 // It writes runs.csv (every run) and summary.md (medians and the ratios of
-// each peer's median to glmmfit's default). Tools whose program is missing
+// each peer's median to glmmfit's default, then what each glmmfit method
+// reached: the lower bound and the random-intercept sd with its posterior
+// sd, the evidence behind -method auto). Tools whose program is missing
 // (Rscript, or an R package) are skipped with a printed line.
 package main
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -56,7 +59,7 @@ type tool struct {
 
 func glmmfitTool(name string, extra ...string) tool {
 	return tool{name: name, args: func(bin, file, dataset string) []string {
-		a := []string{bin, "fit"}
+		a := []string{bin, "fit", "-format", "json"}
 		if dataset != "" {
 			a = append(a, "-dataset", dataset)
 		} else {
@@ -84,7 +87,7 @@ func run() error {
 	out := flag.String("out", "results", "output directory")
 	files := flag.String("files", "sim_logit_n1000.csv,sim_logit_n10000.csv,sim_logit_n100000.csv.gz", "simulated files to fit (comma-separated)")
 	datasets := flag.String("datasets", "toenail,epilepsy,cbpp,hers", "the paper's data sets to fit with glmmfit's defaults (comma-separated)")
-	tools := flag.String("tools", "default,gva,rvb,glmer,glmmtmb", "tools to time: default, gva, rvb (glmmfit's methods), glmer, glmmtmb")
+	tools := flag.String("tools", "default,gva,rvb1,rvb2,glmer,glmmtmb", "tools to time: default, gva, rvb1, rvb2 (glmmfit's methods), glmer, glmmtmb")
 	reps := flag.Int("reps", 3, "repetitions of every run")
 	timeout := flag.Duration("timeout", 30*time.Minute, "time limit of one run")
 	quick := flag.Bool("quick", false, "CI-sized: the smallest file, one repetition, glmmfit only")
@@ -102,7 +105,8 @@ func run() error {
 	all := map[string]tool{
 		"default": glmmfitTool("default"),
 		"gva":     glmmfitTool("gva", "-method", "gva"),
-		"rvb":     glmmfitTool("rvb", "-method", "rvb2"),
+		"rvb1":    glmmfitTool("rvb1", "-method", "rvb1"),
+		"rvb2":    glmmfitTool("rvb2", "-method", "rvb2"),
 		"glmer":   rTool("glmer", filepath.Join("benchmarks", "compare", "peers.R")),
 		"glmmtmb": rTool("glmmtmb", filepath.Join("benchmarks", "compare", "peers.R")),
 	}
@@ -110,7 +114,7 @@ func run() error {
 	for _, name := range benchio.List(*tools) {
 		t, ok := all[name]
 		if !ok {
-			return fmt.Errorf("-tools: unknown tool %q (want default, gva, rvb, glmer or glmmtmb)", name)
+			return fmt.Errorf("-tools: unknown tool %q (want default, gva, rvb1, rvb2, glmer or glmmtmb)", name)
 		}
 		if t.peer && !rPackageAvailable(name) {
 			fmt.Printf("skipping %s: Rscript or its R package is not installed\n", name)
@@ -140,6 +144,7 @@ func run() error {
 
 	rows := [][]string{{"rep", "data", "tool", "seconds", "max_rss_mb", "exit", "load1_before"}}
 	times := map[[2]string][]float64{}
+	fits := map[[2]string]fitSummary{}
 	for rep := 0; rep < *reps; rep++ {
 		for _, j := range jobs {
 			for k := range use {
@@ -163,6 +168,13 @@ func run() error {
 					strconv.Itoa(r.exit), fmt.Sprintf("%.2f", load)})
 				if r.exit == 0 {
 					times[[2]string{j.label, t.name}] = append(times[[2]string{j.label, t.name}], r.seconds)
+				}
+				if !t.peer && (r.exit == 0 || r.exit == 3) {
+					fs, err := readFit(r.stdout)
+					if err != nil {
+						return fmt.Errorf("%s %s: %v", j.label, t.name, err)
+					}
+					fits[[2]string{j.label, t.name}] = fs
 				}
 			}
 		}
@@ -195,6 +207,17 @@ func run() error {
 		fmt.Fprintln(&md)
 	}
 	fmt.Fprintf(&md, "\nLoad average (1 min) before the runs: %s.\n", loadRange(rows))
+	fmt.Fprintf(&md, "\nWhat glmmfit's methods reached: the lower bound (all constants included; higher is closer to the posterior) and the posterior mean ± sd of the first random-effect sd.\n\n")
+	fmt.Fprintf(&md, "| data | tool | method | bound | %s |\n|---|---|---|---|---|\n", "random-effect sd")
+	for _, j := range jobs {
+		for _, t := range use {
+			fs, ok := fits[[2]string{j.label, t.name}]
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(&md, "| %s | %s | %s | %.2f | %s %.4f ± %.4f |\n", j.label, t.name, fs.method, fs.bound, fs.sdName, fs.sd, fs.sdError)
+		}
+	}
 	if err := benchio.WriteFile(filepath.Join(*out, "summary.md"), md.Bytes()); err != nil {
 		return err
 	}
@@ -207,18 +230,52 @@ type result struct {
 	seconds  float64
 	maxRSSMB float64
 	exit     int
+	stdout   []byte
 	stderr   string
+}
+
+// fitSummary is what a glmmfit run reached, from its JSON document.
+type fitSummary struct {
+	method      string
+	bound       float64
+	sdName      string
+	sd, sdError float64
+}
+
+// readFit reads the figures of fitSummary from glmmfit's JSON output.
+func readFit(out []byte) (fitSummary, error) {
+	var doc struct {
+		Options struct {
+			Method string `json:"method"`
+		} `json:"options"`
+		LowerBound struct {
+			Value float64 `json:"value"`
+		} `json:"lower_bound"`
+		RESD []struct {
+			Name     string  `json:"name"`
+			Estimate float64 `json:"estimate"`
+			EstError float64 `json:"est_error"`
+		} `json:"re_sd"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		return fitSummary{}, fmt.Errorf("reading glmmfit's JSON: %v", err)
+	}
+	if len(doc.RESD) == 0 {
+		return fitSummary{}, errors.New("glmmfit's JSON has no random-effect sd")
+	}
+	sd := doc.RESD[0]
+	return fitSummary{method: doc.Options.Method, bound: doc.LowerBound.Value, sdName: sd.Name, sd: sd.Estimate, sdError: sd.EstError}, nil
 }
 
 func runOne(argv []string, timeout time.Duration) result {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	err := cmd.Run()
-	r := result{seconds: time.Since(start).Seconds(), maxRSSMB: maxRSSMB(cmd.ProcessState), stderr: stderr.String()}
+	r := result{seconds: time.Since(start).Seconds(), maxRSSMB: maxRSSMB(cmd.ProcessState), stdout: stdout.Bytes(), stderr: stderr.String()}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:

@@ -42,3 +42,21 @@ func TestLoadRange(t *testing.T) {
 		t.Errorf("loadRange of no runs = %q, want %q", got, want)
 	}
 }
+
+func TestReadFit(t *testing.T) {
+	out := []byte(`{"options": {"method": "rvb2"}, "lower_bound": {"value": -3677.5},
+		"re_sd": [{"name": "sd((Intercept))", "estimate": 0.97, "est_error": 0.05}]}`)
+	got, err := readFit(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fitSummary{method: "rvb2", bound: -3677.5, sdName: "sd((Intercept))", sd: 0.97, sdError: 0.05}
+	if got != want {
+		t.Errorf("readFit = %+v, want %+v", got, want)
+	}
+	for _, bad := range []string{`not json`, `{"re_sd": []}`} {
+		if _, err := readFit([]byte(bad)); err == nil {
+			t.Errorf("readFit(%q) accepted", bad)
+		}
+	}
+}
