@@ -66,8 +66,7 @@
 //
 // # Convergence
 //
-// Every Window iterations (50 for GVA, or 25 for RVB and for targets of
-// 5000 subjects or more)
+// Every Window iterations (50, or 25 for targets of 5000 subjects or more)
 // the bound is evaluated at ConvergenceDraws fixed draws, the same each time,
 // so that the gain between windows is measured with common random numbers,
 // free of fresh Monte Carlo noise. What remains is the jitter of the

@@ -48,7 +48,7 @@ type family interface {
 // complete window). Other errors mean the target or settings are unusable.
 func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	n, r, g := target.Dims()
-	if set.Window == 0 && (n >= LargeSubjects || set.Method == RVB) {
+	if set.Window == 0 && n >= LargeSubjects {
 		set.Window = LargeWindow
 	}
 	if set.Workers == 0 && n > 0 {

@@ -117,8 +117,8 @@ type Settings struct {
 	TimeLimit time.Duration
 	// Window is the number of iterations over which the lower bound is
 	// averaged for the trace, and between two convergence tests; 0 means
-	// DefaultWindow, or LargeWindow for RVB and for targets of
-	// LargeSubjects subjects or more.
+	// DefaultWindow, or LargeWindow for targets of LargeSubjects subjects
+	// or more.
 	Window int
 	// Tol is the convergence tolerance in nats: the fit has converged when
 	// the lower bound, evaluated at the same fixed draws at the end of each
@@ -214,16 +214,12 @@ const (
 	DefaultTol    = 0.0125
 )
 
-// LargeWindow is the default Window for RVB and for targets of
-// LargeSubjects subjects or more. With many subjects the start, a Newton
-// solve per subject given global variables that the data pin down, is close
-// to the optimum, and an iteration is costly; the shorter window halves the
-// iterations needed to confirm a plateau. With few subjects GVA's start can
-// be further off and its climb slow and noisy (Toenail stops two nats short
-// with 25). RVB's smaller steps jitter less: on Epilepsy, Toenail and HERS
-// a window of 25 took 30-45% fewer iterations than 50 and ended within 0.1
-// nat (RVB2) and 0.45 nat (RVB1) of the bound reached with 50
-// (benchmarks/paper -window).
+// LargeWindow is the default Window for targets of LargeSubjects subjects
+// or more. With many subjects the start, a Newton solve per subject given
+// global variables that the data pin down, is close to the optimum, and an
+// iteration is costly; the shorter window halves the iterations needed to
+// confirm a plateau. With few subjects the start can be further off and the
+// climb slow and noisy (Toenail stops about a nat short with 25).
 const (
 	LargeWindow   = 25
 	LargeSubjects = 5000
