@@ -152,3 +152,39 @@ func BenchmarkIteration(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRVBOverGVA runs one iteration of each method in turn on the same
+// model and reports each one's cost per subject per iteration and their
+// ratio, rvb/gva, measured side by side so that load on the shared machine
+// falls on both alike. The ratio is what issue 18 asks to bring within 1.5.
+//
+//	go test ./benchmarks/bench -run X -bench RVBOverGVA -benchtime 3x
+func BenchmarkRVBOverGVA(b *testing.B) {
+	for _, s := range specs() {
+		m := simulate(b, s.spec)
+		b.Run(s.name, func(b *testing.B) {
+			n, _, _ := m.Dims()
+			per := map[string]time.Duration{}
+			for b.Loop() {
+				for _, method := range []string{"gva", "rvb"} {
+					t, vm := target(b, m, method)
+					set := vi.Settings{Method: vm, Seed: 1, MaxIter: 150, Refine: -1, FinalDraws: 50}
+					res, err := vi.Fit(context.Background(), t, set)
+					if err != nil {
+						b.Fatal(err)
+					}
+					tr := res.Trace
+					if len(tr) < 2 {
+						b.Fatalf("%s: %d windows", method, len(tr))
+					}
+					first, last := tr[0], tr[len(tr)-1]
+					per[method] += (last.Elapsed - first.Elapsed) / time.Duration(last.Iter-first.Iter)
+				}
+			}
+			for method, d := range per {
+				b.ReportMetric(float64(d.Nanoseconds())/float64(b.N)/float64(n), "ns/subject-iter-"+method)
+			}
+			b.ReportMetric(float64(per["rvb"])/float64(per["gva"]), "rvb/gva")
+		})
+	}
+}

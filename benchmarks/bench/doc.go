@@ -5,7 +5,8 @@
 // Package bench holds Go benchmarks of the paths a whole fit goes through
 // that the packages' own benchmarks (arrowhead, blockdiag, glmm, rvb,
 // datasets) do not cover: simulating and building a model, the start, one
-// iteration of vi.Fit by method and number of workers, and the final
+// iteration of vi.Fit by method and number of workers, RVB's cost per
+// subject per iteration over GVA's (BenchmarkRVBOverGVA), and the final
 // lower-bound estimate, on the simulated models of benchmarks/scaling at
 // n = 10^4 subjects with 7 observations each.
 //
