@@ -159,10 +159,5 @@ func (o *fitOptions) check(fs *flag.FlagSet) error {
 			return bad("-plot %s: the file name must end in .png or .svg", o.plot)
 		}
 	}
-	for _, p := range []struct{ flag, path string }{{"-out", o.out}, {"-trace", o.trace}, {"-plot", o.plot}} {
-		if p.path != "" && p.path == o.data {
-			return bad("%s would overwrite the data file %s", p.flag, p.path)
-		}
-	}
-	return nil
+	return checkFiles([]fileFlag{{"-data", o.data}}, []fileFlag{{"-out", o.out}, {"-trace", o.trace}, {"-plot", o.plot}})
 }

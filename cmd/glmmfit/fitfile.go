@@ -17,6 +17,7 @@ import (
 
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
+	"github.com/sparsevi/sparsevi/internal/atomicfile"
 )
 
 // A fit file is the JSON document of the fit with two more members: state,
@@ -102,7 +103,7 @@ func writeFitFile(path string, doc *document) error {
 	if err != nil {
 		return fmt.Errorf("-out %s: %v", path, err)
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteFile(path, append(b, '\n')); err != nil {
 		return fmt.Errorf("-out: %v", pathError(err))
 	}
 	return nil

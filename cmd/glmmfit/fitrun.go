@@ -10,8 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
 	"time"
 
@@ -46,8 +44,9 @@ func runFit(e *env, args []string) error {
 		return err
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	sig := catchInterrupts(e.stderr)
+	defer sig.stop()
+	ctx := sig.ctx
 	m := job.design.Model()
 	target, vm, rt, err := newTarget(job.method, m)
 	if err != nil {
@@ -64,14 +63,21 @@ func runFit(e *env, args []string) error {
 	prog.done()
 	if res == nil {
 		if ctx.Err() != nil {
-			return &exitError{code: exitInterrupted, msg: "interrupted before the first iteration; nothing was written"}
+			return &exitError{code: sig.exitCode(), msg: "interrupted before the first iteration; nothing was written"}
 		}
 		return fmt.Errorf("the fit failed: %v", fitErr)
 	}
 
 	a := &approx{method: job.method, model: m, rt: rt, mu: res.Mu, factor: res.Factor}
 	a.n, a.r, a.g = m.Dims()
-	summary, err := summarize(a, res, o.draws, o.seed)
+	summary, err := summarize(ctx, a, res, o.draws, o.seed)
+	summaryNote := ""
+	if err != nil && ctx.Err() != nil {
+		// Interrupted in the summaries: summarise from as few draws as
+		// will do, so that the state is written at once.
+		summary, err = summarize(context.Background(), a, res, 2, o.seed)
+		summaryNote = "interrupted during the summaries: the random-effect sds, correlations and (rvb1, rvb2) each subject's random effects are from 2 draws"
+	}
 	if err != nil {
 		if res.Status == vi.Diverged {
 			return &exitError{code: exitDiverged, msg: fmt.Sprintf("%v; no summary of the last good state: %v", fitErr, err)}
@@ -80,12 +86,19 @@ func runFit(e *env, args []string) error {
 	}
 	doc := newDocument(job, o, res, summary)
 	doc.Timings.TotalSeconds = time.Since(start).Seconds()
+	if summaryNote != "" {
+		doc.Message = summaryNote
+	}
 
 	written, err := writeFitOutputs(e, job, o, doc, a)
 	if err != nil {
 		return err
 	}
-	return statusError(res, fitErr, o, written)
+	if ctx.Err() != nil && res.Status != vi.Cancelled {
+		// The signal came after the fit: everything was written.
+		return &exitError{code: sig.exitCode(), msg: "interrupted after the fit; wrote the summary and the files asked for"}
+	}
+	return statusError(res, fitErr, o, written, sig.exitCode())
 }
 
 // writeFitOutputs writes the summary on standard output and the files
@@ -139,7 +152,7 @@ func writeFitOutputs(e *env, job *fitJob, o *fitOptions, doc *document, a *appro
 
 // statusError returns the exit error that the fit's status calls for, with
 // a line saying what happened; nil when it converged.
-func statusError(res *vi.Result, fitErr error, o *fitOptions, written []string) error {
+func statusError(res *vi.Result, fitErr error, o *fitOptions, written []string, interrupted int) error {
 	what := "summary"
 	if len(written) > 0 {
 		what += ", " + strings.Join(written, ", ")
@@ -162,7 +175,7 @@ func statusError(res *vi.Result, fitErr error, o *fitOptions, written []string) 
 		}
 		return &exitError{code: exitDiverged, msg: fmt.Sprintf("%s; wrote the last good state, of iteration %d (%s)", reason, res.Iterations, what)}
 	case vi.Cancelled:
-		return &exitError{code: exitInterrupted, msg: fmt.Sprintf("interrupted; wrote the last good state, of iteration %d (%s)", res.Iterations, what)}
+		return &exitError{code: interrupted, msg: fmt.Sprintf("interrupted; wrote the last good state, of iteration %d (%s)", res.Iterations, what)}
 	}
 	return fmt.Errorf("unexpected status %v", res.Status)
 }

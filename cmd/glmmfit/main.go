@@ -22,7 +22,8 @@
 // Exit codes: 0 success (the fit converged); 1 bad input or a failure, with
 // one line on standard error; 2 bad usage; 3 the fit stopped at the iteration
 // or time limit without converging (results are still written); 4 the fit
-// diverged; 130 interrupted by SIGINT (the last good state is written).
+// diverged; 130 interrupted by SIGINT and 143 by SIGTERM (the last good
+// state is written; a second signal exits at once).
 package main
 
 import (

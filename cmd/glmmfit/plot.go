@@ -10,7 +10,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,6 +20,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/sparsevi/sparsevi/internal/atomicfile"
 )
 
 // The -plot image is one file with three panels: the lower-bound trace
@@ -71,15 +72,15 @@ func writePlot(path string, doc *document) error {
 	panels[1].Draw(tiles.At(top, 1, 0))
 	panels[2].Draw(draw.Crop(bottom, vg.Inch/8, -vg.Inch/8, vg.Inch/8, -vg.Inch/8))
 
-	f, err := os.Create(path)
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return fmt.Errorf("-plot: %v", pathError(err))
 	}
+	defer f.Abort()
 	if _, err := write(f); err != nil {
-		f.Close()
 		return fmt.Errorf("-plot: %v", err)
 	}
-	if err := f.Close(); err != nil {
+	if err := f.Commit(); err != nil {
 		return fmt.Errorf("-plot: %v", err)
 	}
 	return nil

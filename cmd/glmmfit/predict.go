@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strconv"
 
@@ -19,6 +18,7 @@ import (
 
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/internal/atomicfile"
 	"github.com/sparsevi/sparsevi/parallel"
 )
 
@@ -48,8 +48,9 @@ func parsePredictFlags(e *env, args []string) (*predictOptions, error) {
 		return nil, bad("-level must be between 0 and 1, not %v", o.level)
 	case o.draws < 100:
 		return nil, bad("-draws must be at least 100, not %d", o.draws)
-	case o.out != "" && (o.out == o.data || o.out == o.fit):
-		return nil, bad("-out %s would overwrite an input", o.out)
+	}
+	if err := checkFiles([]fileFlag{{"-fit", o.fit}, {"-data", o.data}}, []fileFlag{{"-out", o.out}}); err != nil {
+		return nil, err
 	}
 	return o, nil
 }
@@ -93,21 +94,19 @@ func runPredict(e *env, args []string) error {
 		return err
 	}
 	var w io.Writer = e.stdout
-	var f *os.File
+	var f *atomicfile.File
 	if o.out != "" {
-		if f, err = os.Create(o.out); err != nil {
+		if f, err = atomicfile.Create(o.out); err != nil {
 			return fmt.Errorf("-out: %v", pathError(err))
 		}
+		defer f.Abort()
 		w = f
 	}
 	if err := p.write(w); err != nil {
-		if f != nil {
-			f.Close()
-		}
 		return fmt.Errorf("writing predictions: %v", err)
 	}
 	if f != nil {
-		if err := f.Close(); err != nil {
+		if err := f.Commit(); err != nil {
 			return fmt.Errorf("-out: %v", err)
 		}
 	}

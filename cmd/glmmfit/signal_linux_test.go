@@ -121,7 +121,22 @@ func exitCode(t *testing.T, err error) int {
 // and checks exit code 130, the message, and that the summary and the -out
 // file hold the last good state and parse.
 func TestInterrupt(t *testing.T) {
-	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		sig  os.Signal
+		code int
+	}{
+		{"SIGINT", os.Interrupt, exitInterrupted},
+		{"SIGTERM", syscall.SIGTERM, exitTerminated},
+	} {
+		t.Run(c.name, func(t *testing.T) { testInterrupt(t, c.sig, c.code) })
+	}
+}
+
+// writeBigData writes big.csv, a Poisson data set whose fit takes several
+// windows, into dir.
+func writeBigData(t *testing.T, dir string) {
+	t.Helper()
 	fr, _, err := datasets.Simulate(datasets.SimSpec{Family: "poisson", Subjects: 1500, Obs: 8,
 		Beta: []float64{0.5, -0.3, 0.2}, RECov: [][]float64{{0.5, 0.1}, {0.1, 0.3}}, Seed: 3})
 	if err != nil {
@@ -132,7 +147,11 @@ func TestInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, dir, "big.csv", buf.String())
+}
 
+func testInterrupt(t *testing.T, sig os.Signal, want int) {
+	dir := t.TempDir()
+	writeBigData(t, dir)
 	cmd, term, out := runOnTerminal(t, dir, "ELBO", "fit", "-data", "big.csv", "-formula", "y ~ t + x1 + (1 + t | id)",
 		"-family", "poisson", "-method", "gva", "-max-iter", "1000000", "-out", "fit.json", "-format", "json")
 	waited := make(chan error, 1)
@@ -145,7 +164,7 @@ func TestInterrupt(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatalf("no lower bound on the progress bar after 60 s; terminal: %q", term.String())
 	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	var code int
@@ -154,18 +173,18 @@ func TestInterrupt(t *testing.T) {
 		code = exitCode(t, err)
 	case <-time.After(60 * time.Second):
 		cmd.Process.Kill()
-		t.Fatal("glmmfit did not stop within 60 s of SIGINT")
+		t.Fatalf("glmmfit did not stop within 60 s of %v", sig)
 	}
 	<-term.done
-	if code != exitInterrupted {
-		t.Errorf("exit code %d after SIGINT, want %d; terminal: %q", code, exitInterrupted, term.String())
+	if code != want {
+		t.Errorf("exit code %d after %v, want %d; terminal: %q", code, sig, want, term.String())
 	}
 	if tty := term.String(); !strings.Contains(tty, "glmmfit: interrupted; wrote the last good state") || !strings.Contains(tty, "-out fit.json") {
 		t.Errorf("terminal does not say what was written: %q", tty)
 	}
 	doc := readDoc(t, out.Bytes())
 	if doc.Status != "cancelled" || doc.Iterations < vi.DefaultWindow || len(doc.Fixed) != 3 {
-		t.Errorf("summary after SIGINT: status %q after %d iterations, %d fixed effects", doc.Status, doc.Iterations, len(doc.Fixed))
+		t.Errorf("summary after %v: status %q after %d iterations, %d fixed effects", sig, doc.Status, doc.Iterations, len(doc.Fixed))
 	}
 	sf, err := readFitFile(filepath.Join(dir, "fit.json"))
 	if err != nil {
@@ -173,6 +192,48 @@ func TestInterrupt(t *testing.T) {
 	}
 	if sf.doc.Status != "cancelled" || sf.doc.Iterations != doc.Iterations {
 		t.Errorf("-out file: status %q after %d iterations", sf.doc.Status, sf.doc.Iterations)
+	}
+}
+
+// TestSecondSignal: a second SIGINT stops glmmfit at once, with exit 130,
+// even while the first is being honoured.
+func TestSecondSignal(t *testing.T) {
+	dir := t.TempDir()
+	writeBigData(t, dir)
+	cmd, term, _ := runOnTerminal(t, dir, "ELBO", "fit", "-data", "big.csv", "-formula", "y ~ t + x1 + (1 + t | id)",
+		"-family", "poisson", "-method", "gva", "-max-iter", "1000000", "-out", "fit.json")
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case <-term.seen:
+	case err := <-waited:
+		t.Fatalf("glmmfit ended (%v) before its progress bar showed a lower bound; terminal: %q", err, term.String())
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("no lower bound on the progress bar after 60 s; terminal: %q", term.String())
+	}
+	// Signals of one kind sent together are delivered once: send the
+	// second when the first has been seen.
+	cmd.Process.Signal(os.Interrupt)
+	for i := 0; i < 60_000 && !strings.Contains(term.String(), "stopping"); i++ {
+		time.Sleep(time.Millisecond)
+	}
+	second := cmd.Process.Signal(os.Interrupt) == nil
+	var code int
+	select {
+	case err := <-waited:
+		code = exitCode(t, err)
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("glmmfit did not stop within 60 s of two SIGINTs")
+	}
+	<-term.done
+	if code != exitInterrupted {
+		t.Errorf("exit code %d after two SIGINTs, want %d; terminal: %q", code, exitInterrupted, term.String())
+	}
+	tty := term.String()
+	if second && !strings.Contains(tty, "second signal: stopping at once") && !strings.Contains(tty, "interrupted; wrote") {
+		t.Errorf("the terminal says neither that the second signal stopped glmmfit nor what the first wrote: %q", tty)
 	}
 }
 

@@ -10,12 +10,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/internal/atomicfile"
 )
 
 // simulateOptions are the flags of 'glmmfit simulate'.
@@ -76,6 +76,9 @@ func parseSimulateFlags(e *env, args []string) (*simulateOptions, error) {
 		}
 	default:
 		return nil, bad("give the random effects' -re-sd (standard deviations) or -re-cov (covariance)")
+	}
+	if err := checkFiles(nil, []fileFlag{{"-out", o.out}, {"-truth", o.truth}}); err != nil {
+		return nil, err
 	}
 	return o, nil
 }
@@ -139,11 +142,12 @@ func runSimulate(e *env, args []string) error {
 		return usageErrorf("simulate", "%v", err)
 	}
 	var w io.Writer = e.stdout
-	var f *os.File
+	var f *atomicfile.File
 	if o.out != "" {
-		if f, err = os.Create(o.out); err != nil {
+		if f, err = atomicfile.Create(o.out); err != nil {
 			return fmt.Errorf("-out: %v", pathError(err))
 		}
+		defer f.Abort()
 		w = f
 	}
 	bw := bufio.NewWriter(w)
@@ -151,10 +155,8 @@ func runSimulate(e *env, args []string) error {
 	if err == nil {
 		err = bw.Flush()
 	}
-	if f != nil {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+	if err == nil && f != nil {
+		err = f.Commit()
 	}
 	if err != nil {
 		return fmt.Errorf("writing the data: %v", err)
@@ -184,7 +186,7 @@ func writeTruth(path string, spec datasets.SimSpec, fr *datasets.Frame, truth *d
 	if err != nil {
 		return fmt.Errorf("-truth: %v", err)
 	}
-	if err := os.WriteFile(path, append(buf, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteFile(path, append(buf, '\n')); err != nil {
 		return fmt.Errorf("-truth: %v", pathError(err))
 	}
 	return nil

@@ -20,14 +20,14 @@ import (
 // instead (draws of q mapped back to b_i), theta_g = (beta, omega), which
 // RVB leaves alone, has its exact Gaussian marginals, and the random-effect
 // SDs and correlations come from draws of omega, as in vi.Summarize.
-func summarize(a *approx, res *vi.Result, draws int, seed uint64) (*vi.GLMMSummary, error) {
+func summarize(ctx context.Context, a *approx, res *vi.Result, draws int, seed uint64) (*vi.GLMMSummary, error) {
 	if a.rt == nil {
 		return vi.Summarize(res, a.model, draws, seed)
 	}
 	m := a.model
 	n, r, g := a.n, a.r, a.g
 	p := m.P()
-	rs, err := rvb.Summarize(context.Background(), res, a.rt, draws, seed)
+	rs, err := rvb.Summarize(ctx, res, a.rt, draws, seed)
 	if err != nil {
 		return nil, err
 	}

@@ -8,18 +8,20 @@ import (
 	"bufio"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
+
+	"github.com/sparsevi/sparsevi/internal/atomicfile"
 )
 
 // writeTrace writes the lower-bound trace as CSV with the columns iter,
 // lower_bound, gain, step_norm and elapsed_seconds; an undefined value
 // (the gain of the first window) is written as NA.
 func writeTrace(path string, tr []tracePoint) error {
-	f, err := os.Create(path)
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return fmt.Errorf("-trace: %v", pathError(err))
 	}
+	defer f.Abort()
 	w := bufio.NewWriter(f)
 	fmt.Fprintln(w, "iter,lower_bound,gain,step_norm,elapsed_seconds")
 	for _, t := range tr {
@@ -27,10 +29,9 @@ func writeTrace(path string, tr []tracePoint) error {
 			csvFloat(float64(t.StepNorm)), csvFloat(t.ElapsedSeconds))
 	}
 	if err := w.Flush(); err != nil {
-		f.Close()
 		return fmt.Errorf("-trace: %v", err)
 	}
-	if err := f.Close(); err != nil {
+	if err := f.Commit(); err != nil {
 		return fmt.Errorf("-trace: %v", err)
 	}
 	return nil

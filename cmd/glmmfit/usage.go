@@ -37,8 +37,8 @@ Examples:
 
 Exit codes: 0 converged; 1 bad input or failure (one line on standard error);
 2 usage; 3 stopped at the iteration or time limit without converging (results
-are still written); 4 diverged; 130 interrupted (the last good state is
-written).
+are still written); 4 diverged; 130 interrupted by Ctrl-C (SIGINT), 143 by
+SIGTERM (the last good state is written; a second signal stops at once).
 `
 
 const fitUsage = `Usage: glmmfit fit -data FILE.csv -formula FORMULA [-family FAMILY] [flags]
@@ -134,7 +134,10 @@ values that are not numbers (a typo).
 
 Exit codes: 0 converged; 1 bad input or failure; 2 usage; 3 stopped at
 -max-iter or -timeout without converging (results still written); 4
-diverged; 130 interrupted by Ctrl-C (the last good state is written).
+diverged; 130 interrupted by Ctrl-C (SIGINT), 143 by SIGTERM (the last good
+state and what was computed are written; a second signal stops at once).
+Every file is written whole or not at all, and no output may be the same
+file as an input or another output.
 
 Examples:
   glmmfit fit -example

@@ -9,9 +9,9 @@ package benchio
 import (
 	"bytes"
 	"encoding/csv"
-	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/sparsevi/sparsevi/internal/atomicfile"
 )
 
 // List splits a comma-separated flag value into lower-case items, dropping
@@ -39,23 +39,5 @@ func WriteCSV(path string, rows [][]string) error {
 // WriteFile writes data to the file path through a temporary file in the
 // same directory and a rename, so that path is replaced atomically.
 func WriteFile(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	return atomicfile.WriteFile(path, data)
 }
