@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sparsevi/sparsevi/datasets"
@@ -111,7 +112,7 @@ func buildDesign(spec *modelSpec, f *formula.Formula, in *input) (*formula.Desig
 		}
 		col, ok := in.frame.Column(c.col)
 		if !ok {
-			return nil, fmt.Errorf("%s: %s: no column %q (columns: %s)", in.name, c.flag, c.col, strings.Join(in.frame.Names(), ", "))
+			return nil, fmt.Errorf("%s: %s: no column %q%s", in.name, c.flag, c.col, didYouMean(c.col, in.frame.Names()))
 		}
 		if col.Kind != datasets.Numeric {
 			if err := numericTypo(in, col); err != nil {
@@ -119,6 +120,9 @@ func buildDesign(spec *modelSpec, f *formula.Formula, in *input) (*formula.Desig
 			}
 			return nil, fmt.Errorf("%s: %s: column %q is not numeric", in.name, c.flag, c.col)
 		}
+	}
+	if err := checkReferences(in, f, spec); err != nil {
+		return nil, err
 	}
 	if err := checkTypos(in, f, spec); err != nil {
 		return nil, err
@@ -206,4 +210,72 @@ func numericTypo(in *input, col *datasets.Column) error {
 	}
 	return fmt.Errorf("%s: %q is not a number, but %d of the %d values of %q are; correct it or write NA for a missing value",
 		in.where(first, col.Name), col.Str[first], nums, total, col.Name)
+}
+
+// checkReferences checks every -ref COLUMN=LEVEL: the column must exist,
+// be one the model reads as categorical (a text column, or a numeric one
+// inside factor()), and have the level.
+func checkReferences(in *input, f *formula.Formula, spec *modelSpec) error {
+	src := strings.ReplaceAll(f.Source(), " ", "")
+	used := spec.columns(f)
+	keys := make([]string, 0, len(spec.Reference))
+	for k := range spec.Reference {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, name := range keys {
+		level := spec.Reference[name]
+		col, ok := in.frame.Column(name)
+		if !ok {
+			return fmt.Errorf("%s: -ref %s=%s: no column %q%s", in.name, name, level, name, didYouMean(name, in.frame.Names()))
+		}
+		if !slices.Contains(used, name) {
+			return fmt.Errorf("%s: -ref %s=%s: the formula does not use column %q", in.name, name, level, name)
+		}
+		factor := strings.Contains(src, "factor("+name+")")
+		if col.Kind != datasets.Categorical && !factor {
+			return fmt.Errorf("%s: -ref %s=%s: column %q is numeric, so it has no levels; write factor(%s) in the formula to treat it as categorical", in.name, name, level, name, name)
+		}
+		levels := columnLevels(col)
+		if !slices.Contains(levels, level) {
+			return fmt.Errorf("%s: -ref %s=%s: column %q has no level %q%s", in.name, name, level, name, level, didYouMeanLevel(level, levels))
+		}
+	}
+	return nil
+}
+
+// columnLevels returns the distinct non-missing values of a column as text,
+// in order of first appearance.
+func columnLevels(col *datasets.Column) []string {
+	seen := map[string]bool{}
+	var out []string
+	for k := range col.Missing {
+		if col.Missing[k] {
+			continue
+		}
+		var v string
+		if col.Kind == datasets.Categorical {
+			v = col.Str[k]
+		} else {
+			v = strconv.FormatFloat(col.Num[k], 'g', -1, 64)
+		}
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// didYouMeanLevel is didYouMean for the levels of a column.
+func didYouMeanLevel(level string, levels []string) string {
+	c := closest(level, levels)
+	if len(c) == 0 {
+		return ""
+	}
+	q := make([]string, len(c))
+	for k, n := range c {
+		q[k] = fmt.Sprintf("%q", n)
+	}
+	return " (levels include " + strings.Join(q, ", ") + ")"
 }

@@ -1,0 +1,78 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// closest returns up to three of names nearest to name by edit distance
+// (case ignored), nearest first, among those within a third of name's
+// length (at least 2 edits); with none near, it returns them all if there
+// are at most 12, so that a message can always list what there is.
+func closest(name string, names []string) []string {
+	type cand struct {
+		name string
+		d    int
+	}
+	limit := max(2, utf8.RuneCountInString(name)/3)
+	var near []cand
+	for _, n := range names {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(n)); d <= limit {
+			near = append(near, cand{n, d})
+		}
+	}
+	slices.SortStableFunc(near, func(a, b cand) int { return a.d - b.d })
+	var out []string
+	for _, c := range near[:min(3, len(near))] {
+		out = append(out, c.name)
+	}
+	if len(out) == 0 && len(names) <= 12 {
+		out = names
+	}
+	return out
+}
+
+// didYouMean returns " (did you mean a, b?)" or " (columns: ...)" for the
+// names closest to name, or "" when there are none to offer.
+func didYouMean(name string, names []string) string {
+	c := closest(name, names)
+	if len(c) == 0 {
+		return ""
+	}
+	q := make([]string, len(c))
+	for k, n := range c {
+		q[k] = fmt.Sprintf("%q", n)
+	}
+	if len(c) == len(names) && editDistance(strings.ToLower(name), strings.ToLower(c[0])) > max(2, utf8.RuneCountInString(name)/3) {
+		return " (columns: " + strings.Join(q, ", ") + ")"
+	}
+	return " (did you mean " + strings.Join(q, " or ") + "?)"
+}
+
+// editDistance returns the Levenshtein distance between a and b in runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

@@ -1,0 +1,92 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestEditDistance(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"abc", "", 3}, {"outcom", "outcome", 1}, {"kitten", "sitting", 3},
+		{"patientID", "patientId", 1}, {"größe", "grösse", 2}, {"abc", "cab", 2},
+	} {
+		if got := editDistance(c.a, c.b); got != c.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+		if got := editDistance(c.b, c.a); got != c.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d (symmetry)", c.b, c.a, got, c.want)
+		}
+	}
+}
+
+func TestClosest(t *testing.T) {
+	cols := []string{"patientID", "outcome", "treatment", "time", "visit"}
+	for _, c := range []struct {
+		name string
+		want []string
+	}{
+		{"outcom", []string{"outcome"}},
+		{"Outcome", []string{"outcome"}},
+		{"tim", []string{"time"}},
+		{"patient", []string{"patientID"}},
+		{"zzzzzzzzzz", cols}, // nothing near: every column, there are few
+	} {
+		if got := closest(c.name, cols); !slices.Equal(got, c.want) {
+			t.Errorf("closest(%q) = %v, want %v", c.name, got, c.want)
+		}
+	}
+	many := make([]string, 20)
+	for k := range many {
+		many[k] = strings.Repeat("q", k+20)
+	}
+	if got := closest("x", many); len(got) != 0 {
+		t.Errorf("closest among many far names = %v, want none", got)
+	}
+}
+
+// TestColumnFlags: every flag that names a column fails with exit 1 when the
+// column is missing or of the wrong kind, naming the flag, the column and
+// the closest names; a right one fits.
+func TestColumnFlags(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "d.csv", "id,y,grp,x,w\n1,0,a,0.5,1\n1,1,b,1.5,2\n2,1,a,0.1,1\n2,0,b,2.0,1\n3,1,a,0.3,1\n3,1,b,0.7,1\n4,0,a,1.1,2\n4,0,b,0.2,1\n")
+	base := []string{"fit", "-data", "d.csv", "-formula", "y ~ grp + x + (1 | id)", "-family", "bernoulli", "-method", "gva", "-quiet"}
+	for _, c := range []struct {
+		extra []string
+		want  []string
+	}{
+		{[]string{"-ref", "gpr=b"}, []string{"-ref gpr=b", `"gpr"`, `did you mean "grp"`}},
+		{[]string{"-ref", "grp=c"}, []string{"-ref grp=c", `no level "c"`}},
+		{[]string{"-ref", "x=1"}, []string{"-ref x=1", "numeric", "factor(x)"}},
+		{[]string{"-ref", "w=1"}, []string{"-ref w=1", "does not use"}},
+		{[]string{"-weights", "ww"}, []string{"-weights", `"ww"`, `did you mean "w"`}},
+		{[]string{"-offset", "grp"}, []string{"-offset", `"grp"`, "not numeric"}},
+		{[]string{"-offset", "xx"}, []string{"-offset", `"xx"`, `did you mean "x"`}},
+	} {
+		args := append(slices.Clone(base), c.extra...)
+		r := glmmfit(t, dir, "", nil, args...)
+		if r.code != exitFail {
+			t.Errorf("%v: exit %d, want %d; stderr %q", c.extra, r.code, exitFail, r.stderr)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("%v: message %q lacks %q", c.extra, r.stderr, w)
+			}
+		}
+	}
+	ok := append(slices.Clone(base), "-ref", "grp=b", "-weights", "w")
+	if r := glmmfit(t, dir, "", nil, ok...); r.code != 0 && r.code != exitLimit {
+		t.Errorf("%v: exit %d: %s", ok, r.code, r.stderr)
+	} else if !strings.Contains(r.stdout, "grpa") {
+		t.Errorf("-ref grp=b: the coefficient of level a is not reported:\n%s", r.stdout)
+	}
+}
