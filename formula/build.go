@@ -50,7 +50,9 @@ const (
 type Options struct {
 	// Family is the response distribution. Zero infers it: Binomial for a
 	// cbind response, Bernoulli for a categorical response; any other
-	// response needs an explicit family.
+	// response needs an explicit family. Binomial with a single response
+	// column of 0/1 values (one trial per row) is fitted as Bernoulli, the
+	// same model, so that both spellings give the same fit.
 	Family glmm.Family
 
 	// Missing is the policy for rows with missing values in used columns.
@@ -462,6 +464,11 @@ func family(f *Formula, fr *datasets.Frame, opts Options) (glmm.Family, error) {
 		}
 		return glmm.Binomial, nil
 	}
+	if fam == glmm.Binomial && oneTrial(fr, r.y.col) {
+		// One 0/1 outcome per row is a Bernoulli response: fitted as
+		// such, the binomial spelling gets the Bernoulli fit.
+		return glmm.Bernoulli, nil
+	}
 	if fam != 0 {
 		return fam, nil
 	}
@@ -470,6 +477,24 @@ func family(f *Formula, fr *datasets.Frame, opts Options) (glmm.Family, error) {
 	}
 	return 0, &DataError{Token: r.y.label, Pos: r.y.pos, Row: -1,
 		Msg: "a numeric response needs a family: set Options.Family (poisson, bernoulli or binomial)"}
+}
+
+// oneTrial reports whether the response column holds one trial per row:
+// categorical (two levels), or numeric with every value 0 or 1.
+func oneTrial(fr *datasets.Frame, name string) bool {
+	col, ok := fr.Column(name)
+	if !ok {
+		return false
+	}
+	if col.Kind == datasets.Categorical {
+		return true
+	}
+	for k, v := range col.Num {
+		if !col.Missing[k] && v != 0 && v != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // response fills Y and Trials.

@@ -413,7 +413,9 @@ func TestResponses(t *testing.T) {
 	}{
 		{"l ~ x + (1 | id)", Options{}, glmm.Bernoulli, lWant, nil},
 		{"h ~ x + (1 | id)", Options{}, glmm.Bernoulli, hWant, nil},
-		{"h ~ x + (1 | id)", Options{Family: glmm.Binomial}, glmm.Binomial, hWant, nil},
+		// One outcome per row: binomial is the Bernoulli model, fitted as one.
+		{"h ~ x + (1 | id)", Options{Family: glmm.Binomial}, glmm.Bernoulli, hWant, nil},
+		{"b ~ x + (1 | id)", Options{Family: glmm.Binomial}, glmm.Bernoulli, col("b").Num, nil},
 		{"h ~ x + (1 | id)", Options{Reference: map[string]string{"h": "v"}}, glmm.Bernoulli, flip(hWant), nil},
 		{"b ~ x + (1 | id)", Options{Family: glmm.Bernoulli}, glmm.Bernoulli, col("b").Num, nil},
 		{"cbind(y, x) ~ 1 + (1 | id)", Options{}, glmm.Binomial, col("y").Num, sWant},

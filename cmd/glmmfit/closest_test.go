@@ -90,3 +90,34 @@ func TestColumnFlags(t *testing.T) {
 		t.Errorf("-ref grp=b: the coefficient of level a is not reported:\n%s", r.stdout)
 	}
 }
+
+// TestBinomialZeroOneIsBernoulli: a 0/1 response gets the same fit whether
+// it is called binomial (what glmer users type) or bernoulli.
+func TestBinomialZeroOneIsBernoulli(t *testing.T) {
+	dir := t.TempDir()
+	sim := glmmfit(t, dir, "", nil, "simulate", "-family", "bernoulli", "-subjects", "60", "-obs", "5",
+		"-beta", "-0.5,0.8", "-re-sd", "1", "-seed", "11", "-out", "b.csv")
+	mustSucceed(t, sim)
+	var outs []string
+	for _, fam := range []string{"binomial", "bernoulli"} {
+		args := []string{"fit", "-data", "b.csv", "-formula", "y ~ t + (1 | id)", "-family", fam, "-quiet"}
+		r := glmmfit(t, dir, "", nil, args...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
+		}
+		// The timing line differs from run to run.
+		var keep []string
+		for _, l := range strings.Split(r.stdout, "\n") {
+			if !strings.Contains(l, "wall time") {
+				keep = append(keep, l)
+			}
+		}
+		outs = append(outs, strings.Join(keep, "\n"))
+	}
+	if outs[0] != outs[1] {
+		t.Errorf("binomial and bernoulli fits differ:\n%s\n---\n%s", outs[0], outs[1])
+	}
+	if !strings.Contains(outs[0], "Family: bernoulli") || !strings.Contains(outs[0], "rvb2") {
+		t.Errorf("the summary does not say a bernoulli model was fitted by rvb2:\n%s", outs[0])
+	}
+}

@@ -238,6 +238,9 @@ func prepareFit(e *env, o *fitOptions) (*fitJob, error) {
 		fmt.Fprintln(e.stderr, "glmmfit: warning: "+oneLine(w))
 	}
 	fam := job.design.Family()
+	// -family binomial with one 0/1 outcome per row is fitted as bernoulli
+	// (formula.Options.Family); say what was fitted.
+	job.spec.Family = fam.String()
 	job.method, job.methodNote = resolveMethod(o.method, fam)
 	if o.example {
 		n, _, _ := job.design.Model().Dims()
