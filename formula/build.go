@@ -73,6 +73,11 @@ type Options struct {
 	// means glmm.DefaultPriorSD.
 	PriorSD float64
 
+	// Prior says which coefficients the prior of the fixed effects is on:
+	// the raw ones (PriorPaper, the zero value) or those of the centred
+	// and scaled predictors (PriorAuto).
+	Prior Prior
+
 	// DoubleBar is the policy for || and repeated grouping factors.
 	DoubleBar DoubleBarPolicy
 }
@@ -152,6 +157,11 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	if d.fixed, err = newCoder(&f.fixed, fr, rows, opts.Reference); err != nil {
 		return nil, err
 	}
+	if opts.Prior == PriorAuto && len(d.fixed.cols) > 0 {
+		if err := d.fixed.standardize(fr, rows); err != nil {
+			return nil, err
+		}
+	}
 	d.cfg = glmm.Config{
 		Family:     fam,
 		FixedNames: d.fixed.names,
@@ -197,7 +207,7 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	}
 	d.model = model
 	d.warnings = columnWarnings(uses, fr)
-	d.warnings = append(d.warnings, scaleWarnings(d.cfg)...)
+	d.warnings = append(d.warnings, scaleWarnings(d.cfg, d.fixed.scale != nil)...)
 	return d, nil
 }
 
@@ -227,10 +237,10 @@ const (
 	scaleHi = 1e3
 )
 
-// scaleWarnings returns a warning for each column of X, then of Z, far
-// from unit scale. Columns of zeros and ones (intercept, dummies) have
-// their natural scale and are not checked.
-func scaleWarnings(cfg glmm.Config) []string {
+// scaleWarnings returns a warning for each column of X (unless the design
+// standardized it), then of Z, far from unit scale. Columns of zeros and
+// ones (intercept, dummies) have their natural scale and are not checked.
+func scaleWarnings(cfg glmm.Config, standardized bool) []string {
 	var w []string
 	seen := make(map[string]bool)
 	for _, m := range []struct {
@@ -238,8 +248,8 @@ func scaleWarnings(cfg glmm.Config) []string {
 		names []string
 		what  string
 	}{{cfg.X, cfg.FixedNames, "fixed-effect"}, {cfg.Z, cfg.RandomNames, "random-effect"}} {
-		if m.x == nil {
-			continue
+		if m.x == nil || standardized && m.what == "fixed-effect" {
+			continue // the fit works on centred and scaled columns
 		}
 		for j, st := range columnStats(m.x) {
 			if st.binary || seen[m.names[j]] {
@@ -256,8 +266,8 @@ func scaleWarnings(cfg glmm.Config) []string {
 }
 
 type colStat struct {
-	sd, maxAbs float64
-	binary     bool // every value is 0 or 1
+	mean, sd, maxAbs float64
+	binary           bool // every value is 0 or 1
 }
 
 // columnStats returns the (population) standard deviation and largest
@@ -304,6 +314,7 @@ func columnStats(x mat.Matrix) []colStat {
 	for j := range st {
 		mean := sum[j] / float64(n)
 		ss[j] += float64(n-nz[j]) * mean * mean // entries a CSR does not store
+		st[j].mean = mean
 		st[j].sd = math.Sqrt(ss[j] / float64(n))
 	}
 	return st

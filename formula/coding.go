@@ -38,6 +38,9 @@ type coder struct {
 	cols      [][]part // columns; an empty part list is the intercept
 	names     []string
 	intercept bool
+	// center and scale, when not nil, transform column j to
+	// (x - center[j]) / scale[j] where scale[j] is not 0 (PriorAuto).
+	center, scale []float64
 }
 
 // label returns the string label of row i of a column used as categorical:
@@ -309,6 +312,9 @@ func (c *coder) row(rv *rowValues, dst []float64) {
 				x = 0
 				break
 			}
+		}
+		if c.scale != nil && c.scale[j] != 0 {
+			x = (x - c.center[j]) / c.scale[j]
 		}
 		dst[j] = x
 	}

@@ -1,0 +1,162 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package formula
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sparsevi/sparsevi/datasets"
+)
+
+// Prior says which coefficients the prior of the fixed effects, normal
+// with mean 0 and standard deviation Options.PriorSD, is put on.
+type Prior int
+
+const (
+	// PriorPaper puts it on the raw coefficients, as Tan's paper does.
+	// Its strength then depends on how a predictor is coded: a covariate
+	// far from zero makes the intercept's prior fight its slope.
+	PriorPaper Prior = iota
+	// PriorAuto puts it on the coefficients of the predictors centred at
+	// their means and divided by their standard deviations (columns of 0s
+	// and 1s, such as factor levels, are left as they are), like
+	// rstanarm's autoscaling and brms's centred intercept. The prior, and
+	// so the posterior on the user's scale, is then the same however a
+	// predictor is shifted or rescaled, and the fit works on well-scaled
+	// columns. Build fits the transformed columns; FixedMap maps the
+	// coefficients back.
+	PriorAuto
+)
+
+// String returns "paper" or "auto".
+func (p Prior) String() string {
+	switch p {
+	case PriorPaper:
+		return "paper"
+	case PriorAuto:
+		return "auto"
+	}
+	return fmt.Sprintf("Prior(%d)", int(p))
+}
+
+// ParsePrior parses "paper" or "auto".
+func ParsePrior(s string) (Prior, error) {
+	switch s {
+	case "paper":
+		return PriorPaper, nil
+	case "auto":
+		return PriorAuto, nil
+	}
+	return 0, fmt.Errorf("unknown prior %q (want auto or paper)", s)
+}
+
+// standardize sets the centring and scaling of c's columns from their
+// values at rows: every column that is not the intercept, not constant and
+// not made of 0s and 1s is centred (when there is an intercept) and
+// divided by its standard deviation.
+func (c *coder) standardize(fr *datasets.Frame, rows []int) error {
+	raw, err := designMatrix(c.bind(fr), rows)
+	if err != nil {
+		return err
+	}
+	p := len(c.cols)
+	c.center = make([]float64, p)
+	c.scale = make([]float64, p)
+	for j, st := range columnStats(raw) {
+		if len(c.cols[j]) == 0 || st.binary || !(st.sd > 0) || math.IsInf(st.sd, 0) {
+			continue // intercept, dummies and constants as they are
+		}
+		if c.intercept {
+			c.center[j] = st.mean
+		}
+		c.scale[j] = st.sd
+	}
+	return nil
+}
+
+// FixedMap maps the fixed effects of a model built with PriorAuto, which
+// are the coefficients of the centred and scaled predictors, to those of
+// the predictors as the data give them: beta = A beta*. It is linear, so
+// Gaussian means and covariances map exactly.
+type FixedMap struct {
+	// Center and Scale hold, per fixed-effect column, the centre and the
+	// scale of the predictor; a scale of 0 marks a column left as it is.
+	Center, Scale []float64
+	// Intercept is the index of the intercept column, or -1.
+	Intercept int
+}
+
+// FixedMap returns the map of the fixed effects back to the user's scale,
+// or nil when the design's columns are as the data give them (PriorPaper).
+func (d *Design) FixedMap() *FixedMap {
+	c := d.fixed
+	if c == nil || c.scale == nil {
+		return nil
+	}
+	m := &FixedMap{Center: c.center, Scale: c.scale, Intercept: -1}
+	for j, col := range c.cols {
+		if len(col) == 0 {
+			m.Intercept = j
+		}
+	}
+	return m
+}
+
+// Matrix returns A, the p×p matrix of the map.
+func (m *FixedMap) Matrix() *mat.Dense {
+	p := len(m.Scale)
+	a := mat.NewDense(p, p, nil)
+	for j := range p {
+		if m.Scale[j] == 0 {
+			a.Set(j, j, 1)
+			continue
+		}
+		a.Set(j, j, 1/m.Scale[j])
+		if m.Intercept >= 0 {
+			a.Set(m.Intercept, j, a.At(m.Intercept, j)-m.Center[j]/m.Scale[j])
+		}
+	}
+	return a
+}
+
+// Apply writes A betaStar into beta (both of length p).
+func (m *FixedMap) Apply(betaStar, beta []float64) {
+	if len(betaStar) != len(m.Scale) || len(beta) != len(m.Scale) {
+		panic("formula: bad length in FixedMap.Apply")
+	}
+	var shift float64
+	for j, b := range betaStar {
+		if m.Scale[j] == 0 {
+			beta[j] = b
+			continue
+		}
+		beta[j] = b / m.Scale[j]
+		shift += m.Center[j] * beta[j]
+	}
+	if m.Intercept >= 0 {
+		beta[m.Intercept] -= shift
+	}
+}
+
+// Cov returns A cov A', the covariance of beta for the covariance cov of
+// betaStar.
+func (m *FixedMap) Cov(cov mat.Symmetric) *mat.SymDense {
+	a := m.Matrix()
+	p := len(m.Scale)
+	var t mat.Dense
+	t.Mul(a, cov)
+	var full mat.Dense
+	full.Mul(&t, a.T())
+	out := mat.NewSymDense(p, nil)
+	for i := range p {
+		for j := i; j < p; j++ {
+			out.SetSym(i, j, 0.5*(full.At(i, j)+full.At(j, i)))
+		}
+	}
+	return out
+}
