@@ -201,12 +201,19 @@ func TestWarnings(t *testing.T) {
 		formula string
 		want    [][]string // substrings of each warning line, in order
 	}{
-		{"large covariate", "y ~ big + (1 | g)", [][]string{{"5O"}, {`fixed-effect column "big"`, "consider rescaling"}}},
+		// Under the default prior the fit standardizes the fixed-effect
+		// columns: only -prior paper fits the raw scale and warns.
+		{"large covariate, -prior paper", "y ~ big + (1 | g)", [][]string{{"5O"}, {`fixed-effect column "big"`, "consider rescaling"}}},
+		{"large covariate", "y ~ big + (1 | g)", [][]string{{"5O"}}},
 		{"typo in the grouping factor", "y ~ x + (1 | g)", [][]string{{`data.csv: line 15, column 4 ("g")`, `"5O" is not a number`, "categorical"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := glmmfit(t, dir, "", nil, "fit", "-data", "data.csv", "-formula", c.formula, "-family", "poisson",
-				"-max-iter", "100", "-draws", "100", "-quiet")
+			args := []string{"fit", "-data", "data.csv", "-formula", c.formula, "-family", "poisson",
+				"-max-iter", "100", "-draws", "100", "-quiet"}
+			if strings.HasSuffix(c.name, "-prior paper") {
+				args = append(args, "-prior", "paper")
+			}
+			r := glmmfit(t, dir, "", nil, args...)
 			if r.code != exitOK && r.code != exitLimit {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}

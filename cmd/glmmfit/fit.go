@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -72,6 +73,7 @@ func (o *fitOptions) flagSet() *flag.FlagSet {
 	fs.Var(refFlag(o.spec.Reference), "ref", "")
 	fs.StringVar(&o.spec.Missing, "missing", missingReject, "")
 	fs.Float64Var(&o.spec.PriorSD, "prior-sd", glmm.DefaultPriorSD, "")
+	fs.StringVar(&o.spec.Prior, "prior", formula.PriorAuto.String(), "")
 	fs.StringVar(&o.method, "method", methodAuto, "")
 	fs.StringVar(&o.optimizer, "optimizer", "snngm", "")
 	fs.Uint64Var(&o.seed, "seed", 1, "")
@@ -114,6 +116,9 @@ func (o *fitOptions) check(fs *flag.FlagSet) error {
 	case missingReject, missingDrop:
 	default:
 		return bad("-missing %q: want reject or drop", o.spec.Missing)
+	}
+	if _, err := formula.ParsePrior(o.spec.Prior); err != nil {
+		return bad("-prior %q: want auto (the default) or paper", o.spec.Prior)
 	}
 	if !(o.spec.PriorSD > 0) || math.IsInf(o.spec.PriorSD, 0) {
 		return bad("-prior-sd must be a positive number, not %v", o.spec.PriorSD)

@@ -84,7 +84,9 @@ func runFit(e *env, args []string) error {
 		}
 		return fmt.Errorf("summarising the fit: %v", err)
 	}
+	toUserScale(job.design, res, summary)
 	doc := newDocument(job, o, res, summary)
+	doc.Prior = newPriorInfo(job.design)
 	doc.Timings.TotalSeconds = time.Since(start).Seconds()
 	if summaryNote != "" {
 		doc.Message = summaryNote

@@ -27,6 +27,9 @@ type modelSpec struct {
 	Reference map[string]string `json:"reference,omitempty"`
 	Missing   string            `json:"missing"`
 	PriorSD   float64           `json:"prior_sd"`
+	// Prior is -prior: "auto", or "paper" (also when absent, as in fit
+	// files written before the flag existed).
+	Prior string `json:"prior,omitempty"`
 }
 
 // missing policies of -missing.
@@ -42,6 +45,11 @@ func (s *modelSpec) options() (formula.Options, error) {
 		return formula.Options{}, err
 	}
 	o := formula.Options{Family: fam, Weights: s.Weights, Offset: s.Offset, Reference: s.Reference, PriorSD: s.PriorSD}
+	if s.Prior != "" {
+		if o.Prior, err = formula.ParsePrior(s.Prior); err != nil {
+			return o, err
+		}
+	}
 	switch s.Missing {
 	case missingReject, "":
 	case missingDrop:

@@ -214,7 +214,7 @@ func checkLibrary(t *testing.T, path string, rf realFit, doc *document) {
 			t.Fatal(err)
 		}
 	}
-	d, err := formula.Build(f, fr, formula.Options{Family: fam, Reference: rf.ref})
+	d, err := formula.Build(f, fr, formula.Options{Family: fam, Reference: rf.ref, Prior: formula.PriorAuto})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func checkLibrary(t *testing.T, path string, rf realFit, doc *document) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fixed = s.Fixed
+		fixed = userFixed(d, res)
 		for k, sd := range s.SD {
 			if float64(doc.RESD[k].Estimate) != sd.Mean || float64(doc.RESD[k].Q975) != sd.Q975 {
 				t.Errorf("%s: glmmfit %v, library %v", sd.Name, doc.RESD[k].Estimate, sd.Mean)
@@ -258,9 +258,7 @@ func checkLibrary(t *testing.T, path string, rf realFit, doc *document) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for k := range m.P() {
-			fixed = append(fixed, vi.Marginal{Name: m.FixedNames()[k], Mean: s.GlobalMean[k], SD: s.GlobalSD[k]})
-		}
+		fixed = userFixed(d, res)
 		_, r, _ := m.Dims()
 		for i, se := range doc.RandomEffects.Subjects {
 			for a := range r {
@@ -279,6 +277,23 @@ func checkLibrary(t *testing.T, path string, rf realFit, doc *document) {
 			t.Errorf("fixed effect %d: glmmfit %s %v ± %v, library %s %v ± %v", k, got.Name, got.Estimate, got.EstError, lib.Name, lib.Mean, lib.SD)
 		}
 	}
+}
+
+// userFixed returns the fixed effects of a library fit of a PriorAuto
+// design on the data's scale, through the design's FixedMap.
+func userFixed(d *formula.Design, res *vi.Result) []vi.Marginal {
+	fm := d.FixedMap()
+	names := d.Model().FixedNames()
+	p := len(names)
+	nr := res.N * res.R
+	mean := make([]float64, p)
+	fm.Apply(res.Mu[nr:nr+p], mean)
+	cov := fm.Cov(res.GlobalCov().SliceSym(0, p))
+	out := make([]vi.Marginal, p)
+	for j := range p {
+		out[j] = vi.Marginal{Name: names[j], Mean: mean[j], SD: math.Sqrt(cov.At(j, j))}
+	}
+	return out
 }
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }

@@ -32,6 +32,7 @@ type document struct {
 	Iterations    int        `json:"iterations"`
 	Backoffs      int        `json:"backoffs"`
 	LowerBound    lowerBound `json:"lower_bound"`
+	Prior         *priorInfo `json:"prior,omitempty"`
 	Fixed         []marginal `json:"fixed"`
 	RESD          []marginal `json:"re_sd"`
 	RECor         []marginal `json:"re_cor"`

@@ -52,8 +52,30 @@ func writeText(w io.Writer, doc *document) {
 	} else {
 		line("Bound:", "ELBO %.2f ± %.2f (Monte Carlo s.e.); %s", v, float64(lb.MCSE), constantsNote)
 	}
-	line("Priors:", "beta, omega ~ N(0, %g^2); omega holds the log-diagonal and the lower", c.PriorSD)
-	line("", "triangle of the Cholesky factor of the random-effect precision")
+	if pr := doc.Prior; pr != nil && pr.Name == "auto" {
+		line("Priors:", "N(0, %g^2) on each coefficient per standard deviation of its", pr.SD)
+		line("", "predictor and on the intercept at the predictors' means (-prior auto);")
+		var parts []string
+		for _, f := range pr.Fixed {
+			parts = append(parts, fmt.Sprintf("%s ~ N(0, %.3g^2)", f.Name, f.SD))
+		}
+		for k := 0; k < len(parts); k += 3 {
+			sep := ","
+			if k+3 >= len(parts) {
+				sep = ""
+			}
+			lead := ""
+			if k == 0 {
+				lead = "on the data's scale: "
+			}
+			line("", "%s%s%s", lead, strings.Join(parts[k:min(k+3, len(parts))], ", "), sep)
+		}
+		line("", "omega ~ N(0, %g^2), the log-diagonal and the lower triangle of the", pr.SD)
+		line("", "Cholesky factor of the random-effect precision")
+	} else {
+		line("Priors:", "beta, omega ~ N(0, %g^2); omega holds the log-diagonal and the lower", c.PriorSD)
+		line("", "triangle of the Cholesky factor of the random-effect precision")
+	}
 
 	fmt.Fprintf(w, "\nRandom effects: ~%s (Number of levels: %d)\n", d.Group, d.Subjects)
 	re := append(append([]marginal(nil), doc.RESD...), doc.RECor...)

@@ -80,7 +80,16 @@ Data and model:
                    for a two-level response, the level coded 0. Repeatable.
   -missing POLICY  reject (default): a missing value in a used column is an
                    error; drop: leave such rows out (R's na.omit)
-  -prior-sd S      prior standard deviation of beta and omega (default 10)
+  -prior P         auto (default): the fixed effects' prior is on the
+                   coefficients of the predictors centred at their means and
+                   divided by their standard deviations (0/1 columns as they
+                   are), so it does not depend on how a predictor is coded;
+                   the fit works on those columns and reports the data's
+                   scale, with the prior in force. paper: Tan's prior on the
+                   raw coefficients
+  -prior-sd S      prior standard deviation of the coefficients (per
+                   standard deviation of their predictor under -prior auto)
+                   and of omega (default 10)
 
 Fitting:
   -method M        auto (default), gva, rvb1 or rvb2. gva: Gaussian

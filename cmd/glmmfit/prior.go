@@ -1,0 +1,87 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sparsevi/sparsevi/formula"
+	"github.com/sparsevi/sparsevi/vi"
+)
+
+// toUserScale replaces the fixed effects of s, fitted as the coefficients
+// of centred and scaled predictors under -prior auto, by those of the
+// predictors as the data give them. The map is linear and the marginal of
+// beta under the approximation Gaussian, so the result is exact.
+func toUserScale(d *formula.Design, res *vi.Result, s *vi.GLMMSummary) {
+	fm := d.FixedMap()
+	if fm == nil {
+		return
+	}
+	p := len(fm.Scale)
+	nr := res.N * res.R
+	mean := make([]float64, p)
+	fm.Apply(res.Mu[nr:nr+p], mean)
+	cov := fm.Cov(res.GlobalCov().SliceSym(0, p))
+	for j := range p {
+		s.Fixed[j] = vi.GaussianMarginal(s.Fixed[j].Name, mean[j], math.Sqrt(cov.At(j, j)))
+	}
+}
+
+// priorInfo is the prior in force, on the user's scale, for the JSON
+// document.
+type priorInfo struct {
+	// Name is "auto" or "paper".
+	Name string `json:"name"`
+	// Description says what the prior is in words.
+	Description string `json:"description"`
+	// SD is the prior standard deviation of the coefficients (of the
+	// centred and scaled predictors under auto) and of omega.
+	SD float64 `json:"sd"`
+	// Fixed gives, for each fixed effect, the standard deviation of its
+	// prior marginal on the user's scale.
+	Fixed []priorMarginal `json:"fixed"`
+}
+
+type priorMarginal struct {
+	Name string  `json:"name"`
+	SD   float64 `json:"sd"`
+}
+
+// newPriorInfo describes the prior of the design built from spec.
+func newPriorInfo(d *formula.Design) *priorInfo {
+	m := d.Model()
+	sd := m.PriorSD()
+	names := m.FixedNames()
+	info := &priorInfo{Name: formula.PriorPaper.String(), SD: sd}
+	fm := d.FixedMap()
+	if fm == nil {
+		info.Description = fmt.Sprintf("beta, omega ~ N(0, %g^2): every fixed effect as the data code its predictor (Tan's prior, -prior paper)", sd)
+		for _, n := range names {
+			info.Fixed = append(info.Fixed, priorMarginal{n, sd})
+		}
+		return info
+	}
+	info.Name = formula.PriorAuto.String()
+	info.Description = fmt.Sprintf("N(0, %g^2) on the coefficient of each predictor per standard deviation of it, and on the intercept at the predictors' means; omega ~ N(0, %g^2)", sd, sd)
+	p := len(names)
+	prior := fm.Cov(scaledIdentity(p, sd*sd))
+	for j, n := range names {
+		info.Fixed = append(info.Fixed, priorMarginal{n, math.Sqrt(prior.At(j, j))})
+	}
+	return info
+}
+
+// scaledIdentity returns v times the p×p identity.
+func scaledIdentity(p int, v float64) *mat.SymDense {
+	s := mat.NewSymDense(p, nil)
+	for j := range p {
+		s.SetSym(j, j, v)
+	}
+	return s
+}
