@@ -121,3 +121,28 @@ func TestBinomialZeroOneIsBernoulli(t *testing.T) {
 		t.Errorf("the summary does not say a bernoulli model was fitted by rvb2:\n%s", outs[0])
 	}
 }
+
+// TestErrorsSpeakFlags: messages that would advise a library option advise
+// the flag instead, and the flag they name works.
+func TestErrorsSpeakFlags(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "m.csv", "id,y,t\n1,1,0\n1,,1\n1,2,2\n2,0,0\n2,1,1\n2,3,2\n3,1,0\n3,0,1\n3,2,2\n")
+	for _, c := range []struct {
+		args []string
+		want string
+		fix  []string
+	}{
+		{[]string{"-formula", "y ~ t + (1 | id)"}, "-missing drop", []string{"-missing", "drop"}},
+		{[]string{"-formula", "y ~ 1 + (1 | id) + (0 + t | id)", "-missing", "drop"}, "-double-bar correlated", []string{"-double-bar", "correlated"}},
+	} {
+		args := append([]string{"fit", "-data", "m.csv", "-family", "poisson", "-quiet", "-max-iter", "200"}, c.args...)
+		r := glmmfit(t, dir, "", nil, args...)
+		if r.code != exitFail || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "Options.") {
+			t.Errorf("%v: exit %d, message %q; want exit 1 advising %q", c.args, r.code, r.stderr, c.want)
+		}
+		r = glmmfit(t, dir, "", nil, append(args, c.fix...)...)
+		if r.code != exitOK && r.code != exitLimit {
+			t.Errorf("%v with %v: exit %d: %s", c.args, c.fix, r.code, r.stderr)
+		}
+	}
+}

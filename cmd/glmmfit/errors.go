@@ -40,10 +40,24 @@ func (e *env) exit(err error) int {
 		code = ee.code
 	}
 	if msg := err.Error(); msg != "" {
-		fmt.Fprintln(e.stderr, "glmmfit: "+oneLine(msg))
+		fmt.Fprintln(e.stderr, "glmmfit: "+oneLine(cliWords.Replace(msg)))
 	}
 	return code
 }
+
+// cliWords puts the library's advice in the command line's words: the
+// library's errors name Options fields, a user of glmmfit sets flags.
+var cliWords = strings.NewReplacer(
+	"set Options.Missing to DropMissing", "give -missing drop",
+	"set Options.DoubleBar to CorrelatedDoubleBar", "give -double-bar correlated",
+	"set Options.Family", "give -family",
+	`formula token "Options.Weights"`, "flag -weights",
+	`formula token "Options.Offset"`, "flag -offset",
+	"Options.Weights", "-weights",
+	"Options.Offset", "-offset",
+	"Options.Family", "-family",
+	"Options.PriorSD", "-prior-sd",
+)
 
 // oneLine joins the lines of msg, so that every problem takes exactly one
 // line of standard error whatever the wrapped errors hold.

@@ -30,7 +30,15 @@ type modelSpec struct {
 	// Prior is -prior: "auto", or "paper" (also when absent, as in fit
 	// files written before the flag existed).
 	Prior string `json:"prior,omitempty"`
+	// DoubleBar is -double-bar: "reject" (or absent) or "correlated".
+	DoubleBar string `json:"double_bar,omitempty"`
 }
+
+// policies of -double-bar.
+const (
+	doubleBarReject     = "reject"
+	doubleBarCorrelated = "correlated"
+)
 
 // missing policies of -missing.
 const (
@@ -49,6 +57,13 @@ func (s *modelSpec) options() (formula.Options, error) {
 		if o.Prior, err = formula.ParsePrior(s.Prior); err != nil {
 			return o, err
 		}
+	}
+	switch s.DoubleBar {
+	case "", doubleBarReject:
+	case doubleBarCorrelated:
+		o.DoubleBar = formula.CorrelatedDoubleBar
+	default:
+		return o, fmt.Errorf("unknown -double-bar policy %q", s.DoubleBar)
 	}
 	switch s.Missing {
 	case missingReject, "":

@@ -80,6 +80,10 @@ Data and model:
                    for a two-level response, the level coded 0. Repeatable.
   -missing POLICY  reject (default): a missing value in a used column is an
                    error; drop: leave such rows out (R's na.omit)
+  -double-bar P    reject (default): (x || g), and several terms for one
+                   grouping factor such as (1 | g) + (0 + x | g), are refused,
+                   as sparsevi fits one covariance per grouping factor;
+                   correlated: fit their union as one correlated term
   -prior P         auto (default): the fixed effects' prior is on the
                    coefficients of the predictors centred at their means and
                    divided by their standard deviations (0/1 columns as they
