@@ -249,6 +249,10 @@ func (t *Target) Method() Method { return t.method }
 // the size G of theta_g, as the model's.
 func (t *Target) Dims() (n, r, g int) { return t.n, t.r, t.g }
 
+// LocalsReparametrised reports true: the local variables are the b~_i,
+// not the random effects (see vi.Reparametrised).
+func (t *Target) LocalsReparametrised() bool { return true }
+
 // NumObs returns the number of observations, which vi's paper start uses
 // to scale the global block of the factor.
 func (t *Target) NumObs() int { return t.m.NumObs() }

@@ -47,6 +47,12 @@ type family interface {
 // the Result holds the last good state (the one at the end of the last
 // complete window). Other errors mean the target or settings are unusable.
 func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
+	if ctx == nil {
+		return nil, errors.New("vi: Fit with a nil context (use context.Background())")
+	}
+	if target == nil {
+		return nil, errors.New("vi: Fit with a nil target")
+	}
 	n, r, g := target.Dims()
 	if set.Window == 0 && n >= LargeSubjects {
 		set.Window = LargeWindow
@@ -63,6 +69,12 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	if n < 0 || r < 0 || g < 0 || n*r+g == 0 {
 		return nil, fmt.Errorf("vi: target has no variables (n=%d, r=%d, G=%d)", n, r, g)
 	}
+	// The mean and the factor hold about n(r + r(r+1)/2 + Gr) + G(G+3)/2
+	// values, several copies of them are kept: refuse what cannot be
+	// allocated rather than panic in make.
+	if vals := float64(n)*float64(r+r*(r+1)/2+g*r) + float64(g)*float64(g+3)/2; vals > maxValues {
+		return nil, fmt.Errorf("vi: target of n=%d subjects, r=%d, G=%d needs %.3g variational parameters, more than the %.3g that can be allocated", n, r, g, vals, float64(maxValues))
+	}
 	if set.Optimizer < Snngm || set.Optimizer > VOGN {
 		return nil, fmt.Errorf("vi: unknown optimizer %v", set.Optimizer)
 	}
@@ -75,6 +87,9 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Method: set.Method, Optimizer: set.Optimizer, N: n, R: r, G: g, Workers: set.Workers, bestBound: math.Inf(-1)}
+	if rp, ok := target.(Reparametrised); ok {
+		res.Reparametrised = rp.LocalsReparametrised()
+	}
 	if err := fam.init(ctx, set.Init); err != nil {
 		if ctx.Err() == nil {
 			return nil, err
@@ -363,6 +378,10 @@ func finalBound(fam family, set Settings, n int) (mean, se float64, err error) {
 	}
 	return h0 + sum/float64(pairs), meanSE(sum, sumSq, pairs), nil
 }
+
+// maxValues bounds the number of variational parameters Fit accepts: 2^34
+// float64s, 128 GiB, before the copies a fit keeps.
+const maxValues = 1 << 34
 
 // minFinalPairs is the least number of antithetic pairs of draws for the
 // final bound, and the batch after which its standard error is checked.

@@ -78,6 +78,10 @@ type Result struct {
 	N, R, G int
 	// Workers is the number of workers the fit ran on.
 	Workers int
+	// Reparametrised reports a target whose local variables are not the
+	// model's random effects (a Reparametrised target, such as
+	// rvb.Target): Summarize refuses such a Result.
+	Reparametrised bool
 	// Mu is the mean: subject blocks, then the global block.
 	Mu []float64
 	// Factor is the compressed factor: arrowhead.Factor data for GVA

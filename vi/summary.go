@@ -5,6 +5,7 @@
 package vi
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -98,6 +99,16 @@ type GLMMSummary struct {
 // marginals; SDs and correlations, nonlinear in omega, are from draws
 // seeded by seed.
 func Summarize(res *Result, m *glmm.Model, draws int, seed uint64) (*GLMMSummary, error) {
+	switch {
+	case res == nil:
+		return nil, errors.New("vi: Summarize of a nil Result")
+	case m == nil:
+		return nil, errors.New("vi: Summarize with a nil model")
+	case draws < 2:
+		return nil, fmt.Errorf("vi: Summarize with %d draws, want at least 2", draws)
+	case res.Reparametrised:
+		return nil, errors.New("vi: the Result is of a reparametrised target, whose local blocks are not the random effects: summarise it with that target's own summary (rvb.Summarize)")
+	}
 	n, r, g := m.Dims()
 	if res.N != n || res.R != r || res.G != g {
 		return nil, fmt.Errorf("vi: result of dimensions (%d, %d, %d) does not fit the model's (%d, %d, %d)", res.N, res.R, res.G, n, r, g)

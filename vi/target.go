@@ -40,6 +40,16 @@ type Target interface {
 // Workspace is a Target's scratch space for one concurrent caller.
 type Workspace = any
 
+// Reparametrised is implemented by targets whose local variables are a
+// transformation of the model's random effects, such as rvb.Target, so
+// that a Result records it and Summarize, which reads the local blocks as
+// random effects, refuses it.
+type Reparametrised interface {
+	// LocalsReparametrised reports whether the local variables are
+	// transformed random effects.
+	LocalsReparametrised() bool
+}
+
 // LocalHessianer is implemented by Targets that can give the Hessian of a
 // subject's log density with respect to its own local block. Fit uses it to
 // initialise the local blocks of the factor at the curvature of the target.

@@ -349,7 +349,7 @@ func fit(j job, mod *glmm.Model, o *outcome, summarize bool) error {
 	o.Q025, o.Q975 = make([]float64, p), make([]float64, p)
 	if summarize && set.Method == vi.GVA {
 		t0 := time.Now()
-		// vi.Summarize panics for 0 draws: pass vi's default SummaryDraws.
+		// vi.Summarize needs at least 2 draws: pass vi's default SummaryDraws.
 		s, err := vi.Summarize(res, mod, summaryDraws, j.Seed)
 		if err != nil {
 			return err
