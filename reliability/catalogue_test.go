@@ -422,7 +422,7 @@ func TestBadSettings(t *testing.T) {
 			set.MaxIter = 300
 			var res *vi.Result
 			var err error
-			bounded(t, 30*time.Second, 1<<30, func() {
+			bounded(t, hangGuard, 1<<30, func() {
 				defer func() {
 					if p := recover(); p != nil {
 						err = fmt.Errorf("panic: %v", p)
@@ -464,7 +464,7 @@ func TestBadSettings(t *testing.T) {
 // that a panic cannot take the other tests down with.
 func TestUnknownOptimizer(t *testing.T) {
 	if !inChild(t.Name()) {
-		runChild(t, t.Name(), 30*time.Second, "vi.Fit with Optimizer(42)")
+		runChild(t, t.Name(), hangGuard, "vi.Fit with Optimizer(42)")
 		return
 	}
 	m := smallModel(t, "poisson", 40, 3)

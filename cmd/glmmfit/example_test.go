@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
@@ -77,10 +76,9 @@ func TestExampleFit(t *testing.T) {
 	empty := t.TempDir()
 	r := glmmfit(t, dir, "", []string{"SPARSEVI_DATA=" + empty}, "fit", "-example", "-out", "fit.json")
 	mustSucceed(t, r, "fit", "-example")
+	// Its time is a benchmark's business (benchmarks/compare), not a
+	// deadline that a loaded machine would miss.
 	t.Logf("fit -example took %v", r.elapsed)
-	if r.elapsed > 20*time.Second {
-		t.Errorf("fit -example took %v; it should take a few seconds", r.elapsed)
-	}
 	for _, want := range []string{
 		"-formula '" + exampleFormula + "'", "-family poisson", "example.csv, built in",
 		"Formula: " + exampleFormula, "Family: poisson (log link)", "Number of observations: 480",
