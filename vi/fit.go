@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/sparsevi/sparsevi/parallel"
@@ -140,12 +141,17 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	res.Factor = append([]float64(nil), lambda[d:]...)
 
 	if res.Status != Cancelled {
-		lb, se, err := finalBound(fam, set, n)
+		lb, se, med, err := finalBound(fam, set, n)
 		if err == nil {
 			res.LowerBound, res.LowerBoundSE = lb, se
 			// Heavy tails can hide from the fixed draws of the convergence
 			// test; the fresh draws show them.
-			if res.Status != Diverged && collapsed(lb, res.bestBound) {
+			// The median of the fresh draws, not their mean: when h has
+			// heavy tails (a Poisson rate under a wide q), a few draws far
+			// below the rest drag the mean down while the state is sound;
+			// LowerBoundSE then says the bound is unreliable. A diverged
+			// state has most draws far down.
+			if res.Status != Diverged && collapsed(med, res.bestBound) {
 				res.Status = Diverged
 				res.Err = &DivergedError{Iter: res.Iterations, Reason: fmt.Sprintf("final lower bound %.4g collapsed from %.4g", lb, res.bestBound)}
 			}
@@ -346,21 +352,23 @@ func finalDraws(set Settings, n int) int {
 
 // finalBound estimates the lower bound by the mean of h over fresh draws,
 // stopping early once the standard error is below set.FinalSE.
-func finalBound(fam family, set Settings, n int) (mean, se float64, err error) {
+func finalBound(fam family, set Settings, n int) (mean, se, median float64, err error) {
 	draws := finalDraws(set, n)
 	// Antithetic pairs, z and -z, cancel the odd part of h about the mean;
 	// the pairs' averages are independent. Sums of h - h_0: the bound can
 	// be large next to its spread.
 	var h0, sum, sumSq, first float64
 	pairs := 0
+	hs := make([]float64, 0, draws)
 	for k := 0; 2*pairs < draws; k++ {
 		h, err := fam.estimate(finalIterBase+uint64(k), nil, nil, false)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		if math.IsNaN(h) || math.IsInf(h, 0) {
-			return 0, 0, errors.New("non-finite h at a fresh draw")
+			return 0, 0, 0, errors.New("non-finite h at a fresh draw")
 		}
+		hs = append(hs, h)
 		if k == 0 {
 			h0 = h
 		}
@@ -376,7 +384,12 @@ func finalBound(fam family, set Settings, n int) (mean, se float64, err error) {
 			break
 		}
 	}
-	return h0 + sum/float64(pairs), meanSE(sum, sumSq, pairs), nil
+	slices.Sort(hs)
+	median = hs[len(hs)/2]
+	if len(hs)%2 == 0 {
+		median = (hs[len(hs)/2-1] + median) / 2
+	}
+	return h0 + sum/float64(pairs), meanSE(sum, sumSq, pairs), median, nil
 }
 
 // maxValues bounds the number of variational parameters Fit accepts: 2^34

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,7 +86,12 @@ func runFit(e *env, args []string) error {
 		return fmt.Errorf("summarising the fit: %v", err)
 	}
 	toUserScale(job.design, res, summary)
+	warnings := diagnose(m, res)
+	for _, w := range warnings {
+		fmt.Fprintln(e.stderr, "glmmfit: warning: "+oneLine(w))
+	}
 	doc := newDocument(job, o, res, summary)
+	doc.Warnings = append(slices.Clone(job.design.Warnings()), warnings...)
 	doc.Prior = newPriorInfo(job.design)
 	doc.Timings.TotalSeconds = time.Since(start).Seconds()
 	if summaryNote != "" {

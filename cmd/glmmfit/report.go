@@ -23,19 +23,22 @@ const schemaVersion = 1
 // except the fields about time: timings and the trace's elapsed_seconds
 // (and timings.threads, which does not change the numbers).
 type document struct {
-	SchemaVersion int        `json:"schema_version"`
-	Software      software   `json:"software"`
-	Options       callInfo   `json:"options"`
-	Data          dataInfo   `json:"data"`
-	Status        string     `json:"status"`
-	Message       string     `json:"message,omitempty"`
-	Iterations    int        `json:"iterations"`
-	Backoffs      int        `json:"backoffs"`
-	LowerBound    lowerBound `json:"lower_bound"`
-	Prior         *priorInfo `json:"prior,omitempty"`
-	Fixed         []marginal `json:"fixed"`
-	RESD          []marginal `json:"re_sd"`
-	RECor         []marginal `json:"re_cor"`
+	SchemaVersion int      `json:"schema_version"`
+	Software      software `json:"software"`
+	Options       callInfo `json:"options"`
+	Data          dataInfo `json:"data"`
+	Status        string   `json:"status"`
+	Message       string   `json:"message,omitempty"`
+	// Warnings say how the results may mislead: what the data and the
+	// fit look like, not errors (the same lines go to standard error).
+	Warnings   []string   `json:"warnings,omitempty"`
+	Iterations int        `json:"iterations"`
+	Backoffs   int        `json:"backoffs"`
+	LowerBound lowerBound `json:"lower_bound"`
+	Prior      *priorInfo `json:"prior,omitempty"`
+	Fixed      []marginal `json:"fixed"`
+	RESD       []marginal `json:"re_sd"`
+	RECor      []marginal `json:"re_cor"`
 	// Omega summarises the parameters omega = vech(W*) of the Cholesky
 	// factor W of the random-effect precision W W', on which the prior is.
 	Omega         []marginal    `json:"omega"`

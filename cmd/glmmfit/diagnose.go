@@ -1,0 +1,114 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/vi"
+)
+
+// priorDominated is the ratio of a global parameter's posterior standard
+// deviation to its prior's above which the data are said to hardly inform
+// it: the posterior is then mostly the prior.
+const priorDominated = 0.5
+
+// boundSEWarn is the Monte Carlo standard error of the final lower bound,
+// in nats, above which the bound is said to be unreliable.
+const boundSEWarn = 1.0
+
+// diagnose returns warnings about a fit whose estimates may mislead: a
+// response that is all 0 (or all successes), parameters the data hardly inform (their
+// posterior close to their prior: separation, no variation in a
+// predictor, all weights zero), and a lower bound whose Monte Carlo error
+// is large. The fit's results stand; the warnings say how they may be
+// wrong.
+func diagnose(m *glmm.Model, res *vi.Result) []string {
+	var w []string
+	if v, ok := constantResponse(m); ok {
+		w = append(w, fmt.Sprintf("every response is %s: the data cannot place the fixed effects, whose estimates are driven by the prior", v))
+	}
+	for _, name := range flatRandomEffects(m) {
+		w = append(w, fmt.Sprintf("the random effect %s does not vary within any subject: its variance cannot be told apart from the random intercept's, and its estimate is driven by the prior", name))
+	}
+	if res.Status != vi.Cancelled {
+		cov := res.GlobalCov()
+		names := m.GlobalNames()
+		sd0 := m.PriorSD()
+		p := m.P()
+		var fixed, omega []string
+		for k, name := range names {
+			if math.Sqrt(cov.At(k, k)) > priorDominated*sd0 {
+				if k < p {
+					fixed = append(fixed, name)
+				} else {
+					omega = append(omega, name)
+				}
+			}
+		}
+		if len(fixed) > 0 {
+			w = append(w, fmt.Sprintf("the data hardly inform the fixed effects %s (posterior sd above %g of the prior's, on the fit's scale): separation, or a predictor without variation, leaves their estimates to the prior", strings.Join(fixed, ", "), priorDominated))
+		}
+		if len(omega) > 0 {
+			w = append(w, fmt.Sprintf("the data hardly inform the random-effect covariance parameters %s: a random effect without variation within subjects, or too few subjects, leaves them to the prior", strings.Join(omega, ", ")))
+		}
+	}
+	if se := res.LowerBoundSE; se > boundSEWarn {
+		w = append(w, fmt.Sprintf("the lower bound's Monte Carlo standard error is %.3g nats: the approximation has heavy tails here, so the bound, and comparisons of models by it, are unreliable", se))
+	}
+	return w
+}
+
+// flatRandomEffects returns the random effects other than the intercept
+// whose column of Z is constant within every subject.
+func flatRandomEffects(m *glmm.Model) []string {
+	r := m.R()
+	names := m.RandomNames()
+	var out []string
+	for a := range r {
+		if names[a] == "(Intercept)" {
+			continue
+		}
+		flat := true
+		for i := 0; i < m.NumSubjects() && flat; i++ {
+			z := m.ZRows(i)
+			for j := r; j < len(z); j += r {
+				if z[j+a] != z[a] {
+					flat = false
+					break
+				}
+			}
+		}
+		if flat {
+			out = append(out, names[a])
+		}
+	}
+	return out
+}
+
+// constantResponse reports whether every response is 0, or (Bernoulli and
+// binomial) every trial a success, and which.
+func constantResponse(m *glmm.Model) (string, bool) {
+	n := m.NumSubjects()
+	allZero, allFull := true, true
+	counts := m.Family() == glmm.Poisson
+	for i := range n {
+		y, trials, _ := m.Response(i)
+		for j, v := range y {
+			allZero = allZero && v == 0
+			allFull = allFull && !counts && v == trials[j]
+		}
+	}
+	switch {
+	case allZero:
+		return "0", true
+	case allFull:
+		return "a success", true
+	}
+	return "", false
+}

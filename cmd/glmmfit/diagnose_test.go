@@ -1,0 +1,87 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// degenerateCSV writes 40 subjects with 5 rows each: columns id, x
+// (standard normal), z (constant within a subject), w and the responses
+// y0 (all 0), y1 (all 1), ysep (1 exactly when x > 0) and ycount (Poisson
+// counts with a random intercept).
+func degenerateCSV(seed uint64) string {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	var b strings.Builder
+	b.WriteString("id,x,z,w,y0,y1,ysep,ycount\n")
+	for i := range 40 {
+		bi := 0.5 * rng.NormFloat64()
+		for range 5 {
+			x := rng.NormFloat64()
+			sep := 0
+			if x > 0 {
+				sep = 1
+			}
+			mu := math.Exp(0.3 + 0.4*x + bi)
+			k := 0
+			for p := math.Exp(-mu); ; k++ { // Poisson by inversion
+				u := rng.Float64()
+				if u < p || k > 50 {
+					break
+				}
+				p *= mu / float64(k+1)
+			}
+			fmt.Fprintf(&b, "s%d,%.4f,%d,0,0,1,%d,%d\n", i, x, i%4, sep, k)
+		}
+	}
+	return b.String()
+}
+
+// TestDegenerateDataWarns: data that cannot inform the estimates are
+// fitted, and a warning naming the problem goes to standard error and
+// into the JSON document's warnings; ordinary data get none.
+func TestDegenerateDataWarns(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "d.csv", degenerateCSV(1))
+	for _, c := range []struct {
+		name string
+		args []string
+		want string // "" for no warning
+	}{
+		{"ordinary", []string{"-formula", "ycount ~ x + (1 | id)", "-family", "poisson"}, ""},
+		{"all-zero counts, seed 1", []string{"-formula", "y0 ~ x + (1 | id)", "-family", "poisson", "-seed", "1"}, "every response is 0"},
+		{"all-zero counts, seed 2", []string{"-formula", "y0 ~ x + (1 | id)", "-family", "poisson", "-seed", "2"}, "every response is 0"},
+		{"all-zero counts, seed 3", []string{"-formula", "y0 ~ x + (1 | id)", "-family", "poisson", "-seed", "3"}, "every response is 0"},
+		{"all-one bernoulli", []string{"-formula", "y1 ~ x + (1 | id)", "-family", "bernoulli"}, "every response is a success"},
+		{"complete separation", []string{"-formula", "ysep ~ x + (1 | id)", "-family", "bernoulli"}, "hardly inform the fixed effects x"},
+		{"all weights zero", []string{"-formula", "ycount ~ x + (1 | id)", "-family", "poisson", "-weights", "w"}, "hardly inform the fixed effects (Intercept), x"},
+		{"random slope without variation", []string{"-formula", "ycount ~ x + z + (1 + z | id)", "-family", "poisson"}, "random effect z does not vary within any subject"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"fit", "-data", "d.csv", "-quiet", "-format", "json"}, c.args...)
+			r := glmmfit(t, dir, "", nil, args...)
+			if r.code != exitOK {
+				t.Fatalf("exit %d, want %d: %s", r.code, exitOK, r.stderr)
+			}
+			doc := readDoc(t, []byte(r.stdout))
+			if c.want == "" {
+				if r.stderr != "" || len(doc.Warnings) != 0 {
+					t.Errorf("warnings on ordinary data: %q, %q", r.stderr, doc.Warnings)
+				}
+				return
+			}
+			if !strings.Contains(r.stderr, "glmmfit: warning: ") || !strings.Contains(r.stderr, c.want) {
+				t.Errorf("standard error %q lacks a warning with %q", r.stderr, c.want)
+			}
+			if !strings.Contains(strings.Join(doc.Warnings, "\n"), c.want) {
+				t.Errorf("JSON warnings %q lack %q", doc.Warnings, c.want)
+			}
+		})
+	}
+}
