@@ -76,18 +76,20 @@ func newApprox(method string, m *glmm.Model, mu, factor []float64) (*approx, err
 // sampler draws theta = (b_1, ..., b_n, beta, omega) from q, with the
 // random effects on their original scale.
 type sampler struct {
-	a      *approx
-	rng    *rand.Rand
-	z, u   []float64
-	ws     any
-	bt, bi []float64
+	a            *approx
+	seed, stream uint64
+	pcg          *rand.PCG
+	rng          *rand.Rand
+	z, u         []float64
+	ws           any
+	bt, bi       []float64
 }
 
 // newSampler returns a sampler whose draws depend only on seed and stream.
 func (a *approx) newSampler(seed, stream uint64) *sampler {
 	d := a.n*a.r + a.g
-	s1, s2 := parallel.StreamSeed(seed, stream, 0)
-	s := &sampler{a: a, rng: rand.New(rand.NewPCG(s1, s2)), z: make([]float64, d), u: make([]float64, d)}
+	pcg := rand.NewPCG(0, 0)
+	s := &sampler{a: a, seed: seed, stream: stream, pcg: pcg, rng: rand.New(pcg), z: make([]float64, d), u: make([]float64, d)}
 	if a.rt != nil {
 		s.ws = a.rt.NewWorkspace()
 		s.bt = make([]float64, a.r)
@@ -96,16 +98,31 @@ func (a *approx) newSampler(seed, stream uint64) *sampler {
 	return s
 }
 
-// draw writes a draw of theta_g and of the random effects b_i of the
-// listed subjects into theta (length n*r + G); the entries of the other
-// subjects are left undefined. The standard normals of every subject are
-// drawn whichever are listed, so a subject's draws do not depend on the
-// list.
-func (s *sampler) draw(theta []float64, subjects []int) error {
+// seedFor points the sampler's generator at the stream of draw k of block
+// b: 0 for theta_g, i+1 for subject i.
+func (s *sampler) seedFor(k uint64, b int) {
+	s1, s2 := parallel.StreamSeed(s.seed, s.stream<<40|k, uint64(b))
+	s.pcg.Seed(s1, s2)
+}
+
+// draw writes draw k of theta_g and of the random effects b_i of the listed
+// subjects into theta (length n*r + G); the entries of the other subjects
+// are left undefined. Every block has its own stream for each draw, so a
+// draw of a subject depends on k alone, not on the list or on the order in
+// which draws are made.
+func (s *sampler) draw(k uint64, theta []float64, subjects []int) error {
 	a := s.a
 	r := a.r
-	for k := range s.z {
-		s.z[k] = s.rng.NormFloat64()
+	nr := a.n * r
+	s.seedFor(k, 0)
+	for j := nr; j < len(s.z); j++ {
+		s.z[j] = s.rng.NormFloat64()
+	}
+	for _, i := range subjects {
+		s.seedFor(k, i+1)
+		for j := i * r; j < (i+1)*r; j++ {
+			s.z[j] = s.rng.NormFloat64()
+		}
 	}
 	if a.rt == nil {
 		f := arrowhead.Wrap(a.n, r, a.g, a.factor)
@@ -117,7 +134,7 @@ func (s *sampler) draw(theta []float64, subjects []int) error {
 	}
 	f := blockdiag.Wrap(a.n, r, a.g, a.factor)
 	f.DrawGlobal(theta, a.mu, s.z)
-	thetaG := theta[a.n*r:]
+	thetaG := theta[nr:]
 	for _, i := range subjects {
 		f.DrawRange(i, i+1, theta, a.mu, s.z)
 		copy(s.bt, theta[i*r:(i+1)*r])

@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/sparsevi/sparsevi/datasets"
+	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/internal/atomicfile"
 	"github.com/sparsevi/sparsevi/parallel"
@@ -93,6 +95,9 @@ func runPredict(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	for _, w := range p.warnings {
+		fmt.Fprintln(e.stderr, "glmmfit: warning: "+oneLine(w))
+	}
 	var w io.Writer = e.stdout
 	var f *atomicfile.File
 	if o.out != "" {
@@ -121,6 +126,8 @@ type predictions struct {
 	known                        []bool
 	eta, etaSD, etaLo, etaHi     []float64
 	mean, meanSD, meanLo, meanHi []float64
+	// warnings say how the predictions may mislead.
+	warnings []string
 }
 
 // predict draws the linear predictor of every row of in: conditional on
@@ -128,6 +135,11 @@ type predictions struct {
 // the random-effect distribution N(0, Sigma(omega)) for new subjects, each
 // row of which gets its own draw of b. Both integrate over q by Monte
 // Carlo.
+// predictBatch is the number of row-draws predict holds at once: rows are
+// predicted in batches of predictBatch/draws, so that memory does not grow
+// with rows times draws.
+var predictBatch = 1 << 20
+
 func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 	d := sf.design
 	X, Z, group, known, err := d.NewData(in.frame)
@@ -144,89 +156,152 @@ func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 	p := m.P()
 	fam := m.Family()
 	rows := in.frame.NumRows()
-
-	etaDraws := make([][]float64, rows)
-	meanDraws := make([][]float64, rows)
-	for k := range rows {
-		etaDraws[k] = make([]float64, o.draws)
-		meanDraws[k] = make([]float64, o.draws)
+	pr := &predictions{group: d.GroupName(), known: known, labels: groupLabels(in.frame, d.GroupName())}
+	if st := sf.doc.Status; st != "converged" {
+		pr.warnings = append(pr.warnings, fmt.Sprintf("the fit's status is %s: the predictions are from its last good state, which may be far from the optimum", st))
 	}
+	if w := extrapolation(d, X, in); w != "" {
+		pr.warnings = append(pr.warnings, w)
+	}
+
+	batch := max(1, predictBatch/o.draws)
+	etaDraws := make([]float64, min(batch, rows)*o.draws)
+	meanDraws := make([]float64, len(etaDraws))
 	theta := make([]float64, n*r+g)
 	smp := a.newSampler(o.seed, predictStream)
-	s1, s2 := parallel.StreamSeed(o.seed, newSubjectStream, 0)
-	rng := rand.New(rand.NewPCG(s1, s2))
-	var xb mat.VecDense
 	zk := make([]float64, r)
-	b := make([]float64, r)
-	// Only the subjects of the new rows need their random effects drawn.
-	var need []int
-	seen := make(map[int]bool)
-	for k, i := range group {
-		if known[k] && !seen[i] {
-			seen[i] = true
-			need = append(need, i)
-		}
-	}
-	slices.Sort(need)
+	bNew := make([]float64, r)
+	beta := make([]float64, p)
 	var chol mat.Cholesky
 	var lower mat.TriDense
-	for s := range o.draws {
-		if err := smp.draw(theta, need); err != nil {
-			return nil, err
-		}
-		beta := theta[n*r : n*r+p]
-		if X != nil {
-			xb.MulVec(X, mat.NewVecDense(p, beta))
-		}
-		if !chol.Factorize(glmm.RECov(theta[n*r+p:], r)) {
-			return nil, fmt.Errorf("draw %d: random-effect covariance is not positive definite", s)
-		}
-		chol.LTo(&lower)
-		for k := range rows {
-			eta := 0.0
-			if X != nil {
-				eta = xb.AtVec(k)
+	alpha := (1 - o.level) / 2
+	for lo := 0; lo < rows; lo += batch {
+		hi := min(rows, lo+batch)
+		// Only the subjects of the batch's rows need their random effects.
+		var need []int
+		seen := make(map[int]bool)
+		for k := lo; k < hi; k++ {
+			if i := group[k]; known[k] && !seen[i] {
+				seen[i] = true
+				need = append(need, i)
 			}
-			if off != nil {
-				eta += off[k]
+		}
+		slices.Sort(need)
+		for s := range o.draws {
+			if err := smp.draw(uint64(s), theta, need); err != nil {
+				return nil, err
 			}
-			if known[k] {
-				copy(b, theta[group[k]*r:(group[k]+1)*r])
-			} else {
-				for j := range zk {
-					zk[j] = rng.NormFloat64()
+			copy(beta, theta[n*r:n*r+p])
+			if !chol.Factorize(glmm.RECov(theta[n*r+p:], r)) {
+				return nil, fmt.Errorf("draw %d: random-effect covariance is not positive definite", s)
+			}
+			chol.LTo(&lower)
+			// A new subject's random effects: one draw per draw of q,
+			// the same for every new row, so that identical rows get
+			// identical predictions.
+			s1, s2 := parallel.StreamSeed(o.seed, newSubjectStream, uint64(s))
+			rng := rand.New(rand.NewPCG(s1, s2))
+			for j := range zk {
+				zk[j] = rng.NormFloat64()
+			}
+			for j := range r {
+				bNew[j] = 0
+				for l := 0; l <= j; l++ {
+					bNew[j] += lower.At(j, l) * zk[l]
+				}
+			}
+			for k := lo; k < hi; k++ {
+				eta := 0.0
+				if X != nil {
+					for j := range p {
+						eta += X.At(k, j) * beta[j]
+					}
+				}
+				if off != nil {
+					eta += off[k]
+				}
+				b := bNew
+				if known[k] {
+					b = theta[group[k]*r : (group[k]+1)*r]
 				}
 				for j := range r {
-					b[j] = 0
-					for l := 0; l <= j; l++ {
-						b[j] += lower.At(j, l) * zk[l]
+					eta += Z.At(k, j) * b[j]
+				}
+				etaDraws[(k-lo)*o.draws+s] = eta
+				meanDraws[(k-lo)*o.draws+s] = fam.Mean(eta)
+			}
+		}
+		for k := lo; k < hi; k++ {
+			pr.rows = append(pr.rows, k+1)
+			eta := etaDraws[(k-lo)*o.draws : (k-lo+1)*o.draws]
+			slices.Sort(eta)
+			mu, sd := meanSD(eta)
+			pr.eta, pr.etaSD = append(pr.eta, mu), append(pr.etaSD, sd)
+			pr.etaLo, pr.etaHi = append(pr.etaLo, quantile(eta, alpha)), append(pr.etaHi, quantile(eta, 1-alpha))
+			mean := meanDraws[(k-lo)*o.draws : (k-lo+1)*o.draws]
+			slices.Sort(mean)
+			mu, sd = meanSD(mean)
+			pr.mean, pr.meanSD = append(pr.mean, mu), append(pr.meanSD, sd)
+			pr.meanLo, pr.meanHi = append(pr.meanLo, quantile(mean, alpha)), append(pr.meanHi, quantile(mean, 1-alpha))
+		}
+	}
+	return pr, nil
+}
+
+// farSDs is how many standard deviations of the training data a
+// predictor may be from their mean before predict warns of extrapolation.
+const farSDs = 10
+
+// extrapolation returns a warning naming the first new row whose predictor
+// is more than farSDs standard deviations from the mean of the data the
+// model was fitted to, or "".
+func extrapolation(d *formula.Design, X mat.Matrix, in *input) string {
+	train := d.X()
+	if X == nil || train == nil {
+		return ""
+	}
+	tn, p := train.Dims()
+	rows, _ := X.Dims()
+	names := d.Model().FixedNames()
+	fm := d.FixedMap()
+	far, first, firstCol := 0, -1, -1
+	var firstVal, firstSDs float64
+	for j := range p {
+		var sum, ss float64
+		binary := true
+		for i := range tn {
+			v := train.At(i, j)
+			sum += v
+			binary = binary && (v == 0 || v == 1)
+		}
+		mean := sum / float64(tn)
+		for i := range tn {
+			dv := train.At(i, j) - mean
+			ss += dv * dv
+		}
+		sd := math.Sqrt(ss / float64(tn))
+		if binary || !(sd > 0) {
+			continue
+		}
+		for k := range rows {
+			v := X.At(k, j)
+			if dist := math.Abs(v-mean) / sd; dist > farSDs || math.IsNaN(dist) {
+				far++
+				if first < 0 || k < first {
+					first, firstCol, firstSDs = k, j, dist
+					firstVal = v
+					if fm != nil && fm.Scale[j] != 0 {
+						firstVal = v*fm.Scale[j] + fm.Center[j]
 					}
 				}
 			}
-			for j := range r {
-				eta += Z.At(k, j) * b[j]
-			}
-			etaDraws[k][s] = eta
-			meanDraws[k][s] = fam.Mean(eta)
 		}
 	}
-
-	pr := &predictions{group: d.GroupName(), known: known, labels: groupLabels(in.frame, d.GroupName())}
-	alpha := (1 - o.level) / 2
-	for k := range rows {
-		pr.rows = append(pr.rows, k+1)
-		eta := etaDraws[k]
-		slices.Sort(eta)
-		mu, sd := meanSD(eta)
-		pr.eta, pr.etaSD = append(pr.eta, mu), append(pr.etaSD, sd)
-		pr.etaLo, pr.etaHi = append(pr.etaLo, quantile(eta, alpha)), append(pr.etaHi, quantile(eta, 1-alpha))
-		mean := meanDraws[k]
-		slices.Sort(mean)
-		mu, sd = meanSD(mean)
-		pr.mean, pr.meanSD = append(pr.mean, mu), append(pr.meanSD, sd)
-		pr.meanLo, pr.meanHi = append(pr.meanLo, quantile(mean, alpha)), append(pr.meanHi, quantile(mean, 1-alpha))
+	if first < 0 {
+		return ""
 	}
-	return pr, nil
+	return fmt.Sprintf("%s: %s = %.4g is %.3g standard deviations from the mean of the data the model was fitted to (%d such values in all): its prediction extrapolates far beyond the data",
+		in.where(first, ""), names[firstCol], firstVal, firstSDs, far)
 }
 
 // groupLabels returns the grouping factor's value in each row as text.

@@ -175,3 +175,73 @@ func floats(t *testing.T, s []string) []float64 {
 	}
 	return v
 }
+
+// TestPredictBatchesAndIdenticalRows: predictions do not depend on how
+// many rows are held at once, identical rows (of a known subject, and of
+// new subjects) get identical predictions, and a predictor far outside the
+// data gets a warning naming its row.
+func TestPredictBatchesAndIdenticalRows(t *testing.T) {
+	dir := t.TempDir()
+	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "poisson", "-subjects", "40", "-obs", "4",
+		"-beta", "0.3,-0.2,0.4", "-re-sd", "0.5", "-seed", "5", "-out", "train.csv"))
+	for _, method := range []string{"gva", "rvb1"} {
+		fit := method + ".json"
+		mustSucceed(t, glmmfit(t, dir, "", nil, "fit", "-data", "train.csv", "-formula", "y ~ t + x1 + (1 | id)",
+			"-family", "poisson", "-method", method, "-out", fit, "-quiet"))
+		newCSV := "id,t,x1,y\ns0001,0.5,0.2,0\nnew1,0.5,0.2,0\ns0001,0.5,0.2,0\nnew2,0.5,0.2,0\ns0002,1,-1,0\nnew3,0,1e300,0\n"
+		writeFile(t, dir, "new.csv", newCSV)
+		sf, err := readFitFile(filepath.Join(dir, fit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := readInput(filepath.Join(dir, "new.csv"), nil, sf.doc.Training.Categorical)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := &predictOptions{level: 0.95, draws: 300, seed: 3}
+		whole, err := predict(sf, in, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved := predictBatch
+		predictBatch = 2 * o.draws // two rows at a time
+		batched, err := predict(sf, in, o)
+		predictBatch = saved
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range whole.rows {
+			if whole.eta[k] != batched.eta[k] || whole.etaLo[k] != batched.etaLo[k] || whole.meanHi[k] != batched.meanHi[k] {
+				t.Errorf("%s row %d: eta %v [%v, %v] in one batch, %v [%v, %v] in batches of two", method, k+1,
+					whole.eta[k], whole.etaLo[k], whole.etaHi[k], batched.eta[k], batched.etaLo[k], batched.etaHi[k])
+			}
+		}
+		for _, pair := range [][2]int{{0, 2}, {1, 3}} {
+			a, b := pair[0], pair[1]
+			if whole.eta[a] != whole.eta[b] || whole.mean[a] != whole.mean[b] || whole.meanSD[a] != whole.meanSD[b] {
+				t.Errorf("%s: identical rows %d and %d predicted %v ± %v and %v ± %v", method, a+1, b+1,
+					whole.mean[a], whole.meanSD[a], whole.mean[b], whole.meanSD[b])
+			}
+		}
+		if w := strings.Join(whole.warnings, "\n"); !strings.Contains(w, "line 7") || !strings.Contains(w, "x1 = 1e+300") {
+			t.Errorf("%s: warnings %q do not name line 7's x1 = 1e+300", method, whole.warnings)
+		}
+	}
+}
+
+// TestPredictFromUnfinishedFitWarns: predictions from a fit that stopped
+// before converging say so.
+func TestPredictFromUnfinishedFitWarns(t *testing.T) {
+	dir := t.TempDir()
+	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "poisson", "-subjects", "40", "-obs", "4",
+		"-beta", "0.3,-0.2,0.4", "-re-sd", "0.5", "-seed", "5", "-out", "train.csv"))
+	r := glmmfit(t, dir, "", nil, "fit", "-data", "train.csv", "-formula", "y ~ t + x1 + (1 | id)",
+		"-family", "poisson", "-method", "gva", "-max-iter", "60", "-out", "fit.json", "-quiet")
+	if r.code != exitLimit {
+		t.Fatalf("fit -max-iter 60: exit %d, want %d: %s", r.code, exitLimit, r.stderr)
+	}
+	r = glmmfit(t, dir, "", nil, "predict", "-fit", "fit.json", "-data", "train.csv", "-out", "p.csv")
+	if r.code != exitOK || !strings.Contains(r.stderr, "glmmfit: warning: the fit's status is") {
+		t.Errorf("predict from an unfinished fit: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

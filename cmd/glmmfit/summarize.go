@@ -67,10 +67,12 @@ func sdCorr(a *approx, draws int, seed uint64) (sd, corr []vi.Marginal, err erro
 	p := a.model.P()
 	theta := make([]float64, n*r+g)
 	smp := a.newSampler(seed, summaryStream)
+	k := uint64(0)
 	return vi.SDCorrMarginals(a.model, draws, func(omega []float64) error {
-		if err := smp.draw(theta, nil); err != nil {
+		if err := smp.draw(k, theta, nil); err != nil {
 			return err
 		}
+		k++
 		copy(omega, theta[n*r+p:])
 		return nil
 	})
