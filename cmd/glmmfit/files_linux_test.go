@@ -129,3 +129,28 @@ func TestFailedWriteKeepsTheOldFile(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeoutBoundsTheRun: -timeout stops the run, whatever phase it is in,
+// exits 3 and writes what was computed; the limited run takes less time
+// than the same run without a limit, measured side by side.
+func TestTimeoutBoundsTheRun(t *testing.T) {
+	dir := t.TempDir()
+	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "bernoulli", "-subjects", "3000", "-obs", "6",
+		"-beta", "-0.5,0.8,0.4", "-re-sd", "1", "-seed", "9", "-out", "big.csv"))
+	args := []string{"fit", "-data", "big.csv", "-formula", "y ~ t + x1 + (1 | id)", "-family", "bernoulli", "-method", "rvb2", "-quiet", "-tol", "1e-9"}
+	full := glmmfit(t, dir, "", nil, append(args, "-max-iter", "100000")...)
+	if full.code != exitOK && full.code != exitLimit {
+		t.Fatalf("untimed fit: exit %d: %s", full.code, full.stderr)
+	}
+	limited := glmmfit(t, dir, "", nil, append(args, "-max-iter", "100000", "-timeout", "200ms", "-out", "fit.json")...)
+	if limited.code != exitLimit || !strings.Contains(limited.stderr, "-timeout 200ms") {
+		t.Errorf("-timeout 200ms: exit %d, stderr %q; want exit %d naming -timeout", limited.code, limited.stderr, exitLimit)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fit.json")); err != nil {
+		t.Errorf("-timeout: no fit file written: %v", err)
+	}
+	t.Logf("untimed %v, -timeout 200ms %v", full.elapsed, limited.elapsed)
+	if limited.elapsed >= full.elapsed {
+		t.Errorf("-timeout 200ms took %v, no less than the untimed run's %v", limited.elapsed, full.elapsed)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/sparsevi/sparsevi/datasets"
@@ -47,7 +48,22 @@ func runFit(e *env, args []string) error {
 
 	sig := catchInterrupts(e.stderr)
 	defer sig.stop()
-	ctx := sig.ctx
+	// -timeout bounds the whole run: the iterations stop at 80% of what
+	// is left after reading (vi's TimeLimit), and at the limit itself
+	// whatever phase is running stops as for a signal.
+	ctx, cancelRun := context.WithCancel(sig.ctx)
+	defer cancelRun()
+	var timedOut atomic.Bool
+	iterLimit := time.Duration(0)
+	if o.timeout > 0 {
+		left := o.timeout - time.Since(start)
+		iterLimit = max(time.Millisecond, left*8/10)
+		timer := time.AfterFunc(max(0, left), func() {
+			timedOut.Store(true)
+			cancelRun()
+		})
+		defer timer.Stop()
+	}
 	m := job.design.Model()
 	target, vm, rt, err := newTarget(job.method, m)
 	if err != nil {
@@ -57,16 +73,24 @@ func runFit(e *env, args []string) error {
 	prog := newProgress(e.stderr, o.quiet, o.maxIter)
 	set := vi.Settings{
 		Method: vm, Optimizer: opt, Seed: o.seed, Workers: o.threads,
-		MaxIter: o.maxIter, TimeLimit: o.timeout, Tol: o.tol,
+		MaxIter: o.maxIter, TimeLimit: iterLimit, Tol: o.tol,
 		Progress: prog.callback(),
 	}
 	res, fitErr := vi.Fit(ctx, target, set)
 	prog.done()
 	if res == nil {
-		if ctx.Err() != nil {
+		switch {
+		case timedOut.Load():
+			return &exitError{code: exitLimit, msg: fmt.Sprintf("stopped at the time limit (-timeout %v) before the first iteration; nothing was written", o.timeout)}
+		case ctx.Err() != nil:
 			return &exitError{code: sig.exitCode(), msg: "interrupted before the first iteration; nothing was written"}
 		}
 		return fmt.Errorf("the fit failed: %v", fitErr)
+	}
+	if timedOut.Load() && res.Status == vi.Cancelled {
+		// Stopped by -timeout, not by a signal: the last good state
+		// stands, as at vi's own time limit.
+		res.Status, res.Err, fitErr = vi.TimeLimit, nil, nil
 	}
 
 	a := &approx{method: job.method, model: m, rt: rt, mu: res.Mu, factor: res.Factor}
@@ -77,7 +101,11 @@ func runFit(e *env, args []string) error {
 		// Interrupted in the summaries: summarise from as few draws as
 		// will do, so that the state is written at once.
 		summary, err = summarize(context.Background(), a, res, 2, o.seed)
-		summaryNote = "interrupted during the summaries: the random-effect sds, correlations and (rvb1, rvb2) each subject's random effects are from 2 draws"
+		cause := "interrupted"
+		if timedOut.Load() {
+			cause = fmt.Sprintf("at the time limit (-timeout %v)", o.timeout)
+		}
+		summaryNote = cause + " during the summaries: the random-effect sds, correlations and (rvb1, rvb2) each subject's random effects are from 2 draws"
 	}
 	if err != nil {
 		if res.Status == vi.Diverged {
@@ -102,7 +130,10 @@ func runFit(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if ctx.Err() != nil && res.Status != vi.Cancelled {
+	if timedOut.Load() && res.Status != vi.TimeLimit {
+		return &exitError{code: exitLimit, msg: fmt.Sprintf("the fit ended (%v), then the time limit (-timeout %v) came during the summaries, which use 2 draws; wrote everything", res.Status, o.timeout)}
+	}
+	if ctx.Err() != nil && !timedOut.Load() && res.Status != vi.Cancelled {
 		// The signal came after the fit: everything was written.
 		return &exitError{code: sig.exitCode(), msg: "interrupted after the fit; wrote the summary and the files asked for"}
 	}

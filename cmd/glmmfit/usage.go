@@ -112,7 +112,11 @@ Fitting:
   -max-iter N      iteration limit (default 20000)
   -tol NATS        convergence tolerance on the gain of the lower bound per
                    window of 50 iterations (default 0.0125)
-  -timeout D       stop after this wall time, e.g. 30s or 5m (default none)
+  -timeout D       limit on the run's wall time, e.g. 30s or 5m (default
+                   none): the iterations stop at 80% of what is left after
+                   reading the data, and at the limit the running phase (the
+                   start, the final bound, the summaries) stops; what was
+                   computed is written and glmmfit exits 3
   -threads N       worker goroutines; 0 (default) uses one per core, fewer
                    when the data are too small to gain from them
   -draws N         Monte Carlo draws for the summaries (default 4000); with
