@@ -6,6 +6,7 @@ package formula
 
 import (
 	"fmt"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -59,6 +60,12 @@ func isIdentPart(c byte) bool {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
+// runeAt returns the rune that starts at byte i of s.
+func runeAt(s string, i int) rune {
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return r
+}
+
 // lex splits s into tokens, ending with a tokEOF token. Any character that
 // cannot start a token is a *SyntaxError.
 func lex(s string) ([]token, error) {
@@ -83,9 +90,22 @@ func lex(s string) ([]token, error) {
 			}
 			toks = append(toks, token{kind: tokNumber, pos: start + 1, text: s[start:i]})
 			continue
-		case isIdentStart(c):
-			for i < len(s) && isIdentPart(s[i]) {
-				i++
+		case isIdentStart(c) || c >= utf8.RuneSelf && unicode.IsLetter(runeAt(s, i)):
+			// Letters beyond ASCII make names too, as in R in a UTF-8
+			// locale (größe, âge).
+			for i < len(s) {
+				if isIdentPart(s[i]) {
+					i++
+					continue
+				}
+				if s[i] < utf8.RuneSelf {
+					break
+				}
+				r, size := utf8.DecodeRuneInString(s[i:])
+				if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+					break
+				}
+				i += size
 			}
 			toks = append(toks, token{kind: tokIdent, pos: start + 1, text: s[start:i]})
 			continue

@@ -251,7 +251,9 @@ func TestParseErrors(t *testing.T) {
 		{src: "y ~ * x", pos: 5, token: "*", msg: "unexpected operator"},
 		{src: "y ~ a, b", pos: 6, token: ",", msg: "outside a function call"},
 		{src: "y ~ \xff", pos: 5, token: "\\xff", msg: "unexpected character"},
-		{src: "y ~ é", pos: 5, token: "é", msg: "unexpected character"},
+		// Letters beyond ASCII make names (TestParseUnicodeNames); other
+		// characters do not.
+		{src: "y ~ €", pos: 5, token: "€", msg: "unexpected character"},
 		{src: "y ~ " + strings.Repeat("(", 200) + "x" + strings.Repeat(")", 200), pos: 0, token: "(", msg: "nested too deeply"},
 	} {
 		f, err := Parse(test.src)
@@ -353,4 +355,23 @@ func sameTerms(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestParseUnicodeNames: letters beyond ASCII make names, as in R in a
+// UTF-8 locale.
+func TestParseUnicodeNames(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"y ~ é", "é"},
+		{"y ~ größe + (1 | id)", "größe"},
+		{"y ~ âge2 + (1 | id)", "âge2"},
+	} {
+		f, err := Parse(c.src)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", c.src, err)
+			continue
+		}
+		if cols := f.Columns(); !slices.Contains(cols, c.want) {
+			t.Errorf("Parse(%q): columns %v, want %q among them", c.src, cols, c.want)
+		}
+	}
 }

@@ -146,3 +146,66 @@ func TestErrorsSpeakFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestFileDialects: files as spreadsheets and other tools write them are
+// read, or refused with a message saying what the file is and what to do.
+func TestFileDialects(t *testing.T) {
+	dir := t.TempDir()
+	rows := [][]string{{"id", "y", "x"}, {"1", "0", "0.5"}, {"1", "1", "1.5"}, {"2", "1", "0.1"}, {"2", "0", "2"}, {"3", "1", "0.7"}, {"3", "0", "1.2"}}
+	join := func(sep, eol string) string {
+		var b strings.Builder
+		for _, r := range rows {
+			b.WriteString(strings.Join(r, sep) + eol)
+		}
+		return b.String()
+	}
+	utf16 := func(s string) string {
+		b := []byte{0xff, 0xfe}
+		for _, c := range []byte(s) {
+			b = append(b, c, 0)
+		}
+		return string(b)
+	}
+	for _, c := range []struct {
+		name, content string
+		want          string // "" reads it
+	}{
+		{"comma.csv", join(",", "\n"), ""},
+		{"crlf.csv", join(",", "\r\n"), ""},
+		{"cr.csv", join(",", "\r"), ""},
+		{"bom.csv", "\ufeff" + join(",", "\n"), ""},
+		{"semicolon.csv", join(";", "\n"), "semicolon-separated"},
+		{"tab.csv", join("\t", "\n"), "tab-separated"},
+		{"utf16.csv", utf16(join(",", "\r\n")), "UTF-16"},
+	} {
+		writeFile(t, dir, c.name, c.content)
+		r := glmmfit(t, dir, "", nil, "fit", "-data", c.name, "-formula", "y ~ x + (1 | id)", "-family", "bernoulli", "-method", "gva", "-quiet", "-max-iter", "100")
+		if c.want == "" {
+			if r.code != exitOK && r.code != exitLimit {
+				t.Errorf("%s: exit %d: %s", c.name, r.code, r.stderr)
+			}
+			continue
+		}
+		if r.code != exitFail || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, c.name) {
+			t.Errorf("%s: exit %d, message %q; want exit 1 naming the file and %q", c.name, r.code, r.stderr, c.want)
+		}
+	}
+}
+
+// TestNamesBeyondASCII: columns with letters beyond ASCII are names in a
+// formula, and a column with a space gets advice to quote it.
+func TestNamesBeyondASCII(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "n.csv", "id,y,größe,my x\n1,0,1,0.5\n1,1,2,1.5\n2,1,3,0.1\n2,0,1,2\n3,1,2,0.4\n3,0,3,0.9\n")
+	base := []string{"fit", "-data", "n.csv", "-family", "bernoulli", "-method", "gva", "-quiet", "-max-iter", "100"}
+	if r := glmmfit(t, dir, "", nil, append(base, "-formula", "y ~ größe + (1 | id)")...); r.code != exitOK && r.code != exitLimit {
+		t.Errorf("größe: exit %d: %s", r.code, r.stderr)
+	}
+	if r := glmmfit(t, dir, "", nil, append(base, "-formula", "y ~ `my x` + (1 | id)")...); r.code != exitOK && r.code != exitLimit {
+		t.Errorf("`my x`: exit %d: %s", r.code, r.stderr)
+	}
+	r := glmmfit(t, dir, "", nil, append(base, "-formula", "y ~ my x + (1 | id)")...)
+	if r.code == exitOK || !strings.Contains(r.stderr, "backticks, `my x`") {
+		t.Errorf("my x unquoted: exit %d, message %q; want advice to write `my x`", r.code, r.stderr)
+	}
+}

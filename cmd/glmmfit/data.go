@@ -67,6 +67,10 @@ func parseInput(raw []byte, name, path string, categorical []string) (*input, er
 			return nil, fmt.Errorf("%s: %v", name, err)
 		}
 	}
+	raw, err := dialect(raw, name)
+	if err != nil {
+		return nil, err
+	}
 	r := datasets.NewReader(bytes.NewReader(raw))
 	r.File = name
 	r.Categorical = categorical
@@ -158,4 +162,37 @@ func pathError(err error) error {
 		return fmt.Errorf("%s: %v", pe.Path, pe.Err)
 	}
 	return err
+}
+
+// dialect returns the CSV bytes as the reader wants them, or an error that
+// says what kind of file this is and what to do: UTF-16 and UTF-32 files
+// (a byte-order mark, or NUL bytes in the header), semicolon- and
+// tab-separated files (no comma in the header line but several of one or
+// the other). Classic Mac line ends (CR alone) are turned into LF.
+func dialect(raw []byte, name string) ([]byte, error) {
+	head := raw[:min(len(raw), 4096)]
+	switch {
+	case bytes.HasPrefix(head, []byte{0xff, 0xfe}), bytes.HasPrefix(head, []byte{0xfe, 0xff}),
+		bytes.HasPrefix(head, []byte{0, 0, 0xfe, 0xff}), bytes.IndexByte(head, 0) >= 0:
+		return nil, fmt.Errorf("%s: the file is UTF-16 or UTF-32 encoded (it has NUL bytes); save it as UTF-8 CSV (R: write.csv(d, file, fileEncoding = \"UTF-8\"); Excel: Save As \"CSV UTF-8\")", name)
+	}
+	if bytes.IndexByte(head, '\n') < 0 && bytes.IndexByte(head, '\r') >= 0 {
+		raw = bytes.ReplaceAll(raw, []byte{'\r'}, []byte{'\n'})
+		head = raw[:min(len(raw), 4096)]
+	}
+	header := head
+	if k := bytes.IndexAny(head, "\r\n"); k >= 0 {
+		header = head[:k]
+	}
+	if bytes.IndexByte(header, ',') < 0 {
+		for _, sep := range []struct {
+			c    byte
+			what string
+		}{{';', "semicolon"}, {'\t', "tab"}} {
+			if n := bytes.Count(header, []byte{sep.c}); n > 0 {
+				return nil, fmt.Errorf("%s: the header %q has no commas but %d %ss: the file is %s-separated; glmmfit reads comma-separated CSV with decimal points (R: write.csv; Excel: Save As \"CSV UTF-8 (Comma delimited)\")", name, string(header), n, sep.what, sep.what)
+			}
+		}
+	}
+	return raw, nil
 }

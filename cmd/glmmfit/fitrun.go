@@ -263,6 +263,9 @@ func prepareFit(e *env, o *fitOptions) (*fitJob, error) {
 	}
 	job.f, err = parseFormula(job.spec.Formula)
 	if err != nil {
+		if hint := backtickHint(job.spec.Formula, job.in.frame.Names()); hint != "" {
+			return nil, fmt.Errorf("%v; %s", err, hint)
+		}
 		return nil, err
 	}
 	if err := job.spec.resolveFamily("fit", job.f, job.in.frame); err != nil {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
@@ -301,4 +302,23 @@ func didYouMeanLevel(level string, levels []string) string {
 		q[k] = fmt.Sprintf("%q", n)
 	}
 	return " (levels include " + strings.Join(q, ", ") + ")"
+}
+
+// backtickHint returns advice for a formula that names a column which is
+// not a syntactic name (it has spaces or punctuation) without backticks,
+// or "".
+func backtickHint(src string, names []string) string {
+	for _, n := range names {
+		syntactic := true
+		for _, r := range n {
+			if !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '_') {
+				syntactic = false
+				break
+			}
+		}
+		if !syntactic && strings.Contains(src, n) && !strings.Contains(src, "`"+n+"`") {
+			return fmt.Sprintf("column %q is not a plain name: write it in backticks, `%s`", n, n)
+		}
+	}
+	return ""
 }
