@@ -153,6 +153,11 @@ func (f Family) Mean(eta float64) float64 {
 	panic("glmm: invalid family")
 }
 
+// MaxCount is the largest Poisson count or binomial number of trials the
+// families accept, 2^53: every integer up to it is exact in a float64, and
+// larger counts are a sign of a column that is not a count.
+const MaxCount = 1 << 53
+
 // ErrResponse is wrapped by the errors of CheckResponse and of New for
 // response values the family cannot produce.
 var ErrResponse = errors.New("impossible response")
@@ -180,6 +185,9 @@ func (f Family) CheckResponse(y, m float64) error {
 		if y < 0 || y != math.Trunc(y) {
 			return fmt.Errorf("%w: poisson response %v is not a non-negative integer", ErrResponse, y)
 		}
+		if y > MaxCount {
+			return fmt.Errorf("%w: poisson count %v is above %.4g, the largest a float64 holds exactly (is the column a count?)", ErrResponse, y, float64(MaxCount))
+		}
 	case Bernoulli:
 		if m != 1 {
 			return fmt.Errorf("%w: %v trials given for a bernoulli response (want 1; use binomial)", ErrResponse, m)
@@ -190,6 +198,9 @@ func (f Family) CheckResponse(y, m float64) error {
 	case Binomial:
 		if m < 1 || m != math.Trunc(m) {
 			return fmt.Errorf("%w: number of trials %v is not a positive integer", ErrResponse, m)
+		}
+		if m > MaxCount {
+			return fmt.Errorf("%w: number of trials %v is above %.4g, the largest a float64 holds exactly", ErrResponse, m, float64(MaxCount))
 		}
 		if y < 0 || y != math.Trunc(y) {
 			return fmt.Errorf("%w: binomial successes %v is not a non-negative integer", ErrResponse, y)

@@ -209,3 +209,37 @@ func TestNamesBeyondASCII(t *testing.T) {
 		t.Errorf("my x unquoted: exit %d, message %q; want advice to write `my x`", r.code, r.stderr)
 	}
 }
+
+// TestCausesNamed: impossible values get a message naming their cause, not
+// a failure deep in the fit.
+func TestCausesNamed(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "c.csv", "id,y,x,big\n1,0,0.5,95000000\n1,3,1.5,96000000\n2,1,0.1,95500000\n2,0,2,97000000\n3,2,1,96500000\n3,1,0,95200000\n")
+	writeFile(t, dir, "huge.csv", "id,y,x\n1,0,0.5\n1,1e300,1.5\n2,1,0.1\n2,0,2\n")
+	base := []string{"fit", "-family", "poisson", "-quiet"}
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-data", "huge.csv", "-formula", "y ~ x + (1 | id)"}, []string{"line 3", `"y"`, "count 1e+300", "largest"}},
+		{[]string{"-data", "c.csv", "-formula", "y ~ x + (1 | id)", "-prior-sd", "1e-300"}, []string{"-prior-sd 1e-300", "pins every coefficient"}},
+		{[]string{"-data", "c.csv", "-formula", "y ~ x + (1 | id)", "-prior-sd", "1e300"}, []string{"-prior-sd 1e+300", "no prior at all"}},
+	} {
+		r := glmmfit(t, dir, "", nil, append(base, c.args...)...)
+		if r.code == exitOK {
+			t.Errorf("%v: exit 0", c.args)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("%v: message %q lacks %q", c.args, r.stderr, w)
+			}
+		}
+		if strings.Contains(r.stderr, "not positive definite") || strings.Contains(r.stderr, "singular") {
+			t.Errorf("%v: the message names a symptom, not the cause: %q", c.args, r.stderr)
+		}
+	}
+	// A predictor far from unit scale fits under the default prior.
+	if r := glmmfit(t, dir, "", nil, append(base, "-data", "c.csv", "-formula", "y ~ big + (1 | id)", "-max-iter", "200")...); r.code != exitOK && r.code != exitLimit {
+		t.Errorf("big predictor, default prior: exit %d: %s", r.code, r.stderr)
+	}
+}

@@ -16,6 +16,13 @@ import (
 	"github.com/sparsevi/sparsevi/vi"
 )
 
+// The range of -prior-sd: the prior's precision, 1/sd^2, must be far from
+// overflow and from underflow next to the data's curvature.
+const (
+	minPriorSD = 1e-4
+	maxPriorSD = 1e6
+)
+
 // fitOptions are the flags of 'glmmfit fit'.
 type fitOptions struct {
 	spec    modelSpec
@@ -128,6 +135,9 @@ func (o *fitOptions) check(fs *flag.FlagSet) error {
 	}
 	if !(o.spec.PriorSD > 0) || math.IsInf(o.spec.PriorSD, 0) {
 		return bad("-prior-sd must be a positive number, not %v", o.spec.PriorSD)
+	}
+	if o.spec.PriorSD < minPriorSD || o.spec.PriorSD > maxPriorSD {
+		return bad("-prior-sd %v is outside [%g, %g]: a prior that narrow pins every coefficient to 0, and one that wide is no prior at all, so that the posterior of a weakly identified model is improper and the fit cannot settle; the default is %v", o.spec.PriorSD, minPriorSD, maxPriorSD, glmm.DefaultPriorSD)
 	}
 	o.method = strings.ToLower(o.method)
 	switch o.method {

@@ -85,6 +85,13 @@ func runFit(e *env, args []string) error {
 		case ctx.Err() != nil:
 			return &exitError{code: sig.exitCode(), msg: "interrupted before the first iteration; nothing was written"}
 		}
+		if strings.Contains(fitErr.Error(), "initialisation") && strings.Contains(fitErr.Error(), "singular") {
+			cause := "predictors that are collinear, or a random effect the data cannot separate from another"
+			if job.design.FixedMap() == nil {
+				cause = "a predictor far from unit scale (-prior paper fits the raw columns; the default -prior auto centres and scales them), " + cause
+			}
+			return fmt.Errorf("the fit could not start: the curvature of the posterior at the start is singular: %s (%v)", cause, fitErr)
+		}
 		return fmt.Errorf("the fit failed: %v", fitErr)
 	}
 	if timedOut.Load() && res.Status == vi.Cancelled {
