@@ -7,13 +7,16 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
@@ -99,6 +102,11 @@ type savedFit struct {
 
 // writeFitFile writes doc, which must hold State and Training, to path.
 func writeFitFile(path string, doc *document) error {
+	sums, err := sectionSums(doc)
+	if err != nil {
+		return fmt.Errorf("-out %s: %v", path, err)
+	}
+	doc.Checksums = sums
 	b, err := json.Marshal(doc)
 	if err != nil {
 		return fmt.Errorf("-out %s: %v", path, err)
@@ -130,6 +138,22 @@ func readFitFile(path string) (*savedFit, error) {
 	if doc.SchemaVersion > schemaVersion {
 		return nil, fmt.Errorf("%s: fit file schema version %d is newer than this glmmfit's (%d)", name, doc.SchemaVersion, schemaVersion)
 	}
+	if doc.Checksums != nil {
+		sums, err := sectionSums(&doc)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", name, err)
+		}
+		var edited []string
+		for sec, want := range sums {
+			if doc.Checksums[sec] != want {
+				edited = append(edited, sec)
+			}
+		}
+		if len(edited) > 0 {
+			slices.Sort(edited)
+			return nil, fmt.Errorf("%s: the file was edited after glmmfit wrote it: its %s differ from what was written (checksums), so it no longer describes the fit; refit with 'glmmfit fit -out', or restore the file", name, strings.Join(edited, ", "))
+		}
+	}
 	in, err := doc.Training.input()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
@@ -153,4 +177,25 @@ func readFitFile(path string) (*savedFit, error) {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
 	return &savedFit{doc: &doc, design: d, approx: a}, nil
+}
+
+// sectionSums returns the SHA-256, in hex, of the JSON of each section of
+// doc whose change would make predictions or summaries other than the
+// fit's.
+func sectionSums(doc *document) (map[string]string, error) {
+	sections := map[string]any{
+		"options": doc.Options, "data": doc.Data, "status": doc.Status, "lower_bound": doc.LowerBound,
+		"prior": doc.Prior, "fixed": doc.Fixed, "re_sd": doc.RESD, "re_cor": doc.RECor, "omega": doc.Omega,
+		"random_effects": doc.RandomEffects, "state": doc.State, "training_data": doc.Training,
+	}
+	sums := make(map[string]string, len(sections))
+	for name, v := range sections {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("checksum of %s: %v", name, err)
+		}
+		h := sha256.Sum256(b)
+		sums[name] = hex.EncodeToString(h[:])
+	}
+	return sums, nil
 }

@@ -6,6 +6,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/csv"
 	"math"
 	"os"
@@ -243,5 +244,39 @@ func TestPredictFromUnfinishedFitWarns(t *testing.T) {
 	r = glmmfit(t, dir, "", nil, "predict", "-fit", "fit.json", "-data", "train.csv", "-out", "p.csv")
 	if r.code != exitOK || !strings.Contains(r.stderr, "glmmfit: warning: the fit's status is") {
 		t.Errorf("predict from an unfinished fit: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestEditedFitFile: a fit file edited after it was written is refused with
+// a message naming the edited sections; one only reformatted loads.
+func TestEditedFitFile(t *testing.T) {
+	dir := t.TempDir()
+	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "poisson", "-subjects", "30", "-obs", "4",
+		"-beta", "0.3,-0.2", "-re-sd", "0.5", "-seed", "5", "-out", "d.csv"))
+	mustSucceed(t, glmmfit(t, dir, "", nil, "fit", "-data", "d.csv", "-formula", "y ~ t + (1 | id)",
+		"-family", "poisson", "-out", "fit.json", "-quiet"))
+	raw, err := os.ReadFile(filepath.Join(dir, "fit.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, raw, "", "\t"); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "pretty.json", pretty.String())
+	if r := glmmfit(t, dir, "", nil, "predict", "-fit", "pretty.json", "-data", "d.csv", "-out", "p.csv"); r.code != exitOK {
+		t.Errorf("reformatted fit file: exit %d: %s", r.code, r.stderr)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["fixed"].([]any)[1].(map[string]any)["estimate"] = 0.123
+	doc["state"].(map[string]any)["mu"].([]any)[0] = 5.0
+	edited, _ := json.Marshal(doc)
+	writeFile(t, dir, "edited.json", string(edited))
+	r := glmmfit(t, dir, "", nil, "predict", "-fit", "edited.json", "-data", "d.csv", "-out", "p.csv")
+	if r.code != exitFail || !strings.Contains(r.stderr, "edited") || !strings.Contains(r.stderr, "fixed, state") {
+		t.Errorf("edited fit file: exit %d, message %q; want exit 1 naming the sections fixed and state", r.code, r.stderr)
 	}
 }

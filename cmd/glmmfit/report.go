@@ -48,6 +48,9 @@ type document struct {
 
 	// State and Training are written to fit files only.
 	State    *fitState     `json:"state,omitempty"`
+	// Checksums holds, in a fit file, the SHA-256 of each section as
+	// written, so that an edited file is recognised (see sectionSums).
+	Checksums map[string]string `json:"checksums,omitempty"`
 	Training *trainingData `json:"training_data,omitempty"`
 }
 
