@@ -6,8 +6,8 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"encoding/csv"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"

@@ -47,11 +47,11 @@ type document struct {
 	Timings       timing        `json:"timings"`
 
 	// State and Training are written to fit files only.
-	State    *fitState     `json:"state,omitempty"`
+	State *fitState `json:"state,omitempty"`
 	// Checksums holds, in a fit file, the SHA-256 of each section as
 	// written, so that an edited file is recognised (see sectionSums).
 	Checksums map[string]string `json:"checksums,omitempty"`
-	Training *trainingData `json:"training_data,omitempty"`
+	Training  *trainingData     `json:"training_data,omitempty"`
 }
 
 // callInfo records how the fit was asked for: the model and the options.
