@@ -196,3 +196,16 @@ func dialect(raw []byte, name string) ([]byte, error) {
 	}
 	return raw, nil
 }
+
+// subset returns the input restricted to the given rows, in order, with
+// their line numbers.
+func (in *input) subset(rows []int) *input {
+	out := &input{frame: in.frame.Rows(rows), name: in.name, path: in.path}
+	if in.lines != nil {
+		out.lines = make([]int, len(rows))
+		for k, i := range rows {
+			out.lines[k] = in.lines[i]
+		}
+	}
+	return out
+}

@@ -14,6 +14,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -30,8 +31,9 @@ type predictOptions struct {
 	data  string
 	level float64
 	draws int
-	seed  uint64
-	out   string
+	seed    uint64
+	out     string
+	missing string
 }
 
 func parsePredictFlags(e *env, args []string) (*predictOptions, error) {
@@ -50,6 +52,8 @@ func parsePredictFlags(e *env, args []string) (*predictOptions, error) {
 		return nil, bad("-level must be between 0 and 1, not %v", o.level)
 	case o.draws < 100:
 		return nil, bad("-draws must be at least 100, not %d", o.draws)
+	case o.missing != missingReject && o.missing != missingDrop:
+		return nil, bad("-missing %q: want reject or drop", o.missing)
 	}
 	if err := checkFiles([]fileFlag{{"-fit", o.fit}, {"-data", o.data}}, []fileFlag{{"-out", o.out}}); err != nil {
 		return nil, err
@@ -66,6 +70,7 @@ func (o *predictOptions) flagSet() *flag.FlagSet {
 	fs.IntVar(&o.draws, "draws", 2000, "")
 	fs.Uint64Var(&o.seed, "seed", 1, "")
 	fs.StringVar(&o.out, "out", "", "")
+	fs.StringVar(&o.missing, "missing", missingReject, "")
 	return fs
 }
 
@@ -91,9 +96,24 @@ func runPredict(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	var keep []int
+	if o.missing == missingDrop {
+		if keep, err = dropMissing(in, sf); err != nil {
+			return err
+		}
+		if keep != nil {
+			fmt.Fprintf(e.stderr, "glmmfit: left out %d rows with missing values in the columns the model uses (-missing drop)\n", in.frame.NumRows()-len(keep))
+			in = in.subset(keep)
+		}
+	}
 	p, err := predict(sf, in, o)
 	if err != nil {
 		return err
+	}
+	for k := range p.rows {
+		if keep != nil {
+			p.rows[k] = keep[k] + 1
+		}
 	}
 	for _, w := range p.warnings {
 		fmt.Fprintln(e.stderr, "glmmfit: warning: "+oneLine(w))
@@ -342,4 +362,43 @@ func (pr *predictions) write(w io.Writer) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// dropMissing returns the rows of in with no missing value in the columns
+// the model's predictors use (the response need not be there), or nil when
+// every row is complete.
+func dropMissing(in *input, sf *savedFit) ([]int, error) {
+	f, err := parseFormula(sf.doc.Options.Formula)
+	if err != nil {
+		return nil, err
+	}
+	cols := f.Columns()
+	nResp := 1
+	if strings.HasPrefix(f.Response(), "cbind(") {
+		nResp = 2
+	}
+	cols = cols[min(nResp, len(cols)):]
+	if off := sf.doc.Options.Offset; off != "" {
+		cols = append(cols, off)
+	}
+	var keep []int
+	complete := true
+	for k := range in.frame.NumRows() {
+		ok := true
+		for _, c := range cols {
+			if col, found := in.frame.Column(c); found && col.Missing[k] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			keep = append(keep, k)
+		} else {
+			complete = false
+		}
+	}
+	if complete {
+		return nil, nil
+	}
+	return keep, nil
 }

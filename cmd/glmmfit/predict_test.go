@@ -280,3 +280,27 @@ func TestEditedFitFile(t *testing.T) {
 		t.Errorf("edited fit file: exit %d, message %q; want exit 1 naming the sections fixed and state", r.code, r.stderr)
 	}
 }
+
+// TestPredictMissing: predict refuses a missing predictor by default,
+// naming its line and advising -missing drop, and with -missing drop leaves
+// the row out, keeping the other rows' numbers.
+func TestPredictMissing(t *testing.T) {
+	dir := t.TempDir()
+	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "poisson", "-subjects", "30", "-obs", "4",
+		"-beta", "0.3,-0.2,0.4", "-re-sd", "0.5", "-seed", "5", "-out", "d.csv"))
+	mustSucceed(t, glmmfit(t, dir, "", nil, "fit", "-data", "d.csv", "-formula", "y ~ t + x1 + (1 | id)",
+		"-family", "poisson", "-out", "fit.json", "-quiet"))
+	writeFile(t, dir, "new.csv", "id,t,x1\ns0001,0.5,0.2\ns0002,NA,0.1\ns0003,0.3,-0.4\n")
+	r := glmmfit(t, dir, "", nil, "predict", "-fit", "fit.json", "-data", "new.csv")
+	if r.code != exitFail || !strings.Contains(r.stderr, "line 3") || !strings.Contains(r.stderr, "-missing drop") {
+		t.Errorf("missing predictor: exit %d, message %q; want exit 1 naming line 3 and -missing drop", r.code, r.stderr)
+	}
+	r = glmmfit(t, dir, "", nil, "predict", "-fit", "fit.json", "-data", "new.csv", "-missing", "drop", "-out", "p.csv")
+	if r.code != exitOK || !strings.Contains(r.stderr, "left out 1 rows") {
+		t.Fatalf("-missing drop: exit %d, stderr %q", r.code, r.stderr)
+	}
+	rows := readCSV(t, filepath.Join(dir, "p.csv"))
+	if len(rows) != 3 || rows[1][0] != "1" || rows[2][0] != "3" {
+		t.Errorf("-missing drop: rows %v, want rows 1 and 3", rows)
+	}
+}

@@ -184,6 +184,9 @@ Flags:
   -level L      probability of the intervals (default 0.95)
   -draws N      Monte Carlo draws (default 2000)
   -seed N       seed of the draws (default 1)
+  -missing P    reject (default): a missing value in a column the model's
+                predictors use is an error; drop: leave such rows out (the
+                output's row column keeps the rows' numbers)
   -out FILE     write the predictions there instead of standard output
 
 Output: CSV with columns row (the data row, 1 for the first after the
