@@ -27,10 +27,10 @@ import (
 
 // predictOptions are the flags of 'glmmfit predict'.
 type predictOptions struct {
-	fit   string
-	data  string
-	level float64
-	draws int
+	fit     string
+	data    string
+	level   float64
+	draws   int
 	seed    uint64
 	out     string
 	missing string
