@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Limits and defaults of a Reader.
@@ -42,6 +43,7 @@ var (
 	ErrLineTooLong     = errors.New("record too long")
 	ErrTooManyColumns  = errors.New("too many columns")
 	ErrNonFinite       = errors.New("non-finite or out-of-range number")
+	ErrColumnTooLarge  = errors.New("column holds more than 4 GiB of text")
 )
 
 // ParseError is the error returned for malformed input. It names the place
@@ -124,6 +126,11 @@ type Reader struct {
 	// content, with the field text as label; this keeps identifiers and
 	// codes such as "007" as written. Names not in the header are ignored.
 	Categorical []string
+
+	// Lines is set by Read: the line of the input on which each data row
+	// starts (rows may span lines inside quotes, and blank lines are
+	// skipped), so that later errors can name the line.
+	Lines []int
 
 	r io.Reader
 }
@@ -225,9 +232,6 @@ func (r *Reader) Read() (*Frame, error) {
 		missing[m] = true
 	}
 	cols := make([]colBuilder, ncol)
-	for j := range cols {
-		cols[j].intern = make(map[string]string)
-	}
 	var lines []int // starting line of each data row, for later errors
 	for {
 		err := p.readRecord()
@@ -252,7 +256,9 @@ func (r *Reader) Read() (*Frame, error) {
 				fmt.Errorf("%w: got %d, header has %d", ErrFieldCount, len(p.fields), ncol))
 		}
 		for j, fld := range p.fields {
-			cols[j].add(fld.b, len(fld.b) == 0 || (!fld.quoted && missing[string(fld.b)]))
+			if err := cols[j].add(fld.b, len(fld.b) == 0 || (!fld.quoted && missing[string(fld.b)])); err != nil {
+				return nil, perr(p.recLine, j+1, names[j], err)
+			}
 		}
 		lines = append(lines, p.recLine)
 	}
@@ -264,6 +270,7 @@ func (r *Reader) Read() (*Frame, error) {
 	for _, name := range r.Categorical {
 		forced[name] = true
 	}
+	r.Lines = lines
 	f := &Frame{index: make(map[string]int, ncol), nrows: len(lines)}
 	for j := range cols {
 		c, row, err := cols[j].build(names[j], forced[names[j]])
@@ -283,73 +290,91 @@ func (r *Reader) Read() (*Frame, error) {
 }
 
 // colBuilder gathers the fields of one column before its kind is known.
-// The fields are kept in chunks of at most chunkSize, copied once into the
-// column at the end, rather than in a slice that is copied each time it
-// grows. A
-// missing field is kept as "", which no present field can be.
+// Their bytes go into one growing arena with an end offset per field, not
+// into a string per field: a string costs a 16-byte header and an
+// allocation, more than most fields' text, and a large file of numbers
+// would take several times its final columns while being read. A missing
+// field is marked in missing.
 type colBuilder struct {
-	chunks [][]string
-	n      int
-	intern map[string]string
+	text    []byte
+	ends    []uint32
+	missing []bool
 }
 
-const (
-	// chunkSize is the number of fields per chunk of a colBuilder.
-	chunkSize = 1 << 12
-	// maxIntern bounds the interning table of a column, so that an
-	// identifier column does not keep a map of all its values.
-	maxIntern = 1 << 12
-)
+// maxColumnText is the most text a column may hold while it is read, so
+// that its offsets fit in 32 bits.
+const maxColumnText = math.MaxUint32
 
-func (c *colBuilder) add(b []byte, missing bool) {
-	if len(c.chunks) == 0 || len(c.chunks[len(c.chunks)-1]) == cap(c.chunks[len(c.chunks)-1]) {
-		// Small files get small chunks; large ones chunks of chunkSize.
-		c.chunks = append(c.chunks, make([]string, 0, min(chunkSize, max(16, c.n))))
-	}
-	last := &c.chunks[len(c.chunks)-1]
-	c.n++
-	if missing {
-		*last = append(*last, "")
-		return
-	}
-	s, ok := c.intern[string(b)]
-	if !ok {
-		s = string(b)
-		if len(c.intern) < maxIntern {
-			c.intern[s] = s
+func (c *colBuilder) add(b []byte, missing bool) error {
+	if !missing {
+		if len(c.text)+len(b) > maxColumnText {
+			return ErrColumnTooLarge
 		}
+		c.text = append(c.text, b...)
 	}
-	*last = append(*last, s)
+	c.ends = append(c.ends, uint32(len(c.text)))
+	c.missing = append(c.missing, missing)
+	return nil
 }
+
+// field returns the text of field i as a string sharing the arena's
+// memory: valid until the builder is dropped, for parsing and lookups
+// only.
+func (c *colBuilder) field(i int) string {
+	lo := uint32(0)
+	if i > 0 {
+		lo = c.ends[i-1]
+	}
+	if lo == c.ends[i] {
+		return ""
+	}
+	return unsafe.String(&c.text[lo], int(c.ends[i]-lo))
+}
+
+// maxIntern bounds the interning table of a categorical column, so that an
+// identifier column does not keep a map of all its values.
+const maxIntern = 1 << 12
 
 // build decides the kind of the column. On error it returns the offending
 // row.
 func (c *colBuilder) build(name string, categorical bool) (*Column, int, error) {
-	str := make([]string, 0, c.n)
-	for _, ch := range c.chunks {
-		str = append(str, ch...)
-	}
-	c.chunks = nil
-	miss := make([]bool, len(str))
+	n := len(c.ends)
+	miss := c.missing
 	numeric := !categorical
-	for i, s := range str {
-		miss[i] = s == ""
-		if numeric && !miss[i] && !isDecimal(s) && !isNonFinite(s) {
+	for i := 0; i < n && numeric; i++ {
+		if s := c.field(i); !miss[i] && !isDecimal(s) && !isNonFinite(s) {
 			numeric = false
 		}
 	}
 	if !numeric {
+		str := make([]string, n)
+		intern := make(map[string]string)
+		for i := range n {
+			if miss[i] {
+				continue
+			}
+			f := c.field(i)
+			s, ok := intern[f]
+			if !ok {
+				s = strings.Clone(f)
+				if len(intern) < maxIntern {
+					intern[s] = s
+				}
+			}
+			str[i] = s
+		}
 		return &Column{Name: name, Kind: Categorical, Str: str, Missing: miss}, 0, nil
 	}
-	num := make([]float64, len(str))
-	for i, s := range str {
+	num := make([]float64, n)
+	for i := range n {
 		if miss[i] {
 			num[i] = math.NaN()
 			continue
 		}
+		s := c.field(i)
 		v, err := strconv.ParseFloat(s, 64)
 		if isNonFinite(s) || err != nil || math.IsInf(v, 0) {
-			return nil, i, fmt.Errorf("%w: %q", ErrNonFinite, s)
+			return nil, i, fmt.Errorf("%w: %q", ErrNonFinite, strings.Clone(s))
 		}
 		num[i] = v
 	}

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"fmt"
@@ -30,91 +31,81 @@ type input struct {
 	lines []int
 }
 
-// readInput reads a CSV file, or standard input for "-". Columns named in
+// readInput reads a CSV file, or standard input for "-", in one streaming
+// pass (gzip-compressed input is recognised and decompressed on the way),
+// so that memory holds the columns and not the file. Columns named in
 // categorical are read as categorical whatever their content.
 func readInput(path string, stdin io.Reader, categorical []string) (*input, error) {
 	var (
-		raw  []byte
-		err  error
+		src  io.Reader
 		name string
 	)
 	if path == "-" {
 		name = "stdin"
-		raw, err = io.ReadAll(stdin)
-		if err != nil {
-			return nil, fmt.Errorf("reading standard input: %v", err)
-		}
+		src = stdin
 	} else {
 		name = filepath.Base(path)
-		raw, err = os.ReadFile(path)
+		fh, err := os.Open(path)
 		if err != nil {
 			return nil, fmt.Errorf("cannot read data file: %v", pathError(err))
 		}
+		defer fh.Close()
+		src = fh
 	}
-	return parseInput(raw, name, path, categorical)
+	return readCSVInput(src, name, path, categorical)
 }
 
-// parseInput reads CSV bytes, gunzipping them first if they are
-// gzip-compressed.
+// parseInput reads CSV bytes (the built-in example, the training data of a
+// fit file).
 func parseInput(raw []byte, name, path string, categorical []string) (*input, error) {
-	if len(raw) >= 2 && raw[0] == 0x1f && raw[1] == 0x8b {
-		zr, err := gzip.NewReader(bytes.NewReader(raw))
+	return readCSVInput(bytes.NewReader(raw), name, path, categorical)
+}
+
+// readCSVInput reads CSV from src, gunzipping it first if it is
+// gzip-compressed, after dialect has looked at its head.
+func readCSVInput(src io.Reader, name, path string, categorical []string) (*input, error) {
+	br := bufio.NewReaderSize(src, 1<<16)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", name, err)
 		}
-		raw, err = io.ReadAll(zr)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", name, err)
-		}
+		defer zr.Close()
+		br = bufio.NewReaderSize(zr, 1<<16)
 	}
-	raw, err := dialect(raw, name)
+	head, err := br.Peek(4096)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	crOnly, err := dialect(head, name)
 	if err != nil {
 		return nil, err
 	}
-	r := datasets.NewReader(bytes.NewReader(raw))
-	r.File = name
-	r.Categorical = categorical
-	fr, err := r.Read()
+	var r io.Reader = br
+	if crOnly {
+		r = crToLF{br}
+	}
+	cr := datasets.NewReader(r)
+	cr.File = name
+	cr.Categorical = categorical
+	fr, err := cr.Read()
 	if err != nil {
 		return nil, err // a *datasets.ParseError naming file, line and column
 	}
-	in := &input{frame: fr, name: name, path: path}
-	if lines := recordLines(raw); len(lines) == fr.NumRows()+1 {
-		in.lines = lines[1:]
-	}
-	return in, nil
+	return &input{frame: fr, name: name, path: path, lines: cr.Lines}, nil
 }
 
-// recordLines returns the 1-based line on which each CSV record starts,
-// header included, skipping blank lines and following quoted fields across
-// line ends, as the datasets reader does. The caller checks the count
-// against the frame and ignores the result if they disagree.
-func recordLines(b []byte) []int {
-	var starts []int
-	line := 1
-	inQuote := false
-	recStart, blank := line, true
-	for _, c := range b {
-		switch {
-		case c == '"':
-			inQuote = !inQuote
-			blank = false
-		case c == '\n':
-			if !inQuote {
-				if !blank {
-					starts = append(starts, recStart)
-				}
-				recStart, blank = line+1, true
-			}
-			line++
-		case c != '\r':
-			blank = false
+// crToLF turns the CR line ends of classic Mac files into LF.
+type crToLF struct{ r io.Reader }
+
+func (c crToLF) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	for i, b := range p[:n] {
+		if b == '\r' {
+			p[i] = '\n'
 		}
 	}
-	if !blank {
-		starts = append(starts, recStart)
-	}
-	return starts
+	return n, err
 }
 
 // line returns the file line of data row k (0-based) and whether it is
@@ -164,22 +155,18 @@ func pathError(err error) error {
 	return err
 }
 
-// dialect returns the CSV bytes as the reader wants them, or an error that
-// says what kind of file this is and what to do: UTF-16 and UTF-32 files
-// (a byte-order mark, or NUL bytes in the header), semicolon- and
-// tab-separated files (no comma in the header line but several of one or
-// the other). Classic Mac line ends (CR alone) are turned into LF.
-func dialect(raw []byte, name string) ([]byte, error) {
-	head := raw[:min(len(raw), 4096)]
+// dialect looks at the head of a CSV file and returns an error that says
+// what kind of file this is and what to do: UTF-16 and UTF-32 files (a
+// byte-order mark, or NUL bytes), semicolon- and tab-separated files (no
+// comma in the header line but several of one or the other). It reports
+// classic Mac line ends (CR alone), which the caller turns into LF.
+func dialect(head []byte, name string) (crOnly bool, err error) {
 	switch {
 	case bytes.HasPrefix(head, []byte{0xff, 0xfe}), bytes.HasPrefix(head, []byte{0xfe, 0xff}),
 		bytes.HasPrefix(head, []byte{0, 0, 0xfe, 0xff}), bytes.IndexByte(head, 0) >= 0:
-		return nil, fmt.Errorf("%s: the file is UTF-16 or UTF-32 encoded (it has NUL bytes); save it as UTF-8 CSV (R: write.csv(d, file, fileEncoding = \"UTF-8\"); Excel: Save As \"CSV UTF-8\")", name)
+		return false, fmt.Errorf("%s: the file is UTF-16 or UTF-32 encoded (it has NUL bytes); save it as UTF-8 CSV (R: write.csv(d, file, fileEncoding = \"UTF-8\"); Excel: Save As \"CSV UTF-8\")", name)
 	}
-	if bytes.IndexByte(head, '\n') < 0 && bytes.IndexByte(head, '\r') >= 0 {
-		raw = bytes.ReplaceAll(raw, []byte{'\r'}, []byte{'\n'})
-		head = raw[:min(len(raw), 4096)]
-	}
+	crOnly = bytes.IndexByte(head, '\n') < 0 && bytes.IndexByte(head, '\r') >= 0
 	header := head
 	if k := bytes.IndexAny(head, "\r\n"); k >= 0 {
 		header = head[:k]
@@ -190,11 +177,11 @@ func dialect(raw []byte, name string) ([]byte, error) {
 			what string
 		}{{';', "semicolon"}, {'\t', "tab"}} {
 			if n := bytes.Count(header, []byte{sep.c}); n > 0 {
-				return nil, fmt.Errorf("%s: the header %q has no commas but %d %ss: the file is %s-separated; glmmfit reads comma-separated CSV with decimal points (R: write.csv; Excel: Save As \"CSV UTF-8 (Comma delimited)\")", name, string(header), n, sep.what, sep.what)
+				return false, fmt.Errorf("%s: the header %q has no commas but %d %ss: the file is %s-separated; glmmfit reads comma-separated CSV with decimal points (R: write.csv; Excel: Save As \"CSV UTF-8 (Comma delimited)\")", name, string(header), n, sep.what, sep.what)
 			}
 		}
 	}
-	return raw, nil
+	return crOnly, nil
 }
 
 // subset returns the input restricted to the given rows, in order, with
