@@ -243,3 +243,34 @@ func TestCausesNamed(t *testing.T) {
 		t.Errorf("big predictor, default prior: exit %d: %s", r.code, r.stderr)
 	}
 }
+
+// TestMaxMemory: a fit whose estimated memory is above -max-memory is
+// refused before it starts, stating the estimate; a bad size is a usage
+// error; parseBytes reads the usual units.
+func TestMaxMemory(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want float64
+	}{{"512MB", 512e6}, {"4GB", 4e9}, {"2GiB", 2 << 30}, {"1e9", 1e9}, {"100 kb", 1e5}} {
+		if got, err := parseBytes(c.in); err != nil || got != c.want {
+			t.Errorf("parseBytes(%q) = %v, %v; want %v", c.in, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"", "-1GB", "lots", "0"} {
+		if _, err := parseBytes(bad); err == nil {
+			t.Errorf("parseBytes(%q) accepted", bad)
+		}
+	}
+	dir := t.TempDir()
+	args := []string{"fit", "-example", "-quiet"}
+	r := glmmfit(t, dir, "", nil, append(args, "-max-memory", "1MB")...)
+	if r.code != exitFail || !strings.Contains(r.stderr, "needs about") || !strings.Contains(r.stderr, "-max-memory") {
+		t.Errorf("-max-memory 1MB: exit %d, message %q", r.code, r.stderr)
+	}
+	if r := glmmfit(t, dir, "", nil, append(args, "-max-memory", "lots")...); r.code != exitUsage {
+		t.Errorf("-max-memory lots: exit %d, want %d", r.code, exitUsage)
+	}
+	if r := glmmfit(t, dir, "", nil, append(args, "-max-memory", "1GB")...); r.code != exitOK {
+		t.Errorf("-max-memory 1GB: exit %d: %s", r.code, r.stderr)
+	}
+}

@@ -25,11 +25,13 @@ const (
 
 // fitOptions are the flags of 'glmmfit fit'.
 type fitOptions struct {
-	spec    modelSpec
-	data    string
-	example bool
-	dataset string
-	dataDir string
+	maxMemory      string  // -max-memory as given
+	maxMemoryBytes float64 // and in bytes; 0 for none
+	spec           modelSpec
+	data           string
+	example        bool
+	dataset        string
+	dataDir        string
 
 	method    string
 	optimizer string
@@ -95,6 +97,7 @@ func (o *fitOptions) flagSet() *flag.FlagSet {
 	fs.StringVar(&o.trace, "trace", "", "")
 	fs.StringVar(&o.plot, "plot", "", "")
 	fs.BoolVar(&o.quiet, "quiet", false, "")
+	fs.StringVar(&o.maxMemory, "max-memory", "", "")
 	return fs
 }
 
@@ -161,6 +164,13 @@ func (o *fitOptions) check(fs *flag.FlagSet) error {
 	}
 	if o.timeout < 0 {
 		return bad("-timeout must not be negative")
+	}
+	if o.maxMemory != "" {
+		v, err := parseBytes(o.maxMemory)
+		if err != nil {
+			return bad("-max-memory: %v", err)
+		}
+		o.maxMemoryBytes = v
 	}
 	if o.threads < 0 {
 		return bad("-threads must not be negative, not %d", o.threads)

@@ -45,6 +45,9 @@ func runFit(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkMemory(job.design.Model(), o.maxMemoryBytes); err != nil {
+		return err
+	}
 
 	sig := catchInterrupts(e.stderr)
 	defer sig.stop()

@@ -117,6 +117,9 @@ Fitting:
                    reading the data, and at the limit the running phase (the
                    start, the final bound, the summaries) stops; what was
                    computed is written and glmmfit exits 3
+  -max-memory S    refuse, before fitting, a fit whose estimated memory is
+                   above S (e.g. 4GB); by default the machine's available
+                   memory
   -threads N       worker goroutines; 0 (default) uses one per core, fewer
                    when the data are too small to gain from them
   -draws N         Monte Carlo draws for the summaries (default 4000); with

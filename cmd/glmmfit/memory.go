@@ -1,0 +1,89 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/sparsevi/sparsevi/glmm"
+)
+
+// The memory model of a fit: bytes per observation and per subject's
+// local variable, from whole runs on the simulated Bernoulli files
+// (sim_logit_n100000: 700,000 observations, 100,000 subjects, peak RSS
+// 350-400 MB whether GVA, RVB1 or RVB2), with room to spare; the
+// covariance terms grow with r^2.
+const (
+	bytesPerObs     = 450
+	bytesPerSubject = 800
+	bytesFixed      = 64 << 20 // the runtime, the binary and small tables
+)
+
+// fitMemory estimates the peak memory of fitting m.
+func fitMemory(m *glmm.Model) float64 {
+	n, r, g := m.Dims()
+	per := float64(bytesPerSubject) * float64(max(r, 1)*max(r, 1)+g*max(r, 1)) / float64(1+3)
+	return bytesFixed + bytesPerObs*float64(m.NumObs())*float64(max(r, 1)+m.P())/float64(1+4) + per*float64(n)
+}
+
+// availableMemory returns the machine's available memory in bytes
+// (MemAvailable of /proc/meminfo), or 0 when it is not known.
+func availableMemory() float64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemAvailable:" {
+			kb, err := strconv.ParseFloat(fields[1], 64)
+			if err == nil {
+				return kb * 1024
+			}
+		}
+	}
+	return 0
+}
+
+// parseBytes reads a size such as 512MB, 4GB, 2GiB or 1e9 (bytes).
+func parseBytes(s string) (float64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	mult := 1.0
+	for _, u := range []struct {
+		suffix string
+		m      float64
+	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"TIB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.m
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || !(v > 0) || v*mult > 1e18 {
+		return 0, fmt.Errorf("want a positive size such as 512MB or 4GB, not %q", s)
+	}
+	return v * mult, nil
+}
+
+// checkMemory refuses a fit whose estimated memory exceeds the limit:
+// -max-memory if given, else the machine's available memory.
+func checkMemory(m *glmm.Model, limit float64) error {
+	need := fitMemory(m)
+	what := "-max-memory"
+	if limit == 0 {
+		limit, what = availableMemory(), "the machine's available memory"
+	}
+	if limit > 0 && need > limit {
+		n, r, _ := m.Dims()
+		return fmt.Errorf("the fit needs about %.3g GB (%d observations, %d subjects, %d random effects each), more than %s (%.3g GB): use a machine with more memory, or fit a subset", need/1e9, m.NumObs(), n, r, what, limit/1e9)
+	}
+	return nil
+}
