@@ -14,6 +14,7 @@ import (
 
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/posterior"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -220,7 +221,7 @@ func TestHardData(t *testing.T) {
 			}
 			t.Logf("n=%d r=%d G=%d: GVA %v after %d iterations (%d backoffs), bound %.2f, %v",
 				n, r, g, res.Status, res.Iterations, res.Backoffs, res.LowerBound, time.Since(start).Round(time.Millisecond))
-			if _, err := vi.Summarize(res, m, 500, 1); err != nil {
+			if _, err := posterior.Summarize(res, m, 500, 1); err != nil {
 				t.Errorf("Summarize: %v", err)
 			}
 

@@ -14,6 +14,7 @@ import (
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/datasets/paper"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/posterior"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -74,7 +75,7 @@ func ExampleSummarize() {
 		log.Fatal(err)
 	}
 	fmt.Printf("lower bound %.1f (Table 11 convention %.1f)\n", res.LowerBound, m.PaperELBO(res.LowerBound))
-	s, err := rvb.Summarize(context.Background(), res, t, 1000, 1)
+	s, err := posterior.SummarizeRVB(context.Background(), res, t, 1000, 1)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/sparsevi/sparsevi/blockdiag"
 	"github.com/sparsevi/sparsevi/internal/small"
 	"github.com/sparsevi/sparsevi/parallel"
-	"github.com/sparsevi/sparsevi/vi"
 )
 
 // MapLocal writes subject i's random effects on the original scale,
@@ -110,26 +109,25 @@ const LocalRelMCSE = 0.05
 const firstDraws = 50
 
 // Summarize returns the posterior means and standard deviations of a fit
-// of t (vi.Fit with Method vi.RVB on t). The random effects' moments use at
-// most maxDraws draws of theta_g seeded by seed, fewer when every mean's
-// Monte Carlo error is within LocalRelMCSE of its standard deviation. The
-// result does not depend on the number of processors. The error reports a
-// result that does not fit t, a failed mode solve, or cancellation of ctx.
-func Summarize(ctx context.Context, res *vi.Result, t *Target, maxDraws int, seed uint64) (*Summary, error) {
+// of t (vi.Fit with Method vi.RVB on t) whose mean and compressed
+// blockdiag factor are mu and factor; posterior.SummarizeRVB takes the
+// vi.Result. The random effects' moments use at most maxDraws draws of
+// theta_g seeded by seed, fewer when every mean's Monte Carlo error is
+// within LocalRelMCSE of its standard deviation. The result does not
+// depend on the number of processors. The error reports a mean or factor
+// that does not fit t, a failed mode solve, or cancellation of ctx.
+func (t *Target) Summarize(ctx context.Context, mu, factor []float64, maxDraws int, seed uint64) (*Summary, error) {
 	n, r, g := t.Dims()
-	if res.Method != vi.RVB {
-		return nil, fmt.Errorf("rvb: result of method %v, want %v", res.Method, vi.RVB)
-	}
-	if res.N != n || res.R != r || res.G != g || len(res.Mu) != n*r+g || len(res.Factor) != blockdiag.Len(n, r, g) {
-		return nil, fmt.Errorf("rvb: result of dimensions (%d, %d, %d) does not fit the target's (%d, %d, %d)", res.N, res.R, res.G, n, r, g)
+	if len(mu) != n*r+g || len(factor) != blockdiag.Len(n, r, g) {
+		return nil, fmt.Errorf("rvb: mean and factor of lengths %d and %d do not fit the target's (%d, %d)", len(mu), len(factor), n*r+g, blockdiag.Len(n, r, g))
 	}
 	if maxDraws < 2 {
 		return nil, fmt.Errorf("rvb: %d draws, want at least 2", maxDraws)
 	}
-	c := blockdiag.Wrap(n, r, g, res.Factor)
+	c := blockdiag.Wrap(n, r, g, factor)
 	nr := n * r
 	s := &Summary{
-		GlobalMean: append([]float64(nil), res.Mu[nr:]...),
+		GlobalMean: append([]float64(nil), mu[nr:]...),
 		GlobalSD:   make([]float64, g),
 		LocalMean:  make([]float64, nr),
 		LocalSD:    make([]float64, nr),
@@ -153,7 +151,7 @@ func Summarize(ctx context.Context, res *vi.Result, t *Target, maxDraws int, see
 		for a := nr; a < nr+g; a++ {
 			z[a] = rng.NormFloat64()
 		}
-		c.DrawGlobal(theta, res.Mu, z)
+		c.DrawGlobal(theta, mu, z)
 		copy(thetaG[k*g:(k+1)*g], theta[nr:])
 	}
 
@@ -184,7 +182,7 @@ func Summarize(ctx context.Context, res *vi.Result, t *Target, maxDraws int, see
 					}
 					// Given theta_g: mean lambda_i + L_i mu_i, covariance
 					// (L_i C_i)(L_i C_i)'.
-					small.LowerMulVec(r, ws.l, res.Mu[i*r:(i+1)*r], mean)
+					small.LowerMulVec(r, ws.l, mu[i*r:(i+1)*r], mean)
 					ci := c.Subject(i)
 					for a := range r {
 						var v float64

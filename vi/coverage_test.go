@@ -12,6 +12,7 @@ import (
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/posterior"
 	"github.com/sparsevi/sparsevi/vi"
 )
 
@@ -61,7 +62,7 @@ func TestCoverageKnownTruth(t *testing.T) {
 				if err != nil {
 					t.Fatalf("replicate %d: %v", rep, err)
 				}
-				s, err := vi.Summarize(res, m, 100, 1)
+				s, err := posterior.Summarize(res, m, 100, 1)
 				if err != nil {
 					t.Fatal(err)
 				}

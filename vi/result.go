@@ -80,7 +80,7 @@ type Result struct {
 	Workers int
 	// Reparametrised reports a target whose local variables are not the
 	// model's random effects (a Reparametrised target, such as
-	// rvb.Target): Summarize refuses such a Result.
+	// rvb.Target): posterior.Summarize refuses such a Result.
 	Reparametrised bool
 	// Mu is the mean: subject blocks, then the global block.
 	Mu []float64

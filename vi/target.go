@@ -42,8 +42,8 @@ type Workspace = any
 
 // Reparametrised is implemented by targets whose local variables are a
 // transformation of the model's random effects, such as rvb.Target, so
-// that a Result records it and Summarize, which reads the local blocks as
-// random effects, refuses it.
+// that a Result records it and posterior.Summarize, which reads the local
+// blocks as random effects, refuses it.
 type Reparametrised interface {
 	// LocalsReparametrised reports whether the local variables are
 	// transformed random effects.

@@ -23,6 +23,7 @@ import (
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/posterior"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 
@@ -254,7 +255,7 @@ func build(src string, fr *datasets.Frame, fam glmm.Family) (*glmm.Model, float6
 }
 
 // fit fits mod by the job's method with default settings and fills in o.
-// With summarize it computes the beta marginals with vi.Summarize (GVA
+// With summarize it computes the beta marginals with posterior.Summarize (GVA
 // only), as a user would, and times it.
 func fit(j job, mod *glmm.Model, o *outcome, summarize bool) error {
 	n, r, g := mod.Dims()
@@ -349,8 +350,8 @@ func fit(j job, mod *glmm.Model, o *outcome, summarize bool) error {
 	o.Q025, o.Q975 = make([]float64, p), make([]float64, p)
 	if summarize && set.Method == vi.GVA {
 		t0 := time.Now()
-		// vi.Summarize needs at least 2 draws: pass vi's default SummaryDraws.
-		s, err := vi.Summarize(res, mod, summaryDraws, j.Seed)
+		// posterior.Summarize needs at least 2 draws: pass vi's default SummaryDraws.
+		s, err := posterior.Summarize(res, mod, summaryDraws, j.Seed)
 		if err != nil {
 			return err
 		}

@@ -132,7 +132,7 @@ func glmerPath(flagValue string) string {
 }
 
 // logitChild reads, builds and fits one logistic file with default
-// settings and summarises beta with vi.Summarize.
+// settings and summarises beta with posterior.Summarize.
 func logitChild(j job) (*outcome, error) {
 	o := &outcome{Truth: logitTruth}
 	t0 := time.Now()

@@ -19,6 +19,7 @@ import (
 	"github.com/sparsevi/sparsevi/datasets/paper"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/posterior"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -313,7 +314,7 @@ func resolveMethod(method string, fam glmm.Family) (string, string) {
 }
 
 // newDocument assembles the JSON document of a fit.
-func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *vi.GLMMSummary) *document {
+func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summary) *document {
 	m := job.design.Model()
 	n, _, _ := m.Dims()
 	doc := &document{

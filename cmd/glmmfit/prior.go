@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/sparsevi/sparsevi/formula"
+	"github.com/sparsevi/sparsevi/posterior"
 	"github.com/sparsevi/sparsevi/vi"
 )
 
@@ -18,7 +19,7 @@ import (
 // of centred and scaled predictors under -prior auto, by those of the
 // predictors as the data give them. The map is linear and the marginal of
 // beta under the approximation Gaussian, so the result is exact.
-func toUserScale(d *formula.Design, res *vi.Result, s *vi.GLMMSummary) {
+func toUserScale(d *formula.Design, res *vi.Result, s *posterior.Summary) {
 	fm := d.FixedMap()
 	if fm == nil {
 		return
@@ -29,7 +30,7 @@ func toUserScale(d *formula.Design, res *vi.Result, s *vi.GLMMSummary) {
 	fm.Apply(res.Mu[nr:nr+p], mean)
 	cov := fm.Cov(res.GlobalCov().SliceSym(0, p))
 	for j := range p {
-		s.Fixed[j] = vi.GaussianMarginal(s.Fixed[j].Name, mean[j], math.Sqrt(cov.At(j, j)))
+		s.Fixed[j] = posterior.GaussianMarginal(s.Fixed[j].Name, mean[j], math.Sqrt(cov.At(j, j)))
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/posterior"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -224,14 +225,14 @@ func checkLibrary(t *testing.T, path string, rf realFit, doc *document) {
 	if rf.draws != 0 {
 		draws = rf.draws
 	}
-	var fixed []vi.Marginal
+	var fixed []posterior.Marginal
 	switch rf.wantMethod {
 	case "gva":
 		res, err := vi.Fit(context.Background(), m, set)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := vi.Summarize(res, m, draws, 7)
+		s, err := posterior.Summarize(res, m, draws, 7)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,7 +255,7 @@ func checkLibrary(t *testing.T, path string, rf realFit, doc *document) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := rvb.Summarize(context.Background(), res, tg, draws, 7)
+		s, err := posterior.SummarizeRVB(context.Background(), res, tg, draws, 7)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -281,7 +282,7 @@ func checkLibrary(t *testing.T, path string, rf realFit, doc *document) {
 
 // userFixed returns the fixed effects of a library fit of a PriorAuto
 // design on the data's scale, through the design's FixedMap.
-func userFixed(d *formula.Design, res *vi.Result) []vi.Marginal {
+func userFixed(d *formula.Design, res *vi.Result) []posterior.Marginal {
 	fm := d.FixedMap()
 	names := d.Model().FixedNames()
 	p := len(names)
@@ -289,9 +290,9 @@ func userFixed(d *formula.Design, res *vi.Result) []vi.Marginal {
 	mean := make([]float64, p)
 	fm.Apply(res.Mu[nr:nr+p], mean)
 	cov := fm.Cov(res.GlobalCov().SliceSym(0, p))
-	out := make([]vi.Marginal, p)
+	out := make([]posterior.Marginal, p)
 	for j := range p {
-		out[j] = vi.Marginal{Name: names[j], Mean: mean[j], SD: math.Sqrt(cov.At(j, j))}
+		out[j] = posterior.Marginal{Name: names[j], Mean: mean[j], SD: math.Sqrt(cov.At(j, j))}
 	}
 	return out
 }

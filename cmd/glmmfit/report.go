@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/sparsevi/sparsevi/posterior"
 	"github.com/sparsevi/sparsevi/vi"
 )
 
@@ -106,7 +107,7 @@ type marginal struct {
 	Q975     jfloat `json:"q97.5"`
 }
 
-func marginals(ms []vi.Marginal) []marginal {
+func marginals(ms []posterior.Marginal) []marginal {
 	out := make([]marginal, len(ms))
 	for k, m := range ms {
 		out[k] = marginal{Name: m.Name, Estimate: jfloat(m.Mean), EstError: jfloat(m.SD), Q025: jfloat(m.Q025), Q50: jfloat(m.Q50), Q975: jfloat(m.Q975)}
@@ -128,7 +129,7 @@ type subjectEffects struct {
 	SD    []jfloat `json:"sd"`
 }
 
-func subjects(ss []vi.SubjectEffects) []subjectEffects {
+func subjects(ss []posterior.SubjectEffects) []subjectEffects {
 	out := make([]subjectEffects, len(ss))
 	for k, s := range ss {
 		out[k] = subjectEffects{Level: s.Level, Mean: jfloats(s.Mean), SD: jfloats(s.SD)}

@@ -9,32 +9,32 @@ import (
 	"math"
 	"slices"
 
-	"github.com/sparsevi/sparsevi/rvb"
+	"github.com/sparsevi/sparsevi/posterior"
 	"github.com/sparsevi/sparsevi/vi"
 )
 
 // summarize returns the posterior summaries of a fit. For GVA they are
-// vi.Summarize's, so that glmmfit reports exactly what the library does.
+// posterior.Summarize's, so that glmmfit reports exactly what the library does.
 // For RVB the local blocks of the fit are the reparametrised b~_i, which
-// vi.Summarize would read as b_i; the random effects are rvb.Summarize's
+// posterior.Summarize would read as b_i; the random effects are posterior.SummarizeRVB's
 // instead (draws of q mapped back to b_i), theta_g = (beta, omega), which
 // RVB leaves alone, has its exact Gaussian marginals, and the random-effect
-// SDs and correlations come from draws of omega, as in vi.Summarize.
-func summarize(ctx context.Context, a *approx, res *vi.Result, draws int, seed uint64) (*vi.GLMMSummary, error) {
+// SDs and correlations come from draws of omega, as in posterior.Summarize.
+func summarize(ctx context.Context, a *approx, res *vi.Result, draws int, seed uint64) (*posterior.Summary, error) {
 	if a.rt == nil {
-		return vi.Summarize(res, a.model, draws, seed)
+		return posterior.Summarize(res, a.model, draws, seed)
 	}
 	m := a.model
 	n, r, g := a.n, a.r, a.g
 	p := m.P()
-	rs, err := rvb.Summarize(ctx, res, a.rt, draws, seed)
+	rs, err := posterior.SummarizeRVB(ctx, res, a.rt, draws, seed)
 	if err != nil {
 		return nil, err
 	}
-	s := &vi.GLMMSummary{}
+	s := &posterior.Summary{}
 	names := m.GlobalNames()
 	for k := range g {
-		mk := vi.GaussianMarginal(names[k], rs.GlobalMean[k], rs.GlobalSD[k])
+		mk := posterior.GaussianMarginal(names[k], rs.GlobalMean[k], rs.GlobalSD[k])
 		if k < p {
 			s.Fixed = append(s.Fixed, mk)
 		} else {
@@ -47,7 +47,7 @@ func summarize(ctx context.Context, a *approx, res *vi.Result, draws int, seed u
 	}
 	levels := m.GroupLevels()
 	for i := range n {
-		s.Subjects = append(s.Subjects, vi.SubjectEffects{
+		s.Subjects = append(s.Subjects, posterior.SubjectEffects{
 			Level: levels[i],
 			Mean:  slices.Clone(rs.LocalMean[i*r : (i+1)*r]),
 			SD:    slices.Clone(rs.LocalSD[i*r : (i+1)*r]),
@@ -62,13 +62,13 @@ const summaryStream = 1
 
 // sdCorr summarises the standard deviations and correlations of the random
 // effects, nonlinear in omega, from draws of q.
-func sdCorr(a *approx, draws int, seed uint64) (sd, corr []vi.Marginal, err error) {
+func sdCorr(a *approx, draws int, seed uint64) (sd, corr []posterior.Marginal, err error) {
 	n, r, g := a.n, a.r, a.g
 	p := a.model.P()
 	theta := make([]float64, n*r+g)
 	smp := a.newSampler(seed, summaryStream)
 	k := uint64(0)
-	return vi.SDCorrMarginals(a.model, draws, func(omega []float64) error {
+	return posterior.SDCorrMarginals(a.model, draws, func(omega []float64) error {
 		if err := smp.draw(k, theta, nil); err != nil {
 			return err
 		}

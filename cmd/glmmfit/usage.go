@@ -102,8 +102,8 @@ Fitting:
                    block-diagonal covariance factor. auto is RVB1 for poisson
                    and binomial, RVB2 for bernoulli, as the paper recommends.
                    With gva the summaries are exactly those of the library's
-                   vi.Fit and vi.Summarize with the same seed; with rvb1/rvb2
-                   the random effects are rvb.Summarize's.
+                   vi.Fit and posterior.Summarize with the same seed; with rvb1/rvb2
+                   the random effects are posterior.SummarizeRVB's.
   -optimizer R     step rule: snngm (default; the paper's normalised natural
                    gradient with momentum), adam, nadam, pga, nagm, or vogn
                    (gva only)

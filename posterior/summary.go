@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package vi
+package posterior
 
 import (
 	"errors"
@@ -14,59 +14,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"github.com/sparsevi/sparsevi/arrowhead"
-	"github.com/sparsevi/sparsevi/blockdiag"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/vi"
 )
-
-// GlobalCov returns the covariance of the global block under the fitted
-// approximation.
-func (r *Result) GlobalCov() *mat.SymDense {
-	g := r.G
-	dst := make([]float64, g*g)
-	switch r.Method {
-	case GVA:
-		arrowhead.Wrap(r.N, r.R, g, r.Factor).CovGlobal(dst)
-	case RVB:
-		// blockdiag stores covariances in its compressed (packed lower) form.
-		f := blockdiag.Wrap(r.N, r.R, g, r.Factor)
-		packed := make([]float64, blockdiag.Len(r.N, r.R, g))
-		f.CovGlobal(packed)
-		unpack(g, packed[len(packed)-g*(g+1)/2:], dst)
-	}
-	return mat.NewSymDense(g, dst)
-}
-
-// LocalCov returns the covariances of every subject's local block, r×r
-// row-major at [i*r*r:], under the fitted approximation.
-func (r *Result) LocalCov() []float64 {
-	dst := make([]float64, r.N*r.R*r.R)
-	switch r.Method {
-	case GVA:
-		arrowhead.Wrap(r.N, r.R, r.G, r.Factor).CovRange(0, r.N, dst, make([]float64, r.N*r.R*r.G))
-	case RVB:
-		f := blockdiag.Wrap(r.N, r.R, r.G, r.Factor)
-		packed := make([]float64, blockdiag.Len(r.N, r.R, r.G))
-		f.CovRange(0, r.N, packed)
-		tri := r.R * (r.R + 1) / 2
-		for i := range r.N {
-			unpack(r.R, packed[i*tri:(i+1)*tri], dst[i*r.R*r.R:(i+1)*r.R*r.R])
-		}
-	}
-	return dst
-}
-
-// unpack writes the symmetric m×m matrix whose packed lower triangle is p
-// into dst, row-major.
-func unpack(m int, p, dst []float64) {
-	for a := range m {
-		for b := 0; b <= a; b++ {
-			x := p[a*(a+1)/2+b]
-			dst[a*m+b] = x
-			dst[b*m+a] = x
-		}
-	}
-}
 
 // Marginal summarises the approximate posterior of one scalar.
 type Marginal struct {
@@ -82,15 +32,14 @@ type SubjectEffects struct {
 	Mean, SD []float64
 }
 
-// GLMMSummary holds posterior summaries of a fitted GLMM.
-type GLMMSummary struct {
+// Summary holds posterior summaries of a fitted GLMM.
+type Summary struct {
 	Fixed []Marginal // beta
 	Omega []Marginal // omega = vech(W*)
 	SD    []Marginal // standard deviations of the random effects
 	Corr  []Marginal // their correlations, (k, l) for k > l, column by column
 	// Subjects holds the random effects b_i. Their marginals are Gaussian
-	// for a plain GLMM target (exact); for reparametrised targets use
-	// package rvb.
+	// for a plain GLMM target (exact); for RVB see SummarizeRVB.
 	Subjects []SubjectEffects
 }
 
@@ -98,22 +47,22 @@ type GLMMSummary struct {
 // target. Fixed effects, omega and the random effects are exact Gaussian
 // marginals; SDs and correlations, nonlinear in omega, are from draws
 // seeded by seed.
-func Summarize(res *Result, m *glmm.Model, draws int, seed uint64) (*GLMMSummary, error) {
+func Summarize(res *vi.Result, m *glmm.Model, draws int, seed uint64) (*Summary, error) {
 	switch {
 	case res == nil:
-		return nil, errors.New("vi: Summarize of a nil Result")
+		return nil, errors.New("posterior: Summarize of a nil Result")
 	case m == nil:
-		return nil, errors.New("vi: Summarize with a nil model")
+		return nil, errors.New("posterior: Summarize with a nil model")
 	case draws < 2:
-		return nil, fmt.Errorf("vi: Summarize with %d draws, want at least 2", draws)
+		return nil, fmt.Errorf("posterior: Summarize with %d draws, want at least 2", draws)
 	case res.Reparametrised:
-		return nil, errors.New("vi: the Result is of a reparametrised target, whose local blocks are not the random effects: summarise it with that target's own summary (rvb.Summarize)")
+		return nil, errors.New("posterior: the Result is of a reparametrised target, whose local blocks are not the random effects: summarise it with that target's own summary (posterior.SummarizeRVB)")
 	}
 	n, r, g := m.Dims()
 	if res.N != n || res.R != r || res.G != g {
-		return nil, fmt.Errorf("vi: result of dimensions (%d, %d, %d) does not fit the model's (%d, %d, %d)", res.N, res.R, res.G, n, r, g)
+		return nil, fmt.Errorf("posterior: result of dimensions (%d, %d, %d) does not fit the model's (%d, %d, %d)", res.N, res.R, res.G, n, r, g)
 	}
-	s := &GLMMSummary{}
+	s := &Summary{}
 	cov := res.GlobalCov()
 	muG := res.Mu[n*r:]
 	names := m.GlobalNames()
@@ -158,7 +107,7 @@ func GaussianMarginal(name string, mean, sd float64) Marginal {
 
 // sampleSDCorr summarises the random-effect SDs and correlations from draws
 // of omega from its Gaussian marginal.
-func sampleSDCorr(res *Result, m *glmm.Model, cov *mat.SymDense, draws int, seed uint64) (sd, corr []Marginal, err error) {
+func sampleSDCorr(res *vi.Result, m *glmm.Model, cov *mat.SymDense, draws int, seed uint64) (sd, corr []Marginal, err error) {
 	n, r, g := m.Dims()
 	p := m.P()
 	q := g - p
@@ -170,7 +119,7 @@ func sampleSDCorr(res *Result, m *glmm.Model, cov *mat.SymDense, draws int, seed
 		}
 	}
 	if !ch.Factorize(sub) {
-		return nil, nil, fmt.Errorf("vi: covariance of omega is not positive definite")
+		return nil, nil, fmt.Errorf("posterior: covariance of omega is not positive definite")
 	}
 	var l mat.TriDense
 	ch.LTo(&l)

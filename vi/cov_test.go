@@ -13,6 +13,7 @@ import (
 
 	"github.com/sparsevi/sparsevi/arrowhead"
 	"github.com/sparsevi/sparsevi/blockdiag"
+	"github.com/sparsevi/sparsevi/posterior"
 	"github.com/sparsevi/sparsevi/vi"
 )
 
@@ -57,7 +58,7 @@ func TestMarginalCovariances(t *testing.T) {
 				}
 			}
 		}
-		if _, err := vi.Summarize(res, m, 200, 1); err != nil {
+		if _, err := posterior.Summarize(res, m, 200, 1); err != nil {
 			t.Errorf("%v: Summarize: %v", method, err)
 		}
 	}

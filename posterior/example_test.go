@@ -1,0 +1,53 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package posterior_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/sparsevi/sparsevi/datasets"
+	"github.com/sparsevi/sparsevi/formula"
+	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/posterior"
+	"github.com/sparsevi/sparsevi/rvb"
+	"github.com/sparsevi/sparsevi/vi"
+)
+
+// Fit a Poisson random-intercept model by RVB1 and summarise the
+// posterior in the model's own parameters.
+func Example() {
+	fr, truth, err := datasets.Simulate(datasets.SimSpec{Family: "poisson", Subjects: 200, Obs: 6,
+		Beta: []float64{0.5, -0.4}, RECov: [][]float64{{0.25}}, Seed: 3})
+	if err != nil {
+		log.Fatal(err)
+	}
+	f, _ := formula.Parse(truth.Formula)
+	d, err := formula.Build(f, fr, formula.Options{Family: glmm.Poisson})
+	if err != nil {
+		log.Fatal(err)
+	}
+	t, err := rvb.New(d.Model(), rvb.RVB1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := vi.Fit(context.Background(), t, vi.Settings{Method: vi.RVB, Seed: 1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, err := posterior.SummarizeRVB(context.Background(), res, t, 1000, 1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for k, name := range d.Model().FixedNames() {
+		fmt.Printf("%-11s %5.1f (sd %.1f)\n", name, s.GlobalMean[k], s.GlobalSD[k])
+	}
+	fmt.Printf("subjects: %d, draws of theta_g: %d\n", len(s.LocalMean), s.Draws)
+	// Output:
+	// (Intercept)   0.5 (sd 0.1)
+	// t            -0.4 (sd 0.1)
+	// subjects: 200, draws of theta_g: 50
+}

@@ -1,0 +1,61 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package vi
+
+import (
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sparsevi/sparsevi/arrowhead"
+	"github.com/sparsevi/sparsevi/blockdiag"
+)
+
+// GlobalCov returns the covariance of the global block under the fitted
+// approximation.
+func (r *Result) GlobalCov() *mat.SymDense {
+	g := r.G
+	dst := make([]float64, g*g)
+	switch r.Method {
+	case GVA:
+		arrowhead.Wrap(r.N, r.R, g, r.Factor).CovGlobal(dst)
+	case RVB:
+		// blockdiag stores covariances in its compressed (packed lower) form.
+		f := blockdiag.Wrap(r.N, r.R, g, r.Factor)
+		packed := make([]float64, blockdiag.Len(r.N, r.R, g))
+		f.CovGlobal(packed)
+		unpack(g, packed[len(packed)-g*(g+1)/2:], dst)
+	}
+	return mat.NewSymDense(g, dst)
+}
+
+// LocalCov returns the covariances of every subject's local block, r×r
+// row-major at [i*r*r:], under the fitted approximation.
+func (r *Result) LocalCov() []float64 {
+	dst := make([]float64, r.N*r.R*r.R)
+	switch r.Method {
+	case GVA:
+		arrowhead.Wrap(r.N, r.R, r.G, r.Factor).CovRange(0, r.N, dst, make([]float64, r.N*r.R*r.G))
+	case RVB:
+		f := blockdiag.Wrap(r.N, r.R, r.G, r.Factor)
+		packed := make([]float64, blockdiag.Len(r.N, r.R, r.G))
+		f.CovRange(0, r.N, packed)
+		tri := r.R * (r.R + 1) / 2
+		for i := range r.N {
+			unpack(r.R, packed[i*tri:(i+1)*tri], dst[i*r.R*r.R:(i+1)*r.R*r.R])
+		}
+	}
+	return dst
+}
+
+// unpack writes the symmetric m×m matrix whose packed lower triangle is p
+// into dst, row-major.
+func unpack(m int, p, dst []float64) {
+	for a := range m {
+		for b := 0; b <= a; b++ {
+			x := p[a*(a+1)/2+b]
+			dst[a*m+b] = x
+			dst[b*m+a] = x
+		}
+	}
+}
