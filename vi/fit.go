@@ -285,7 +285,8 @@ func runStepper(ctx context.Context, fam family, set Settings, pool *parallel.Po
 		elapsed := time.Since(start)
 		res.Trace = append(res.Trace, TracePoint{Iter: iter, LowerBound: tr.last(), Gain: tr.lastGain, StepNorm: stepNorm, Elapsed: elapsed})
 		if set.Progress != nil {
-			set.Progress(Progress{Iter: iter, LowerBound: tr.last(), Elapsed: elapsed, MaxIter: set.MaxIter})
+			set.Progress(Progress{Iter: iter, LowerBound: tr.last(), Elapsed: elapsed, MaxIter: set.MaxIter,
+				Flat: min(tr.flat, set.Patience), Patience: set.Patience, Refined: refinements, Refine: max(set.Refine, 0)})
 		}
 		if conv {
 			if refinements < set.Refine {

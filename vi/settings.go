@@ -231,6 +231,11 @@ type Progress struct {
 	LowerBound float64 // windowed average of h(theta)
 	Elapsed    time.Duration
 	MaxIter    int
+	// How near the convergence rule is: Flat of Patience flat windows in
+	// a row, after Refined of Refine refinements of the step. The fit
+	// converges when Flat reaches Patience with Refined equal to Refine.
+	Flat, Patience  int
+	Refined, Refine int
 }
 
 // withDefaults replaces zero values by the defaults. It leaves values out

@@ -82,7 +82,8 @@ func runVOGN(ctx context.Context, f vognFamily, set Settings, res *Result, start
 		elapsed := time.Since(start)
 		res.Trace = append(res.Trace, TracePoint{Iter: iter, LowerBound: tr.last(), Gain: tr.lastGain, Elapsed: elapsed})
 		if set.Progress != nil {
-			set.Progress(Progress{Iter: iter, LowerBound: tr.last(), Elapsed: elapsed, MaxIter: set.MaxIter})
+			set.Progress(Progress{Iter: iter, LowerBound: tr.last(), Elapsed: elapsed, MaxIter: set.MaxIter,
+				Flat: min(tr.flat, set.Patience), Patience: set.Patience, Refined: refinements, Refine: max(set.Refine, 0)})
 		}
 		if conv {
 			if refinements < set.Refine {

@@ -75,13 +75,14 @@ func runFit(e *env, args []string) error {
 	}
 	opt, _ := vi.ParseOptimizer(o.optimizer)
 	prog := newProgress(e.stderr, o.quiet, o.maxIter)
+	defer prog.done()
 	set := vi.Settings{
 		Method: vm, Optimizer: opt, Seed: o.seed, Workers: o.threads,
 		MaxIter: o.maxIter, TimeLimit: iterLimit, Tol: o.tol,
 		Progress: prog.callback(),
 	}
 	res, fitErr := vi.Fit(ctx, target, set)
-	prog.done()
+	prog.phase("summaries: the posterior of every parameter and random effect")
 	if res == nil {
 		switch {
 		case timedOut.Load():
@@ -124,6 +125,7 @@ func runFit(e *env, args []string) error {
 		}
 		return fmt.Errorf("summarising the fit: %v", err)
 	}
+	prog.done()
 	toUserScale(job.design, res, summary)
 	warnings := diagnose(m, res)
 	for _, w := range warnings {

@@ -23,17 +23,20 @@ type progress struct {
 	bar *progressbar.ProgressBar
 }
 
+// newProgress returns the progress display on stderr when it is a
+// terminal: a spinner naming the phase, and during the fit the bound and
+// how near the convergence rule is (not a share of the iteration limit,
+// which a converging fit never approaches).
 func newProgress(stderr *os.File, quiet bool, maxIter int) *progress {
 	if quiet || stderr == nil || !term.IsTerminal(int(stderr.Fd())) {
 		return &progress{}
 	}
-	bar := progressbar.NewOptions(maxIter,
+	bar := progressbar.NewOptions(-1,
 		progressbar.OptionSetWriter(stderr),
-		progressbar.OptionSetDescription("starting"),
-		progressbar.OptionShowCount(),
+		progressbar.OptionSetDescription("start: finding the approximate posterior mode"),
 		progressbar.OptionSetElapsedTime(true),
 		progressbar.OptionSetPredictTime(false),
-		progressbar.OptionSetWidth(30),
+		progressbar.OptionSpinnerType(14),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 	)
@@ -41,16 +44,28 @@ func newProgress(stderr *os.File, quiet bool, maxIter int) *progress {
 	return &progress{bar: bar}
 }
 
-// update is the vi.Settings.Progress callback, called once per window.
 func (p *progress) update(s vi.Progress) {
 	if p.bar == nil {
 		return
 	}
-	p.bar.Describe(fmt.Sprintf("ELBO %.2f", s.LowerBound))
-	p.bar.Set(s.Iter)
+	if s.Flat >= s.Patience && s.Refined >= s.Refine {
+		p.bar.Describe(fmt.Sprintf("final bound: converged after %d iterations; estimating the lower bound from fresh draws", s.Iter))
+	} else {
+		p.bar.Describe(fmt.Sprintf("fit: iteration %d, ELBO %.2f; flat windows %d/%d, step refinements %d/%d",
+			s.Iter, s.LowerBound, s.Flat, s.Patience, s.Refined, s.Refine))
+	}
+	p.bar.Add(1)
 }
 
-// callback returns update, or nil when there is no bar.
+// phase names the phase after the fit (the final bound, the summaries).
+func (p *progress) phase(what string) {
+	if p.bar == nil {
+		return
+	}
+	p.bar.Describe(what)
+	p.bar.Add(1)
+}
+
 func (p *progress) callback() func(vi.Progress) {
 	if p.bar == nil {
 		return nil
@@ -58,7 +73,6 @@ func (p *progress) callback() func(vi.Progress) {
 	return p.update
 }
 
-// done erases the bar, so that the summary starts on a clean line.
 func (p *progress) done() {
 	if p.bar != nil {
 		p.bar.Clear()
