@@ -134,6 +134,7 @@ func runFit(e *env, args []string) error {
 	doc := newDocument(job, o, res, summary)
 	doc.Warnings = append(slices.Clone(job.design.Warnings()), warnings...)
 	doc.Prior = newPriorInfo(job.design)
+	doc.FixedCorrelation = fixedCorrelation(job.design, res)
 	doc.Timings.TotalSeconds = time.Since(start).Seconds()
 	if summaryNote != "" {
 		doc.Message = summaryNote

@@ -86,3 +86,24 @@ func scaledIdentity(p int, v float64) *mat.SymDense {
 	}
 	return s
 }
+
+// fixedCorrelation returns the posterior correlations of the fixed effects
+// on the data's scale: exact, from the Gaussian marginal of beta.
+func fixedCorrelation(d *formula.Design, res *vi.Result) [][]float64 {
+	p := d.Model().P()
+	if p < 2 {
+		return nil
+	}
+	var cov mat.Symmetric = res.GlobalCov().SliceSym(0, p)
+	if fm := d.FixedMap(); fm != nil {
+		cov = fm.Cov(cov)
+	}
+	out := make([][]float64, p)
+	for i := range p {
+		out[i] = make([]float64, p)
+		for j := range p {
+			out[i][j] = cov.At(i, j) / math.Sqrt(cov.At(i, i)*cov.At(j, j))
+		}
+	}
+	return out
+}

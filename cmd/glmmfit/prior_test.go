@@ -5,8 +5,11 @@
 package main
 
 import (
+	"fmt"
+
 	"bufio"
 	"encoding/csv"
+	"gonum.org/v1/gonum/mat"
 	"math"
 	"os"
 	"path/filepath"
@@ -160,4 +163,40 @@ func colIndex(t *testing.T, header []string, name string) int {
 	}
 	t.Fatalf("no column %s in %v", name, header)
 	return -1
+}
+
+// TestFixedCorrelation: the JSON carries the fixed effects' correlation
+// matrix, symmetric with unit diagonal and positive definite, and the text
+// prints its lower triangle as summary(glmer) does.
+func TestFixedCorrelation(t *testing.T) {
+	dir := t.TempDir()
+	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "poisson", "-subjects", "60", "-obs", "5",
+		"-beta", "0.3,-0.4,0.5", "-re-sd", "0.6", "-seed", "21", "-out", "d.csv"))
+	args := []string{"fit", "-data", "d.csv", "-formula", "y ~ t + x1 + (1 | id)", "-family", "poisson", "-quiet"}
+	r := glmmfit(t, dir, "", nil, append(args, "-format", "json")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	doc := readDoc(t, []byte(r.stdout))
+	c := doc.FixedCorrelation
+	if len(c) != 3 {
+		t.Fatalf("fixed_correlation of %d rows, want 3", len(c))
+	}
+	m := mat.NewSymDense(3, nil)
+	for i := range 3 {
+		for j := range 3 {
+			if math.Abs(c[i][j]-c[j][i]) > 1e-12 || i == j && math.Abs(c[i][j]-1) > 1e-12 || math.Abs(c[i][j]) > 1+1e-12 {
+				t.Errorf("fixed_correlation[%d][%d] = %v", i, j, c[i][j])
+			}
+			m.SetSym(i, j, c[i][j])
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(m) {
+		t.Errorf("fixed_correlation is not positive definite: %v", c)
+	}
+	text := glmmfit(t, dir, "", nil, args...)
+	if !strings.Contains(text.stdout, "Correlation of Fixed Effects:") || !strings.Contains(text.stdout, fmt.Sprintf("%6.3f", c[2][1])) {
+		t.Errorf("the text lacks the correlation table:\n%s", text.stdout)
+	}
 }

@@ -38,8 +38,11 @@ type document struct {
 	LowerBound lowerBound `json:"lower_bound"`
 	Prior      *priorInfo `json:"prior,omitempty"`
 	Fixed      []marginal `json:"fixed"`
-	RESD       []marginal `json:"re_sd"`
-	RECor      []marginal `json:"re_cor"`
+	// FixedCorrelation is the posterior correlation matrix of the fixed
+	// effects on the data's scale, row-major, as summary(glmer) prints it.
+	FixedCorrelation [][]float64 `json:"fixed_correlation,omitempty"`
+	RESD             []marginal  `json:"re_sd"`
+	RECor            []marginal  `json:"re_cor"`
 	// Omega summarises the parameters omega = vech(W*) of the Cholesky
 	// factor W of the random-effect precision W W', on which the prior is.
 	Omega         []marginal    `json:"omega"`

@@ -85,6 +85,7 @@ func writeText(w io.Writer, doc *document) {
 	writeTable(w, re)
 	fmt.Fprintf(w, "\nFixed effects:\n")
 	writeTable(w, doc.Fixed)
+	writeCorrelation(w, doc.Fixed, doc.FixedCorrelation)
 	fmt.Fprintf(w, "\nEstimate and Est.Error are the posterior mean and standard deviation under the\n")
 	fmt.Fprintf(w, "Gaussian approximation; 2.5%% and 97.5%% are the bounds of the 95%% credible interval.\n")
 }
@@ -146,4 +147,37 @@ func num(f jfloat) string {
 		return fmt.Sprintf("%.3e", v)
 	}
 	return fmt.Sprintf("%.4f", v)
+}
+
+// writeCorrelation prints the lower triangle of the fixed effects'
+// correlation matrix with abbreviated names, as summary(glmer) does;
+// nothing for fewer than two fixed effects or more than 12.
+func writeCorrelation(w io.Writer, fixed []marginal, corr [][]float64) {
+	p := len(corr)
+	if p < 2 || p > 12 || len(fixed) != p {
+		return
+	}
+	abbrev := func(s string) string {
+		s = strings.ReplaceAll(s, "(Intercept)", "(Intr)")
+		if len(s) > 6 {
+			s = s[:6]
+		}
+		return s
+	}
+	width := 0
+	for _, f := range fixed[1:] {
+		width = max(width, len(f.Name))
+	}
+	fmt.Fprintf(w, "\nCorrelation of Fixed Effects:\n%*s", width, "")
+	for j := range p - 1 {
+		fmt.Fprintf(w, " %-6s", abbrev(fixed[j].Name))
+	}
+	fmt.Fprintln(w)
+	for i := 1; i < p; i++ {
+		fmt.Fprintf(w, "%-*s", width, fixed[i].Name)
+		for j := range i {
+			fmt.Fprintf(w, " %6.3f", corr[i][j])
+		}
+		fmt.Fprintln(w)
+	}
 }
