@@ -5,17 +5,17 @@
 package main
 
 import (
-	"fmt"
-
 	"bufio"
 	"encoding/csv"
-	"gonum.org/v1/gonum/mat"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // TestPriorInvariance: under the default prior, shifting a covariate by

@@ -140,6 +140,7 @@ func checkText(t *testing.T, out string, doc *document) {
 		}
 	}
 	_, fixed, _ := strings.Cut(out, "Fixed effects:\n")
+	fixed, _, _ = strings.Cut(fixed, "\n\n") // the table, not the correlations after it
 	rows := make(map[string][]string)
 	for _, line := range strings.Split(fixed, "\n") {
 		if f := strings.Fields(line); len(f) == 5 {
