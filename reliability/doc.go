@@ -7,10 +7,15 @@
 // a fit is pushed to fail or is interrupted. It has no exported API: the
 // tests (package reliability_test) drive the public API of datasets,
 // formula, glmm, rvb and vi as a user would, from CSV text to a fitted
-// approximation.
+// approximation, and the built glmmfit command.
 //
 // The tests are grouped by concern:
 //
+//   - glmmfit_test.go: the cases of issue 12 run through the built
+//     glmmfit as a user meets them (outputs that are inputs, misspelt
+//     column flags, degenerate data with their warnings, spreadsheet
+//     dialects, impossible values, memory limits): the exit code, the
+//     words of the message, no panic, no lost file.
 //   - catalogue_test.go: a table of bad inputs, each taken from CSV text
 //     through datasets.ReadCSV, glmm.ParseFamily, formula.Parse and
 //     formula.Build to vi.Fit, with the stage that must reject it, the

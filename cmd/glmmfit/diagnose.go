@@ -16,7 +16,7 @@ import (
 // priorDominated is the ratio of a global parameter's posterior standard
 // deviation to its prior's above which the data are said to hardly inform
 // it: the posterior is then mostly the prior.
-const priorDominated = 0.5
+const priorDominated = 0.3
 
 // boundSEWarn is the Monte Carlo standard error of the final lower bound,
 // in nats, above which the bound is said to be unreliable.
@@ -42,8 +42,13 @@ func diagnose(m *glmm.Model, res *vi.Result) []string {
 		sd0 := m.PriorSD()
 		p := m.P()
 		var fixed, omega []string
+		nr := res.N * res.R
 		for k, name := range names {
-			if math.Sqrt(cov.At(k, k)) > priorDominated*sd0 {
+			// Mostly prior: a posterior sd near the prior's; or, for a
+			// fixed effect, a mean beyond one prior sd (ten log-odds or
+			// log-rate units per sd of the predictor), which only
+			// separation and the prior's pull produce.
+			if math.Sqrt(cov.At(k, k)) > priorDominated*sd0 || k < p && math.Abs(res.Mu[nr+k]) > sd0 {
 				if k < p {
 					fixed = append(fixed, name)
 				} else {
@@ -52,7 +57,7 @@ func diagnose(m *glmm.Model, res *vi.Result) []string {
 			}
 		}
 		if len(fixed) > 0 {
-			w = append(w, fmt.Sprintf("the data hardly inform the fixed effects %s (posterior sd above %g of the prior's, on the fit's scale): separation, or a predictor without variation, leaves their estimates to the prior", strings.Join(fixed, ", "), priorDominated))
+			w = append(w, fmt.Sprintf("the data hardly inform the fixed effects %s (posterior sd above %g of the prior's, or a mean beyond the prior's sd, on the fit's scale): separation, or a predictor without variation, leaves their estimates to the prior", strings.Join(fixed, ", "), priorDominated))
 		}
 		if len(omega) > 0 {
 			w = append(w, fmt.Sprintf("the data hardly inform the random-effect covariance parameters %s: a random effect without variation within subjects, or too few subjects, leaves them to the prior", strings.Join(omega, ", ")))
