@@ -45,10 +45,7 @@ func didYouMean(name string, names []string) string {
 	if len(c) == 0 {
 		return ""
 	}
-	q := make([]string, len(c))
-	for k, n := range c {
-		q[k] = fmt.Sprintf("%q", n)
-	}
+	q := quoted(c)
 	if len(c) == len(names) && editDistance(strings.ToLower(name), strings.ToLower(c[0])) > max(2, utf8.RuneCountInString(name)/3) {
 		return " (columns: " + strings.Join(q, ", ") + ")"
 	}
@@ -75,4 +72,13 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(rb)]
+}
+
+// quoted returns the names in Go quotes.
+func quoted(names []string) []string {
+	q := make([]string, len(names))
+	for k, n := range names {
+		q[k] = fmt.Sprintf("%q", n)
+	}
+	return q
 }

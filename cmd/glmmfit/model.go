@@ -297,11 +297,7 @@ func didYouMeanLevel(level string, levels []string) string {
 	if len(c) == 0 {
 		return ""
 	}
-	q := make([]string, len(c))
-	for k, n := range c {
-		q[k] = fmt.Sprintf("%q", n)
-	}
-	return " (levels include " + strings.Join(q, ", ") + ")"
+	return " (levels include " + strings.Join(quoted(c), ", ") + ")"
 }
 
 // backtickHint returns advice for a formula that names a column which is

@@ -151,6 +151,8 @@ func checkHeldOut(t *testing.T, dir, method string, spec datasets.SimSpec, truth
 	}
 }
 
+// readCSV reads a CSV file, skipping lines that start with # (the
+// comments of recorded fixtures).
 func readCSV(t *testing.T, path string) [][]string {
 	t.Helper()
 	f, err := os.Open(path)
@@ -158,7 +160,9 @@ func readCSV(t *testing.T, path string) [][]string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
+	r := csv.NewReader(f)
+	r.Comment = '#'
+	rows, err := r.ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}

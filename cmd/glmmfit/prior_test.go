@@ -5,7 +5,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/csv"
 	"fmt"
 	"math"
@@ -84,7 +83,7 @@ func TestPriorInvariance(t *testing.T) {
 // glmer's standard error (benchmarks/peers/grouseticks.R recorded glmer's).
 func TestPriorAgreesWithGlmer(t *testing.T) {
 	dir := dataDir(t, "grouseticks.csv")
-	ref := readCommentedCSV(t, filepath.Join("..", "..", "benchmarks", "peers", "grouseticks_glmer.csv"))
+	ref := readCSV(t, filepath.Join("..", "..", "benchmarks", "peers", "grouseticks_glmer.csv"))
 	type est struct{ estimate, se float64 }
 	glmer := map[string]map[string]est{}
 	for _, r := range ref[1:] {
@@ -118,28 +117,6 @@ func TestPriorAgreesWithGlmer(t *testing.T) {
 			}
 		}
 	}
-}
-
-// readCommentedCSV reads a CSV file, skipping lines that start with #.
-func readCommentedCSV(t *testing.T, path string) [][]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var b strings.Builder
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if !strings.HasPrefix(sc.Text(), "#") {
-			b.WriteString(sc.Text() + "\n")
-		}
-	}
-	rows, err := csv.NewReader(strings.NewReader(b.String())).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rows
 }
 
 func writeCSV(t *testing.T, path string, rows [][]string) {
