@@ -193,6 +193,11 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	if d.random, err = newCoder(&rnd.lhs, fr, rows, opts.Reference); err != nil {
 		return nil, err
 	}
+	if opts.Prior == PriorAuto {
+		if err := d.random.scaleOnly(fr, rows); err != nil {
+			return nil, err
+		}
+	}
 	if d.cfg.Z, err = designMatrix(d.random.bind(fr), rows); err != nil {
 		return nil, err
 	}

@@ -79,6 +79,31 @@ func (c *coder) standardize(fr *datasets.Frame, rows []int) error {
 	return nil
 }
 
+// scaleOnly divides each random-effect column that is not the intercept,
+// not constant and not made of 0s and 1s by its standard deviation, without
+// centring it: a random slope's variance then has a prior that does not
+// depend on the predictor's units, while the random intercept keeps its
+// meaning (the effect at a predictor of 0).
+func (c *coder) scaleOnly(fr *datasets.Frame, rows []int) error {
+	if err := c.standardize(fr, rows); err != nil {
+		return err
+	}
+	clear(c.center)
+	return nil
+}
+
+// RandomScale returns, for each random effect of a model built with
+// PriorAuto, the scale its column was divided by (0 for a column left as
+// it is), or nil: the random effects b_a and their standard deviations on
+// the data's scale are the fitted ones divided by it, and correlations are
+// unchanged.
+func (d *Design) RandomScale() []float64 {
+	if d.random == nil || d.random.scale == nil {
+		return nil
+	}
+	return d.random.scale
+}
+
 // FixedMap maps the fixed effects of a model built with PriorAuto, which
 // are the coefficients of the centred and scaled predictors, to those of
 // the predictors as the data give them: beta = A beta*. It is linear, so

@@ -17,9 +17,24 @@ import (
 
 // toUserScale replaces the fixed effects of s, fitted as the coefficients
 // of centred and scaled predictors under -prior auto, by those of the
-// predictors as the data give them. The map is linear and the marginal of
+// predictors as the data give them, and the random slopes' effects and sds
+// likewise. The map is linear and the marginal of
 // beta under the approximation Gaussian, so the result is exact.
 func toUserScale(d *formula.Design, res *vi.Result, s *posterior.Summary) {
+	// Random slopes were fitted on columns divided by their sd: their
+	// effects and sds on the data's scale are the fitted ones divided by
+	// it (a positive scale, so quantiles map too); correlations stay.
+	for a, sc := range d.RandomScale() {
+		if sc == 0 {
+			continue
+		}
+		m := &s.SD[a]
+		m.Mean, m.SD, m.Q025, m.Q50, m.Q975 = m.Mean/sc, m.SD/sc, m.Q025/sc, m.Q50/sc, m.Q975/sc
+		for i := range s.Subjects {
+			s.Subjects[i].Mean[a] /= sc
+			s.Subjects[i].SD[a] /= sc
+		}
+	}
 	fm := d.FixedMap()
 	if fm == nil {
 		return

@@ -78,6 +78,56 @@ func TestPriorInvariance(t *testing.T) {
 	}
 }
 
+// TestPriorInvarianceRandomSlope: a random slope's covariate multiplied by
+// 1e-6 or 1e6 rescales its sd and leaves everything else, to 0.02
+// posterior sd (a shift changes what the random intercept means, so only
+// rescaling is checked here).
+func TestPriorInvarianceRandomSlope(t *testing.T) {
+	dir := t.TempDir()
+	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "poisson", "-subjects", "80", "-obs", "6",
+		"-beta", "0.3,-0.4,0.5", "-re-cov", "0.3,0.05,0;0.05,0.2,0;0,0,0.1", "-seed", "22", "-out", "base.csv"))
+	rows := readCSV(t, filepath.Join(dir, "base.csv"))
+	x1 := colIndex(t, rows[0], "x1")
+	scales := map[string]float64{"base": 1, "small": 1e-6, "large": 1e6}
+	for name, sc := range scales {
+		out := [][]string{rows[0]}
+		for _, r := range rows[1:] {
+			r = append([]string(nil), r...)
+			x, _ := strconv.ParseFloat(r[x1], 64)
+			r[x1] = strconv.FormatFloat(x*sc, 'g', -1, 64)
+			out = append(out, r)
+		}
+		writeCSV(t, filepath.Join(dir, name+".csv"), out)
+	}
+	docs := map[string]*document{}
+	for name := range scales {
+		r := glmmfit(t, dir, "", nil, "fit", "-data", name+".csv", "-formula", "y ~ t + x1 + (1 + x1 | id)",
+			"-family", "poisson", "-format", "json", "-quiet")
+		if r.code != 0 && r.code != exitLimit {
+			t.Fatalf("%s: exit %d: %s", name, r.code, r.stderr)
+		}
+		docs[name] = readDoc(t, []byte(r.stdout))
+	}
+	base := docs["base"]
+	for name, sc := range scales {
+		d := docs[name]
+		for k, m := range d.RESD {
+			want, sd := float64(base.RESD[k].Estimate), float64(base.RESD[k].EstError)
+			if strings.Contains(m.Name, "x1") {
+				want, sd = want/sc, sd/sc
+			}
+			if math.Abs(float64(m.Estimate)-want) > 0.02*sd {
+				t.Errorf("%s: %s %v, want %v", name, m.Name, float64(m.Estimate), want)
+			}
+		}
+		for k, m := range d.RECor {
+			if math.Abs(float64(m.Estimate-base.RECor[k].Estimate)) > 0.02*float64(base.RECor[k].EstError) {
+				t.Errorf("%s: %s %v, base %v", name, m.Name, m.Estimate, base.RECor[k].Estimate)
+			}
+		}
+	}
+}
+
 // TestPriorAgreesWithGlmer: the two grouseticks models of issue 12, with
 // YEAR coded 95-97, agree with glmer on every fixed effect within 0.3 of
 // glmer's standard error (benchmarks/peers/grouseticks.R recorded glmer's).
