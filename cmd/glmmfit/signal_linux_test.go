@@ -312,3 +312,53 @@ func TestInterruptDuringStart(t *testing.T) {
 		t.Errorf("no -out file after SIGTERM during the start: %v", err)
 	}
 }
+
+// TestInterruptDuringSummaries: SIGINT while RVB2's summaries run on
+// 100,000 subjects stops them, writes everything with the summaries from 2
+// draws and says so, and exits 130. If the signal misses the phase, the
+// test skips.
+func TestInterruptDuringSummaries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates and fits 100,000 subjects")
+	}
+	dir := t.TempDir()
+	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "bernoulli", "-subjects", "100000", "-obs", "4",
+		"-beta", "-0.5,0.8,0.4", "-re-sd", "1", "-seed", "9", "-out", "huge.csv"))
+	cmd, term, out := runOnTerminal(t, dir, "summaries:", "fit", "-data", "huge.csv", "-formula", "y ~ t + x1 + (1 | id)",
+		"-family", "bernoulli", "-method", "rvb2", "-max-iter", "50", "-format", "json", "-out", "fit.json")
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case <-term.seen:
+	case err := <-waited:
+		t.Skipf("glmmfit ended (%v) before the summaries showed; terminal: %q", err, term.String())
+	case <-time.After(300 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("no summaries on the terminal after 300 s: %q", term.String())
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Skipf("glmmfit ended before SIGINT: %v", err)
+	}
+	var code int
+	select {
+	case err := <-waited:
+		code = exitCode(t, err)
+	case <-time.After(120 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("glmmfit did not stop within 120 s of SIGINT")
+	}
+	<-term.done
+	doc := readDoc(t, out.Bytes())
+	if !strings.Contains(doc.Message, "during the summaries") {
+		t.Skipf("the summaries ended before SIGINT landed (exit %d, message %q)", code, doc.Message)
+	}
+	if code != exitInterrupted {
+		t.Errorf("SIGINT during the summaries: exit %d, want %d", code, exitInterrupted)
+	}
+	if len(doc.RandomEffects.Subjects) != 100000 || len(doc.Fixed) != 3 {
+		t.Errorf("summary after SIGINT: %d subjects, %d fixed effects", len(doc.RandomEffects.Subjects), len(doc.Fixed))
+	}
+	if _, err := readFitFile(filepath.Join(dir, "fit.json")); err != nil {
+		t.Errorf("the -out file does not load: %v", err)
+	}
+}
