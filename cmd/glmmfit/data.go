@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -35,7 +36,7 @@ type input struct {
 // pass (gzip-compressed input is recognised and decompressed on the way),
 // so that memory holds the columns and not the file. Columns named in
 // categorical are read as categorical whatever their content.
-func readInput(path string, stdin io.Reader, categorical []string) (*input, error) {
+func readInput(ctx context.Context, path string, stdin io.Reader, categorical []string) (*input, error) {
 	var (
 		src  io.Reader
 		name string
@@ -52,7 +53,21 @@ func readInput(path string, stdin io.Reader, categorical []string) (*input, erro
 		defer fh.Close()
 		src = fh
 	}
-	return readCSVInput(src, name, path, categorical)
+	return readCSVInput(ctxReader{ctx, src}, name, path, categorical)
+}
+
+// ctxReader stops reading once its context is done (a signal or
+// -timeout), so that a large file does not hold the program.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // parseInput reads CSV bytes (the built-in example, the training data of a

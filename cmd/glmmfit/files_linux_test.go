@@ -149,6 +149,11 @@ func TestTimeoutBoundsTheRun(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "fit.json")); err != nil {
 		t.Errorf("-timeout: no fit file written: %v", err)
 	}
+	// A limit that has passed before the data are read stops the reading.
+	r := glmmfit(t, dir, "", nil, append(args, "-timeout", "1ns")...)
+	if r.code != exitLimit || !strings.Contains(r.stderr, "-timeout 1ns") {
+		t.Errorf("-timeout 1ns: exit %d, stderr %q; want exit %d naming -timeout", r.code, r.stderr, exitLimit)
+	}
 	t.Logf("untimed %v, -timeout 200ms %v", full.elapsed, limited.elapsed)
 	if limited.elapsed >= full.elapsed {
 		t.Errorf("-timeout 200ms took %v, no less than the untimed run's %v", limited.elapsed, full.elapsed)

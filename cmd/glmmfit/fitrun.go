@@ -42,31 +42,37 @@ func runFit(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	job, err := prepareFit(e, o)
+	sig := catchInterrupts(e.stderr)
+	defer sig.stop()
+	// -timeout bounds the whole run, reading included: at the limit
+	// whatever phase is running stops as for a signal, and the iterations
+	// stop at 80% of what is left after reading (vi's TimeLimit).
+	ctx, cancelRun := context.WithCancel(sig.ctx)
+	defer cancelRun()
+	var timedOut atomic.Bool
+	if o.timeout > 0 {
+		timer := time.AfterFunc(o.timeout, func() {
+			timedOut.Store(true)
+			cancelRun()
+		})
+		defer timer.Stop()
+	}
+	job, err := prepareFit(ctx, e, o)
 	if err != nil {
+		switch {
+		case timedOut.Load():
+			return &exitError{code: exitLimit, msg: fmt.Sprintf("stopped at the time limit (-timeout %v) while reading the data; nothing was written", o.timeout)}
+		case ctx.Err() != nil:
+			return &exitError{code: sig.exitCode(), msg: "interrupted while reading the data; nothing was written"}
+		}
 		return err
 	}
 	if err := checkMemory(job.design.Model(), o.maxMemoryBytes); err != nil {
 		return err
 	}
-
-	sig := catchInterrupts(e.stderr)
-	defer sig.stop()
-	// -timeout bounds the whole run: the iterations stop at 80% of what
-	// is left after reading (vi's TimeLimit), and at the limit itself
-	// whatever phase is running stops as for a signal.
-	ctx, cancelRun := context.WithCancel(sig.ctx)
-	defer cancelRun()
-	var timedOut atomic.Bool
 	iterLimit := time.Duration(0)
 	if o.timeout > 0 {
-		left := o.timeout - time.Since(start)
-		iterLimit = max(time.Millisecond, left*8/10)
-		timer := time.AfterFunc(max(0, left), func() {
-			timedOut.Store(true)
-			cancelRun()
-		})
-		defer timer.Stop()
+		iterLimit = max(time.Millisecond, (o.timeout-time.Since(start))*8/10)
 	}
 	m := job.design.Model()
 	target, vm, rt, err := newTarget(job.method, m)
@@ -234,7 +240,7 @@ func statusError(res *vi.Result, fitErr error, o *fitOptions, written []string, 
 }
 
 // prepareFit reads the data and builds the model.
-func prepareFit(e *env, o *fitOptions) (*fitJob, error) {
+func prepareFit(ctx context.Context, e *env, o *fitOptions) (*fitJob, error) {
 	job := &fitJob{spec: o.spec}
 	var err error
 	switch {
@@ -270,7 +276,7 @@ func prepareFit(e *env, o *fitOptions) (*fitJob, error) {
 		}
 	default:
 		job.source = o.data
-		job.in, err = readInput(o.data, e.stdin, nil)
+		job.in, err = readInput(ctx, o.data, e.stdin, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/csv"
 	"flag"
 	"fmt"
@@ -92,7 +93,7 @@ func runPredict(e *env, args []string) error {
 	}
 	// Read the training data's categorical columns as categorical here too,
 	// so that labels such as subject "7" match; absent names are ignored.
-	in, err := readInput(o.data, e.stdin, sf.doc.Training.Categorical)
+	in, err := readInput(context.Background(), o.data, e.stdin, sf.doc.Training.Categorical)
 	if err != nil {
 		return err
 	}

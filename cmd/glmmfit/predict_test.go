@@ -6,6 +6,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"math"
@@ -199,7 +200,7 @@ func TestPredictBatchesAndIdenticalRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in, err := readInput(filepath.Join(dir, "new.csv"), nil, sf.doc.Training.Categorical)
+		in, err := readInput(context.Background(), filepath.Join(dir, "new.csv"), nil, sf.doc.Training.Categorical)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -114,9 +114,9 @@ Fitting:
                    window of 50 iterations (default 0.0125)
   -timeout D       limit on the run's wall time, e.g. 30s or 5m (default
                    none): the iterations stop at 80% of what is left after
-                   reading the data, and at the limit the running phase (the
-                   start, the final bound, the summaries) stops; what was
-                   computed is written and glmmfit exits 3
+                   reading the data, and at the limit the running phase
+                   (reading, the start, the final bound, the summaries)
+                   stops; what was computed is written and glmmfit exits 3
   -max-memory S    refuse, before fitting, a fit whose estimated memory is
                    above S (e.g. 4GB); by default the machine's available
                    memory
