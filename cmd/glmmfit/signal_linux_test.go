@@ -266,31 +266,25 @@ func TestProgressBar(t *testing.T) {
 	}
 }
 
-// TestInterruptDuringStart: SIGTERM while the start runs (on 100,000
-// subjects it takes about a second) stops it, writes the state reached
-// (the paper's start) and exits 143. If the start ends before the signal
-// lands, the test says so and skips: the phase it checks was missed.
-func TestInterruptDuringStart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulates 100,000 subjects")
-	}
-	dir := t.TempDir()
-	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "bernoulli", "-subjects", "100000", "-obs", "4",
-		"-beta", "-0.5,0.8,0.4", "-re-sd", "1", "-seed", "9", "-out", "huge.csv"))
-	cmd, term, _ := runOnTerminal(t, dir, "start:", "fit", "-data", "huge.csv", "-formula", "y ~ t + x1 + (1 | id)",
-		"-family", "bernoulli", "-method", "rvb2", "-out", "fit.json")
+// signalWhen runs glmmfit with args in dir on a terminal, sends sig once
+// the terminal shows want, and returns the exit code, what the terminal
+// got and standard output. It skips the test if glmmfit ends before the
+// signal can be sent.
+func signalWhen(t *testing.T, dir, want string, sig os.Signal, args ...string) (int, string, *bytes.Buffer) {
+	t.Helper()
+	cmd, term, out := runOnTerminal(t, dir, want, args...)
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	select {
 	case <-term.seen:
 	case err := <-waited:
-		t.Fatalf("glmmfit ended (%v) before showing the start; terminal: %q", err, term.String())
-	case <-time.After(120 * time.Second):
+		t.Skipf("glmmfit ended (%v) before the terminal showed %q: %q", err, want, term.String())
+	case <-time.After(300 * time.Second):
 		cmd.Process.Kill()
-		t.Fatalf("no start on the terminal after 120 s: %q", term.String())
+		t.Fatalf("no %q on the terminal after 300 s: %q", want, term.String())
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Skipf("glmmfit ended before %v: %v", sig, err)
 	}
 	var code int
 	select {
@@ -298,10 +292,31 @@ func TestInterruptDuringStart(t *testing.T) {
 		code = exitCode(t, err)
 	case <-time.After(120 * time.Second):
 		cmd.Process.Kill()
-		t.Fatal("glmmfit did not stop within 120 s of SIGTERM")
+		t.Fatalf("glmmfit did not stop within 120 s of %v", sig)
 	}
 	<-term.done
-	tty := term.String()
+	return code, term.String(), out
+}
+
+// simulateHuge writes huge.csv, 100,000 Bernoulli subjects, into dir.
+func simulateHuge(t *testing.T, dir string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("simulates 100,000 subjects")
+	}
+	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "bernoulli", "-subjects", "100000", "-obs", "4",
+		"-beta", "-0.5,0.8,0.4", "-re-sd", "1", "-seed", "9", "-out", "huge.csv"))
+}
+
+// TestInterruptDuringStart: SIGTERM while the start runs (on 100,000
+// subjects it takes about a second) stops it, writes the state reached
+// (the paper's start) and exits 143. If the start ends before the signal
+// lands, the test says so and skips: the phase it checks was missed.
+func TestInterruptDuringStart(t *testing.T) {
+	dir := t.TempDir()
+	simulateHuge(t, dir)
+	code, tty, _ := signalWhen(t, dir, "start:", syscall.SIGTERM, "fit", "-data", "huge.csv", "-formula", "y ~ t + x1 + (1 | id)",
+		"-family", "bernoulli", "-method", "rvb2", "-out", "fit.json")
 	if strings.Contains(tty, "fit: iteration") {
 		t.Skipf("the start ended before SIGTERM landed (exit %d)", code)
 	}
@@ -318,36 +333,10 @@ func TestInterruptDuringStart(t *testing.T) {
 // draws and says so, and exits 130. If the signal misses the phase, the
 // test skips.
 func TestInterruptDuringSummaries(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulates and fits 100,000 subjects")
-	}
 	dir := t.TempDir()
-	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "bernoulli", "-subjects", "100000", "-obs", "4",
-		"-beta", "-0.5,0.8,0.4", "-re-sd", "1", "-seed", "9", "-out", "huge.csv"))
-	cmd, term, out := runOnTerminal(t, dir, "summaries:", "fit", "-data", "huge.csv", "-formula", "y ~ t + x1 + (1 | id)",
+	simulateHuge(t, dir)
+	code, _, out := signalWhen(t, dir, "summaries:", os.Interrupt, "fit", "-data", "huge.csv", "-formula", "y ~ t + x1 + (1 | id)",
 		"-family", "bernoulli", "-method", "rvb2", "-max-iter", "50", "-format", "json", "-out", "fit.json")
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	select {
-	case <-term.seen:
-	case err := <-waited:
-		t.Skipf("glmmfit ended (%v) before the summaries showed; terminal: %q", err, term.String())
-	case <-time.After(300 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("no summaries on the terminal after 300 s: %q", term.String())
-	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Skipf("glmmfit ended before SIGINT: %v", err)
-	}
-	var code int
-	select {
-	case err := <-waited:
-		code = exitCode(t, err)
-	case <-time.After(120 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("glmmfit did not stop within 120 s of SIGINT")
-	}
-	<-term.done
 	doc := readDoc(t, out.Bytes())
 	if !strings.Contains(doc.Message, "during the summaries") {
 		t.Skipf("the summaries ended before SIGINT landed (exit %d, message %q)", code, doc.Message)
