@@ -106,7 +106,7 @@ const LocalRelMCSE = 0.05
 
 // firstDraws is the number of draws of theta_g of Summarize's first pass;
 // every further pass doubles the total.
-const firstDraws = 50
+const firstDraws = 25
 
 // Summarize returns the posterior means and standard deviations of a fit
 // of t (vi.Fit with Method vi.RVB on t) whose mean and compressed
