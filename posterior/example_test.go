@@ -49,5 +49,5 @@ func Example() {
 	// Output:
 	// (Intercept)   0.5 (sd 0.1)
 	// t            -0.4 (sd 0.1)
-	// subjects: 200, draws of theta_g: 50
+	// subjects: 200, draws of theta_g: 25
 }
