@@ -39,8 +39,8 @@ const maxSimRows = 1 << 26
 // with z_ij = (1), (1, t_ij) or (1, t_ij, x1_ij) for a random-effects
 // covariance RECov of size 1, 2 or 3, and b_i ~ N(0, RECov) independent.
 type SimSpec struct {
-	// Family is "poisson" (log link), "bernoulli" or "binomial" (logit
-	// link).
+	// Family is "poisson" or "negbinomial" (log link), "bernoulli" or
+	// "binomial" (logit link), or "gaussian" (identity link).
 	Family string
 	// Subjects is the number of subjects.
 	Subjects int
@@ -59,6 +59,10 @@ type SimSpec struct {
 	// Trials is the number of binomial trials per observation; zero means
 	// DefaultTrials.
 	Trials int
+	// Dispersion is the residual standard deviation of a gaussian response
+	// or the shape phi of a negative binomial one (variance mu + mu^2/phi);
+	// it must be positive for those families and is ignored by the others.
+	Dispersion float64
 	// Seed seeds the PCG generator that drives all draws.
 	Seed uint64
 }
@@ -172,7 +176,7 @@ func Simulate(spec SimSpec) (*Frame, *Truth, error) {
 			if r > 2 {
 				eta += b[2] * x[0]
 			}
-			y, err := draw(spec.Family, eta, trials, rng)
+			y, err := draw(spec.Family, eta, trials, spec.Dispersion, rng)
 			if err != nil {
 				return nil, nil, fmt.Errorf("datasets: Simulate: subject %d, observation %d: %w", i+1, j+1, err)
 			}
@@ -210,10 +214,16 @@ func Simulate(spec SimSpec) (*Frame, *Truth, error) {
 const maxPoissonMean = 1e9
 
 // draw samples one response given the linear predictor.
-func draw(family string, eta float64, trials int, rng *rand.Rand) (float64, error) {
+func draw(family string, eta float64, trials int, disp float64, rng *rand.Rand) (float64, error) {
 	switch family {
-	case "poisson":
+	case "gaussian":
+		return eta + disp*rng.NormFloat64(), nil
+	case "poisson", "negbinomial":
 		mu := math.Exp(eta)
+		if family == "negbinomial" && mu > 0 && mu <= maxPoissonMean {
+			// A Poisson mean drawn from Gamma(phi, rate phi/mu).
+			mu = distuv.Gamma{Alpha: disp, Beta: disp / mu, Src: rng}.Rand()
+		}
 		if !(mu <= maxPoissonMean) {
 			return 0, fmt.Errorf("Poisson mean exp(%v) too large", eta)
 		}
@@ -268,8 +278,12 @@ func (s *SimSpec) validate() error {
 	}
 	switch s.Family {
 	case "poisson", "bernoulli", "binomial":
+	case "gaussian", "negbinomial":
+		if !(s.Dispersion > 0) || math.IsInf(s.Dispersion, 0) {
+			return bad("Dispersion = %v, want positive and finite for the %s family", s.Dispersion, s.Family)
+		}
 	default:
-		return bad("unknown family %q (want poisson, bernoulli or binomial)", s.Family)
+		return bad("unknown family %q (want poisson, bernoulli, binomial, gaussian or negbinomial)", s.Family)
 	}
 	if s.Subjects < 1 {
 		return bad("Subjects = %d, want at least 1", s.Subjects)

@@ -96,6 +96,9 @@ type Design struct {
 	gindex  map[string]int
 	offsets []variable
 	opts    Options
+	// resp is the centre and scale of a gaussian response under PriorAuto
+	// (scale 0 when the response is as the data give it).
+	resp struct{ center, scale float64 }
 
 	warnings []string
 }
@@ -188,6 +191,9 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 		for k, i := range rows {
 			d.cfg.Weights[k] = col.Num[i]
 		}
+	}
+	if fam == glmm.Gaussian && opts.Prior == PriorAuto {
+		d.standardizeResponse()
 	}
 
 	if d.random, err = newCoder(&rnd.lhs, fr, rows, opts.Reference); err != nil {
@@ -492,7 +498,7 @@ func family(f *Formula, fr *datasets.Frame, opts Options) (glmm.Family, error) {
 		return glmm.Bernoulli, nil
 	}
 	return 0, &DataError{Token: r.y.label, Pos: r.y.pos, Row: -1,
-		Msg: "a numeric response needs a family: set Options.Family (poisson, bernoulli or binomial)"}
+		Msg: "a numeric response needs a family: set Options.Family (poisson, bernoulli, binomial, gaussian or negbinomial)"}
 }
 
 // oneTrial reports whether the response column holds one trial per row:

@@ -28,8 +28,11 @@ const (
 	// rstanarm's autoscaling and brms's centred intercept. The prior, and
 	// so the posterior on the user's scale, is then the same however a
 	// predictor is shifted or rescaled, and the fit works on well-scaled
-	// columns. Build fits the transformed columns; FixedMap maps the
-	// coefficients back.
+	// columns. A gaussian response is likewise centred (when the model has
+	// an intercept) and divided by its standard deviation, so that the
+	// prior is the same in any units of the response. Build fits the
+	// transformed columns; FixedMap, RandomScale and ResponseScale map the
+	// results back.
 	PriorAuto
 )
 
@@ -93,15 +96,65 @@ func (c *coder) scaleOnly(fr *datasets.Frame, rows []int) error {
 }
 
 // RandomScale returns, for each random effect of a model built with
-// PriorAuto, the scale its column was divided by (0 for a column left as
-// it is), or nil: the random effects b_a and their standard deviations on
-// the data's scale are the fitted ones divided by it, and correlations are
-// unchanged.
+// PriorAuto, the positive number to divide it by to get it on the data's
+// scale: the scale its column was divided by (1 for a column left as it
+// is), divided in turn by ResponseScale's scale. It returns nil when
+// every such number is 1. The random effects b_a and their standard
+// deviations on the data's scale are the fitted ones divided by it, and
+// correlations are unchanged.
 func (d *Design) RandomScale() []float64 {
-	if d.random == nil || d.random.scale == nil {
+	if d.random == nil || (d.random.scale == nil && d.resp.scale == 0) {
 		return nil
 	}
-	return d.random.scale
+	_, s := d.ResponseScale()
+	out := make([]float64, len(d.random.names))
+	for a := range out {
+		out[a] = 1 / s
+		if d.random.scale != nil && d.random.scale[a] != 0 {
+			out[a] = d.random.scale[a] / s
+		}
+	}
+	return out
+}
+
+// ResponseScale returns the centre and the scale of a gaussian response
+// standardised under PriorAuto, (0, 1) otherwise: the model is fitted to
+// (y - center)/scale, so its linear predictor maps to the data's scale as
+// center + scale eta, and its residual standard deviation as scale sigma.
+func (d *Design) ResponseScale() (center, scale float64) {
+	if d.resp.scale == 0 {
+		return 0, 1
+	}
+	return d.resp.center, d.resp.scale
+}
+
+// standardizeResponse centres (when the model has an intercept) and scales
+// the gaussian response, and scales the offsets with it.
+func (d *Design) standardizeResponse() {
+	y := d.cfg.Y
+	var mean float64
+	for _, v := range y {
+		mean += v
+	}
+	mean /= float64(len(y))
+	var ss float64
+	for _, v := range y {
+		ss += (v - mean) * (v - mean)
+	}
+	sd := math.Sqrt(ss / float64(len(y)))
+	if !(sd > 0) || math.IsInf(sd, 0) {
+		return // a constant response: left as it is
+	}
+	if !d.fixed.intercept {
+		mean = 0
+	}
+	d.resp.center, d.resp.scale = mean, sd
+	for k, v := range y {
+		y[k] = (v - mean) / sd
+	}
+	for k, v := range d.cfg.Offset {
+		d.cfg.Offset[k] = v / sd
+	}
 }
 
 // FixedMap maps the fixed effects of a model built with PriorAuto, which
@@ -114,6 +167,10 @@ type FixedMap struct {
 	Center, Scale []float64
 	// Intercept is the index of the intercept column, or -1.
 	Intercept int
+	// ResponseCenter and ResponseScale are those of a standardised
+	// gaussian response (0 and 1 otherwise): beta = ResponseScale A beta*
+	// + ResponseCenter e_Intercept.
+	ResponseCenter, ResponseScale float64
 }
 
 // FixedMap returns the map of the fixed effects back to the user's scale,
@@ -124,6 +181,7 @@ func (d *Design) FixedMap() *FixedMap {
 		return nil
 	}
 	m := &FixedMap{Center: c.center, Scale: c.scale, Intercept: -1}
+	m.ResponseCenter, m.ResponseScale = d.ResponseScale()
 	for j, col := range c.cols {
 		if len(col) == 0 {
 			m.Intercept = j
@@ -132,7 +190,8 @@ func (d *Design) FixedMap() *FixedMap {
 	return m
 }
 
-// Matrix returns A, the p×p matrix of the map.
+// Matrix returns the p×p matrix of the linear part of the map,
+// ResponseScale A.
 func (m *FixedMap) Matrix() *mat.Dense {
 	p := len(m.Scale)
 	a := mat.NewDense(p, p, nil)
@@ -146,10 +205,20 @@ func (m *FixedMap) Matrix() *mat.Dense {
 			a.Set(m.Intercept, j, a.At(m.Intercept, j)-m.Center[j]/m.Scale[j])
 		}
 	}
+	a.Scale(m.responseScale(), a)
 	return a
 }
 
-// Apply writes A betaStar into beta (both of length p).
+// responseScale returns ResponseScale, with 0 (a map built by hand) taken
+// as 1.
+func (m *FixedMap) responseScale() float64 {
+	if m.ResponseScale == 0 {
+		return 1
+	}
+	return m.ResponseScale
+}
+
+// Apply writes the map of betaStar into beta (both of length p).
 func (m *FixedMap) Apply(betaStar, beta []float64) {
 	if len(betaStar) != len(m.Scale) || len(beta) != len(m.Scale) {
 		panic("formula: bad length in FixedMap.Apply")
@@ -166,10 +235,18 @@ func (m *FixedMap) Apply(betaStar, beta []float64) {
 	if m.Intercept >= 0 {
 		beta[m.Intercept] -= shift
 	}
+	if s := m.responseScale(); s != 1 || m.ResponseCenter != 0 {
+		for j := range beta {
+			beta[j] *= s
+		}
+		if m.Intercept >= 0 {
+			beta[m.Intercept] += m.ResponseCenter
+		}
+	}
 }
 
-// Cov returns A cov A', the covariance of beta for the covariance cov of
-// betaStar.
+// Cov returns the covariance of beta for the covariance cov of betaStar:
+// M cov M', M the matrix of the map.
 func (m *FixedMap) Cov(cov mat.Symmetric) *mat.SymDense {
 	a := m.Matrix()
 	p := len(m.Scale)

@@ -42,9 +42,23 @@ func (mod *Model) GroupName() string { return mod.groupName }
 func (mod *Model) GroupLevels() []string { return mod.groupLevels }
 
 // GlobalNames returns the names of the entries of theta_g: the fixed-effect
-// names, then OmegaNames of the random-effect names.
+// names, then OmegaNames of the random-effect names, then "log(sigma)" or
+// "log(phi)" for a family with a dispersion parameter.
 func (mod *Model) GlobalNames() []string {
-	return append(append([]string(nil), mod.fixedNames...), OmegaNames(mod.randomNames)...)
+	names := append(append([]string(nil), mod.fixedNames...), OmegaNames(mod.randomNames)...)
+	if mod.nd == 1 {
+		names = append(names, "log("+mod.family.DispersionName()+")")
+	}
+	return names
+}
+
+// Dispersion returns the index in theta_g of psi, the log of the family's
+// dispersion parameter, and true; or 0 and false for a family without one.
+func (mod *Model) Dispersion() (int, bool) {
+	if mod.nd == 0 {
+		return 0, false
+	}
+	return mod.p + NumOmega(mod.r), true
 }
 
 // Perm returns the storage order of the observations: stored row k (rows are

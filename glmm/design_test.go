@@ -92,7 +92,7 @@ func TestSparseDenseAgree(t *testing.T) {
 			}
 			ptr = append(ptr, len(ind))
 		}
-		local, thetaG := randomLocal(rng, n, r), randomGlobal(rng, p, r)
+		local, thetaG := randomLocal(rng, n, r), withDispersion(rng, fam, randomGlobal(rng, p, r))
 
 		var models []*glmm.Model
 		for _, x := range []mat.Matrix{dense, sparse.NewCSR(nobs, p, ptr, ind, val), opaque{dense}} {
@@ -136,7 +136,7 @@ func TestSparseDenseStorage(t *testing.T) {
 		rng := rand.New(rand.NewPCG(uint64(fi), 12))
 		const n, p, r = 25, 12, 1
 		cfg := randomConfig(rng, fam, n, p, r, true)
-		local, thetaG := randomLocal(rng, n, r), randomGlobal(rng, p, r)
+		local, thetaG := randomLocal(rng, n, r), withDispersion(rng, fam, randomGlobal(rng, p, r))
 		sp, err := glmm.New(cfg)
 		if err != nil || !sp.SparseX() {
 			t.Fatalf("%v: sparse model: %v (sparse %v)", fam, err, sp != nil && sp.SparseX())

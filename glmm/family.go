@@ -9,11 +9,18 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"gonum.org/v1/gonum/mathext"
 )
 
-// Family is an exponential family with its canonical link. Its zero value is
-// not a valid family. A Family is a plain value: its methods hold no state
-// and are safe for concurrent use.
+// Family is a response distribution with its link. Its zero value is not a
+// valid family. A Family is a plain value: its methods hold no state and
+// are safe for concurrent use.
+//
+// Gaussian and NegBinomial have a dispersion parameter, which joins the
+// global block on the log scale as psi: log sigma (the residual standard
+// deviation) and log phi (the negative binomial shape). The methods take
+// psi as an argument and ignore it for the other families.
 type Family int
 
 const (
@@ -24,6 +31,12 @@ const (
 	// Binomial successes y = 0..m out of m trials with logit link: mean per
 	// trial logistic(eta).
 	Binomial
+	// Gaussian responses with identity link: y ~ N(eta, sigma^2), psi =
+	// log sigma.
+	Gaussian
+	// NegBinomial counts with log link, glmmTMB's nbinom2: mean mu =
+	// exp(eta), variance mu + mu^2/phi, psi = log phi.
+	NegBinomial
 )
 
 // MaxPoissonEta is the largest linear predictor at which the Poisson mean
@@ -33,8 +46,8 @@ const (
 // set can be fitted near it: exp(700) is about 1e304.
 const MaxPoissonEta = 700
 
-// ParseFamily returns the family named by s: "poisson", "bernoulli" or
-// "binomial", in any case.
+// ParseFamily returns the family named by s: "poisson", "bernoulli",
+// "binomial", "gaussian" or "negbinomial" (also "nbinom2"), in any case.
 func ParseFamily(s string) (Family, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "poisson":
@@ -43,8 +56,12 @@ func ParseFamily(s string) (Family, error) {
 		return Bernoulli, nil
 	case "binomial":
 		return Binomial, nil
+	case "gaussian":
+		return Gaussian, nil
+	case "negbinomial", "nbinom2":
+		return NegBinomial, nil
 	}
-	return 0, fmt.Errorf("glmm: unknown family %q (want poisson, bernoulli or binomial)", s)
+	return 0, fmt.Errorf("glmm: unknown family %q (want poisson, bernoulli, binomial, gaussian or negbinomial)", s)
 }
 
 // String returns the lower-case name of the family.
@@ -56,12 +73,33 @@ func (f Family) String() string {
 		return "bernoulli"
 	case Binomial:
 		return "binomial"
+	case Gaussian:
+		return "gaussian"
+	case NegBinomial:
+		return "negbinomial"
 	}
 	return fmt.Sprintf("Family(%d)", int(f))
 }
 
 // Valid reports whether f is one of the defined families.
-func (f Family) Valid() bool { return f >= Poisson && f <= Binomial }
+func (f Family) Valid() bool { return f >= Poisson && f <= NegBinomial }
+
+// HasDispersion reports whether the family has a dispersion parameter
+// (Gaussian and NegBinomial), whose log psi is the last entry of the
+// global block.
+func (f Family) HasDispersion() bool { return f == Gaussian || f == NegBinomial }
+
+// DispersionName returns the name of the dispersion parameter, "sigma"
+// for Gaussian and "phi" for NegBinomial, and "" for the other families.
+func (f Family) DispersionName() string {
+	switch f {
+	case Gaussian:
+		return "sigma"
+	case NegBinomial:
+		return "phi"
+	}
+	return ""
+}
 
 // logisticLogLik returns y eta - m log(1 + exp(eta)) in the form
 //
@@ -84,24 +122,78 @@ func logistic(x float64) float64 {
 	return e / (1 + e)
 }
 
-// LogLik returns log p(y | eta) without the data-only constant (see
+// LogLik returns log p(y | eta, psi) without the data-only constant (see
 // Constant): y eta - exp(eta) for Poisson, y eta - m log(1 + exp(eta)) for
-// Bernoulli (m = 1) and binomial. The binomial term is computed from eta, not
-// from the mean, so it is accurate for |eta| up to the float64 range.
-func (f Family) LogLik(y, m, eta float64) float64 {
+// Bernoulli (m = 1) and binomial, -(y - eta)^2 / (2 sigma^2) - log sigma for
+// Gaussian, and
+//
+//	log Gamma(y + phi) - log Gamma(phi) + phi log phi + y eta - (y + phi) log(phi + exp(eta))
+//
+// for NegBinomial. The binomial term is computed from eta, not from the
+// mean, so it is accurate for |eta| up to the float64 range.
+func (f Family) LogLik(y, m, eta, psi float64) float64 {
 	switch f {
 	case Poisson:
 		return y*eta - math.Exp(min(eta, MaxPoissonEta))
 	case Bernoulli, Binomial:
 		return logisticLogLik(y, m, eta)
+	case Gaussian:
+		r := (y - eta) * math.Exp(-psi)
+		return -0.5*r*r - psi
+	case NegBinomial:
+		// phi psi - (y + phi) log(phi + mu) rearranged as
+		// -phi log(1 + mu/phi) - y log(phi + mu), whose terms stay small
+		// as phi grows towards the Poisson limit.
+		e := min(eta, MaxPoissonEta)
+		x := e - psi
+		soft := max(x, 0) + math.Log1p(math.Exp(-math.Abs(x)))
+		return lgammaDiff(y, math.Exp(psi)) + y*(e-logAddExp(psi, e)) - math.Exp(psi)*soft
 	}
 	panic("glmm: invalid family")
 }
 
+// lgammaDiff returns log Gamma(y + phi) - log Gamma(phi) for a count
+// y >= 0: a sum of logs for small counts, where the difference of two
+// large log-gammas would cancel.
+func lgammaDiff(y, phi float64) float64 {
+	if y <= 64 {
+		var s float64
+		for k := 0.0; k < y; k++ {
+			s += math.Log(phi + k)
+		}
+		return s
+	}
+	a, _ := math.Lgamma(y + phi)
+	b, _ := math.Lgamma(phi)
+	return a - b
+}
+
+// logAddExp returns log(exp(a) + exp(b)) without overflow.
+func logAddExp(a, b float64) float64 {
+	if a < b {
+		a, b = b, a
+	}
+	return a + math.Log1p(math.Exp(b-a))
+}
+
+// nbTerms returns, for the negative binomial at (y, eta, psi), the
+// derivatives of LogLik in eta, with the mean clamped as Poisson's:
+// d1 = phi (y - mu)/(phi + mu), d2 = -phi mu (y + phi)/(phi + mu)^2 and
+// d3 = d2 (phi - mu)/(phi + mu).
+func nbTerms(y, eta, psi float64) (d1, d2, d3 float64) {
+	// With t = mu/(phi + mu) = logistic(eta - psi) and 1 - t, computed
+	// without overflow for any eta - psi.
+	t := logistic(min(eta, MaxPoissonEta) - psi)
+	u := logistic(psi - min(eta, MaxPoissonEta))
+	d1 = y*u - math.Exp(psi)*t
+	d2 = -(y + math.Exp(psi)) * t * u
+	return d1, d2, d2 * (u - t)
+}
+
 // Derivs returns the first three derivatives of LogLik with respect to eta:
-// d1 = y - m mu, d2 = -m dmu/deta and d3 = -m d2mu/deta2, with mu the mean
-// per trial.
-func (f Family) Derivs(y, m, eta float64) (d1, d2, d3 float64) {
+// for the exponential families with canonical link d1 = y - m mu,
+// d2 = -m dmu/deta and d3 = -m d2mu/deta2, with mu the mean per trial.
+func (f Family) Derivs(y, m, eta, psi float64) (d1, d2, d3 float64) {
 	switch f {
 	case Poisson:
 		mu := math.Exp(min(eta, MaxPoissonEta))
@@ -119,15 +211,59 @@ func (f Family) Derivs(y, m, eta float64) (d1, d2, d3 float64) {
 		}
 		v := e * q * q
 		return y*p1 - (m-y)*p, -m * v, m * v * math.Tanh(eta/2)
+	case Gaussian:
+		prec := math.Exp(-2 * psi)
+		return (y - eta) * prec, -prec, 0
+	case NegBinomial:
+		return nbTerms(y, eta, psi)
 	}
 	panic("glmm: invalid family")
 }
 
+// PsiDeriv returns the derivative of LogLik with respect to psi, the log
+// of the dispersion parameter: (y - eta)^2/sigma^2 - 1 for Gaussian,
+//
+//	phi (digamma(y + phi) - digamma(phi) + psi + 1 - log(phi + mu) - (y + phi)/(phi + mu))
+//
+// for NegBinomial, and 0 for the families without one.
+func (f Family) PsiDeriv(y, m, eta, psi float64) float64 {
+	switch f {
+	case Gaussian:
+		r := (y - eta) * math.Exp(-psi)
+		return r*r - 1
+	case NegBinomial:
+		phi := math.Exp(psi)
+		e := min(eta, MaxPoissonEta)
+		// (y + phi)/(phi + mu) = y/(phi+mu) + phi/(phi+mu), both bounded.
+		u := logistic(psi - e) // phi/(phi+mu)
+		v := y * math.Exp(-logAddExp(psi, e))
+		return phi * (digammaDiff(y, phi) + psi + 1 - logAddExp(psi, e) - u - v)
+	}
+	return 0
+}
+
+// digammaDiff returns digamma(y + phi) - digamma(phi) for a count y >= 0:
+// a finite sum of 1/(phi + k) for small counts, where the difference of
+// two large digammas would cancel.
+func digammaDiff(y, phi float64) float64 {
+	if y <= 64 {
+		var s float64
+		for k := 0.0; k < y; k++ {
+			s += 1 / (phi + k)
+		}
+		return s
+	}
+	return mathext.Digamma(y+phi) - mathext.Digamma(phi)
+}
+
 // Constant returns the data-only term of log p(y | eta) that LogLik leaves
-// out: -log y! for Poisson, log C(m, y) for binomial and 0 for Bernoulli.
+// out: -log y! for Poisson and NegBinomial, log C(m, y) for binomial,
+// -log(2 pi)/2 for Gaussian and 0 for Bernoulli.
 func (f Family) Constant(y, m float64) float64 {
 	switch f {
-	case Poisson:
+	case Gaussian:
+		return -0.5 * log2Pi
+	case Poisson, NegBinomial:
 		lg, _ := math.Lgamma(y + 1)
 		return -lg
 	case Bernoulli:
@@ -141,11 +277,14 @@ func (f Family) Constant(y, m float64) float64 {
 	panic("glmm: invalid family")
 }
 
-// Mean returns the mean per trial at eta: exp(eta) for Poisson (with eta
-// clamped at MaxPoissonEta), logistic(eta) otherwise.
+// Mean returns the mean per trial at eta: exp(eta) for Poisson and
+// NegBinomial (with eta clamped at MaxPoissonEta), eta for Gaussian,
+// logistic(eta) otherwise.
 func (f Family) Mean(eta float64) float64 {
 	switch f {
-	case Poisson:
+	case Gaussian:
+		return eta
+	case Poisson, NegBinomial:
 		return math.Exp(min(eta, MaxPoissonEta))
 	case Bernoulli, Binomial:
 		return logistic(eta)
@@ -165,8 +304,8 @@ var ErrResponse = errors.New("impossible response")
 // CheckResponse reports an error wrapping ErrResponse if the family cannot
 // produce y successes (or counts) out of m trials: a non-finite value, a
 // negative or non-integer count, a Bernoulli y not in {0, 1}, fewer than one
-// trial, a non-integer number of trials, y > m, or m != 1 for Poisson and
-// Bernoulli.
+// trial, a non-integer number of trials, y > m, or m != 1 for a family
+// without trials. A Gaussian response may be any finite number.
 func (f Family) CheckResponse(y, m float64) error {
 	if !f.Valid() {
 		return fmt.Errorf("invalid family %v", f)
@@ -178,15 +317,19 @@ func (f Family) CheckResponse(y, m float64) error {
 		return fmt.Errorf("%w: number of trials %v is not finite", ErrResponse, m)
 	}
 	switch f {
-	case Poisson:
+	case Poisson, NegBinomial:
 		if m != 1 {
-			return fmt.Errorf("%w: %v trials given for a poisson count (want 1)", ErrResponse, m)
+			return fmt.Errorf("%w: %v trials given for a %v count (want 1)", ErrResponse, m, f)
 		}
 		if y < 0 || y != math.Trunc(y) {
-			return fmt.Errorf("%w: poisson response %v is not a non-negative integer", ErrResponse, y)
+			return fmt.Errorf("%w: %v response %v is not a non-negative integer", ErrResponse, f, y)
 		}
 		if y > MaxCount {
-			return fmt.Errorf("%w: poisson count %v is above %.4g, the largest a float64 holds exactly (is the column a count?)", ErrResponse, y, float64(MaxCount))
+			return fmt.Errorf("%w: %v count %v is above %.4g, the largest a float64 holds exactly (is the column a count?)", ErrResponse, f, y, float64(MaxCount))
+		}
+	case Gaussian:
+		if m != 1 {
+			return fmt.Errorf("%w: %v trials given for a gaussian response (want 1)", ErrResponse, m)
 		}
 	case Bernoulli:
 		if m != 1 {

@@ -55,7 +55,7 @@ func TestFamilyDerivativesFD(t *testing.T) {
 	for _, c := range familyCases {
 		for _, eta := range etaGrid() {
 			name := fmt.Sprintf("%v y=%v m=%v eta=%v", c.f, c.y, c.m, eta)
-			d1, d2, d3 := c.f.Derivs(c.y, c.m, eta)
+			d1, d2, d3 := c.f.Derivs(c.y, c.m, eta, 0)
 			mu, mu1 := meanSplit(c.f, eta)
 
 			// d1 against the central difference of LogLik, relative to the
@@ -64,7 +64,7 @@ func TestFamilyDerivativesFD(t *testing.T) {
 			if c.f != Poisson {
 				scale1 = c.y*mu1 + (c.m-c.y)*mu
 			}
-			got := fd.Derivative(func(e float64) float64 { return c.f.LogLik(c.y, c.m, e) }, eta, settings)
+			got := fd.Derivative(func(e float64) float64 { return c.f.LogLik(c.y, c.m, e, 0) }, eta, settings)
 			if !closeRel(got, d1, scale1, tol) {
 				t.Errorf("%s: d1 = %v, finite difference %v", name, d1, got)
 			}
@@ -76,10 +76,10 @@ func TestFamilyDerivativesFD(t *testing.T) {
 			if c.f != Poisson && eta > 0 {
 				yd = c.m
 			}
-			if e1, e2, e3 := c.f.Derivs(yd, c.m, eta); e2 != d2 || e3 != d3 || (yd == c.y && e1 != d1) {
+			if e1, e2, e3 := c.f.Derivs(yd, c.m, eta, 0); e2 != d2 || e3 != d3 || (yd == c.y && e1 != d1) {
 				t.Errorf("%s: d2, d3 depend on y", name)
 			}
-			got = fd.Derivative(func(e float64) float64 { d, _, _ := c.f.Derivs(yd, c.m, e); return d }, eta, settings)
+			got = fd.Derivative(func(e float64) float64 { d, _, _ := c.f.Derivs(yd, c.m, e, 0); return d }, eta, settings)
 			if !closeRel(got, d2, d2, tol) {
 				t.Errorf("%s: d2 = %v, finite difference %v", name, d2, got)
 			}
@@ -87,7 +87,7 @@ func TestFamilyDerivativesFD(t *testing.T) {
 			if c.f != Poisson {
 				scale3 = d2 // d3 = -d2 tanh(eta/2) vanishes at eta = 0
 			}
-			got = fd.Derivative(func(e float64) float64 { _, d, _ := c.f.Derivs(c.y, c.m, e); return d }, eta, settings)
+			got = fd.Derivative(func(e float64) float64 { _, d, _ := c.f.Derivs(c.y, c.m, e, 0); return d }, eta, settings)
 			if !closeRel(got, d3, scale3, tol) {
 				t.Errorf("%s: d3 = %v, finite difference %v", name, d3, got)
 			}
@@ -100,7 +100,7 @@ func TestFamilyDerivativesFD(t *testing.T) {
 				wantLL = c.y*eta - c.m*math.Log(1+math.Exp(eta))
 				wantD1 = c.y - c.m*mu
 			}
-			if ll := c.f.LogLik(c.y, c.m, eta); !closeRel(ll, wantLL, math.Max(1, math.Abs(wantLL)), 1e-12) {
+			if ll := c.f.LogLik(c.y, c.m, eta, 0); !closeRel(ll, wantLL, math.Max(1, math.Abs(wantLL)), 1e-12) {
 				t.Errorf("%s: LogLik = %v, want %v", name, ll, wantLL)
 			}
 			if !closeRel(d1, wantD1, math.Max(1, scale1), 1e-12) {
@@ -131,8 +131,8 @@ func TestFamilyExtremes(t *testing.T) {
 		{Binomial, 0, 5, -40, -5 * math.Exp(-40), -5 * math.Exp(-40), 1e-12, 1e-12},
 		{Bernoulli, 1, 1, -800, -800, 1, 1e-15, 1e-15},
 	} {
-		ll := c.f.LogLik(c.y, c.m, c.eta)
-		d1, d2, d3 := c.f.Derivs(c.y, c.m, c.eta)
+		ll := c.f.LogLik(c.y, c.m, c.eta, 0)
+		d1, d2, d3 := c.f.Derivs(c.y, c.m, c.eta, 0)
 		if !closeRel(ll, c.wantLL, c.wantLL, c.relLL) || !closeRel(d1, c.wantD1, c.wantD1, c.rel) {
 			t.Errorf("%v y=%v m=%v eta=%v: LogLik %v d1 %v, want %v %v", c.f, c.y, c.m, c.eta, ll, d1, c.wantLL, c.wantD1)
 		}
@@ -144,8 +144,8 @@ func TestFamilyExtremes(t *testing.T) {
 	}
 	// The Poisson mean is clamped, so LogLik stays finite far beyond it.
 	for _, eta := range []float64{MaxPoissonEta, 710, 1e6} {
-		ll := Poisson.LogLik(2, 1, eta)
-		d1, d2, d3 := Poisson.Derivs(2, 1, eta)
+		ll := Poisson.LogLik(2, 1, eta, 0)
+		d1, d2, d3 := Poisson.Derivs(2, 1, eta, 0)
 		want := 2*eta - math.Exp(MaxPoissonEta)
 		if ll != want || d1 != 2-math.Exp(MaxPoissonEta) || d2 != -math.Exp(MaxPoissonEta) || d3 != d2 {
 			t.Errorf("eta=%v: LogLik %v (want %v), derivatives %v %v %v", eta, ll, want, d1, d2, d3)
@@ -195,7 +195,7 @@ func TestFamilyConstant(t *testing.T) {
 	}{{Poisson, 1, 1.3, 200}, {Bernoulli, 1, -0.7, 1}, {Binomial, 12, 0.4, 12}} {
 		s := 0.0
 		for y := 0; y <= c.top; y++ {
-			s += math.Exp(c.f.LogLik(float64(y), c.m, c.eta) + c.f.Constant(float64(y), c.m))
+			s += math.Exp(c.f.LogLik(float64(y), c.m, c.eta, 0) + c.f.Constant(float64(y), c.m))
 		}
 		if math.Abs(s-1) > 1e-12 {
 			t.Errorf("%v: probabilities sum to %v", c.f, s)
@@ -210,7 +210,7 @@ func TestParseFamily(t *testing.T) {
 		ok   bool
 	}{
 		{"poisson", Poisson, true}, {"Poisson", Poisson, true}, {"BERNOULLI", Bernoulli, true},
-		{"binomial", Binomial, true}, {" binomial ", Binomial, true}, {"gaussian", 0, false}, {"", 0, false},
+		{"binomial", Binomial, true}, {" binomial ", Binomial, true}, {"gaussian", Gaussian, true}, {"negbinomial", NegBinomial, true}, {"normal", 0, false}, {"", 0, false},
 	} {
 		f, err := ParseFamily(c.s)
 		if (err == nil) != c.ok || f != c.want {

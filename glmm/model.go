@@ -98,11 +98,12 @@ func (e *DataError) Unwrap() error { return e.Err }
 // Model is a Bayesian GLMM
 //
 //	eta_ij = x_ij' beta + z_ij' b_i + offset_ij,
-//	b_i ~ N(0, (W W')^-1),  theta_g = (beta, omega) ~ N(0, sigma0^2 I),
+//	b_i ~ N(0, (W W')^-1),  theta_g = (beta, omega[, psi]) ~ N(0, sigma0^2 I),
 //
 // as a target density over the local blocks b_1..b_n (r each) and the global
 // block theta_g = (beta, omega) of size G = p + r(r+1)/2, omega = vech(W*)
-// (see OmegaToW). A Model is immutable after New and safe for concurrent
+// (see OmegaToW). A family with a dispersion parameter (Gaussian,
+// NegBinomial) adds its log psi as the last entry, G = p + r(r+1)/2 + 1. A Model is immutable after New and safe for concurrent
 // use; each concurrent caller of Local needs its own workspace.
 //
 // Observations are stored subject-major (stably sorted by subject); Perm
@@ -112,6 +113,7 @@ type Model struct {
 	nobs   int
 	p, r   int
 	n      int
+	nd     int // 1 when the family has a dispersion parameter, else 0
 
 	start []int // stored rows of subject i are start[i]..start[i+1]-1
 	perm  []int // perm[k] is the row given to New of stored row k
@@ -290,6 +292,9 @@ func New(cfg Config) (*Model, error) {
 		groupLevels: levels,
 		priorSD:     sigma0,
 	}
+	if cfg.Family.HasDispersion() {
+		mod.nd = 1
+	}
 
 	// Stable counting sort of the rows by subject.
 	for g := range cfg.NumGroups {
@@ -351,7 +356,7 @@ func New(cfg Config) (*Model, error) {
 		mod.subjConst[i] = c
 		mod.dataConst += c
 	}
-	mod.unitWM = mod.family != Poisson
+	mod.unitWM = mod.family == Bernoulli || mod.family == Binomial
 	for j := range mod.y {
 		if mod.w[j] != 1 || mod.m[j] != 1 {
 			mod.unitWM = false

@@ -113,6 +113,12 @@ func randomConfig(rng *rand.Rand, fam glmm.Family, n, p, r int, dummies bool) gl
 		switch fam {
 		case glmm.Poisson:
 			cfg.Y[k] = poissonDraw(rng, math.Exp(eta+1))
+		case glmm.Gaussian:
+			cfg.Y[k] = eta + 0.8*rng.NormFloat64()
+		case glmm.NegBinomial:
+			// Gamma(shape 2) mixing of a Poisson: phi = 2.
+			g := -math.Log(rng.Float64()*rng.Float64()) / 2
+			cfg.Y[k] = poissonDraw(rng, g*math.Exp(eta+1))
 		case glmm.Bernoulli:
 			if rng.Float64() < 1/(1+math.Exp(-eta)) {
 				cfg.Y[k] = 1
@@ -162,7 +168,7 @@ func newProblemPlain(t testing.TB, seed uint64, fam glmm.Family, n, p, r int, pl
 	if err != nil {
 		t.Fatal(err)
 	}
-	return problem{cfg: cfg, mod: mod, local: randomLocal(rng, n, r), thetaG: randomGlobal(rng, p, r)}
+	return problem{cfg: cfg, mod: mod, local: randomLocal(rng, n, r), thetaG: withDispersion(rng, fam, randomGlobal(rng, p, r))}
 }
 
 func randomLocal(rng *rand.Rand, n, r int) []float64 {
@@ -171,6 +177,15 @@ func randomLocal(rng *rand.Rand, n, r int) []float64 {
 		b[k] = rng.NormFloat64()
 	}
 	return b
+}
+
+// withDispersion appends a random psi to thetaG for a family with a
+// dispersion parameter.
+func withDispersion(rng *rand.Rand, fam glmm.Family, thetaG []float64) []float64 {
+	if !fam.HasDispersion() {
+		return thetaG
+	}
+	return append(thetaG, 0.5*rng.NormFloat64())
 }
 
 func randomGlobal(rng *rand.Rand, p, r int) []float64 {
@@ -208,9 +223,16 @@ func referenceLogJoint(cfg glmm.Config, local, thetaG []float64, sigma0 float64)
 			eta += cfg.Z.At(k, c) * local[i*r+c]
 		}
 		var l float64
+		psi := thetaG[len(thetaG)-1]
 		switch cfg.Family {
 		case glmm.Poisson:
 			l = y*eta - math.Exp(eta) - lg(y+1)
+		case glmm.Gaussian:
+			sd := math.Exp(psi)
+			l = -0.5*math.Log(2*math.Pi) - psi - (y-eta)*(y-eta)/(2*sd*sd)
+		case glmm.NegBinomial:
+			phi, mu := math.Exp(psi), math.Exp(eta)
+			l = lg(y+phi) - lg(phi) - lg(y+1) + phi*math.Log(phi/(phi+mu)) + y*math.Log(mu/(phi+mu))
 		case glmm.Bernoulli:
 			l = y*eta - math.Log1p(math.Exp(eta))
 		case glmm.Binomial:
@@ -270,7 +292,7 @@ func logJoint(t testing.TB, mod *glmm.Model, local, thetaG []float64, withGrad b
 	return v + mod.Global(thetaG, gg), grad
 }
 
-var allFamilies = []glmm.Family{glmm.Poisson, glmm.Bernoulli, glmm.Binomial}
+var allFamilies = []glmm.Family{glmm.Poisson, glmm.Bernoulli, glmm.Binomial, glmm.Gaussian, glmm.NegBinomial}
 
 type problemCase struct {
 	fam     glmm.Family
@@ -387,7 +409,11 @@ func TestGradientFD(t *testing.T) {
 				t.Errorf("%v: d/d%s = %v, finite difference %v", c, what, grad[k], num[k])
 			}
 		}
-		if g != c.p+c.r*(c.r+1)/2 {
+		nd := 0
+		if c.fam.HasDispersion() {
+			nd = 1
+		}
+		if g != c.p+c.r*(c.r+1)/2+nd {
 			t.Errorf("%v: G = %d", c, g)
 		}
 		t.Logf("%v: worst relative gradient error %.2g", c, worst)
@@ -549,7 +575,7 @@ func TestLongSubject(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		local, thetaG := randomLocal(rng, len(sizes), 1), randomGlobal(rng, 2, 1)
+		local, thetaG := randomLocal(rng, len(sizes), 1), withDispersion(rng, fam, randomGlobal(rng, 2, 1))
 		got, _ := logJoint(t, mod, local, thetaG, false)
 		if want := referenceLogJoint(cfg, local, thetaG, 10); math.Abs(got-want) > 1e-12*math.Abs(want) {
 			t.Errorf("%v: log joint %v, reference %v", fam, got, want)

@@ -52,7 +52,8 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 	st := &starter{mod: mod, chunks: parallel.NewChunking(n, 0)}
 	st.b = theta[:n*r]
 	st.beta = theta[n*r : n*r+p]
-	omega := theta[n*r+p:]
+	no := NumOmega(r)
+	omega := theta[n*r+p : n*r+p+no]
 	nc := st.chunks.Len()
 	st.partG = scratch.Partials(nc, p)
 	st.partI = scratch.Partials(nc, p*p)
@@ -70,6 +71,12 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 	st.fi = make([]float64, n)
 	if err := st.dataStart(ctx); err != nil {
 		return err
+	}
+	if mod.nd == 1 {
+		st.partP = scratch.Partials(nc, 2)
+		if err := st.initPsi(ctx); err != nil {
+			return err
+		}
 	}
 	w := make([]float64, r*r)
 	for round := range startRounds {
@@ -97,6 +104,11 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 		}
 		for range steps {
 			if err := st.newton(ctx); err != nil {
+				return err
+			}
+		}
+		if mod.nd == 1 {
+			if err := st.updatePsi(ctx); err != nil {
 				return err
 			}
 		}
@@ -141,6 +153,102 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 			}
 		}
 	}
+	if mod.nd == 1 {
+		j := p + no
+		theta[n*r+j] = st.psi
+		sg[j*(j+1)/2+j] = max(st.psiCurv, 1/v2)
+	}
+	return nil
+}
+
+// psiStep is the largest change of psi in one Newton step of updatePsi
+// (a factor e in the dispersion), and psiDelta the step of the finite
+// difference that gives its curvature.
+const (
+	psiStep  = 1.0
+	psiDelta = 1e-4
+)
+
+// initPsi sets psi at the data start: the log of the root mean square
+// residual for the Gaussian, and then (for every family) a few Newton
+// steps of updatePsi.
+func (st *starter) initPsi(ctx context.Context) error {
+	mod := st.mod
+	if mod.family == Gaussian {
+		var ss, sw float64
+		eta := make([]float64, mod.maxNi)
+		for i := range mod.n {
+			lo, hi := mod.start[i], mod.start[i+1]
+			e := eta[:hi-lo]
+			mod.FixedEta(i, st.beta, e)
+			for j := lo; j < hi; j++ {
+				v := e[j-lo]
+				for a := range mod.r {
+					v += mod.z[j*mod.r+a] * st.b[i*mod.r+a]
+				}
+				d := mod.y[j] - v
+				ss += mod.w[j] * d * d
+				sw += mod.w[j]
+			}
+		}
+		if ss > 0 && sw > 0 {
+			st.psi = 0.5 * math.Log(ss/sw)
+		}
+	}
+	for range 3 {
+		if err := st.updatePsi(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// updatePsi takes one damped Newton step in psi on the expected log
+// likelihood (with its prior) at the current (b, beta) and Gaussians,
+// with the curvature from a finite difference of the derivative.
+func (st *starter) updatePsi(ctx context.Context) error {
+	mod := st.mod
+	r := mod.r
+	err := parallel.For(ctx, 0, st.chunks, func(k, lo, hi int) error {
+		sc := newStartScratch(mod, st.psi)
+		var d0, d1 float64
+		for i := lo; i < hi; i++ {
+			s, e := mod.start[i], mod.start[i+1]
+			eta := sc.eta[:e-s]
+			mod.FixedEta(i, st.beta, eta)
+			v := st.vOf(i)
+			for j := s; j < e; j++ {
+				et := eta[j-s]
+				for a := range r {
+					et += mod.z[j*r+a] * st.b[i*r+a]
+				}
+				sd := mod.etaSD(j, v)
+				d0 += mod.w[j] * sc.expectPsi(mod.family, mod.y[j], mod.m[j], et, sd, st.psi)
+				d1 += mod.w[j] * sc.expectPsi(mod.family, mod.y[j], mod.m[j], et, sd, st.psi+psiDelta)
+			}
+		}
+		st.partP[k][0], st.partP[k][1] = d0, d1
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var d0, d1 float64
+	for _, pp := range st.partP {
+		d0 += pp[0]
+		d1 += pp[1]
+	}
+	v2 := mod.priorSD * mod.priorSD
+	g := d0 - st.psi/v2
+	h := (d1-d0)/psiDelta - 1/v2
+	st.psiCurv = -h
+	step := math.Copysign(psiStep, g)
+	if h < 0 && math.Abs(g/h) < psiStep {
+		step = -g / h
+	}
+	if !math.IsNaN(step) {
+		st.psi += step
+	}
 	return nil
 }
 
@@ -150,7 +258,12 @@ type starter struct {
 	chunks parallel.Chunking
 	b      []float64 // n*r
 	beta   []float64
-	wwt    []float64 // W W'
+	// psi is the log dispersion of a family with one, held fixed during
+	// the Newton steps and updated with W; psiCurv is the negative second
+	// derivative of the objective in it at the last update.
+	psi, psiCurv float64
+	partP        [][]float64 // per chunk: the derivatives in psi
+	wwt          []float64   // W W'
 	// Per subject: a_i = H_i^-1 g_i and A_i = H_i^-1 H_ib (r×p), the
 	// Newton step of b, and the covariance V_i of the Gaussian
 	// approximation of b_i (zero for the Laplace approximation).
@@ -177,7 +290,7 @@ func (st *starter) pass(ctx context.Context, objective bool) error {
 	mod := st.mod
 	r, p := mod.r, mod.p
 	return parallel.For(ctx, 0, st.chunks, func(k, lo, hi int) error {
-		sc := newStartScratch(mod)
+		sc := newStartScratch(mod, st.psi)
 		pg, pi, pr := st.partG[k], st.partI[k], st.partR[k]
 		if !objective {
 			// The objective pass must leave the Newton pieces alone.
@@ -376,7 +489,7 @@ func (st *starter) subjectSteps(ctx context.Context) error {
 	mod := st.mod
 	r := mod.r
 	return parallel.For(ctx, 0, st.chunks, func(_, lo, hi int) error {
-		sc := newStartScratch(mod)
+		sc := newStartScratch(mod, st.psi)
 		for i := lo; i < hi; i++ {
 			bi, b0 := st.b[i*r:(i+1)*r], st.b0[i*r:(i+1)*r]
 			ai := st.a[i*r : (i+1)*r]
@@ -426,7 +539,7 @@ func (st *starter) dataStart(ctx context.Context) error {
 	// (zero weights), in st.fi, free until the first pass.
 	level := st.fi
 	err := parallel.For(ctx, 0, st.chunks, func(_, lo, hi int) error {
-		sc := newStartScratch(mod)
+		sc := newStartScratch(mod, 0)
 		zero := make([]float64, mod.p)
 		for i := lo; i < hi; i++ {
 			level[i] = mod.subjectLevel(i, zero, sc.eta)
@@ -464,9 +577,10 @@ func (st *starter) dataStart(ctx context.Context) error {
 }
 
 // subjectLevel returns the constant to add to subject i's linear
-// predictor X_i beta + offset_i that fits its data: for Poisson
-// log((sum w y + 1/2) / sum w exp(eta_j)), for the binomial the empirical
-// logit less the weighted mean of eta. It returns NaN for a subject of
+// predictor X_i beta + offset_i that fits its data: for Poisson and the
+// negative binomial log((sum w y + 1/2) / sum w exp(eta_j)), for the
+// binomial the empirical logit less the weighted mean of eta, for the
+// Gaussian the weighted mean of y - eta. It returns NaN for a subject of
 // zero total weight. eta is scratch of length n_i.
 func (mod *Model) subjectLevel(i int, beta, eta []float64) float64 {
 	lo, hi := mod.start[i], mod.start[i+1]
@@ -486,17 +600,23 @@ func (mod *Model) subjectLevel(i int, beta, eta []float64) float64 {
 		}
 		sw += w[j]
 		sy += w[j] * y[j]
-		if mod.family == Poisson {
+		switch mod.family {
+		case Poisson, NegBinomial:
 			sf += w[j] * math.Exp(e-emax)
-		} else {
+		case Gaussian:
+			sf += w[j] * (y[j] - e)
+		default:
 			sf += w[j] * (m[j] - y[j])
 		}
 	}
 	if !(sw > 0) {
 		return math.NaN()
 	}
-	if mod.family == Poisson {
+	switch mod.family {
+	case Poisson, NegBinomial:
 		return math.Log(sy+0.5) - math.Log(sf) - emax
+	case Gaussian:
+		return sf / sw
 	}
 	var se float64
 	for j, e := range eta {
@@ -557,6 +677,7 @@ type startScratch struct {
 	chol        []float64 // r×r Cholesky factor of hess
 	hib         []float64
 	ghx, ghw    []float64 // Gauss-Hermite nodes and weights for N(0, 1)
+	psi         float64   // log dispersion, for the families with one
 }
 
 // emRelax over-relaxes the EM update of omega: EM for variance components
@@ -576,7 +697,11 @@ const ghNodes = 6
 
 // llDerivs returns the log likelihood and its first two derivatives in
 // eta, sharing one exp.
-func llDerivs(f Family, y, m, eta float64) (ll, d1, d2 float64) {
+func llDerivs(f Family, y, m, eta, psi float64) (ll, d1, d2 float64) {
+	if f.HasDispersion() {
+		d1, d2, _ = f.Derivs(y, m, eta, psi)
+		return f.LogLik(y, m, eta, psi), d1, d2
+	}
 	if f == Poisson {
 		mu := math.Exp(min(eta, MaxPoissonEta))
 		return y*eta - mu, y - mu, -mu
@@ -596,10 +721,10 @@ func llDerivs(f Family, y, m, eta float64) (ll, d1, d2 float64) {
 // at mean.
 func (sc *startScratch) expectAll(f Family, y, m, mean, sd float64) (ll, d1, d2 float64) {
 	if sd == 0 {
-		return llDerivs(f, y, m, mean)
+		return llDerivs(f, y, m, mean, sc.psi)
 	}
 	for k, x := range sc.ghx {
-		a, b, c := llDerivs(f, y, m, mean+sd*x)
+		a, b, c := llDerivs(f, y, m, mean+sd*x, sc.psi)
 		w := sc.ghw[k]
 		ll += w * a
 		d1 += w * b
@@ -613,11 +738,11 @@ func (sc *startScratch) expectAll(f Family, y, m, mean, sd float64) (ll, d1, d2 
 // at mean.
 func (sc *startScratch) expectLL(f Family, y, m, mean, sd float64) float64 {
 	if sd == 0 {
-		return f.LogLik(y, m, mean)
+		return f.LogLik(y, m, mean, sc.psi)
 	}
 	var ll float64
 	for k, x := range sc.ghx {
-		ll += sc.ghw[k] * f.LogLik(y, m, mean+sd*x)
+		ll += sc.ghw[k] * f.LogLik(y, m, mean+sd*x, sc.psi)
 	}
 	return ll
 }
@@ -625,15 +750,28 @@ func (sc *startScratch) expectLL(f Family, y, m, mean, sd float64) float64 {
 // expectD is expectLL for the first two derivatives in eta.
 func (sc *startScratch) expectD(f Family, y, m, mean, sd float64) (d1, d2 float64) {
 	if sd == 0 {
-		d1, d2, _ = f.Derivs(y, m, mean)
+		d1, d2, _ = f.Derivs(y, m, mean, sc.psi)
 		return d1, d2
 	}
 	for k, x := range sc.ghx {
-		a, b, _ := f.Derivs(y, m, mean+sd*x)
+		a, b, _ := f.Derivs(y, m, mean+sd*x, sc.psi)
 		d1 += sc.ghw[k] * a
 		d2 += sc.ghw[k] * b
 	}
 	return d1, d2
+}
+
+// expectPsi returns the expectation of the derivative of the log
+// likelihood in psi under eta ~ N(mean, sd^2).
+func (sc *startScratch) expectPsi(f Family, y, m, mean, sd, psi float64) float64 {
+	if sd == 0 {
+		return f.PsiDeriv(y, m, mean, psi)
+	}
+	var d float64
+	for k, x := range sc.ghx {
+		d += sc.ghw[k] * f.PsiDeriv(y, m, mean+sd*x, psi)
+	}
+	return d
 }
 
 // etaSD returns the standard deviation sqrt(z_j' V z_j) of stored row j's
@@ -653,7 +791,7 @@ func (mod *Model) etaSD(j int, v []float64) float64 {
 	return math.Sqrt(max(s, 0))
 }
 
-func newStartScratch(mod *Model) *startScratch {
+func newStartScratch(mod *Model, psi float64) *startScratch {
 	r, ni, p := mod.r, mod.maxNi, mod.p
 	c := scratch.NewCarver(3*ni + p + r + 3*r*r + r*p + 2*ghNodes)
 	sc := &startScratch{
@@ -662,6 +800,7 @@ func newStartScratch(mod *Model) *startScratch {
 		grad: c.Take(r), hess: c.Take(r * r), chol: c.Take(r * r),
 		hib: c.Take(r * p),
 		ghx: c.Take(ghNodes), ghw: c.Take(ghNodes),
+		psi: psi,
 	}
 	// Nodes for the weight exp(-x^2), rescaled to the standard normal.
 	quad.Hermite{}.FixedLocations(sc.ghx, sc.ghw, math.Inf(-1), math.Inf(1))

@@ -51,8 +51,9 @@ func (mod *Model) NewWorkspace() any {
 }
 
 // Dims returns the number of subjects n, the number of random effects r
-// and the size G = p + r(r+1)/2 of theta_g = (beta, omega).
-func (mod *Model) Dims() (n, r, g int) { return mod.n, mod.r, mod.p + NumOmega(mod.r) }
+// and the size G = p + r(r+1)/2 of theta_g = (beta, omega), plus 1 for psi
+// when the family has a dispersion parameter.
+func (mod *Model) Dims() (n, r, g int) { return mod.n, mod.r, mod.p + NumOmega(mod.r) + mod.nd }
 
 // Global returns the log prior density of theta_g = (beta, omega),
 // log N(theta_g; 0, sigma0^2 I_G) with its normalising constant, and adds its
@@ -94,7 +95,12 @@ func (mod *Model) Local(ws any, lo, hi int, thetaG, local, gradLocal, gradG []fl
 		panic("glmm: bad gradient length in Local")
 	}
 	work := ws.(*workspace)
-	beta, omega := thetaG[:p], thetaG[p:]
+	no := NumOmega(r)
+	beta, omega := thetaG[:p], thetaG[p:p+no]
+	var psi float64
+	if mod.nd == 1 {
+		psi = thetaG[p+no]
+	}
 	w := work.w
 	OmegaToW(omega, r, w)
 	// Per subject: -(r/2) log 2 pi + (1/2) log |W W'|, with the log
@@ -104,8 +110,9 @@ func (mod *Model) Local(ws any, lo, hi int, thetaG, local, gradLocal, gradG []fl
 		logNorm += omega[OmegaIndex(l, l, r)]
 	}
 	var gbeta, gomega []float64
+	var gpsi float64
 	if grad {
-		gbeta, gomega = gradG[:p], gradG[p:]
+		gbeta, gomega = gradG[:p], gradG[p:p+no]
 	}
 	u := work.u
 	// A call that failed may have left a product pending.
@@ -118,7 +125,7 @@ func (mod *Model) Local(ws any, lo, hi int, thetaG, local, gradLocal, gradG []fl
 			gb = gradLocal[(i-lo)*r : (i-lo+1)*r]
 			clear(gb)
 		}
-		ll, check := mod.subjectLik(work, i, beta, b, gb, gbeta)
+		ll, check := mod.subjectLik(work, i, beta, psi, b, gb, gbeta, &gpsi)
 
 		// Random-effect density: -1/2 |W' b|^2.
 		var uu float64
@@ -161,18 +168,25 @@ func (mod *Model) Local(ws any, lo, hi int, thetaG, local, gradLocal, gradG []fl
 	if mod.unitWM {
 		total += work.flush()
 	}
+	if grad && mod.nd == 1 {
+		if math.IsNaN(gpsi) || math.IsInf(gpsi, 0) {
+			return total, fmt.Errorf("glmm: gradient in log(%s) %v is not finite", mod.family.DispersionName(), gpsi)
+		}
+		gradG[p+no] += gpsi
+	}
 	return total, nil
 }
 
-// subjectLik returns sum_j w_j LogLik(y_j, m_j, eta_j) over subject i's rows
-// and, when gb is not nil, adds sum_j z_j res_j into gb and sum_j x_j res_j
-// into gbeta, res_j = w_j d1_j. check is the sum of the residuals, whose
-// finiteness vouches for the gradient.
+// subjectLik returns sum_j w_j LogLik(y_j, m_j, eta_j, psi) over subject
+// i's rows and, when gb is not nil, adds sum_j z_j res_j into gb, sum_j x_j
+// res_j into gbeta, res_j = w_j d1_j, and the derivative in psi into gpsi.
+// check is the sum of the residuals, whose finiteness vouches for the
+// gradient.
 //
 // It works in three passes over the rows (linear predictors, family terms,
 // gradients) so that the exponentials of different rows, the bulk of the
 // cost, are independent and overlap in the processor.
-func (mod *Model) subjectLik(work *workspace, i int, beta, b, gb, gbeta []float64) (ll, check float64) {
+func (mod *Model) subjectLik(work *workspace, i int, beta []float64, psi float64, b, gb, gbeta []float64, gpsi *float64) (ll, check float64) {
 	s, e := mod.start[i], mod.start[i+1]
 	eta := work.eta[:e-s]
 	mod.FixedEta(i, beta, eta)
@@ -217,6 +231,31 @@ func (mod *Model) subjectLik(work *workspace, i int, beta, b, gb, gbeta []float6
 		work.prod, work.prodRows = prod, rows
 		if rows >= 512 {
 			ll += work.flush()
+		}
+	} else if mod.family == Gaussian {
+		// -(y - eta)^2/(2 sigma^2) - log sigma, with one exp per subject.
+		prec := math.Exp(-2 * psi)
+		var sw, ss float64
+		for j, y := range ys {
+			d := y - eta[j]
+			wd := ws[j] * d
+			ss += wd * d
+			sw += ws[j]
+			res[j] = wd * prec
+		}
+		ll = -0.5*ss*prec - sw*psi
+		if gb != nil {
+			*gpsi += ss*prec - sw
+		}
+	} else if mod.family == NegBinomial {
+		for j, y := range ys {
+			et := eta[j]
+			ll += ws[j] * NegBinomial.LogLik(y, 1, et, psi)
+			d1, _, _ := nbTerms(y, et, psi)
+			res[j] = ws[j] * d1
+			if gb != nil {
+				*gpsi += ws[j] * NegBinomial.PsiDeriv(y, 1, et, psi)
+			}
 		}
 	} else if mod.family == Poisson {
 		for j, y := range ys {
@@ -295,7 +334,12 @@ func (mod *Model) LocalHessian(ws any, i int, thetaG, thetaI, h []float64) {
 	}
 	work := ws.(*workspace)
 	w := work.w
-	OmegaToW(thetaG[p:], r, w)
+	no := NumOmega(r)
+	OmegaToW(thetaG[p:p+no], r, w)
+	var psi float64
+	if mod.nd == 1 {
+		psi = thetaG[p+no]
+	}
 	s, e := mod.start[i], mod.start[i+1]
 	eta := work.eta[:e-s]
 	mod.FixedEta(i, thetaG[:p], eta)
@@ -306,7 +350,7 @@ func (mod *Model) LocalHessian(ws any, i int, thetaG, thetaI, h []float64) {
 		for k, v := range zr {
 			et += v * thetaI[k]
 		}
-		_, d2, _ := mod.family.Derivs(mod.y[j], mod.m[j], et)
+		_, d2, _ := mod.family.Derivs(mod.y[j], mod.m[j], et, psi)
 		d2 *= mod.w[j]
 		for a, za := range zr {
 			for c := 0; c <= a; c++ {

@@ -38,6 +38,11 @@ type Summary struct {
 	Omega []Marginal // omega = vech(W*)
 	SD    []Marginal // standard deviations of the random effects
 	Corr  []Marginal // their correlations, (k, l) for k > l, column by column
+	// Dispersion is the family's dispersion parameter (the residual sd
+	// sigma of a gaussian response, the shape phi of a negative binomial
+	// one), nil for the families without one. Its marginal, the exp of a
+	// Gaussian, is exact.
+	Dispersion *Marginal
 	// Subjects holds the random effects b_i. Their marginals are Gaussian
 	// for a plain GLMM target (exact); for RVB see SummarizeRVB.
 	Subjects []SubjectEffects
@@ -67,13 +72,17 @@ func Summarize(res *vi.Result, m *glmm.Model, draws int, seed uint64) (*Summary,
 	muG := res.Mu[n*r:]
 	names := m.GlobalNames()
 	p := m.P()
-	for k := range g {
+	for k := range p + glmm.NumOmega(r) {
 		mk := GaussianMarginal(names[k], muG[k], math.Sqrt(cov.At(k, k)))
 		if k < p {
 			s.Fixed = append(s.Fixed, mk)
 		} else {
 			s.Omega = append(s.Omega, mk)
 		}
+	}
+	if k, ok := m.Dispersion(); ok {
+		d := LogNormalMarginal(m.Family().DispersionName(), muG[k], math.Sqrt(cov.At(k, k)))
+		s.Dispersion = &d
 	}
 	sd, corr, err := sampleSDCorr(res, m, cov, draws, seed)
 	if err != nil {
@@ -105,12 +114,21 @@ func GaussianMarginal(name string, mean, sd float64) Marginal {
 	return Marginal{Name: name, Mean: mean, SD: sd, Q025: q(0.025), Q50: mean, Q975: q(0.975)}
 }
 
+// LogNormalMarginal returns the summary of exp(x) for x ~ N(mu, sd^2).
+func LogNormalMarginal(name string, mu, sd float64) Marginal {
+	g := GaussianMarginal(name, mu, sd)
+	v := sd * sd
+	mean := math.Exp(mu + v/2)
+	return Marginal{Name: name, Mean: mean, SD: mean * math.Sqrt(math.Expm1(v)),
+		Q025: math.Exp(g.Q025), Q50: math.Exp(mu), Q975: math.Exp(g.Q975)}
+}
+
 // sampleSDCorr summarises the random-effect SDs and correlations from draws
 // of omega from its Gaussian marginal.
 func sampleSDCorr(res *vi.Result, m *glmm.Model, cov *mat.SymDense, draws int, seed uint64) (sd, corr []Marginal, err error) {
-	n, r, g := m.Dims()
+	n, r, _ := m.Dims()
 	p := m.P()
-	q := g - p
+	q := glmm.NumOmega(r)
 	var ch mat.Cholesky
 	sub := mat.NewSymDense(q, nil)
 	for a := range q {
@@ -124,7 +142,7 @@ func sampleSDCorr(res *vi.Result, m *glmm.Model, cov *mat.SymDense, draws int, s
 	var l mat.TriDense
 	ch.LTo(&l)
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	muO := res.Mu[n*r+p:]
+	muO := res.Mu[n*r+p : n*r+p+q]
 	z := make([]float64, q)
 	return SDCorrMarginals(m, draws, func(omega []float64) error {
 		for a := range z {
@@ -145,8 +163,8 @@ func sampleSDCorr(res *vi.Result, m *glmm.Model, cov *mat.SymDense, draws int, s
 // the random effects of m, nonlinear in omega, from draws of omega: each
 // call of next writes one draw into its argument.
 func SDCorrMarginals(m *glmm.Model, draws int, next func(omega []float64) error) (sd, corr []Marginal, err error) {
-	_, r, g := m.Dims()
-	omega := make([]float64, g-m.P())
+	r := m.R()
+	omega := make([]float64, glmm.NumOmega(r))
 	sdDraws := make([][]float64, r)
 	corrDraws := make([][]float64, r*(r-1)/2)
 	for range draws {

@@ -112,8 +112,8 @@ func badInputs() []badInput {
 			msg: []string{"line 6, column 1", "record too long", "the record started on line 5", "the quoted field opened on line 5 is still open"}},
 
 		// ---- family ----
-		{name: "unknown family", csv: base.csv(), formula: pois, family: "gaussian",
-			stage: stFamily, msg: []string{`unknown family "gaussian"`, "poisson, bernoulli or binomial"}},
+		{name: "unknown family", csv: base.csv(), formula: pois, family: "gamma",
+			stage: stFamily, msg: []string{`unknown family "gamma"`, "poisson, bernoulli, binomial, gaussian or negbinomial"}},
 		{name: "invalid family value in Options", csv: base.csv(), formula: pois,
 			opts:  func(o *formula.Options) { o.Family = glmm.Family(7) },
 			stage: stBuild, de: &formula.DataError{Token: "Options.Family", Row: -1},

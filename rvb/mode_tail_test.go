@@ -73,7 +73,7 @@ func TestModeInTheTail(t *testing.T) {
 		omega := math.Exp(2 * logW)
 		g, scale := -omega*b, omega*math.Abs(b)
 		for j := range eta {
-			d1, _, _ := m.Family().Derivs(y[j], tr[j], eta[j]+z[j]*b)
+			d1, _, _ := m.Family().Derivs(y[j], tr[j], eta[j]+z[j]*b, 0)
 			g += w[j] * z[j] * d1
 			scale += math.Abs(w[j] * z[j] * d1)
 		}

@@ -38,7 +38,7 @@ func denseRVB1(m *glmm.Model, i int, thetaG []float64) (*mat.VecDense, *mat.TriD
 	xb.MulVec(x, mat.NewVecDense(p, append([]float64(nil), thetaG[:p]...)))
 	for j := range ni {
 		e := DefaultExpansion(m.Family(), y[j], tr[j])
-		d1, d2, _ := m.Family().Derivs(y[j], tr[j], e)
+		d1, d2, _ := m.Family().Derivs(y[j], tr[j], e, 0)
 		h.SetDiag(j, -w[j]*d2)
 		work.SetVec(j, w[j]*d1-w[j]*d2*(e-xb.AtVec(j)-off[j]))
 	}

@@ -166,6 +166,9 @@ func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
 	if method != RVB1 && method != RVB2 {
 		return nil, fmt.Errorf("rvb: unknown method %v", method)
 	}
+	if f := m.Family(); f.HasDispersion() {
+		return nil, fmt.Errorf("rvb: the %v family is not supported: its dispersion parameter %s would enter the reparametrisation, which is not implemented; fit the model itself (GVA), whose local blocks are exactly Gaussian given the global ones for the gaussian family", f, f.DispersionName())
+	}
 	o := options{tol: DefaultModeTol, maxNewton: DefaultMaxNewton}
 	for _, f := range opts {
 		f(&o)

@@ -43,7 +43,11 @@ func diagnose(m *glmm.Model, res *vi.Result) []string {
 		p := m.P()
 		var fixed, omega []string
 		nr := res.N * res.R
+		kd, hasDisp := m.Dispersion()
 		for k, name := range names {
+			if hasDisp && k == kd {
+				continue
+			}
 			// Mostly prior: a posterior sd near the prior's; or, for a
 			// fixed effect, a mean beyond one prior sd (ten log-odds or
 			// log-rate units per sd of the predictor), which only
@@ -61,6 +65,14 @@ func diagnose(m *glmm.Model, res *vi.Result) []string {
 		}
 		if len(omega) > 0 {
 			w = append(w, fmt.Sprintf("the data hardly inform the random-effect covariance parameters %s: a random effect without variation within subjects, or too few subjects, leaves them to the prior", strings.Join(omega, ", ")))
+		}
+		if hasDisp && m.Family() == glmm.NegBinomial {
+			// A shape phi past the counts' own scale, or poorly
+			// determined, is a Poisson in all but name.
+			mu, sd := res.Mu[nr+kd], math.Sqrt(cov.At(kd, kd))
+			if mu > math.Log(1e3) || sd > priorDominated*sd0 {
+				w = append(w, fmt.Sprintf("the negative binomial shape phi is large (posterior median %.3g, log(phi) sd %.2g): the counts show little overdispersion beyond the random effects, and -family poisson fits the same model more simply", math.Exp(mu), sd))
+			}
 		}
 	}
 	if se := res.LowerBoundSE; se > boundSEWarn {
@@ -99,9 +111,12 @@ func flatRandomEffects(m *glmm.Model) []string {
 // constantResponse reports whether every response is 0, or (Bernoulli and
 // binomial) every trial a success, and which.
 func constantResponse(m *glmm.Model) (string, bool) {
+	if m.Family() == glmm.Gaussian {
+		return "", false
+	}
 	n := m.NumSubjects()
 	allZero, allFull := true, true
-	counts := m.Family() == glmm.Poisson
+	counts := m.Family() == glmm.Poisson || m.Family() == glmm.NegBinomial
 	for i := range n {
 		y, trials, _ := m.Response(i)
 		for j, v := range y {

@@ -60,7 +60,7 @@ func TestBadInvocations(t *testing.T) {
 		want  []string // substrings of the message
 	}{
 		{"missing column", fitArgs("good.csv", "y ~ z + (1 | g)", "-family", "poisson"), "", 1, []string{`column 5 "z"`, "no such column"}},
-		{"unknown family", fitArgs("good.csv", "y ~ x + (1 | g)", "-family", "gaussian"), "", 2, []string{`unknown family "gaussian"`}},
+		{"unknown family", fitArgs("good.csv", "y ~ x + (1 | g)", "-family", "gamma"), "", 2, []string{`unknown family "gamma"`, "gaussian or negbinomial"}},
 		{"bernoulli response 2", fitArgs("bern2.csv", "y ~ x + (1 | g)", "-family", "bernoulli"), "", 1, []string{"bern2.csv: line 3, column 1 (\"y\")", "bernoulli response 2"}},
 		{"formula syntax", fitArgs("good.csv", "y ~ x + + (1 | g)", "-family", "poisson"), "", 1, []string{`column 9 "+"`}},
 		{"unbalanced parenthesis", fitArgs("good.csv", "y ~ x + (1 | g", "-family", "poisson"), "", 1, []string{`column 9 "("`, "unmatched"}},

@@ -119,7 +119,7 @@ func (o *fitOptions) check(fs *flag.FlagSet) error {
 	if o.spec.Family != "" {
 		f, err := glmm.ParseFamily(o.spec.Family)
 		if err != nil {
-			return bad("unknown family %q (want poisson, bernoulli or binomial)", o.spec.Family)
+			return bad("unknown family %q (want poisson, bernoulli, binomial, gaussian or negbinomial)", o.spec.Family)
 		}
 		o.spec.Family = f.String()
 	}

@@ -318,6 +318,9 @@ func resolveMethod(method string, fam glmm.Family) (string, string) {
 	if method != methodAuto {
 		return method, ""
 	}
+	if fam.HasDispersion() {
+		return "gva", fmt.Sprintf("chosen by -method auto: RVB is not available for the %s family", fam)
+	}
 	choice := rvb.Default(fam).String()
 	return choice, fmt.Sprintf("chosen by -method auto as the paper recommends for %s", fam)
 }
@@ -354,6 +357,9 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summar
 		},
 		Trace:   trace(res.Trace),
 		Timings: timing{FitSeconds: res.Elapsed.Seconds(), Threads: res.Workers},
+	}
+	if s.Dispersion != nil {
+		doc.Dispersion = &marginals([]posterior.Marginal{*s.Dispersion})[0]
 	}
 	switch {
 	case res.Status == vi.Cancelled:

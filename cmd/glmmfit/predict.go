@@ -196,6 +196,9 @@ func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 	var chol mat.Cholesky
 	var lower mat.TriDense
 	alpha := (1 - o.level) / 2
+	// A gaussian response fitted standardised: eta on the data's scale is
+	// center + scale eta*, with the offset as the data give it.
+	rc, rs := d.ResponseScale()
 	for lo := 0; lo < rows; lo += batch {
 		hi := min(rows, lo+batch)
 		// Only the subjects of the batch's rows need their random effects.
@@ -238,7 +241,8 @@ func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 						eta += X.At(k, j) * beta[j]
 					}
 				}
-				if off != nil {
+				scaled := rc != 0 || rs != 1
+				if off != nil && !scaled {
 					eta += off[k]
 				}
 				b := bNew
@@ -247,6 +251,12 @@ func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 				}
 				for j := range r {
 					eta += Z.At(k, j) * b[j]
+				}
+				if scaled {
+					eta = rc + rs*eta
+					if off != nil {
+						eta += off[k]
+					}
 				}
 				etaDraws[(k-lo)*o.draws+s] = eta
 				meanDraws[(k-lo)*o.draws+s] = fam.Mean(eta)

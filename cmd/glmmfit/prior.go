@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/sparsevi/sparsevi/formula"
+	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/posterior"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -34,6 +35,13 @@ func toUserScale(d *formula.Design, res *vi.Result, s *posterior.Summary) {
 			s.Subjects[i].Mean[a] /= sc
 			s.Subjects[i].SD[a] /= sc
 		}
+	}
+	if s.Dispersion != nil && d.Family() == glmm.Gaussian {
+		// sigma is on the response's scale; a positive factor maps the
+		// whole marginal.
+		_, sc := d.ResponseScale()
+		m := s.Dispersion
+		m.Mean, m.SD, m.Q025, m.Q50, m.Q975 = m.Mean*sc, m.SD*sc, m.Q025*sc, m.Q50*sc, m.Q975*sc
 	}
 	fm := d.FixedMap()
 	if fm == nil {
@@ -62,10 +70,14 @@ type priorInfo struct {
 	// Fixed gives, for each fixed effect, the standard deviation of its
 	// prior marginal on the user's scale.
 	Fixed []priorMarginal `json:"fixed"`
+	// Dispersion describes the prior of the family's dispersion
+	// parameter, if it has one.
+	Dispersion string `json:"dispersion,omitempty"`
 }
 
 type priorMarginal struct {
 	Name string  `json:"name"`
+	Mean float64 `json:"mean"`
 	SD   float64 `json:"sd"`
 }
 
@@ -75,20 +87,32 @@ func newPriorInfo(d *formula.Design) *priorInfo {
 	sd := m.PriorSD()
 	names := m.FixedNames()
 	info := &priorInfo{Name: formula.PriorPaper.String(), SD: sd}
+	if f := m.Family(); f.HasDispersion() {
+		name := f.DispersionName()
+		info.Dispersion = fmt.Sprintf("log(%s) ~ N(0, %g^2)", name, sd)
+		if c, sc := d.ResponseScale(); f == glmm.Gaussian && (c != 0 || sc != 1) {
+			info.Dispersion = fmt.Sprintf("log(%s) ~ N(log(%.4g), %g^2), %.4g the sd of the response", name, sc, sd, sc)
+		}
+	}
 	fm := d.FixedMap()
 	if fm == nil {
 		info.Description = fmt.Sprintf("beta, omega ~ N(0, %g^2): every fixed effect as the data code its predictor (Tan's prior, -prior paper)", sd)
 		for _, n := range names {
-			info.Fixed = append(info.Fixed, priorMarginal{n, sd})
+			info.Fixed = append(info.Fixed, priorMarginal{n, 0, sd})
 		}
 		return info
 	}
 	info.Name = formula.PriorAuto.String()
 	info.Description = fmt.Sprintf("N(0, %g^2) on the coefficient of each predictor per standard deviation of it, and on the intercept at the predictors' means; omega ~ N(0, %g^2)", sd, sd)
+	if c, sc := d.ResponseScale(); c != 0 || sc != 1 {
+		info.Description += fmt.Sprintf("; all on the response centred at %.4g and divided by its sd %.4g", c, sc)
+	}
 	p := len(names)
 	prior := fm.Cov(scaledIdentity(p, sd*sd))
+	mean := make([]float64, p)
+	fm.Apply(make([]float64, p), mean)
 	for j, n := range names {
-		info.Fixed = append(info.Fixed, priorMarginal{n, math.Sqrt(prior.At(j, j))})
+		info.Fixed = append(info.Fixed, priorMarginal{n, mean[j], math.Sqrt(prior.At(j, j))})
 	}
 	return info
 }

@@ -43,6 +43,10 @@ type document struct {
 	FixedCorrelation [][]float64 `json:"fixed_correlation,omitempty"`
 	RESD             []marginal  `json:"re_sd"`
 	RECor            []marginal  `json:"re_cor"`
+	// Dispersion is the family's dispersion parameter on the data's
+	// scale: sigma, the residual sd, for gaussian; phi, the shape of
+	// nbinom2 (variance mu + mu^2/phi), for negbinomial.
+	Dispersion *marginal `json:"dispersion,omitempty"`
 	// Omega summarises the parameters omega = vech(W*) of the Cholesky
 	// factor W of the random-effect precision W W', on which the prior is.
 	Omega         []marginal    `json:"omega"`

@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -39,13 +40,25 @@ func parseSimulateFlags(e *env, args []string) (*simulateOptions, error) {
 		return nil, err
 	}
 	if o.spec.Family == "" {
-		return nil, bad("-family is missing (poisson, bernoulli or binomial)")
+		return nil, bad("-family is missing (poisson, bernoulli, binomial, gaussian or negbinomial)")
 	}
 	fam, err := glmm.ParseFamily(o.spec.Family)
 	if err != nil {
-		return nil, bad("unknown family %q (want poisson, bernoulli or binomial)", o.spec.Family)
+		return nil, bad("unknown family %q (want poisson, bernoulli, binomial, gaussian or negbinomial)", o.spec.Family)
 	}
 	o.spec.Family = fam.String()
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, name := range []string{"sigma", "phi"} {
+		if set[name] && fam.DispersionName() != name {
+			return nil, bad("-%s is not a parameter of the %s family", name, fam)
+		}
+	}
+	if fam.HasDispersion() {
+		if !(o.spec.Dispersion > 0) || math.IsInf(o.spec.Dispersion, 0) {
+			return nil, bad("-%s %v: the %s family needs a positive -%s (%s)", fam.DispersionName(), o.spec.Dispersion, fam, fam.DispersionName(), dispersionNotes[fam.String()])
+		}
+	}
 	if o.spec.Subjects <= 0 || o.spec.Obs <= 0 {
 		return nil, bad("-subjects and -obs must be positive")
 	}
@@ -94,6 +107,8 @@ func (o *simulateOptions) flagSet() *flag.FlagSet {
 	fs.StringVar(&o.reSD, "re-sd", "", "")
 	fs.StringVar(&o.reCov, "re-cov", "", "")
 	fs.IntVar(&o.spec.Trials, "trials", 0, "")
+	fs.Float64Var(&o.spec.Dispersion, "sigma", 0, "")
+	fs.Float64Var(&o.spec.Dispersion, "phi", 0, "")
 	fs.Uint64Var(&o.spec.Seed, "seed", 1, "")
 	fs.StringVar(&o.out, "out", "", "")
 	fs.StringVar(&o.truth, "truth", "", "")
@@ -119,12 +134,14 @@ func parseFloats(s string) ([]float64, error) {
 
 // truthFile is the JSON written by -truth.
 type truthFile struct {
-	Family   string         `json:"family"`
-	Formula  string         `json:"formula"`
-	Beta     []float64      `json:"beta"`
-	RECov    [][]float64    `json:"re_cov"`
-	Seed     uint64         `json:"seed"`
-	Subjects []truthSubject `json:"subjects"`
+	Family  string      `json:"family"`
+	Formula string      `json:"formula"`
+	Beta    []float64   `json:"beta"`
+	RECov   [][]float64 `json:"re_cov"`
+	// Dispersion is sigma (gaussian) or phi (negbinomial).
+	Dispersion float64        `json:"dispersion,omitempty"`
+	Seed       uint64         `json:"seed"`
+	Subjects   []truthSubject `json:"subjects"`
 }
 
 type truthSubject struct {
@@ -176,7 +193,7 @@ func runSimulate(e *env, args []string) error {
 }
 
 func writeTruth(path string, spec datasets.SimSpec, fr *datasets.Frame, truth *datasets.Truth) error {
-	tf := truthFile{Family: spec.Family, Formula: truth.Formula, Beta: truth.Beta, RECov: truth.RECov, Seed: spec.Seed}
+	tf := truthFile{Family: spec.Family, Formula: truth.Formula, Beta: truth.Beta, RECov: truth.RECov, Dispersion: spec.Dispersion, Seed: spec.Seed}
 	ids, _ := fr.Column("id")
 	levels := ids.Levels() // the order of truth.B
 	for i, b := range truth.B {

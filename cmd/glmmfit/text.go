@@ -18,7 +18,13 @@ var methodDescriptions = map[string]string{
 	methodRVB2: "reparametrised VB, random effects centred at their conditional mode",
 }
 
-var linkNames = map[string]string{"poisson": "log", "bernoulli": "logit", "binomial": "logit"}
+var linkNames = map[string]string{"poisson": "log", "bernoulli": "logit", "binomial": "logit", "gaussian": "identity", "negbinomial": "log"}
+
+// dispersionNotes say what a family's dispersion parameter is.
+var dispersionNotes = map[string]string{
+	"gaussian":    "sigma is the residual standard deviation",
+	"negbinomial": "phi is the shape: variance mu + mu^2/phi (glmmTMB's nbinom2)",
+}
 
 // writeText writes the summary of a fit in the manner of lme4 and brms.
 func writeText(w io.Writer, doc *document) {
@@ -57,7 +63,7 @@ func writeText(w io.Writer, doc *document) {
 		line("", "predictor and on the intercept at the predictors' means (-prior auto);")
 		var parts []string
 		for _, f := range pr.Fixed {
-			parts = append(parts, fmt.Sprintf("%s ~ N(0, %.3g^2)", f.Name, f.SD))
+			parts = append(parts, fmt.Sprintf("%s ~ N(%.4g, %.3g^2)", f.Name, f.Mean, f.SD))
 		}
 		for k := 0; k < len(parts); k += 3 {
 			sep := ","
@@ -72,9 +78,15 @@ func writeText(w io.Writer, doc *document) {
 		}
 		line("", "omega ~ N(0, %g^2), the log-diagonal and the lower triangle of the", pr.SD)
 		line("", "Cholesky factor of the random-effect precision")
+		if pr.Dispersion != "" {
+			line("", "%s", pr.Dispersion)
+		}
 	} else {
 		line("Priors:", "beta, omega ~ N(0, %g^2); omega holds the log-diagonal and the lower", c.PriorSD)
 		line("", "triangle of the Cholesky factor of the random-effect precision")
+		if pr := doc.Prior; pr != nil && pr.Dispersion != "" {
+			line("", "%s", pr.Dispersion)
+		}
 	}
 
 	fmt.Fprintf(w, "\nRandom effects: ~%s (Number of levels: %d)\n", d.Group, d.Subjects)
@@ -83,6 +95,10 @@ func writeText(w io.Writer, doc *document) {
 		re[k].Name = strings.ReplaceAll(re[k].Name, "(Intercept)", "Intercept")
 	}
 	writeTable(w, re)
+	if doc.Dispersion != nil {
+		fmt.Fprintf(w, "\nFamily-specific parameter: %s\n", dispersionNotes[c.Family])
+		writeTable(w, []marginal{*doc.Dispersion})
+	}
 	fmt.Fprintf(w, "\nFixed effects:\n")
 	writeTable(w, doc.Fixed)
 	writeCorrelation(w, doc.Fixed, doc.FixedCorrelation)

@@ -62,7 +62,9 @@ Data and model:
                    too); - reads standard input. Empty fields, NA and ? are
                    missing values.
   -formula F       the model, in lme4 syntax (quote it for the shell)
-  -family NAME     poisson (log link), bernoulli or binomial (logit link).
+  -family NAME     poisson (log link), bernoulli or binomial (logit link),
+                   gaussian (identity link; as lmer) or negbinomial (log
+                   link, variance mu + mu^2/phi; glmmTMB's nbinom2).
                    May be omitted when the formula implies it: cbind() means
                    binomial, a two-level categorical response bernoulli.
   -example         fit the small simulated data set built into glmmfit (it
@@ -213,7 +215,7 @@ generating model is printed (on standard error when the CSV goes to standard
 output).
 
 Flags:
-  -family NAME    poisson, bernoulli or binomial
+  -family NAME    poisson, bernoulli, binomial, gaussian or negbinomial
   -subjects N     number of subjects
   -obs K          observations per subject
   -obs-max K      if larger than -obs, each subject has a uniform number of
@@ -223,6 +225,8 @@ Flags:
   -re-cov M       random-effect covariance, rows separated by ';', e.g.
                   '0.5,0.1;0.1,0.2' (instead of -re-sd)
   -trials N       binomial trials per observation (default 10)
+  -sigma SD       residual standard deviation of a gaussian response
+  -phi PHI        shape of a negbinomial response (variance mu + mu^2/phi)
   -seed N         seed (default 1); the same flags give the same file
   -out FILE       write the CSV there instead of standard output
   -truth FILE     write the truth (beta, covariance, each subject's b, the
