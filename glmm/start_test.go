@@ -17,8 +17,13 @@ import (
 )
 
 func simulated(t *testing.T, family string, cov [][]float64, beta []float64, n int, seed uint64) *glmm.Model {
+	return simulatedDisp(t, family, cov, beta, 0, n, seed)
+}
+
+// simulatedDisp is simulated for a family with a dispersion parameter.
+func simulatedDisp(t *testing.T, family string, cov [][]float64, beta []float64, disp float64, n int, seed uint64) *glmm.Model {
 	t.Helper()
-	fr, truth, err := datasets.Simulate(datasets.SimSpec{Family: family, Subjects: n, Obs: 7, Beta: beta, RECov: cov, Seed: seed})
+	fr, truth, err := datasets.Simulate(datasets.SimSpec{Family: family, Subjects: n, Obs: 7, Beta: beta, RECov: cov, Dispersion: disp, Seed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,14 +49,17 @@ func TestStart(t *testing.T) {
 	for _, tc := range []struct {
 		family string
 		cov    [][]float64
+		disp   float64
 	}{
-		{"bernoulli", [][]float64{{1}}},
-		{"poisson", [][]float64{{0.5, 0.1}, {0.1, 0.3}}},
-		{"binomial", [][]float64{{0.8, 0.1, 0}, {0.1, 0.4, 0}, {0, 0, 0.2}}},
+		{"bernoulli", [][]float64{{1}}, 0},
+		{"poisson", [][]float64{{0.5, 0.1}, {0.1, 0.3}}, 0},
+		{"binomial", [][]float64{{0.8, 0.1, 0}, {0.1, 0.4, 0}, {0, 0, 0.2}}, 0},
+		{"gaussian", [][]float64{{0.8, 0.1}, {0.1, 0.4}}, 0.6},
+		{"negbinomial", [][]float64{{0.5}}, 3},
 	} {
 		t.Run(tc.family, func(t *testing.T) {
 			beta := []float64{-0.5, 0.5, 0.3}
-			m := simulated(t, tc.family, tc.cov, beta, 2000, 11)
+			m := simulatedDisp(t, tc.family, tc.cov, beta, tc.disp, 2000, 11)
 			n, r, g := m.Dims()
 			theta := make([]float64, n*r+g)
 			prec := make([]float64, arrowhead.Len(n, r, g))
@@ -62,6 +70,13 @@ func TestStart(t *testing.T) {
 			for k, b := range beta {
 				if d := math.Abs(theta[n*r+k] - b); d > 0.15 {
 					t.Errorf("beta[%d] = %.3f at the start, truth %.3f", k, theta[n*r+k], b)
+				}
+			}
+			if k, ok := m.Dispersion(); ok {
+				// Within 10% of the truth: 14000 observations place it to
+				// a few percent.
+				if got := math.Exp(theta[n*r+k]); math.Abs(got-tc.disp) > 0.1*tc.disp {
+					t.Errorf("%s = %.3f at the start, truth %v", m.Family().DispersionName(), got, tc.disp)
 				}
 			}
 			res, err := vi.Fit(context.Background(), m, vi.Settings{Seed: 1, Window: 50})

@@ -216,7 +216,7 @@ func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 				return nil, err
 			}
 			copy(beta, theta[n*r:n*r+p])
-			if !chol.Factorize(glmm.RECov(theta[n*r+p:], r)) {
+			if !chol.Factorize(glmm.RECov(theta[n*r+p:n*r+p+glmm.NumOmega(r)], r)) {
 				return nil, fmt.Errorf("draw %d: random-effect covariance is not positive definite", s)
 			}
 			chol.LTo(&lower)

@@ -227,3 +227,70 @@ func TestFixedCorrelation(t *testing.T) {
 		t.Errorf("the text lacks the correlation table:\n%s", text.stdout)
 	}
 }
+
+// TestPriorInvarianceGaussianResponse: a gaussian response shifted by 1000
+// and multiplied by 1e-6 or 1e6 moves and rescales every estimate with it
+// (the intercept, the slopes, the random-effect sds and sigma), to 0.02
+// posterior sd: -prior auto standardises the response.
+func TestPriorInvarianceGaussianResponse(t *testing.T) {
+	dir := t.TempDir()
+	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "gaussian", "-subjects", "60", "-obs", "5",
+		"-beta", "0.3,-0.4,0.5", "-re-cov", "0.5,0.1;0.1,0.3", "-sigma", "0.8", "-seed", "23", "-out", "base.csv"))
+	rows := readCSV(t, filepath.Join(dir, "base.csv"))
+	yc := colIndex(t, rows[0], "y")
+	type variant struct {
+		name         string
+		shift, scale float64
+	}
+	variants := []variant{{"base", 0, 1}, {"shift", 1000, 1}, {"small", 0, 1e-6}, {"large", 1000, 1e6}}
+	for _, v := range variants[1:] {
+		out := [][]string{rows[0]}
+		for _, r := range rows[1:] {
+			r = append([]string(nil), r...)
+			y, _ := strconv.ParseFloat(r[yc], 64)
+			r[yc] = strconv.FormatFloat((y+v.shift)*v.scale, 'g', -1, 64)
+			out = append(out, r)
+		}
+		writeCSV(t, filepath.Join(dir, v.name+".csv"), out)
+	}
+	var base *document
+	for _, v := range variants {
+		r := glmmfit(t, dir, "", nil, "fit", "-data", v.name+".csv", "-formula", "y ~ t + x1 + (1 + t | id)",
+			"-family", "gaussian", "-format", "json", "-quiet")
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d: %s", v.name, r.code, r.stderr)
+		}
+		doc := readDoc(t, []byte(r.stdout))
+		if doc.Dispersion == nil || doc.Dispersion.Name != "sigma" {
+			t.Fatalf("%s: no sigma in the JSON document: %+v", v.name, doc.Dispersion)
+		}
+		if base == nil {
+			base = doc
+			continue
+		}
+		check := func(name string, got, want, sd float64) {
+			t.Helper()
+			if d := math.Abs(got - want); !(d <= 0.02*sd) {
+				t.Errorf("%s: %s %v, want %v (%.3g posterior sd off)", v.name, name, got, want, d/sd)
+			}
+		}
+		for k, f := range doc.Fixed {
+			b := base.Fixed[k]
+			want := float64(b.Estimate) * v.scale
+			if f.Name == "(Intercept)" {
+				want = (float64(b.Estimate) + v.shift) * v.scale
+			}
+			check(f.Name, float64(f.Estimate), want, float64(b.EstError)*v.scale)
+		}
+		for k, m := range doc.RESD {
+			b := base.RESD[k]
+			check(m.Name, float64(m.Estimate), float64(b.Estimate)*v.scale, float64(b.EstError)*v.scale)
+		}
+		for k, m := range doc.RECor {
+			b := base.RECor[k]
+			check(m.Name, float64(m.Estimate), float64(b.Estimate), float64(b.EstError))
+		}
+		b := base.Dispersion
+		check("sigma", float64(doc.Dispersion.Estimate), float64(b.Estimate)*v.scale, float64(b.EstError)*v.scale)
+	}
+}
