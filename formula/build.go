@@ -80,6 +80,13 @@ type Options struct {
 
 	// DoubleBar is the policy for || and repeated grouping factors.
 	DoubleBar DoubleBarPolicy
+
+	// LocalFactor names the grouping factor whose levels are the subjects
+	// (the local blocks) when the formula has several, as in
+	// (1 | id) + (1 | item). "" chooses the factor with random slopes, or
+	// else the one with the most levels. The others are crossed factors
+	// (glmm.Crossed): each must have a random intercept only.
+	LocalFactor string
 }
 
 // Design is a formula built on a data frame: the glmm model with the
@@ -96,6 +103,8 @@ type Design struct {
 	gindex  map[string]int
 	offsets []variable
 	opts    Options
+	// crossed are the grouping factors crossed with the subjects.
+	crossed []crossedCoding
 	// resp is the centre and scale of a gaussian response under PriorAuto
 	// (scale 0 when the response is as the data give it).
 	resp struct{ center, scale float64 }
@@ -136,8 +145,16 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	if err := checkRandom(f, opts); err != nil {
 		return nil, err
 	}
-	rnd := mergeRandoms(f.randoms)
-	uses := f.uses(rnd)
+	facs := factorsOf(f.randoms)
+	uses := f.uses(mergeRandoms(facs[0].terms))
+	for _, fc := range facs[1:] {
+		for _, r := range fc.terms {
+			for _, v := range r.lhs.vars {
+				uses = append(uses, varUse(v))
+			}
+		}
+		uses = append(uses, use{col: fc.group, tok: fc.group, pos: fc.pos})
+	}
 	if opts.Weights != "" {
 		uses = append(uses, use{col: opts.Weights, tok: "Options.Weights", numeric: true, why: "weights must be numeric"})
 	}
@@ -155,6 +172,11 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	if err != nil {
 		return nil, err
 	}
+	local, err := chooseLocal(facs, fr, rows, opts)
+	if err != nil {
+		return nil, err
+	}
+	rnd := mergeRandoms(facs[local].terms)
 
 	d := &Design{f: f, rows: rows, offsets: f.offsets, opts: opts}
 	if d.fixed, err = newCoder(&f.fixed, fr, rows, opts.Reference); err != nil {
@@ -210,6 +232,13 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	d.cfg.RandomNames = d.random.names
 	if err := d.grouping(rnd, fr); err != nil {
 		return nil, err
+	}
+	for k, fc := range facs {
+		if k != local {
+			if err := d.crossedFactor(fc, fr); err != nil {
+				return nil, err
+			}
+		}
 	}
 
 	model, err := glmm.New(d.cfg)
@@ -338,13 +367,6 @@ func checkRandom(f *Formula, opts Options) error {
 		return &DataError{Token: "~", Pos: strings.Index(f.src, "~") + 1, Row: -1,
 			Msg: "the formula has no random-effects term such as (1 | g); sparsevi fits mixed models"}
 	}
-	first := f.randoms[0]
-	for _, r := range f.randoms {
-		if r.group != first.group {
-			return &DataError{Token: r.group, Pos: r.groupPos, Row: -1, Err: ErrUnsupported,
-				Msg: fmt.Sprintf("a second grouping factor (%s after %s): one grouping factor per model", r.group, first.group)}
-		}
-	}
 	if opts.DoubleBar == CorrelatedDoubleBar {
 		return nil
 	}
@@ -354,12 +376,94 @@ func checkRandom(f *Formula, opts Options) error {
 				Msg: "uncorrelated random effects (||): sparsevi fits one full covariance per grouping factor; write | , or set Options.DoubleBar to CorrelatedDoubleBar to fit them as correlated"}
 		}
 	}
-	if len(f.randoms) > 1 {
-		r := f.randoms[1]
-		return &DataError{Token: "(", Pos: r.pos, Row: -1, Err: ErrUnsupported,
-			Msg: fmt.Sprintf("several random-effects terms for %s (independent blocks): combine them into one term such as (1 + x | %s), or set Options.DoubleBar to CorrelatedDoubleBar", r.group, r.group)}
+	for _, fc := range factorsOf(f.randoms) {
+		if len(fc.terms) > 1 {
+			r := fc.terms[1]
+			return &DataError{Token: "(", Pos: r.pos, Row: -1, Err: ErrUnsupported,
+				Msg: fmt.Sprintf("several random-effects terms for %s (independent blocks): combine them into one term such as (1 + x | %s), or set Options.DoubleBar to CorrelatedDoubleBar", r.group, r.group)}
+		}
 	}
 	return nil
+}
+
+// factor is a grouping factor with its random-effects terms.
+type factor struct {
+	group string
+	pos   int
+	terms []random
+}
+
+// interceptOnly reports whether the factor's only random effect is an
+// intercept: (1 | g).
+func (fc factor) interceptOnly() bool {
+	for _, r := range fc.terms {
+		if !r.lhs.intercept || len(r.lhs.terms) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// factorsOf groups the random-effects terms by grouping factor, in order
+// of first appearance.
+func factorsOf(rs []random) []factor {
+	var out []factor
+	for _, r := range rs {
+		k := slices.IndexFunc(out, func(f factor) bool { return f.group == r.group })
+		if k < 0 {
+			out = append(out, factor{group: r.group, pos: r.groupPos})
+			k = len(out) - 1
+		}
+		out[k].terms = append(out[k].terms, r)
+	}
+	return out
+}
+
+// chooseLocal returns the index of the factor whose levels are the
+// subjects: Options.LocalFactor, else the one factor with more than a
+// random intercept, else the one with the most levels at rows (the first
+// on a tie). Every other factor must have a random intercept only.
+func chooseLocal(facs []factor, fr *datasets.Frame, rows []int, opts Options) (int, error) {
+	if len(facs) == 1 {
+		if opts.LocalFactor != "" && opts.LocalFactor != facs[0].group {
+			return 0, &DataError{Token: "Options.LocalFactor", Row: -1,
+				Msg: fmt.Sprintf("%q is not a grouping factor of the formula (it has %s)", opts.LocalFactor, facs[0].group)}
+		}
+		return 0, nil
+	}
+	local := -1
+	if opts.LocalFactor != "" {
+		local = slices.IndexFunc(facs, func(f factor) bool { return f.group == opts.LocalFactor })
+		if local < 0 {
+			var names []string
+			for _, f := range facs {
+				names = append(names, f.group)
+			}
+			return 0, &DataError{Token: "Options.LocalFactor", Row: -1,
+				Msg: fmt.Sprintf("%q is not a grouping factor of the formula (it has %s)", opts.LocalFactor, strings.Join(names, ", "))}
+		}
+	}
+	for k, f := range facs {
+		if f.interceptOnly() || k == local {
+			continue
+		}
+		if local >= 0 {
+			return 0, &DataError{Token: f.group, Pos: f.pos, Row: -1, Err: ErrUnsupported,
+				Msg: fmt.Sprintf("random slopes for %s, a grouping factor crossed with %s: a crossed factor has a random intercept only, (1 | %s); the factor with slopes must be the subjects' (Options.LocalFactor)", f.group, facs[local].group, f.group)}
+		}
+		local = k
+	}
+	if local >= 0 {
+		return local, nil
+	}
+	most := -1
+	for k, f := range facs {
+		col, _ := fr.Column(f.group)
+		if nl := len(levelsOf(col, rows)); nl > most {
+			local, most = k, nl
+		}
+	}
+	return local, nil
 }
 
 // mergeRandoms returns the single random-effects term to fit: the first,
@@ -632,6 +736,69 @@ func (d *Design) grouping(rnd *random, fr *datasets.Frame) error {
 	d.cfg.GroupName = rnd.group
 	d.cfg.GroupLevels = lev
 	return nil
+}
+
+// crossedCoding is a grouping factor crossed with the subjects.
+type crossedCoding struct {
+	group  string
+	pos    int
+	levels []string
+	index  map[string]int
+}
+
+// crossedFactor adds the crossed factor fc to the design's model.
+func (d *Design) crossedFactor(fc factor, fr *datasets.Frame) error {
+	col, _ := fr.Column(fc.group)
+	lev := levelsOf(col, d.rows)
+	if len(lev) < 2 {
+		return &DataError{Token: fc.group, Pos: fc.pos, Column: fc.group, Row: -1,
+			Msg: fmt.Sprintf("the grouping factor has a single level %s: a random effect needs at least 2 groups", quoteList(lev, 1))}
+	}
+	cc := crossedCoding{group: fc.group, pos: fc.pos, levels: lev, index: make(map[string]int, len(lev))}
+	for i, s := range lev {
+		cc.index[s] = i
+	}
+	cr := glmm.Crossed{Name: fc.group, NumLevels: len(lev), Levels: lev, Index: make([]int, len(d.rows))}
+	for k, i := range d.rows {
+		cr.Index[k] = cc.index[label(col, i)]
+	}
+	d.crossed = append(d.crossed, cc)
+	d.cfg.Crossed = append(d.cfg.Crossed, cr)
+	return nil
+}
+
+// NewCrossed returns, for each crossed factor of the design and each row
+// of a new data frame, the index of its level in the model, or -1 for a
+// level the model has not seen (whose effect is then drawn from the
+// factor's distribution). Rows with a missing value are errors.
+func (d *Design) NewCrossed(fr *datasets.Frame) ([][]int, error) {
+	if len(d.crossed) == 0 {
+		return nil, nil
+	}
+	var uses []use
+	for _, cc := range d.crossed {
+		uses = append(uses, use{col: cc.group, tok: cc.group, pos: cc.pos})
+	}
+	if err := resolve(uses, fr); err != nil {
+		return nil, err
+	}
+	rows, err := completeRows(uses, fr, RejectMissing)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]int, len(d.crossed))
+	for c, cc := range d.crossed {
+		col, _ := fr.Column(cc.group)
+		out[c] = make([]int, len(rows))
+		for k, i := range rows {
+			l, ok := cc.index[label(col, i)]
+			if !ok {
+				l = -1
+			}
+			out[c][k] = l
+		}
+	}
+	return out, nil
 }
 
 // Sparse storage of a design pays when it has many columns, mostly zero

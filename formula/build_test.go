@@ -555,7 +555,7 @@ func TestBuildErrors(t *testing.T) {
 		{"y ~ f + (1 | id)", fr, Options{Family: glmm.Poisson, Reference: map[string]string{"f": "z"}}, "f", 5, "f", -1, "reference level", false},
 		{"y ~ f + (1 | id)", fr.Rows([]int{0, 3, 6, 9}), pois, "f", 5, "f", -1, "at least 2", false},
 		{"y ~ x", fr, pois, "~", 3, "", -1, "no random-effects term", false},
-		{"y ~ x + (1 | id) + (1 | f)", fr, pois, "f", 25, "", -1, "second grouping factor", true},
+		{"y ~ x + (1 + t | id) + (1 + t | f)", fr, pois, "f", 33, "", -1, "random slopes for f", true},
 		{"y ~ x + (1 + t || id)", fr, pois, "||", 16, "", -1, "uncorrelated", true},
 		{"y ~ x + (1 | id) + (0 + t | id)", fr, pois, "(", 20, "", -1, "several random-effects terms", true},
 		{"y ~ h + id + (1 | id)", fr, pois, "idid4", 0, "", -1, "rank-deficient", false},

@@ -49,6 +49,13 @@ func (mod *Model) GlobalNames() []string {
 	if mod.nd == 1 {
 		names = append(names, "log("+mod.family.DispersionName()+")")
 	}
+	for c := range mod.cross {
+		f := &mod.cross[c]
+		for _, l := range f.levels {
+			names = append(names, f.name+"["+l+"]")
+		}
+		names = append(names, "omega("+f.name+")")
+	}
 	return names
 }
 
@@ -96,9 +103,13 @@ func (mod *Model) PriorSD() float64 { return mod.priorSD }
 func (mod *Model) DataConstant() float64 { return mod.dataConst }
 
 // PriorConstant returns the normalising constant -(G/2) log(2 pi sigma0^2) of
-// the prior of theta_g. Global includes it.
+// the N(0, sigma0^2) prior of theta_g, G counting the entries under it (all
+// but the crossed effects). Global includes it.
 func (mod *Model) PriorConstant() float64 {
 	_, _, g := mod.Dims()
+	for c := range mod.cross {
+		g -= len(mod.cross[c].levels) // their prior is the hierarchical one
+	}
 	return -0.5 * float64(g) * math.Log(2*math.Pi*mod.priorSD*mod.priorSD)
 }
 

@@ -50,6 +50,10 @@ type Config struct {
 	Rows []int
 
 	PriorSD float64 // prior standard deviation sigma0; 0 means DefaultPriorSD
+
+	// Crossed lists grouping factors crossed with the subjects, each with
+	// a random intercept (see Crossed); nil means none.
+	Crossed []Crossed
 }
 
 // Errors wrapped by the errors New returns, for use with errors.Is.
@@ -114,6 +118,9 @@ type Model struct {
 	p, r   int
 	n      int
 	nd     int // 1 when the family has a dispersion parameter, else 0
+
+	cross  []crossFactor
+	ncross int // entries of theta_g for crossed factors: levels and omega_u
 
 	start []int // stored rows of subject i are start[i]..start[i+1]-1
 	perm  []int // perm[k] is the row given to New of stored row k
@@ -329,6 +336,9 @@ func New(cfg Config) (*Model, error) {
 	}
 
 	if err := mod.setZ(cfg.Z, rowName); err != nil {
+		return nil, err
+	}
+	if err := mod.setCrossed(cfg.Crossed, nobs, rowName); err != nil {
 		return nil, err
 	}
 	if err := mod.setX(cfg.X, rowName); err != nil {

@@ -78,6 +78,14 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 			return err
 		}
 	}
+	thetaG := theta[n*r:]
+	if mod.cross != nil {
+		st.cross = make([]float64, mod.nobs)
+		st.crossH = make([][]float64, len(mod.cross))
+		for c := range mod.cross {
+			st.crossH[c] = make([]float64, len(mod.cross[c].levels))
+		}
+	}
 	w := make([]float64, r*r)
 	for round := range startRounds {
 		// The first rounds use the Laplace approximation; the last ones
@@ -109,6 +117,11 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 		}
 		if mod.nd == 1 {
 			if err := st.updatePsi(ctx); err != nil {
+				return err
+			}
+		}
+		if mod.cross != nil {
+			if err := st.updateCrossed(ctx, thetaG); err != nil {
 				return err
 			}
 		}
@@ -157,6 +170,80 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 		j := p + no
 		theta[n*r+j] = st.psi
 		sg[j*(j+1)/2+j] = max(st.psiCurv, 1/v2)
+	}
+	for c := range mod.cross {
+		f := &mod.cross[c]
+		for l, h := range st.crossH[c] {
+			j := f.off + l
+			sg[j*(j+1)/2+j] = h
+		}
+		sg[f.omega*(f.omega+1)/2+f.omega] = 2 * float64(len(f.levels))
+	}
+	return nil
+}
+
+// crossStep is the largest change of a crossed effect in one Newton step
+// of updateCrossed.
+const crossStep = 2.0
+
+// updateCrossed takes, factor by factor, one Newton step in each crossed
+// effect given everything else (the levels are independent then), and
+// updates its precision by EM, exp(-2 omega_u) = mean of u_l^2 + 1/H_l.
+func (st *starter) updateCrossed(ctx context.Context, thetaG []float64) error {
+	mod := st.mod
+	r := mod.r
+	for c := range mod.cross {
+		f := &mod.cross[c]
+		nl := len(f.levels)
+		part := scratch.Partials(st.chunks.Len(), 2*nl)
+		err := parallel.For(ctx, 0, st.chunks, func(k, lo, hi int) error {
+			sc := st.newScratch()
+			g, h := part[k][:nl], part[k][nl:]
+			for i := lo; i < hi; i++ {
+				s, e := mod.start[i], mod.start[i+1]
+				eta := sc.eta[:e-s]
+				mod.FixedEta(i, st.beta, eta)
+				sc.addCross(s, eta)
+				v := st.vOf(i)
+				for j := s; j < e; j++ {
+					et := eta[j-s]
+					for a := range r {
+						et += mod.z[j*r+a] * st.b[i*r+a]
+					}
+					_, d1, d2 := sc.expectAll(mod.family, mod.y[j], mod.m[j], et, mod.etaSD(j, v))
+					l := f.idx[j]
+					g[l] += mod.w[j] * d1
+					h[l] -= mod.w[j] * d2
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		u := thetaG[f.off:f.omega]
+		prec := math.Exp(2 * thetaG[f.omega])
+		du := make([]float64, nl)
+		var ss float64
+		for l := range u {
+			var gl, hl float64
+			for k := range part {
+				gl += part[k][l]
+				hl += part[k][nl+l]
+			}
+			gl -= prec * u[l]
+			hl += prec
+			du[l] = max(-crossStep, min(crossStep, gl/hl))
+			u[l] += du[l]
+			st.crossH[c][l] = hl
+			ss += u[l]*u[l] + 1/hl
+		}
+		for j, l := range f.idx {
+			st.cross[j] += du[l]
+		}
+		if v := ss / float64(nl); v > 0 && !math.IsInf(v, 0) {
+			thetaG[f.omega] = -0.5 * math.Log(v)
+		}
 	}
 	return nil
 }
@@ -210,12 +297,13 @@ func (st *starter) updatePsi(ctx context.Context) error {
 	mod := st.mod
 	r := mod.r
 	err := parallel.For(ctx, 0, st.chunks, func(k, lo, hi int) error {
-		sc := newStartScratch(mod, st.psi)
+		sc := st.newScratch()
 		var d0, d1 float64
 		for i := lo; i < hi; i++ {
 			s, e := mod.start[i], mod.start[i+1]
 			eta := sc.eta[:e-s]
 			mod.FixedEta(i, st.beta, eta)
+			sc.addCross(s, eta)
 			v := st.vOf(i)
 			for j := s; j < e; j++ {
 				et := eta[j-s]
@@ -263,7 +351,11 @@ type starter struct {
 	// derivative of the objective in it at the last update.
 	psi, psiCurv float64
 	partP        [][]float64 // per chunk: the derivatives in psi
-	wwt          []float64   // W W'
+	// cross is, per stored row, the sum of its crossed effects; crossH the
+	// curvature of each crossed effect at the last update.
+	cross  []float64
+	crossH [][]float64
+	wwt    []float64 // W W'
 	// Per subject: a_i = H_i^-1 g_i and A_i = H_i^-1 H_ib (r×p), the
 	// Newton step of b, and the covariance V_i of the Gaussian
 	// approximation of b_i (zero for the Laplace approximation).
@@ -290,7 +382,7 @@ func (st *starter) pass(ctx context.Context, objective bool) error {
 	mod := st.mod
 	r, p := mod.r, mod.p
 	return parallel.For(ctx, 0, st.chunks, func(k, lo, hi int) error {
-		sc := newStartScratch(mod, st.psi)
+		sc := st.newScratch()
 		pg, pi, pr := st.partG[k], st.partI[k], st.partR[k]
 		if !objective {
 			// The objective pass must leave the Newton pieces alone.
@@ -489,7 +581,7 @@ func (st *starter) subjectSteps(ctx context.Context) error {
 	mod := st.mod
 	r := mod.r
 	return parallel.For(ctx, 0, st.chunks, func(_, lo, hi int) error {
-		sc := newStartScratch(mod, st.psi)
+		sc := st.newScratch()
 		for i := lo; i < hi; i++ {
 			bi, b0 := st.b[i*r:(i+1)*r], st.b0[i*r:(i+1)*r]
 			ai := st.a[i*r : (i+1)*r]
@@ -678,6 +770,7 @@ type startScratch struct {
 	hib         []float64
 	ghx, ghw    []float64 // Gauss-Hermite nodes and weights for N(0, 1)
 	psi         float64   // log dispersion, for the families with one
+	cross       []float64 // per stored row, the crossed effects' sum; nil without
 }
 
 // emRelax over-relaxes the EM update of omega: EM for variance components
@@ -774,6 +867,16 @@ func (sc *startScratch) expectPsi(f Family, y, m, mean, sd, psi float64) float64
 	return d
 }
 
+// addCross adds the crossed effects of stored rows s, s+1, ... to eta.
+func (sc *startScratch) addCross(s int, eta []float64) {
+	if sc.cross == nil {
+		return
+	}
+	for j, c := range sc.cross[s : s+len(eta)] {
+		eta[j] += c
+	}
+}
+
 // etaSD returns the standard deviation sqrt(z_j' V z_j) of stored row j's
 // linear predictor under b ~ N(m, V); 0 for v nil.
 func (mod *Model) etaSD(j int, v []float64) float64 {
@@ -789,6 +892,14 @@ func (mod *Model) etaSD(j int, v []float64) float64 {
 		}
 	}
 	return math.Sqrt(max(s, 0))
+}
+
+// newScratch returns scratch space with the starter's psi and crossed
+// effects.
+func (st *starter) newScratch() *startScratch {
+	sc := newStartScratch(st.mod, st.psi)
+	sc.cross = st.cross
+	return sc
 }
 
 func newStartScratch(mod *Model, psi float64) *startScratch {
@@ -819,6 +930,7 @@ func (mod *Model) condLogDens(sc *startScratch, i int, beta, wwt, b, v []float64
 	r := mod.r
 	eta := sc.eta[:hi-lo]
 	mod.FixedEta(i, beta, eta)
+	sc.addCross(lo, eta)
 	var ll float64
 	for j := lo; j < hi; j++ {
 		e := eta[j-lo]
@@ -853,6 +965,7 @@ func (mod *Model) newtonPieces(sc *startScratch, i int, beta, wwt, b, v, grad, i
 	r, p := mod.r, mod.p
 	eta := sc.eta[:hi-lo]
 	mod.FixedEta(i, beta, eta)
+	sc.addCross(lo, eta)
 	copy(sc.hess, wwt)
 	clear(sc.hib)
 	var f float64

@@ -53,11 +53,14 @@ func (mod *Model) NewWorkspace() any {
 // Dims returns the number of subjects n, the number of random effects r
 // and the size G = p + r(r+1)/2 of theta_g = (beta, omega), plus 1 for psi
 // when the family has a dispersion parameter.
-func (mod *Model) Dims() (n, r, g int) { return mod.n, mod.r, mod.p + NumOmega(mod.r) + mod.nd }
+func (mod *Model) Dims() (n, r, g int) {
+	return mod.n, mod.r, mod.p + NumOmega(mod.r) + mod.nd + mod.ncross
+}
 
-// Global returns the log prior density of theta_g = (beta, omega),
-// log N(theta_g; 0, sigma0^2 I_G) with its normalising constant, and adds its
-// gradient -theta_g/sigma0^2 into grad (unless grad is nil).
+// Global returns the log prior density of theta_g with its normalising
+// constant: N(0, sigma0^2) on each of beta, omega, psi and the omega_u of
+// the crossed factors, and N(0, exp(-2 omega_u)) on each crossed effect.
+// It adds its gradient into grad (unless grad is nil).
 func (mod *Model) Global(thetaG, grad []float64) float64 {
 	_, _, g := mod.Dims()
 	if len(thetaG) != g || (grad != nil && len(grad) != g) {
@@ -65,13 +68,21 @@ func (mod *Model) Global(thetaG, grad []float64) float64 {
 	}
 	prec := 1 / (mod.priorSD * mod.priorSD)
 	var ss float64
-	for k, v := range thetaG {
+	add := func(k int, v float64) {
 		ss += v * v
 		if grad != nil {
 			grad[k] -= v * prec
 		}
 	}
-	return mod.PriorConstant() - 0.5*ss*prec
+	top := mod.p + NumOmega(mod.r) + mod.nd
+	for k, v := range thetaG[:top] {
+		add(k, v)
+	}
+	for c := range mod.cross {
+		k := mod.cross[c].omega
+		add(k, thetaG[k])
+	}
+	return mod.PriorConstant() - 0.5*ss*prec + mod.crossedPrior(thetaG, grad)
 }
 
 // Local returns the sum over subjects i in [lo, hi) of
@@ -96,7 +107,7 @@ func (mod *Model) Local(ws any, lo, hi int, thetaG, local, gradLocal, gradG []fl
 	}
 	work := ws.(*workspace)
 	no := NumOmega(r)
-	beta, omega := thetaG[:p], thetaG[p:p+no]
+	omega := thetaG[p : p+no]
 	var psi float64
 	if mod.nd == 1 {
 		psi = thetaG[p+no]
@@ -109,10 +120,10 @@ func (mod *Model) Local(ws any, lo, hi int, thetaG, local, gradLocal, gradG []fl
 	for l := range r {
 		logNorm += omega[OmegaIndex(l, l, r)]
 	}
-	var gbeta, gomega []float64
+	var gomega []float64
 	var gpsi float64
 	if grad {
-		gbeta, gomega = gradG[:p], gradG[p:p+no]
+		gomega = gradG[p : p+no]
 	}
 	u := work.u
 	// A call that failed may have left a product pending.
@@ -125,7 +136,7 @@ func (mod *Model) Local(ws any, lo, hi int, thetaG, local, gradLocal, gradG []fl
 			gb = gradLocal[(i-lo)*r : (i-lo+1)*r]
 			clear(gb)
 		}
-		ll, check := mod.subjectLik(work, i, beta, psi, b, gb, gbeta, &gpsi)
+		ll, check := mod.subjectLik(work, i, thetaG, psi, b, gb, gradG, &gpsi)
 
 		// Random-effect density: -1/2 |W' b|^2.
 		var uu float64
@@ -186,10 +197,13 @@ func (mod *Model) Local(ws any, lo, hi int, thetaG, local, gradLocal, gradG []fl
 // It works in three passes over the rows (linear predictors, family terms,
 // gradients) so that the exponentials of different rows, the bulk of the
 // cost, are independent and overlap in the processor.
-func (mod *Model) subjectLik(work *workspace, i int, beta []float64, psi float64, b, gb, gbeta []float64, gpsi *float64) (ll, check float64) {
+func (mod *Model) subjectLik(work *workspace, i int, thetaG []float64, psi float64, b, gb, gradG []float64, gpsi *float64) (ll, check float64) {
 	s, e := mod.start[i], mod.start[i+1]
 	eta := work.eta[:e-s]
-	mod.FixedEta(i, beta, eta)
+	mod.FixedEta(i, thetaG[:mod.p], eta)
+	if mod.cross != nil {
+		mod.addCrossed(s, thetaG, eta)
+	}
 	r := mod.r
 	zs := mod.z[s*r : e*r]
 	if r == 1 {
@@ -318,7 +332,10 @@ func (mod *Model) subjectLik(work *workspace, i int, beta []float64, psi float64
 			}
 		}
 	}
-	mod.AddFixedTVec(i, res, gbeta)
+	mod.AddFixedTVec(i, res, gradG[:mod.p])
+	if mod.cross != nil {
+		mod.addCrossedGrad(s, res, gradG)
+	}
 	return ll, check
 }
 
@@ -343,6 +360,9 @@ func (mod *Model) LocalHessian(ws any, i int, thetaG, thetaI, h []float64) {
 	s, e := mod.start[i], mod.start[i+1]
 	eta := work.eta[:e-s]
 	mod.FixedEta(i, thetaG[:p], eta)
+	if mod.cross != nil {
+		mod.addCrossed(s, thetaG, eta)
+	}
 	clear(h)
 	for j := s; j < e; j++ {
 		zr := mod.z[j*r : j*r+r]

@@ -43,9 +43,21 @@ type Summary struct {
 	// one), nil for the families without one. Its marginal, the exp of a
 	// Gaussian, is exact.
 	Dispersion *Marginal
+	// Crossed summarises the factors crossed with the subjects (see
+	// glmm.Crossed), in the model's order.
+	Crossed []CrossedEffects
 	// Subjects holds the random effects b_i. Their marginals are Gaussian
 	// for a plain GLMM target (exact); for RVB see SummarizeRVB.
 	Subjects []SubjectEffects
+}
+
+// CrossedEffects summarises a crossed factor: the standard deviation of
+// its random intercepts, exp(-omega_u), whose log-normal marginal is
+// exact, and each level's effect.
+type CrossedEffects struct {
+	Name    string
+	SD      Marginal
+	Effects []Marginal // one per level, named by it
 }
 
 // Summarize returns posterior summaries of a fit of the GLMM m as a plain
@@ -84,6 +96,9 @@ func Summarize(res *vi.Result, m *glmm.Model, draws int, seed uint64) (*Summary,
 		d := LogNormalMarginal(m.Family().DispersionName(), muG[k], math.Sqrt(cov.At(k, k)))
 		s.Dispersion = &d
 	}
+	for c := range m.NumCrossed() {
+		s.Crossed = append(s.Crossed, crossedEffects(m, c, muG, cov))
+	}
 	sd, corr, err := sampleSDCorr(res, m, cov, draws, seed)
 	if err != nil {
 		return nil, err
@@ -112,6 +127,19 @@ func GaussianMarginal(name string, mean, sd float64) Marginal {
 		return distuv.Normal{Mu: mean, Sigma: sd}.Quantile(p)
 	}
 	return Marginal{Name: name, Mean: mean, SD: sd, Q025: q(0.025), Q50: mean, Q975: q(0.975)}
+}
+
+// crossedEffects returns the summary of crossed factor c of m from the
+// mean and covariance of theta_g.
+func crossedEffects(m *glmm.Model, c int, muG []float64, cov mat.Symmetric) CrossedEffects {
+	name, levels, first, omega := m.CrossedFactor(c)
+	// sd = exp(-omega): the log-normal of -omega.
+	ce := CrossedEffects{Name: name, SD: LogNormalMarginal("sd("+name+")", -muG[omega], math.Sqrt(cov.At(omega, omega)))}
+	for l, lv := range levels {
+		k := first + l
+		ce.Effects = append(ce.Effects, GaussianMarginal(lv, muG[k], math.Sqrt(cov.At(k, k))))
+	}
+	return ce
 }
 
 // LogNormalMarginal returns the summary of exp(x) for x ~ N(mu, sd^2).

@@ -5,6 +5,7 @@
 package rvb
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -165,6 +166,9 @@ func NewRVB2(m *glmm.Model, opts ...Option) (*Target, error) { return New(m, RVB
 func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
 	if method != RVB1 && method != RVB2 {
 		return nil, fmt.Errorf("rvb: unknown method %v", method)
+	}
+	if m.NumCrossed() > 0 {
+		return nil, errors.New("rvb: models with crossed random effects are not supported: the crossed effects would enter every subject's reparametrisation; fit the model itself (GVA)")
 	}
 	if f := m.Family(); f.HasDispersion() {
 		return nil, fmt.Errorf("rvb: the %v family is not supported: its dispersion parameter %s would enter the reparametrisation, which is not implemented; fit the model itself (GVA), whose local blocks are exactly Gaussian given the global ones for the gaussian family", f, f.DispersionName())

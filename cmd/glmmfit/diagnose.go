@@ -44,9 +44,10 @@ func diagnose(m *glmm.Model, res *vi.Result) []string {
 		var fixed, omega []string
 		nr := res.N * res.R
 		kd, hasDisp := m.Dispersion()
+		top := p + glmm.NumOmega(m.R())
 		for k, name := range names {
-			if hasDisp && k == kd {
-				continue
+			if hasDisp && k == kd || k >= top {
+				continue // the dispersion below; crossed factors have their own prior
 			}
 			// Mostly prior: a posterior sd near the prior's; or, for a
 			// fixed effect, a mean beyond one prior sd (ten log-odds or

@@ -57,6 +57,8 @@ var cliWords = strings.NewReplacer(
 	"Options.Offset", "-offset",
 	"Options.Family", "-family",
 	"Options.PriorSD", "-prior-sd",
+	`formula token "Options.LocalFactor"`, "flag -local-factor",
+	"(Options.LocalFactor)", "(-local-factor)",
 )
 
 // oneLine joins the lines of msg, so that every problem takes exactly one

@@ -76,7 +76,6 @@ func TestBadInvocations(t *testing.T) {
 		{"zero trials", fitArgs("trials.csv", "cbind(s, n - s) ~ x + (1 | g)"), "", 1, []string{`trials.csv: line 3, column 2 ("n")`, "number of trials 0"}},
 		{"runaway quote", fitArgs("runaway.csv", "y ~ x + (1 | g)", "-family", "poisson"), "", 1, []string{`runaway.csv: line 4, column 1 ("y")`, "record too long", "the quoted field opened on line 3"}},
 		{"no random effects", fitArgs("good.csv", "y ~ x", "-family", "poisson"), "", 1, []string{"random-effects term"}},
-		{"two grouping factors", fitArgs("good.csv", "y ~ x + (1 | g) + (1 | x)", "-family", "poisson"), "", 1, []string{"second grouping factor", "not supported"}},
 		{"nonexistent file", fitArgs("no-such.csv", "y ~ x + (1 | g)", "-family", "poisson"), "", 1, []string{"no-such.csv: no such file"}},
 		{"empty standard input", fitArgs("-", "y ~ x + (1 | g)", "-family", "poisson"), "", 1, []string{"stdin: line 1", "empty input"}},
 		{"weights column absent", fitArgs("good.csv", "y ~ x + (1 | g)", "-family", "poisson", "-weights", "w"), "", 1, []string{"-weights", `no column "w"`}},

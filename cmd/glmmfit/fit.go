@@ -84,6 +84,7 @@ func (o *fitOptions) flagSet() *flag.FlagSet {
 	fs.Float64Var(&o.spec.PriorSD, "prior-sd", glmm.DefaultPriorSD, "")
 	fs.StringVar(&o.spec.Prior, "prior", formula.PriorAuto.String(), "")
 	fs.StringVar(&o.spec.DoubleBar, "double-bar", doubleBarReject, "")
+	fs.StringVar(&o.spec.LocalFactor, "local-factor", "", "")
 	fs.StringVar(&o.method, "method", methodAuto, "")
 	fs.StringVar(&o.optimizer, "optimizer", "snngm", "")
 	fs.Uint64Var(&o.seed, "seed", 1, "")

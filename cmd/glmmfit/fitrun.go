@@ -303,7 +303,7 @@ func prepareFit(ctx context.Context, e *env, o *fitOptions) (*fitJob, error) {
 	// -family binomial with one 0/1 outcome per row is fitted as bernoulli
 	// (formula.Options.Family); say what was fitted.
 	job.spec.Family = fam.String()
-	job.method, job.methodNote = resolveMethod(o.method, fam)
+	job.method, job.methodNote = resolveMethod(o.method, job.design.Model())
 	if o.example {
 		n, _, _ := job.design.Model().Dims()
 		job.intro = fmt.Sprintf("Example: %d simulated %s observations of %d subjects (%s, built in; datasets.Simulate seed %d)\nFitting:  -formula '%s' -family %s",
@@ -314,9 +314,13 @@ func prepareFit(ctx context.Context, e *env, o *fitOptions) (*fitJob, error) {
 
 // resolveMethod turns -method into the method to fit and a note saying why
 // when it was chosen automatically.
-func resolveMethod(method string, fam glmm.Family) (string, string) {
+func resolveMethod(method string, m *glmm.Model) (string, string) {
 	if method != methodAuto {
 		return method, ""
+	}
+	fam := m.Family()
+	if m.NumCrossed() > 0 {
+		return "gva", "chosen by -method auto: RVB is not available with crossed random effects"
 	}
 	if fam.HasDispersion() {
 		return "gva", fmt.Sprintf("chosen by -method auto: RVB is not available for the %s family", fam)
@@ -361,6 +365,7 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summar
 	if s.Dispersion != nil {
 		doc.Dispersion = &marginals([]posterior.Marginal{*s.Dispersion})[0]
 	}
+	doc.Crossed = crossedDocs(s.Crossed)
 	switch {
 	case res.Status == vi.Cancelled:
 		doc.Message = "interrupted: the state is the last good one"

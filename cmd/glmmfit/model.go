@@ -33,6 +33,9 @@ type modelSpec struct {
 	Prior string `json:"prior,omitempty"`
 	// DoubleBar is -double-bar: "reject" (or absent) or "correlated".
 	DoubleBar string `json:"double_bar,omitempty"`
+	// LocalFactor is -local-factor: the grouping factor whose levels are
+	// the subjects when the formula has several ("" chooses).
+	LocalFactor string `json:"local_factor,omitempty"`
 }
 
 // policies of -double-bar.
@@ -53,7 +56,7 @@ func (s *modelSpec) options() (formula.Options, error) {
 	if err != nil {
 		return formula.Options{}, err
 	}
-	o := formula.Options{Family: fam, Weights: s.Weights, Offset: s.Offset, Reference: s.Reference, PriorSD: s.PriorSD}
+	o := formula.Options{Family: fam, Weights: s.Weights, Offset: s.Offset, Reference: s.Reference, PriorSD: s.PriorSD, LocalFactor: s.LocalFactor}
 	if s.Prior != "" {
 		if o.Prior, err = formula.ParsePrior(s.Prior); err != nil {
 			return o, err

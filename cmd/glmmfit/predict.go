@@ -171,6 +171,10 @@ func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 	if err != nil {
 		return nil, dataError(err, in)
 	}
+	crossed, err := d.NewCrossed(in.frame)
+	if err != nil {
+		return nil, dataError(err, in)
+	}
 	a := sf.approx
 	m := a.model
 	n, r, g := a.n, a.r, a.g
@@ -192,6 +196,7 @@ func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 	smp := a.newSampler(o.seed, predictStream)
 	zk := make([]float64, r)
 	bNew := make([]float64, r)
+	uNew := make([]float64, len(crossed))
 	beta := make([]float64, p)
 	var chol mat.Cholesky
 	var lower mat.TriDense
@@ -234,6 +239,12 @@ func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 					bNew[j] += lower.At(j, l) * zk[l]
 				}
 			}
+			// A new level of a crossed factor: one draw of its effect
+			// per draw of q, from N(0, exp(-2 omega_u)).
+			for c := range crossed {
+				_, _, _, omega := m.CrossedFactor(c)
+				uNew[c] = math.Exp(-theta[n*r+omega]) * rng.NormFloat64()
+			}
 			for k := lo; k < hi; k++ {
 				eta := 0.0
 				if X != nil {
@@ -251,6 +262,14 @@ func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 				}
 				for j := range r {
 					eta += Z.At(k, j) * b[j]
+				}
+				for c, idx := range crossed {
+					if l := idx[k]; l >= 0 {
+						_, _, first, _ := m.CrossedFactor(c)
+						eta += theta[n*r+first+l]
+					} else {
+						eta += uNew[c]
+					}
 				}
 				if scaled {
 					eta = rc + rs*eta

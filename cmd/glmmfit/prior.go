@@ -36,12 +36,22 @@ func toUserScale(d *formula.Design, res *vi.Result, s *posterior.Summary) {
 			s.Subjects[i].SD[a] /= sc
 		}
 	}
-	if s.Dispersion != nil && d.Family() == glmm.Gaussian {
-		// sigma is on the response's scale; a positive factor maps the
-		// whole marginal.
-		_, sc := d.ResponseScale()
-		m := s.Dispersion
+	// sigma and the crossed effects are on the response's scale; a
+	// positive factor maps whole marginals.
+	_, sc := d.ResponseScale()
+	scale := func(m *posterior.Marginal) {
 		m.Mean, m.SD, m.Q025, m.Q50, m.Q975 = m.Mean*sc, m.SD*sc, m.Q025*sc, m.Q50*sc, m.Q975*sc
+	}
+	if sc != 1 {
+		if s.Dispersion != nil {
+			scale(s.Dispersion)
+		}
+		for c := range s.Crossed {
+			scale(&s.Crossed[c].SD)
+			for l := range s.Crossed[c].Effects {
+				scale(&s.Crossed[c].Effects[l])
+			}
+		}
 	}
 	fm := d.FixedMap()
 	if fm == nil {

@@ -47,6 +47,9 @@ type document struct {
 	// scale: sigma, the residual sd, for gaussian; phi, the shape of
 	// nbinom2 (variance mu + mu^2/phi), for negbinomial.
 	Dispersion *marginal `json:"dispersion,omitempty"`
+	// Crossed holds the grouping factors crossed with the subjects: the
+	// sd of each one's random intercepts and the effect of every level.
+	Crossed []crossedDoc `json:"crossed,omitempty"`
 	// Omega summarises the parameters omega = vech(W*) of the Cholesky
 	// factor W of the random-effect precision W W', on which the prior is.
 	Omega         []marginal    `json:"omega"`
@@ -112,6 +115,22 @@ type marginal struct {
 	Q025     jfloat `json:"q2.5"`
 	Q50      jfloat `json:"q50"`
 	Q975     jfloat `json:"q97.5"`
+}
+
+// crossedDoc summarises a crossed grouping factor.
+type crossedDoc struct {
+	Group   string     `json:"group"`
+	Levels  int        `json:"levels"`
+	SD      marginal   `json:"sd"`
+	Effects []marginal `json:"effects"`
+}
+
+func crossedDocs(cs []posterior.CrossedEffects) []crossedDoc {
+	var out []crossedDoc
+	for _, c := range cs {
+		out = append(out, crossedDoc{Group: c.Name, Levels: len(c.Effects), SD: marginals([]posterior.Marginal{c.SD})[0], Effects: marginals(c.Effects)})
+	}
+	return out
 }
 
 func marginals(ms []posterior.Marginal) []marginal {

@@ -95,6 +95,12 @@ func writeText(w io.Writer, doc *document) {
 		re[k].Name = strings.ReplaceAll(re[k].Name, "(Intercept)", "Intercept")
 	}
 	writeTable(w, re)
+	for _, cr := range doc.Crossed {
+		fmt.Fprintf(w, "\nRandom effects: ~%s (Number of levels: %d)\n", cr.Group, cr.Levels)
+		sd := cr.SD
+		sd.Name = "sd(Intercept)"
+		writeTable(w, []marginal{sd})
+	}
 	if doc.Dispersion != nil {
 		fmt.Fprintf(w, "\nFamily-specific parameter: %s\n", dispersionNotes[c.Family])
 		writeTable(w, []marginal{*doc.Dispersion})

@@ -86,6 +86,11 @@ Data and model:
                    grouping factor such as (1 | g) + (0 + x | g), are refused,
                    as sparsevi fits one covariance per grouping factor;
                    correlated: fit their union as one correlated term
+  -local-factor G  with several grouping factors, as in (1 | id) + (1 | item),
+                   the one whose levels are the subjects (the local blocks;
+                   default: the one with random slopes, else the one with the
+                   most levels); the others are crossed factors, each with a
+                   random intercept, whose effects join the global block
   -prior P         auto (default): the fixed effects' prior is on the
                    coefficients of the predictors centred at their means and
                    divided by their standard deviations (0/1 columns as they

@@ -1,0 +1,232 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package glmm_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/diff/fd"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sparsevi/sparsevi/arrowhead"
+	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/vi"
+)
+
+// crossedProblem adds two crossed factors (4 and 3 levels) to a random
+// problem of the family and returns the model and a random point.
+func crossedProblem(t *testing.T, fam glmm.Family, seed uint64) (glmm.Config, *glmm.Model, []float64, []float64) {
+	rng := rand.New(rand.NewPCG(seed, 17))
+	const n, p, r = 8, 3, 2
+	cfg := randomConfig(rng, fam, n, p, r, false)
+	nobs := len(cfg.Y)
+	for c, nl := range []int{4, 3} {
+		cr := glmm.Crossed{Name: fmt.Sprintf("f%d", c), NumLevels: nl, Index: make([]int, nobs)}
+		for k := range cr.Index {
+			cr.Index[k] = rng.IntN(nl)
+		}
+		cfg.Crossed = append(cfg.Crossed, cr)
+	}
+	mod, err := glmm.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	thetaG := withDispersion(rng, fam, randomGlobal(rng, p, r))
+	for _, cr := range cfg.Crossed {
+		for range cr.NumLevels {
+			thetaG = append(thetaG, 0.8*rng.NormFloat64())
+		}
+		thetaG = append(thetaG, 0.3*rng.NormFloat64())
+	}
+	return cfg, mod, randomLocal(rng, n, r), thetaG
+}
+
+// TestCrossedLogJoint compares the log joint of a model with crossed
+// factors with the reference: the model without them, its offsets
+// holding the crossed effects, plus their hierarchical prior written out.
+func TestCrossedLogJoint(t *testing.T) {
+	for _, fam := range allFamilies {
+		cfg, mod, local, thetaG := crossedProblem(t, fam, uint64(fam))
+		_, _, g := mod.Dims()
+		base := len(thetaG) - (4 + 1 + 3 + 1)
+		if g != len(thetaG) {
+			t.Fatalf("%v: G = %d, want %d", fam, g, len(thetaG))
+		}
+		plain := cfg
+		plain.Crossed = nil
+		plain.Offset = slices.Clone(cfg.Offset)
+		var prior float64
+		next := base
+		for _, cr := range cfg.Crossed {
+			u := thetaG[next : next+cr.NumLevels]
+			w := thetaG[next+cr.NumLevels]
+			for k, l := range cr.Index {
+				plain.Offset[k] += u[l]
+			}
+			sd := math.Exp(-w)
+			for _, v := range u {
+				prior += -0.5*math.Log(2*math.Pi) - math.Log(sd) - v*v/(2*sd*sd)
+			}
+			prior += -0.5*math.Log(2*math.Pi*100) - w*w/200
+			next += cr.NumLevels + 1
+		}
+		want := referenceLogJoint(plain, local, thetaG[:base], 10) + prior
+		got, _ := logJoint(t, mod, local, thetaG, false)
+		if math.Abs(got-want) > 1e-12*math.Abs(want) {
+			t.Errorf("%v: log joint %v, reference %v", fam, got, want)
+		}
+		names := mod.GlobalNames()
+		if names[base] != "f0[1]" || names[base+4] != "omega(f0)" || len(names) != g {
+			t.Errorf("%v: global names %q", fam, names[base:])
+		}
+	}
+}
+
+// TestCrossedGradientFD checks the gradient, crossed effects and their
+// omega included, against finite differences.
+func TestCrossedGradientFD(t *testing.T) {
+	for _, fam := range allFamilies {
+		_, mod, local, thetaG := crossedProblem(t, fam, 40+uint64(fam))
+		n, r, _ := mod.Dims()
+		theta := append(slices.Clone(local), thetaG...)
+		_, grad := logJoint(t, mod, local, thetaG, true)
+		num := fd.Gradient(nil, func(x []float64) float64 {
+			v, _ := logJoint(t, mod, x[:n*r], x[n*r:], false)
+			return v
+		}, theta, fdSettings)
+		for k := range theta {
+			if e := relErr(grad[k], num[k]); e > 1e-6 {
+				t.Errorf("%v: d/d%d = %v, finite difference %v", fam, k, grad[k], num[k])
+			}
+		}
+	}
+}
+
+// TestCrossedErrors: bad crossed factors are errors naming the factor.
+func TestCrossedErrors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	cfg := randomConfig(rng, glmm.Poisson, 5, 2, 1, false)
+	nobs := len(cfg.Y)
+	for _, c := range []struct {
+		name string
+		cr   glmm.Crossed
+		want error
+	}{
+		{"short index", glmm.Crossed{Name: "item", NumLevels: 2, Index: make([]int, nobs-1)}, glmm.ErrLength},
+		{"one level", glmm.Crossed{Name: "item", NumLevels: 1, Index: make([]int, nobs)}, glmm.ErrConfig},
+		{"bad level", glmm.Crossed{Name: "item", NumLevels: 2, Index: slices.Repeat([]int{2}, nobs)}, glmm.ErrGroup},
+		{"too many levels", glmm.Crossed{Name: "item", NumLevels: glmm.MaxGlobal, Index: make([]int, nobs)}, glmm.ErrConfig},
+	} {
+		cc := cfg
+		cc.Crossed = []glmm.Crossed{c.cr}
+		_, err := glmm.New(cc)
+		if !errors.Is(err, c.want) || !containsAll(err.Error(), "item") {
+			t.Errorf("%s: %v, want %v naming the factor", c.name, err, c.want)
+		}
+	}
+}
+
+// TestCrossedFitRecovers: a Bernoulli model with 300 subjects crossed with
+// 30 items, simulated with item sd 1 and subject sd 0.8, is fitted by GVA
+// from Start: the intercept and slope cover their truth, the item effects
+// correlate with theirs above 0.9, and the item sd's interval holds 1.
+func TestCrossedFitRecovers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits a model of 6000 observations")
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	const n, items, per = 300, 30, 20
+	beta := []float64{-0.3, 0.7}
+	uTrue := make([]float64, items)
+	for l := range uTrue {
+		uTrue[l] = rng.NormFloat64()
+	}
+	var y, x []float64
+	var group, item []int
+	for i := range n {
+		b := 0.8 * rng.NormFloat64()
+		for range per {
+			l := rng.IntN(items)
+			xv := rng.NormFloat64()
+			eta := beta[0] + beta[1]*xv + b + uTrue[l]
+			yv := 0.0
+			if rng.Float64() < 1/(1+math.Exp(-eta)) {
+				yv = 1
+			}
+			y, x, group, item = append(y, yv), append(x, xv), append(group, i), append(item, l)
+		}
+	}
+	nobs := len(y)
+	xm := make([]float64, 2*nobs)
+	z := make([]float64, nobs)
+	for k := range nobs {
+		xm[2*k], xm[2*k+1], z[k] = 1, x[k], 1
+	}
+	mod, err := glmm.New(glmm.Config{
+		Family: glmm.Bernoulli, Y: y, X: denseOf(nobs, 2, xm), Z: denseOf(nobs, 1, z),
+		Group: group, NumGroups: n, Crossed: []glmm.Crossed{{Name: "item", Index: item, NumLevels: items}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nn, r, g := mod.Dims()
+	theta := make([]float64, nn*r+g)
+	prec := make([]float64, arrowhead.Len(nn, r, g))
+	if err := mod.Start(context.Background(), theta, prec); err != nil {
+		t.Fatal(err)
+	}
+	checkPositiveDefinite(t, nn, r, g, prec)
+	res, err := vi.Fit(context.Background(), mod, vi.Settings{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cov := res.GlobalCov()
+	mu := res.Mu[nn*r:]
+	for k, b := range beta {
+		sd := math.Sqrt(cov.At(k, k))
+		if math.Abs(mu[k]-b) > 2.5*sd {
+			t.Errorf("beta[%d] = %.3f ± %.3f, truth %v", k, mu[k], sd, b)
+		}
+	}
+	_, _, first, omega := mod.CrossedFactor(0)
+	var sxy, sxx, syy, mx, my float64
+	for l := range items {
+		mx += mu[first+l] / items
+		my += uTrue[l] / items
+	}
+	for l := range items {
+		a, b := mu[first+l]-mx, uTrue[l]-my
+		sxy, sxx, syy = sxy+a*b, sxx+a*a, syy+b*b
+	}
+	if c := sxy / math.Sqrt(sxx*syy); c < 0.9 {
+		t.Errorf("item effects correlate %.3f with the truth", c)
+	}
+	wsd := math.Sqrt(cov.At(omega, omega))
+	lo, hi := math.Exp(-(mu[omega] + 1.96*wsd)), math.Exp(-(mu[omega] - 1.96*wsd))
+	t.Logf("item sd %.3f [%.3f, %.3f]; %d iterations", math.Exp(-mu[omega]), lo, hi, res.Iterations)
+	if !(lo < 1 && 1 < hi) {
+		t.Errorf("item sd interval [%.3f, %.3f] misses 1", lo, hi)
+	}
+}
+
+// denseOf returns the rows×cols matrix of data.
+func denseOf(rows, cols int, data []float64) *mat.Dense { return mat.NewDense(rows, cols, data) }
+
+// containsAll reports whether s contains every one of subs.
+func containsAll(s string, subs ...string) bool {
+	for _, x := range subs {
+		if !strings.Contains(s, x) {
+			return false
+		}
+	}
+	return true
+}
