@@ -15,6 +15,18 @@ import (
 // item effects u_l ~ N(0, tau^2) join the global block, together with
 // omega_u = -log tau, the log precision of the effects on the scale of the
 // subjects' omega. Any subject may have rows at any level.
+//
+// The effects are partially non-centred (Papaspiliopoulos, Roberts and
+// Skold 2003; for variational Bayes Tan and Nott 2013): theta_g holds
+// v_l = u_l / tau^a_l with the prior v_l ~ N(0, tau^(2(1-a_l))), and the
+// weight a_l = 1/(1 + tau^2 h_l) in [0, 1] is the share of the prior in the
+// precision of u_l given the data, h_l the data's information about it.
+// New fixes the weights from the data (a rough tau and h_l by level). A
+// level the data inform well is then centred (a_l near 0) and one they
+// hardly inform is non-centred (a_l near 1): a Gaussian approximation of
+// (v, omega_u) neither collapses tau to zero when the levels say little,
+// as the centred form does, nor pins tau down when they say much, as the
+// non-centred form does.
 type Crossed struct {
 	Name      string   // name of the factor; "" means "crossed1", "crossed2", ...
 	Index     []int    // level in [0, NumLevels) of each row
@@ -32,9 +44,11 @@ const MaxGlobal = 1500
 type crossFactor struct {
 	name   string
 	levels []string
-	idx    []int32 // level of each stored row
-	off    int     // index in theta_g of u_0
-	omega  int     // index in theta_g of omega_u
+	idx    []int32   // level of each stored row
+	off    int       // index in theta_g of v_0
+	omega  int       // index in theta_g of omega_u
+	weight []float64 // a_l, the non-centring weight of each level
+	scale  int       // offset of the factor's tau^a_l in a workspace's scale
 }
 
 // setCrossed validates and stores the crossed factors, their effects
@@ -92,51 +106,168 @@ func (mod *Model) CrossedFactor(c int) (name string, levels []string, first, ome
 	return f.name, f.levels, f.off, f.omega
 }
 
-// addCrossed adds the crossed effects of theta_g to the linear predictors
-// eta of stored rows s, s+1, ....
-func (mod *Model) addCrossed(s int, thetaG, eta []float64) {
+// crossedWeights sets the non-centring weights a_l = 1/(1 + tau^2 h_l)
+// from the data: each level's information h_l about its effect at the
+// level the level's data alone give (rowsLevel, with beta = 0), and tau^2
+// the spread of those levels less their mean sampling variance (at least
+// a tenth of their spread).
+func (mod *Model) crossedWeights() {
+	scale := 0
 	for c := range mod.cross {
 		f := &mod.cross[c]
-		u := thetaG[f.off:f.omega]
+		nl := len(f.levels)
+		byLevel := make([][]int, nl)
+		for j, l := range f.idx {
+			byLevel[l] = append(byLevel[l], j)
+		}
+		lev := make([]float64, nl)
+		info := make([]float64, nl)
+		var mean, noise float64
+		cnt := 0
+		for l, rows := range byLevel {
+			eta := make([]float64, len(rows))
+			for k, j := range rows {
+				eta[k] = mod.off[j]
+			}
+			lev[l] = mod.rowsLevel(0, 0, rows, eta)
+			info[l] = mod.levelInfo(rows, lev[l])
+			if !math.IsNaN(lev[l]) && info[l] > 0 {
+				mean += lev[l]
+				noise += 1 / info[l]
+				cnt++
+			}
+		}
+		tau2 := 1.0
+		if cnt > 1 {
+			mean /= float64(cnt)
+			var ss float64
+			for l, v := range lev {
+				if !math.IsNaN(v) && info[l] > 0 {
+					ss += (v - mean) * (v - mean)
+				}
+			}
+			spread := ss / float64(cnt-1)
+			tau2 = max(spread-noise/float64(cnt), 0.1*spread)
+			if !(tau2 > 0) || math.IsInf(tau2, 0) {
+				tau2 = 1
+			}
+		}
+		f.weight = make([]float64, nl)
+		for l, h := range info {
+			f.weight[l] = 1 / (1 + tau2*max(h, 0))
+		}
+		f.scale = scale
+		scale += nl
+	}
+	mod.nscale = scale
+}
+
+// levelInfo returns the data's information about a constant added to the
+// linear predictors of the stored rows at level eta: sum w m mu(1-mu) for
+// the binomial families, sum w mu for the counts, sum w / s^2 for the
+// Gaussian with s^2 the rows' own variance about their mean (1 when there
+// is none).
+func (mod *Model) levelInfo(rows []int, eta float64) float64 {
+	if math.IsNaN(eta) {
+		return 0
+	}
+	var h, sw, sy, syy float64
+	for _, j := range rows {
+		w := mod.w[j]
+		switch mod.family {
+		case Poisson, NegBinomial:
+			h += w * math.Exp(min(eta+mod.off[j], MaxPoissonEta))
+		case Gaussian:
+			y := mod.y[j] - mod.off[j]
+			sw += w
+			sy += w * y
+			syy += w * y * y
+		default:
+			p := logistic(eta + mod.off[j])
+			h += w * mod.m[j] * p * (1 - p)
+		}
+	}
+	if mod.family == Gaussian {
+		v := 1.0
+		if sw > 0 {
+			if vv := syy/sw - (sy/sw)*(sy/sw); vv > 0 {
+				v = vv
+			}
+		}
+		h = sw / v
+	}
+	return h
+}
+
+// crossedScales writes tau^a_l = exp(-a_l omega_u) for every level of
+// every crossed factor into dst (length nscale).
+func (mod *Model) crossedScales(thetaG, dst []float64) {
+	for c := range mod.cross {
+		f := &mod.cross[c]
+		w := thetaG[f.omega]
+		for l, a := range f.weight {
+			dst[f.scale+l] = math.Exp(-a * w)
+		}
+	}
+}
+
+// CrossedWeights returns the non-centring weights a_l of crossed factor
+// c's levels (see Crossed). The slice must not be modified.
+func (mod *Model) CrossedWeights(c int) []float64 { return mod.cross[c].weight }
+
+// addCrossed adds the crossed effects u_l = tau^a_l v_l to the linear
+// predictors eta of stored rows s, s+1, ..., with scale from
+// crossedScales.
+func (mod *Model) addCrossed(s int, thetaG, scale, eta []float64) {
+	for c := range mod.cross {
+		f := &mod.cross[c]
+		v := thetaG[f.off:f.omega]
+		sc := scale[f.scale : f.scale+len(v)]
 		for j, l := range f.idx[s : s+len(eta)] {
-			eta[j] += u[l]
+			eta[j] += sc[l] * v[l]
 		}
 	}
 }
 
-// addCrossedGrad adds the residuals res of stored rows s, s+1, ... into
-// the gradient of the crossed effects.
-func (mod *Model) addCrossedGrad(s int, res, gradG []float64) {
+// addCrossedGrad adds, from the residuals res of stored rows s, s+1, ...,
+// the gradient in the crossed effects v_l (tau^a_l res) and in omega_u
+// (-a_l u_l res).
+func (mod *Model) addCrossedGrad(s int, thetaG, scale, res, gradG []float64) {
 	for c := range mod.cross {
 		f := &mod.cross[c]
+		v := thetaG[f.off:f.omega]
 		g := gradG[f.off:f.omega]
+		sc := scale[f.scale : f.scale+len(v)]
+		var gw float64
 		for j, l := range f.idx[s : s+len(res)] {
-			g[l] += res[j]
+			t := sc[l] * res[j]
+			g[l] += t
+			gw -= t * f.weight[l] * v[l]
 		}
+		gradG[f.omega] += gw
 	}
 }
 
-// crossedPrior returns the log density of the crossed effects given their
-// precisions, sum_c sum_l log N(u_l; 0, exp(-2 omega_u)), and adds its
-// gradient into grad (unless nil).
+// crossedPrior returns the log density of the crossed effects,
+// sum_c sum_l log N(v_l; 0, tau^(2(1-a_l))), and adds its gradient into
+// grad (unless nil).
 func (mod *Model) crossedPrior(thetaG, grad []float64) float64 {
 	var lp float64
 	for c := range mod.cross {
 		f := &mod.cross[c]
-		u := thetaG[f.off:f.omega]
 		w := thetaG[f.omega]
-		prec := math.Exp(2 * w)
-		var ss float64
-		for _, v := range u {
-			ss += v * v
-		}
-		l := float64(len(u))
-		lp += l*(w-0.5*log2Pi) - 0.5*prec*ss
-		if grad != nil {
-			for k, v := range u {
-				grad[f.off+k] -= prec * v
+		var gw float64
+		for l, v := range thetaG[f.off:f.omega] {
+			b := 1 - f.weight[l]
+			prec := math.Exp(2 * b * w)
+			lp += b*w - 0.5*(log2Pi+prec*v*v)
+			if grad != nil {
+				grad[f.off+l] -= prec * v
+				gw += b * (1 - prec*v*v)
 			}
-			grad[f.omega] += l - prec*ss
+		}
+		if grad != nil {
+			grad[f.omega] += gw
 		}
 	}
 	return lp

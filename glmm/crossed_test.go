@@ -52,7 +52,8 @@ func crossedProblem(t *testing.T, fam glmm.Family, seed uint64) (glmm.Config, *g
 
 // TestCrossedLogJoint compares the log joint of a model with crossed
 // factors with the reference: the model without them, its offsets
-// holding the crossed effects, plus their hierarchical prior written out.
+// holding the crossed effects u_l = exp(-omega_u) v_l, plus the prior of
+// the standardised effects v_l and of omega_u written out.
 func TestCrossedLogJoint(t *testing.T) {
 	for _, fam := range allFamilies {
 		cfg, mod, local, thetaG := crossedProblem(t, fam, uint64(fam))
@@ -66,15 +67,19 @@ func TestCrossedLogJoint(t *testing.T) {
 		plain.Offset = slices.Clone(cfg.Offset)
 		var prior float64
 		next := base
-		for _, cr := range cfg.Crossed {
-			u := thetaG[next : next+cr.NumLevels]
+		for c, cr := range cfg.Crossed {
+			v := thetaG[next : next+cr.NumLevels]
 			w := thetaG[next+cr.NumLevels]
+			a := mod.CrossedWeights(c)
 			for k, l := range cr.Index {
-				plain.Offset[k] += u[l]
+				plain.Offset[k] += math.Exp(-a[l]*w) * v[l]
 			}
-			sd := math.Exp(-w)
-			for _, v := range u {
-				prior += -0.5*math.Log(2*math.Pi) - math.Log(sd) - v*v/(2*sd*sd)
+			for l, x := range v {
+				if !(a[l] > 0 && a[l] <= 1) {
+					t.Fatalf("%v: weight %v", fam, a[l])
+				}
+				sd := math.Exp(-(1 - a[l]) * w)
+				prior += -0.5*math.Log(2*math.Pi) - math.Log(sd) - x*x/(2*sd*sd)
 			}
 			prior += -0.5*math.Log(2*math.Pi*100) - w*w/200
 			next += cr.NumLevels + 1
@@ -199,12 +204,15 @@ func TestCrossedFitRecovers(t *testing.T) {
 	}
 	_, _, first, omega := mod.CrossedFactor(0)
 	var sxy, sxx, syy, mx, my float64
+	tau := math.Exp(-mu[omega])
+	wt := mod.CrossedWeights(0)
+	u := func(l int) float64 { return math.Pow(tau, wt[l]) * mu[first+l] }
 	for l := range items {
-		mx += mu[first+l] / items
+		mx += u(l) / items
 		my += uTrue[l] / items
 	}
 	for l := range items {
-		a, b := mu[first+l]-mx, uTrue[l]-my
+		a, b := u(l)-mx, uTrue[l]-my
 		sxy, sxx, syy = sxy+a*b, sxx+a*a, syy+b*b
 	}
 	if c := sxy / math.Sqrt(sxx*syy); c < 0.9 {

@@ -121,6 +121,7 @@ type Model struct {
 
 	cross  []crossFactor
 	ncross int // entries of theta_g for crossed factors: levels and omega_u
+	nscale int // levels of all crossed factors
 
 	start []int // stored rows of subject i are start[i]..start[i+1]-1
 	perm  []int // perm[k] is the row given to New of stored row k
@@ -341,6 +342,7 @@ func New(cfg Config) (*Model, error) {
 	if err := mod.setCrossed(cfg.Crossed, nobs, rowName); err != nil {
 		return nil, err
 	}
+	mod.crossedWeights()
 	if err := mod.setX(cfg.X, rowName); err != nil {
 		return nil, err
 	}

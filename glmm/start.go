@@ -7,6 +7,7 @@ package glmm
 import (
 	"context"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/integrate/quad"
 	"gonum.org/v1/gonum/mat"
@@ -69,6 +70,15 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 	st.vnew = make([]float64, n*r*r)
 	st.wwt = make([]float64, r*r)
 	st.fi = make([]float64, n)
+	thetaG := theta[n*r:]
+	if mod.cross != nil {
+		st.cross = make([]float64, mod.nobs)
+		st.crossH = make([][]float64, len(mod.cross))
+		for c := range mod.cross {
+			st.crossH[c] = make([]float64, len(mod.cross[c].levels))
+		}
+		st.crossedDataStart(thetaG)
+	}
 	if err := st.dataStart(ctx); err != nil {
 		return err
 	}
@@ -76,14 +86,6 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 		st.partP = scratch.Partials(nc, 2)
 		if err := st.initPsi(ctx); err != nil {
 			return err
-		}
-	}
-	thetaG := theta[n*r:]
-	if mod.cross != nil {
-		st.cross = make([]float64, mod.nobs)
-		st.crossH = make([][]float64, len(mod.cross))
-		for c := range mod.cross {
-			st.crossH[c] = make([]float64, len(mod.cross[c].levels))
 		}
 	}
 	w := make([]float64, r*r)
@@ -171,13 +173,26 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 		theta[n*r+j] = st.psi
 		sg[j*(j+1)/2+j] = max(st.psiCurv, 1/v2)
 	}
+	// The crossed effects, held as u_l in Start, become v_l = u_l/tau^a_l.
+	// The curvature in v_l is tau^(2a) times the data's h in u_l plus the
+	// prior's tau^(-2(1-a)); that in omega_u is the data's
+	// sum_l h (a u_l)^2 (d eta/d omega_u = -a u_l), the priors'
+	// sum_l 2 (1-a)^2 u_l^2/tau^2, and its own N(0, sigma0^2)'s.
 	for c := range mod.cross {
 		f := &mod.cross[c]
+		tau := math.Exp(-thetaG[f.omega])
+		curvW := 1 / v2
 		for l, h := range st.crossH[c] {
 			j := f.off + l
-			sg[j*(j+1)/2+j] = h
+			a := f.weight[l]
+			u := thetaG[j]
+			ta := math.Pow(tau, a)
+			thetaG[j] = u / ta
+			hd := h - 1/(tau*tau) // the data's part
+			sg[j*(j+1)/2+j] = hd*ta*ta + math.Pow(tau, -2*(1-a))
+			curvW += hd*a*a*u*u + 2*(1-a)*(1-a)*u*u/(tau*tau)
 		}
-		sg[f.omega*(f.omega+1)/2+f.omega] = 2 * float64(len(f.levels))
+		sg[f.omega*(f.omega+1)/2+f.omega] = curvW
 	}
 	return nil
 }
@@ -631,10 +646,14 @@ func (st *starter) dataStart(ctx context.Context) error {
 	// (zero weights), in st.fi, free until the first pass.
 	level := st.fi
 	err := parallel.For(ctx, 0, st.chunks, func(_, lo, hi int) error {
-		sc := newStartScratch(mod, 0)
+		sc := st.newScratch()
 		zero := make([]float64, mod.p)
 		for i := lo; i < hi; i++ {
-			level[i] = mod.subjectLevel(i, zero, sc.eta)
+			lo, hi := mod.start[i], mod.start[i+1]
+			eta := sc.eta[:hi-lo]
+			mod.FixedEta(i, zero, eta)
+			sc.addCross(lo, eta)
+			level[i] = mod.rowsLevel(lo, hi, nil, eta)
 		}
 		return nil
 	})
@@ -668,37 +687,43 @@ func (st *starter) dataStart(ctx context.Context) error {
 	return nil
 }
 
-// subjectLevel returns the constant to add to subject i's linear
-// predictor X_i beta + offset_i that fits its data: for Poisson and the
-// negative binomial log((sum w y + 1/2) / sum w exp(eta_j)), for the
-// binomial the empirical logit less the weighted mean of eta, for the
-// Gaussian the weighted mean of y - eta. It returns NaN for a subject of
-// zero total weight. eta is scratch of length n_i.
-func (mod *Model) subjectLevel(i int, beta, eta []float64) float64 {
-	lo, hi := mod.start[i], mod.start[i+1]
-	eta = eta[:hi-lo]
-	mod.FixedEta(i, beta, eta)
-	y, m, w := mod.y[lo:hi], mod.m[lo:hi], mod.w[lo:hi]
+// rowsLevel returns the constant to add to the linear predictors eta of
+// a set of stored rows that fits their data: for Poisson and the negative
+// binomial log((sum w y + 1/2) / sum w exp(eta_j)), for the binomial the
+// empirical logit less the weighted mean of eta, for the Gaussian the
+// weighted mean of y - eta. The rows are lo..hi-1, or those listed in rows
+// when it is not nil (eta then follows the list). It returns NaN for rows
+// of zero total weight.
+func (mod *Model) rowsLevel(lo, hi int, rows []int, eta []float64) float64 {
+	at := func(k int) int {
+		if rows != nil {
+			return rows[k]
+		}
+		return lo + k
+	}
 	var sw, sy, sf float64
 	emax := math.Inf(-1)
-	for j, e := range eta {
-		if w[j] > 0 {
+	for k, e := range eta {
+		if mod.w[at(k)] > 0 {
 			emax = max(emax, e)
 		}
 	}
-	for j, e := range eta {
-		if w[j] == 0 {
+	for k, e := range eta {
+		j := at(k)
+		w := mod.w[j]
+		if w == 0 {
 			continue
 		}
-		sw += w[j]
-		sy += w[j] * y[j]
+		y := mod.y[j]
+		sw += w
+		sy += w * y
 		switch mod.family {
 		case Poisson, NegBinomial:
-			sf += w[j] * math.Exp(e-emax)
+			sf += w * math.Exp(e-emax)
 		case Gaussian:
-			sf += w[j] * (y[j] - e)
+			sf += w * (y - e)
 		default:
-			sf += w[j] * (m[j] - y[j])
+			sf += w * (mod.m[j] - y)
 		}
 	}
 	if !(sw > 0) {
@@ -711,10 +736,69 @@ func (mod *Model) subjectLevel(i int, beta, eta []float64) float64 {
 		return sf / sw
 	}
 	var se float64
-	for j, e := range eta {
-		se += w[j] * e
+	for k, e := range eta {
+		se += mod.w[at(k)] * e
 	}
 	return math.Log((sy+0.5)/(sf+0.5)) - se/sw
+}
+
+// crossedDataStart sets each crossed factor's effects, factor by factor,
+// to its levels' data levels (rowsLevel) less their mean, given the
+// factors before it, and its omega_u to their spread; the subjects' levels
+// are then taken given them. Taking the crossed factors first keeps the
+// subjects' effects, which Start's Newton steps move first, from
+// absorbing variation that belongs to a factor they are nested in.
+func (st *starter) crossedDataStart(thetaG []float64) {
+	mod := st.mod
+	// Coarse factors first: a factor that others are nested in takes the
+	// variation at its own level before they do.
+	order := make([]int, len(mod.cross))
+	for c := range order {
+		order[c] = c
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return len(mod.cross[a].levels) - len(mod.cross[b].levels) })
+	for _, c := range order {
+		f := &mod.cross[c]
+		nl := len(f.levels)
+		byLevel := make([][]int, nl)
+		for j, l := range f.idx {
+			byLevel[l] = append(byLevel[l], j)
+		}
+		u := thetaG[f.off:f.omega]
+		var mean float64
+		cnt := 0
+		for l, rows := range byLevel {
+			eta := make([]float64, len(rows))
+			for k, j := range rows {
+				eta[k] = mod.off[j] + st.cross[j]
+			}
+			u[l] = mod.rowsLevel(0, 0, rows, eta)
+			if !math.IsNaN(u[l]) {
+				mean += u[l]
+				cnt++
+			}
+		}
+		if cnt == 0 {
+			clear(u)
+			continue
+		}
+		mean /= float64(cnt)
+		var ss float64
+		for l := range u {
+			if math.IsNaN(u[l]) {
+				u[l] = 0
+			} else {
+				u[l] -= mean
+			}
+			ss += u[l] * u[l]
+		}
+		for j, l := range f.idx {
+			st.cross[j] += u[l]
+		}
+		if v := ss / float64(nl); v > 0 && !math.IsInf(v, 0) {
+			thetaG[f.omega] = -0.5 * math.Log(v)
+		}
+	}
 }
 
 // constColumn returns the first of the k columns of a design, whose

@@ -21,10 +21,13 @@ type workspace struct {
 	// off each other's cache lines.
 	_ [scratch.Line]byte
 
-	w   []float64 // r×r factor W
-	u   []float64 // W' b
-	eta []float64 // linear predictors of one subject
-	res []float64 // weighted residuals w_j d1_j of one subject
+	w []float64 // r×r factor W
+	u []float64 // W' b
+	// scale holds tau^a_l of every crossed level at the theta_g of the
+	// current call.
+	scale []float64
+	eta   []float64 // linear predictors of one subject
+	res   []float64 // weighted residuals w_j d1_j of one subject
 
 	// For unit weights and trials: the product of the 1+exp(-|eta|) of the
 	// rows since the last flush, and their number.
@@ -46,8 +49,8 @@ func (w *workspace) flush() float64 {
 // LocalHessian. It is a vi.Workspace.
 func (mod *Model) NewWorkspace() any {
 	r, ni := mod.r, mod.maxNi
-	c := scratch.NewCarver(r*r + r + 2*ni)
-	return &workspace{w: c.Take(r * r), u: c.Take(r), eta: c.Take(ni), res: c.Take(ni), prod: 1}
+	c := scratch.NewCarver(r*r + r + 2*ni + mod.nscale)
+	return &workspace{w: c.Take(r * r), u: c.Take(r), eta: c.Take(ni), res: c.Take(ni), scale: c.Take(mod.nscale), prod: 1}
 }
 
 // Dims returns the number of subjects n, the number of random effects r
@@ -59,7 +62,7 @@ func (mod *Model) Dims() (n, r, g int) {
 
 // Global returns the log prior density of theta_g with its normalising
 // constant: N(0, sigma0^2) on each of beta, omega, psi and the omega_u of
-// the crossed factors, and N(0, exp(-2 omega_u)) on each crossed effect.
+// the crossed factors, and N(0, 1) on each standardised crossed effect.
 // It adds its gradient into grad (unless grad is nil).
 func (mod *Model) Global(thetaG, grad []float64) float64 {
 	_, _, g := mod.Dims()
@@ -114,6 +117,9 @@ func (mod *Model) Local(ws any, lo, hi int, thetaG, local, gradLocal, gradG []fl
 	}
 	w := work.w
 	OmegaToW(omega, r, w)
+	if mod.cross != nil {
+		mod.crossedScales(thetaG, work.scale)
+	}
 	// Per subject: -(r/2) log 2 pi + (1/2) log |W W'|, with the log
 	// determinant the sum of the diagonal of W*.
 	logNorm := -0.5 * float64(r) * log2Pi
@@ -202,7 +208,7 @@ func (mod *Model) subjectLik(work *workspace, i int, thetaG []float64, psi float
 	eta := work.eta[:e-s]
 	mod.FixedEta(i, thetaG[:mod.p], eta)
 	if mod.cross != nil {
-		mod.addCrossed(s, thetaG, eta)
+		mod.addCrossed(s, thetaG, work.scale, eta)
 	}
 	r := mod.r
 	zs := mod.z[s*r : e*r]
@@ -334,7 +340,7 @@ func (mod *Model) subjectLik(work *workspace, i int, thetaG []float64, psi float
 	}
 	mod.AddFixedTVec(i, res, gradG[:mod.p])
 	if mod.cross != nil {
-		mod.addCrossedGrad(s, res, gradG)
+		mod.addCrossedGrad(s, thetaG, work.scale, res, gradG)
 	}
 	return ll, check
 }
@@ -361,7 +367,8 @@ func (mod *Model) LocalHessian(ws any, i int, thetaG, thetaI, h []float64) {
 	eta := work.eta[:e-s]
 	mod.FixedEta(i, thetaG[:p], eta)
 	if mod.cross != nil {
-		mod.addCrossed(s, thetaG, eta)
+		mod.crossedScales(thetaG, work.scale)
+		mod.addCrossed(s, thetaG, work.scale, eta)
 	}
 	clear(h)
 	for j := s; j < e; j++ {

@@ -53,7 +53,9 @@ type Summary struct {
 
 // CrossedEffects summarises a crossed factor: the standard deviation of
 // its random intercepts, exp(-omega_u), whose log-normal marginal is
-// exact, and each level's effect.
+// exact, and each level's effect u_l = exp(-a_l omega_u) v_l (see
+// glmm.Crossed), whose mean and sd are exact and whose quantiles are those
+// of the normal with them.
 type CrossedEffects struct {
 	Name    string
 	SD      Marginal
@@ -134,10 +136,21 @@ func GaussianMarginal(name string, mean, sd float64) Marginal {
 func crossedEffects(m *glmm.Model, c int, muG []float64, cov mat.Symmetric) CrossedEffects {
 	name, levels, first, omega := m.CrossedFactor(c)
 	// sd = exp(-omega): the log-normal of -omega.
-	ce := CrossedEffects{Name: name, SD: LogNormalMarginal("sd("+name+")", -muG[omega], math.Sqrt(cov.At(omega, omega)))}
+	sw := math.Sqrt(cov.At(omega, omega))
+	ce := CrossedEffects{Name: name, SD: LogNormalMarginal("sd("+name+")", -muG[omega], sw)}
+	weights := m.CrossedWeights(c)
 	for l, lv := range levels {
 		k := first + l
-		ce.Effects = append(ce.Effects, GaussianMarginal(lv, muG[k], math.Sqrt(cov.At(k, k))))
+		// For (v, w) jointly normal, E[v^j exp(t w)] follows from the
+		// normal's moment generating function: with t = -a_l, c the
+		// covariance of v and w,
+		//	E[u]   = exp(t mu_w + t^2 s_w^2/2) (mu_v + t c),
+		//	E[u^2] = exp(2 t mu_w + 2 t^2 s_w^2) ((mu_v + 2 t c)^2 + s_v^2).
+		t := -weights[l]
+		mv, cv, vv := muG[k], cov.At(k, omega), cov.At(k, k)
+		mean := math.Exp(t*muG[omega]+t*t*sw*sw/2) * (mv + t*cv)
+		m2 := math.Exp(2*t*muG[omega]+2*t*t*sw*sw) * ((mv+2*t*cv)*(mv+2*t*cv) + vv)
+		ce.Effects = append(ce.Effects, GaussianMarginal(lv, mean, math.Sqrt(max(m2-mean*mean, 0))))
 	}
 	return ce
 }

@@ -265,8 +265,9 @@ func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 				}
 				for c, idx := range crossed {
 					if l := idx[k]; l >= 0 {
-						_, _, first, _ := m.CrossedFactor(c)
-						eta += theta[n*r+first+l]
+						_, _, first, omega := m.CrossedFactor(c)
+						a := m.CrossedWeights(c)[l]
+						eta += math.Exp(-a*theta[n*r+omega]) * theta[n*r+first+l]
 					} else {
 						eta += uNew[c]
 					}
