@@ -129,7 +129,7 @@ func TestCrossedErrors(t *testing.T) {
 		{"short index", glmm.Crossed{Name: "item", NumLevels: 2, Index: make([]int, nobs-1)}, glmm.ErrLength},
 		{"one level", glmm.Crossed{Name: "item", NumLevels: 1, Index: make([]int, nobs)}, glmm.ErrConfig},
 		{"bad level", glmm.Crossed{Name: "item", NumLevels: 2, Index: slices.Repeat([]int{2}, nobs)}, glmm.ErrGroup},
-		{"too many levels", glmm.Crossed{Name: "item", NumLevels: glmm.MaxGlobal, Index: make([]int, nobs)}, glmm.ErrConfig},
+		{"too many levels", glmm.Crossed{Name: "item", NumLevels: glmm.MaxCrossedLevels + 1, Index: make([]int, nobs)}, glmm.ErrUnsupportedModel},
 	} {
 		cc := cfg
 		cc.Crossed = []glmm.Crossed{c.cr}

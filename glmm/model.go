@@ -54,6 +54,9 @@ type Config struct {
 	// Crossed lists grouping factors crossed with the subjects, each with
 	// a random intercept (see Crossed); nil means none.
 	Crossed []Crossed
+	// CrossedLimit overrides MaxCrossedLevels when positive, for studies
+	// of the approximation beyond it (benchmarks/crossed).
+	CrossedLimit int
 }
 
 // Errors wrapped by the errors New returns, for use with errors.Is.
@@ -64,6 +67,9 @@ var (
 	ErrEmptySubject  = errors.New("subject with no rows")
 	ErrRankDeficient = errors.New("rank-deficient fixed-effect design")
 	ErrConfig        = errors.New("invalid configuration")
+	// ErrUnsupportedModel marks a valid model the package cannot fit
+	// reliably, such as crossed factors with too many levels.
+	ErrUnsupportedModel = errors.New("model not supported")
 )
 
 // DataError is an error in the data given to New. It names the data row or
@@ -339,7 +345,7 @@ func New(cfg Config) (*Model, error) {
 	if err := mod.setZ(cfg.Z, rowName); err != nil {
 		return nil, err
 	}
-	if err := mod.setCrossed(cfg.Crossed, nobs, rowName); err != nil {
+	if err := mod.setCrossed(cfg.Crossed, cfg.CrossedLimit, nobs, rowName); err != nil {
 		return nil, err
 	}
 	mod.crossedWeights()

@@ -188,9 +188,8 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 			u := thetaG[j]
 			ta := math.Pow(tau, a)
 			thetaG[j] = u / ta
-			hd := h - 1/(tau*tau) // the data's part
-			sg[j*(j+1)/2+j] = hd*ta*ta + math.Pow(tau, -2*(1-a))
-			curvW += hd*a*a*u*u + 2*(1-a)*(1-a)*u*u/(tau*tau)
+			sg[j*(j+1)/2+j] = h*ta*ta + math.Pow(tau, -2*(1-a))
+			curvW += h*a*a*u*u + 2*(1-a)*(1-a)*u*u/(tau*tau)
 		}
 		sg[f.omega*(f.omega+1)/2+f.omega] = curvW
 	}
@@ -246,11 +245,11 @@ func (st *starter) updateCrossed(ctx context.Context, thetaG []float64) error {
 				gl += part[k][l]
 				hl += part[k][nl+l]
 			}
+			st.crossH[c][l] = hl // the data's curvature alone
 			gl -= prec * u[l]
 			hl += prec
 			du[l] = max(-crossStep, min(crossStep, gl/hl))
 			u[l] += du[l]
-			st.crossH[c][l] = hl
 			ss += u[l]*u[l] + 1/hl
 		}
 		for j, l := range f.idx {
@@ -367,7 +366,7 @@ type starter struct {
 	psi, psiCurv float64
 	partP        [][]float64 // per chunk: the derivatives in psi
 	// cross is, per stored row, the sum of its crossed effects; crossH the
-	// curvature of each crossed effect at the last update.
+	// data's curvature in each crossed effect at the last update.
 	cross  []float64
 	crossH [][]float64
 	wwt    []float64 // W W'
