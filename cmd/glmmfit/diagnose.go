@@ -22,6 +22,23 @@ const priorDominated = 0.3
 // in nats, above which the bound is said to be unreliable.
 const boundSEWarn = 1.0
 
+// boundDropWarn is the fall of the lower bound, in nats beyond three Monte
+// Carlo standard errors of the final one, from its best window to the end
+// of a fit, above which the fit is said to have lost its way: a fit
+// that converges ends at its highest bound, less noise.
+const boundDropWarn = 10.0
+
+// bestWindow returns the highest lower bound in the fit's trace.
+func bestWindow(res *vi.Result) (float64, bool) {
+	best, ok := math.Inf(-1), false
+	for _, t := range res.Trace {
+		if !math.IsNaN(t.LowerBound) && t.LowerBound > best {
+			best, ok = t.LowerBound, true
+		}
+	}
+	return best, ok
+}
+
 // diagnose returns warnings about a fit whose estimates may mislead: a
 // response that is all 0 (or all successes), parameters the data hardly inform (their
 // posterior close to their prior: separation, no variation in a
@@ -74,6 +91,11 @@ func diagnose(m *glmm.Model, res *vi.Result) []string {
 			if mu > math.Log(1e3) || sd > priorDominated*sd0 {
 				w = append(w, fmt.Sprintf("the negative binomial shape phi is large (posterior median %.3g, log(phi) sd %.2g): the counts show little overdispersion beyond the random effects, and -family poisson fits the same model more simply", math.Exp(mu), sd))
 			}
+		}
+	}
+	if best, ok := bestWindow(res); ok && res.Status != vi.Cancelled {
+		if drop := best - res.LowerBound; drop > boundDropWarn+3*res.LowerBoundSE {
+			w = append(w, fmt.Sprintf("the lower bound fell during the fit, from %.1f at its best window to %.1f at the end: the step rule lost its way, and the estimates may be far from the optimum", best, res.LowerBound))
 		}
 	}
 	if se := res.LowerBoundSE; se > boundSEWarn {

@@ -5,11 +5,17 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/sparsevi/sparsevi/datasets"
+	"github.com/sparsevi/sparsevi/formula"
+	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/vi"
 )
 
 // degenerateCSV writes 40 subjects with 5 rows each: columns id, x
@@ -84,4 +90,55 @@ func TestDegenerateDataWarns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBoundDropWarns: a fit whose final bound lies far below its best
+// window is said to have lost its way; one that ends at its best, less
+// noise, is not. The fit is a real one; its trace is then edited.
+func TestBoundDropWarns(t *testing.T) {
+	fr := mustFrame(t, degenerateCSV(5))
+	d := mustDesign(t, fr, "ycount ~ x + (1 | id)", glmm.Poisson)
+	res, err := vi.Fit(context.Background(), d.Model(), vi.Settings{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := func(ws []string) bool {
+		for _, w := range ws {
+			if strings.Contains(w, "lower bound fell") {
+				return true
+			}
+		}
+		return false
+	}
+	if w := diagnose(d.Model(), res); has(w) {
+		t.Errorf("a converged fit warns: %q", w)
+	}
+	res.Trace = append(res.Trace, vi.TracePoint{LowerBound: res.LowerBound + boundDropWarn + 3*res.LowerBoundSE + 1})
+	if w := diagnose(d.Model(), res); !has(w) {
+		t.Errorf("no warning for a bound %v below its best window: %q", boundDropWarn, w)
+	}
+}
+
+// mustFrame reads a CSV document.
+func mustFrame(t *testing.T, csv string) *datasets.Frame {
+	t.Helper()
+	fr, err := datasets.ReadCSV(strings.NewReader(csv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fr
+}
+
+// mustDesign builds the formula on fr with the default prior.
+func mustDesign(t *testing.T, fr *datasets.Frame, fml string, fam glmm.Family) *formula.Design {
+	t.Helper()
+	f, err := formula.Parse(fml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := formula.Build(f, fr, formula.Options{Family: fam, Prior: formula.PriorAuto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -1,0 +1,117 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"math"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// peerFigure is one figure of benchmarks/peers/models_peers.csv.
+type peerFigure struct{ estimate, se float64 }
+
+// readPeers returns the figures of one data set, tool and formula, keyed
+// by kind and term.
+func readPeers(t *testing.T, data, tool, formula string) map[[2]string]peerFigure {
+	t.Helper()
+	rows := readCSV(t, filepath.Join("..", "..", "benchmarks", "peers", "models_peers.csv"))
+	out := map[[2]string]peerFigure{}
+	for _, r := range rows[1:] {
+		if len(r) < 7 || r[0] != data || r[1] != tool || r[2] != formula {
+			continue
+		}
+		e, _ := strconv.ParseFloat(r[5], 64)
+		se, _ := strconv.ParseFloat(r[6], 64) // NA gives NaN's zero: unused
+		out[[2]string{r[3], r[4]}] = peerFigure{e, se}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no %s figures for %s in the fixture", tool, data)
+	}
+	return out
+}
+
+// factorName turns glmmfit's factor(x)level into R's xlevel.
+var factorName = regexp.MustCompile(`factor\((\w+)\)`)
+
+// TestPeerModels fits the everyday models of the new families and of
+// crossed random effects and compares them with lme4 and glmmTMB
+// (benchmarks/peers/models.R): every fixed effect within 0.3 of the peer's
+// standard error, every random-effect sd of a factor with at least 20
+// levels and the residual sd or NB shape within 20%. Sds of factors with
+// fewer levels are logged, not checked: with few groups the posterior
+// mean of an sd lies above the maximum-likelihood estimate.
+func TestPeerModels(t *testing.T) {
+	for _, c := range []struct {
+		data, tool, family, formula string
+		peerFormula                 string // models.R's, when it differs
+	}{
+		{"sleepstudy", "lmer", "gaussian", "Reaction ~ Days + (Days | Subject)", ""},
+		{"penicillin", "lmer", "gaussian", "diameter ~ 1 + (1 | plate) + (1 | sample)", ""},
+		{"verbagg", "glmer", "bernoulli", "r2 ~ Anger + Gender + btype + situ + (1 | id) + (1 | item)", ""},
+		{"salamanders", "glmmTMB", "negbinomial", "count ~ spp * mined + (1 | site)", ""},
+		{"owls", "glmmTMB", "negbinomial", "SiblingNegotiation ~ FoodTreatment * SexParent + offset(logBroodSize) + (1 | Nest)", ""},
+		// models.R codes nutrient and rack as factors, as lme4 does.
+		{"arabidopsis", "glmer", "poisson", "total.fruits ~ factor(nutrient) * amd + factor(rack) + status + (1 | popu) + (1 | gen)",
+			"total.fruits ~ nutrient * amd + rack + status + (1 | popu) + (1 | gen)"},
+	} {
+		t.Run(c.data, func(t *testing.T) {
+			dir := dataDir(t, c.data+".csv")
+			pf := c.peerFormula
+			if pf == "" {
+				pf = c.formula
+			}
+			peer := readPeers(t, c.data, c.tool, pf)
+			r := glmmfit(t, "", "", nil, "fit", "-data", filepath.Join(dir, c.data+".csv"), "-formula", c.formula,
+				"-family", c.family, "-format", "json", "-quiet")
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			doc := readDoc(t, []byte(r.stdout))
+			for _, f := range doc.Fixed {
+				name := factorName.ReplaceAllString(f.Name, "$1")
+				p, ok := peer[[2]string{"fixed", name}]
+				if !ok {
+					t.Fatalf("%s has no %s", c.tool, name)
+				}
+				if d := math.Abs(float64(f.Estimate)-p.estimate) / p.se; !(d <= 0.3) {
+					t.Errorf("%s: %.4g, %s %.4g ± %.2g (%.2f se off)", f.Name, float64(f.Estimate), c.tool, p.estimate, p.se, d)
+				}
+			}
+			checkSD := func(term string, got float64, levels int) {
+				t.Helper()
+				p, ok := peer[[2]string{"sd", term}]
+				if !ok {
+					t.Fatalf("%s has no sd %s", c.tool, term)
+				}
+				ratio := got / p.estimate
+				t.Logf("sd %s (%d levels): %.4g, %s %.4g (ratio %.3f)", term, levels, got, c.tool, p.estimate, ratio)
+				if levels >= 20 && !(math.Abs(ratio-1) <= 0.2) {
+					t.Errorf("sd %s: %.4g, %s %.4g: beyond 20%%", term, got, c.tool, p.estimate)
+				}
+			}
+			for _, m := range doc.RESD {
+				inner := m.Name[len("sd(") : len(m.Name)-1]
+				checkSD(doc.Data.Group+":"+inner, float64(m.Estimate), doc.Data.Subjects)
+			}
+			for _, cr := range doc.Crossed {
+				checkSD(cr.Group+":(Intercept)", float64(cr.SD.Estimate), cr.Levels)
+			}
+			if d := doc.Dispersion; d != nil {
+				kind := d.Name
+				term := map[string]string{"sigma": "Residual", "phi": "phi"}[kind]
+				p, ok := peer[[2]string{kind, term}]
+				if !ok {
+					t.Fatalf("%s has no %s", c.tool, kind)
+				}
+				if ratio := float64(d.Estimate) / p.estimate; !(math.Abs(ratio-1) <= 0.2) {
+					t.Errorf("%s: %.4g, %s %.4g", kind, float64(d.Estimate), c.tool, p.estimate)
+				}
+			}
+		})
+	}
+}
