@@ -25,6 +25,9 @@ From R: glmer(y ~ x + (1 | g), family = poisson, data = d) is
   glmmfit fit -data d.csv -formula 'y ~ x + (1 | g)' -family poisson
 and brm(s | trials(n) ~ x + (1 | g), family = binomial, data = d) is
   glmmfit fit -data d.csv -formula 'cbind(s, n - s) ~ x + (1 | g)'
+lmer(y ~ x + (x | g), REML = FALSE) is -family gaussian, glmmTMB's
+family = nbinom2 is -family negbinomial, and (1 | g) + (1 | item) fits a
+factor crossed with g (at most 40 levels; see -local-factor).
 with priors N(0, 10^2) on the fixed effects and on the Cholesky factor of the
 random-effect precision (see 'glmmfit fit -h').
 
@@ -107,7 +110,9 @@ Fitting:
                    approximation with a sparse (block-arrowhead) precision
                    factor. rvb1/rvb2: reparametrised variational Bayes with a
                    block-diagonal covariance factor. auto is RVB1 for poisson
-                   and binomial, RVB2 for bernoulli, as the paper recommends.
+                   and binomial, RVB2 for bernoulli, as the paper recommends,
+                   and gva for gaussian and negbinomial models and for models
+                   with crossed factors, which RVB does not fit.
                    With gva the summaries are exactly those of the library's
                    vi.Fit and posterior.Summarize with the same seed; with rvb1/rvb2
                    the random effects are posterior.SummarizeRVB's.
