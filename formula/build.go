@@ -881,6 +881,9 @@ func (d *Design) modelError(err error, fr *datasets.Frame) error {
 			de.Token, de.Msg = ge.Column, "design column"
 		} else if ge.Column == "weights" && d.opts.Weights != "" {
 			de.Token, de.Column = "Options.Weights", d.opts.Weights
+		} else if k := slices.IndexFunc(d.crossed, func(c crossedCoding) bool { return c.group == ge.Column }); k >= 0 {
+			c := d.crossed[k]
+			de.Token, de.Pos, de.Column, de.Msg = c.group, c.pos, c.group, "crossed factor"
 		}
 	}
 	return de

@@ -78,6 +78,9 @@ func FuzzBuild(f *testing.F) {
 		{"cbind(y, b) ~ factor(k) + offset(t) + (x || id)", []byte("0123456789abcdefghij"), 2},
 		{"l ~ 0 + f + h + (1 | id)", []byte{255, 128, 200, 0, 17, 99, 3, 250}, 3},
 		{"y ~ x + (1 | id) + (0 + t | id)", []byte("zzzzzzzzzzzzzzzz"), 4},
+		{"x ~ t + f + (1 + t | id) + (1 | g)", []byte("gaussian crossed with g"), 64 | 128},
+		{"y ~ f + offset(t) + (1 | id) + (1 | h)", []byte{9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 99, 98}, 65},
+		{"y ~ t + (1 + t | g) + (1 + t | id)", []byte("slopes on two factors"), 1},
 	} {
 		f.Add(s.formula, s.data, s.flags)
 	}
@@ -103,6 +106,12 @@ func FuzzBuild(f *testing.F) {
 		}
 		if flags&32 != 0 {
 			opts.Offset = "t"
+		}
+		if flags&64 != 0 {
+			opts.Family = []glmm.Family{glmm.Gaussian, glmm.NegBinomial}[flags%2]
+		}
+		if flags&128 != 0 {
+			opts.Prior = PriorAuto
 		}
 		d, err := Build(fm, fr, opts)
 		if err != nil {
@@ -133,6 +142,21 @@ func FuzzBuild(f *testing.F) {
 		for k, g := range group {
 			if !known[k] || g != d.Group()[k] {
 				t.Fatalf("Build(%q): NewData puts row %d in group %d (known %v), want %d", src, k, g, known[k], d.Group()[k])
+			}
+		}
+		crossed, err := d.NewCrossed(fr.Rows(rows))
+		if err != nil {
+			t.Fatalf("Build(%q): NewCrossed on the training rows: %v", src, err)
+		}
+		if len(crossed) != m.NumCrossed() {
+			t.Fatalf("Build(%q): %d crossed factors from NewCrossed, the model has %d", src, len(crossed), m.NumCrossed())
+		}
+		for c, idx := range crossed {
+			want := d.Config().Crossed[c].Index
+			for k, l := range idx {
+				if l != want[k] {
+					t.Fatalf("Build(%q): NewCrossed puts row %d at level %d of factor %d, want %d", src, k, l, c, want[k])
+				}
 			}
 		}
 	})

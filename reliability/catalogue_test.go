@@ -198,7 +198,27 @@ func badInputs() []badInput {
 			stage: stBuild, de: &formula.DataError{Row: -1},
 			msg: []string{"no row is complete"}},
 
+		// ---- crossed factors ----
+		{name: "crossed factor with a single level", csv: base.addCol("k", func(int, []string) string { return "a" }).csv(),
+			formula: "y ~ t + (1 | id) + (1 | k)", family: "poisson",
+			stage: stBuild, de: &formula.DataError{Token: "k", Pos: 25, Column: "k", Row: -1},
+			msg: []string{`"k"`, "single level"}},
+		{name: "crossed factors with too many levels", csv: manyLevels(60), formula: "y ~ t + (1 | id) + (1 | item)", family: "poisson",
+			stage: stBuild, is: glmm.ErrUnsupportedModel, de: &formula.DataError{Token: "item", Pos: 25, Column: "item", Row: -1},
+			msg: []string{`column 25 "item"`, "crossed factor", "60 levels", "at most 40"}},
+		{name: "local factor not in the formula", csv: base.csv(), formula: pois, family: "poisson",
+			opts:  func(o *formula.Options) { o.LocalFactor = "subject" },
+			stage: stBuild, de: &formula.DataError{Token: "Options.LocalFactor", Row: -1},
+			msg: []string{`"subject" is not a grouping factor`, "id"}},
+
 		// ---- responses the family cannot produce ----
+		{name: "negative negative-binomial count", csv: base.set(3, "y", "-1").csv(), formula: pois, family: "negbinomial",
+			stage: stBuild, is: glmm.ErrResponse, de: &formula.DataError{Token: "y", Pos: 1, Column: "y", Row: 2},
+			msg: []string{"row 3", "negbinomial response -1 is not a non-negative integer"}},
+		{name: "categorical gaussian response", csv: base.addCol("g", func(k int, _ []string) string { return string(rune('a' + k%2)) }).csv(),
+			formula: "g ~ t + (1 | id)", family: "gaussian",
+			stage: stBuild, de: &formula.DataError{Token: "g", Pos: 1, Column: "g", Row: -1},
+			msg: []string{"bernoulli family, not gaussian"}},
 		{name: "negative count", csv: base.set(3, "y", "-1").csv(), formula: pois, family: "poisson",
 			stage: stBuild, is: glmm.ErrResponse, de: &formula.DataError{Token: "y", Pos: 1, Column: "y", Row: 2},
 			msg: []string{"row 3", "poisson response -1 is not a non-negative integer"}},
@@ -472,4 +492,15 @@ func TestUnknownOptimizer(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "Optimizer(42)") {
 		t.Fatalf("result %v, error %v; want an error naming Optimizer(42)", res, err)
 	}
+}
+
+// manyLevels returns a CSV table of twice as many subjects, one row each,
+// as items of a crossed factor.
+func manyLevels(items int) string {
+	var b strings.Builder
+	b.WriteString("id,item,t,y\n")
+	for k := range 2 * items {
+		fmt.Fprintf(&b, "s%d,i%d,%d,%d\n", k, k%items, k%3, k%4)
+	}
+	return b.String()
 }
