@@ -36,14 +36,18 @@ const (
 type DoubleBarPolicy int
 
 const (
-	// RejectDoubleBar, the default, makes Build fail: sparsevi has one
-	// full precision matrix W W' per grouping factor and cannot force
-	// covariances to zero, so the model lme4 fits is not available.
+	// RejectDoubleBar, the default, makes Build fail, so that a program
+	// written before the other policies existed fits no model it did not
+	// ask for.
 	RejectDoubleBar DoubleBarPolicy = iota
 	// CorrelatedDoubleBar fits the union of the terms as one correlated
 	// block, as if written (1 + x | g): a different, larger model than
 	// lme4's, which the user accepts knowingly.
 	CorrelatedDoubleBar
+	// IndependentDoubleBar fits what lme4 fits: each term of a || its own
+	// block (the intercept one more), each | term one block, blocks
+	// independent (glmm.Config.REBlocks). glmmfit's default.
+	IndependentDoubleBar
 )
 
 // Options are the settings of Build. The zero value gives the defaults.
@@ -230,6 +234,11 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 		return nil, err
 	}
 	d.cfg.RandomNames = d.random.names
+	if opts.DoubleBar == IndependentDoubleBar {
+		if d.cfg.REBlocks, err = d.random.blocks(facs[local]); err != nil {
+			return nil, err
+		}
+	}
 	if err := d.grouping(rnd, fr); err != nil {
 		return nil, err
 	}
@@ -367,7 +376,7 @@ func checkRandom(f *Formula, opts Options) error {
 		return &DataError{Token: "~", Pos: strings.Index(f.src, "~") + 1, Row: -1,
 			Msg: "the formula has no random-effects term such as (1 | g); sparsevi fits mixed models"}
 	}
-	if opts.DoubleBar == CorrelatedDoubleBar {
+	if opts.DoubleBar == CorrelatedDoubleBar || opts.DoubleBar == IndependentDoubleBar {
 		return nil
 	}
 	for _, r := range f.randoms {
@@ -971,4 +980,75 @@ func (d *Design) Levels(label string) ([]string, bool) {
 		}
 	}
 	return nil, false
+}
+
+// blocks returns the block of each column of the random coder c, built
+// from the merged terms of fc, as lme4 reads them: each term of a ||, and
+// the intercept of one, is a block; a | term is one block. It returns nil
+// when there is a single block, and an error for a term or intercept
+// written twice.
+func (c *coder) blocks(fc factor) ([]int, error) {
+	key := func(labels []string) string {
+		slices.Sort(labels)
+		return strings.Join(labels, ":")
+	}
+	const interceptKey = "\x00(Intercept)"
+	blockOf := map[string]int{}
+	next := 0
+	add := func(k string, b int, r random) error {
+		if _, dup := blockOf[k]; dup {
+			what := "the intercept"
+			if k != interceptKey {
+				what = "the term " + k
+			}
+			return &DataError{Token: "(", Pos: r.pos, Row: -1, Err: ErrUnsupported,
+				Msg: fmt.Sprintf("%s is in two random-effects terms for %s", what, fc.group)}
+		}
+		blockOf[k] = b
+		return nil
+	}
+	for _, r := range fc.terms {
+		b := next
+		next++
+		if r.lhs.intercept {
+			if err := add(interceptKey, b, r); err != nil {
+				return nil, err
+			}
+		}
+		for _, t := range r.lhs.terms {
+			if r.double {
+				b = next
+				next++
+			}
+			var labels []string
+			for _, v := range t {
+				labels = append(labels, r.lhs.vars[v].label)
+			}
+			if err := add(key(labels), b, r); err != nil {
+				return nil, err
+			}
+		}
+	}
+	out := make([]int, len(c.cols))
+	seen := map[int]bool{}
+	for j, col := range c.cols {
+		k := interceptKey
+		if len(col) > 0 {
+			var labels []string
+			for _, p := range col {
+				labels = append(labels, c.vars[p.v].v.label)
+			}
+			k = key(labels)
+		}
+		b, ok := blockOf[k]
+		if !ok {
+			panic("formula: random-effect column " + c.names[j] + " of no term")
+		}
+		out[j] = b
+		seen[b] = true
+	}
+	if len(seen) < 2 {
+		return nil, nil
+	}
+	return out, nil
 }

@@ -63,18 +63,20 @@
 //
 // # Random effects
 //
-// The model of package glmm has one grouping factor with a full r×r
-// precision matrix for the random effects of each group. Hence:
+// The model of package glmm has one grouping factor whose levels are the
+// subjects, with random effects of any structure, and may have factors
+// crossed with it, each with a random intercept (glmm.Crossed). Hence:
 //
-//   - A second grouping factor, as in (1 | a) + (1 | b), nested factors
-//     (1 | a/b) and interactions (1 | a:b) are errors wrapping
-//     ErrUnsupported.
+//   - A second grouping factor, as in (1 | a) + (1 | b), is a crossed
+//     factor (see Options.LocalFactor for which is which); random slopes
+//     on it, nested factors (1 | a/b) and interactions (1 | a:b) are
+//     errors wrapping ErrUnsupported.
 //   - (1 + x || g), which lme4 fits with uncorrelated effects, and several
 //     terms for the same factor, (1 | g) + (0 + x | g), which lme4 fits as
-//     independent blocks, are rejected by default: sparsevi cannot force
-//     the covariances to zero, and fitting a different model silently
-//     would be wrong. With Options.DoubleBar = CorrelatedDoubleBar they are
-//     fitted as one correlated block, as (1 + x | g).
+//     independent blocks, are rejected by default, and fitted as lme4
+//     does with Options.DoubleBar = IndependentDoubleBar (glmm's
+//     REBlocks), or as one correlated block, as (1 + x | g), with
+//     CorrelatedDoubleBar.
 //   - A grouping factor must have at least two levels in the data used.
 //
 // # Errors

@@ -57,6 +57,11 @@ type Config struct {
 	// CrossedLimit overrides MaxCrossedLevels when positive, for studies
 	// of the approximation beyond it (benchmarks/crossed).
 	CrossedLimit int
+
+	// REBlocks, when not nil, gives each random effect's block: effects
+	// of different blocks are independent, as in lme4's (1 + x || g). Nil
+	// means one block, a full covariance.
+	REBlocks []int
 }
 
 // Errors wrapped by the errors New returns, for use with errors.Is.
@@ -128,6 +133,8 @@ type Model struct {
 	cross  []crossFactor
 	ncross int // entries of theta_g for crossed factors: levels and omega_u
 	nscale int // levels of all crossed factors
+
+	omegaFree []bool // per omega entry, whether it is a parameter; nil: all
 
 	start []int // stored rows of subject i are start[i]..start[i+1]-1
 	perm  []int // perm[k] is the row given to New of stored row k
@@ -343,6 +350,9 @@ func New(cfg Config) (*Model, error) {
 	}
 
 	if err := mod.setZ(cfg.Z, rowName); err != nil {
+		return nil, err
+	}
+	if err := mod.setBlocks(cfg.REBlocks); err != nil {
 		return nil, err
 	}
 	if err := mod.setCrossed(cfg.Crossed, cfg.CrossedLimit, nobs, rowName); err != nil {

@@ -97,6 +97,7 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 		// binary data.
 		st.gva = round >= startRounds-gvaRounds
 		OmegaToW(omega, r, w)
+		mod.maskW(w)
 		for a := range r {
 			for c := range r {
 				var s float64
@@ -161,10 +162,13 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 	for l := range r {
 		for k := l; k < r; k++ {
 			j := p + OmegaIndex(k, l, r)
-			if k == l {
+			switch {
+			case k == l:
 				sg[j*(j+1)/2+j] = 2 * float64(n)
-			} else {
+			case mod.OmegaFree(j - p):
 				sg[j*(j+1)/2+j] = float64(n)
+			default:
+				sg[j*(j+1)/2+j] = 1 / v2 // read as zero: the prior alone
 			}
 		}
 	}
@@ -1113,6 +1117,15 @@ func (mod *Model) rowX(j int, dst []float64) []float64 {
 // is not positive definite.
 func (mod *Model) emOmega(s, omega []float64, relax float64) {
 	r, n := mod.r, mod.n
+	// Independent blocks: the EM update of a block-diagonal covariance is
+	// block by block, S with its cross-block entries removed.
+	for l := range r {
+		for k := l + 1; k < r; k++ {
+			if !mod.OmegaFree(OmegaIndex(k, l, r)) {
+				s[k*r+l], s[l*r+k] = 0, 0
+			}
+		}
+	}
 	var ch mat.Cholesky
 	if !ch.Factorize(mat.NewSymDense(r, s)) {
 		return

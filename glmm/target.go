@@ -117,6 +117,7 @@ func (mod *Model) Local(ws any, lo, hi int, thetaG, local, gradLocal, gradG []fl
 	}
 	w := work.w
 	OmegaToW(omega, r, w)
+	mod.maskW(w)
 	if mod.cross != nil {
 		mod.crossedScales(thetaG, work.scale)
 	}
@@ -172,7 +173,9 @@ func (mod *Model) Local(ws any, lo, hi int, thetaG, local, gradLocal, gradG []fl
 				gomega[idx] += 1 - b[l]*u[l]*w[l*r+l]
 				idx++
 				for k := l + 1; k < r; k++ {
-					gomega[idx] -= b[k] * u[l]
+					if mod.omegaFree == nil || mod.omegaFree[idx] {
+						gomega[idx] -= b[k] * u[l]
+					}
 					idx++
 				}
 			}
@@ -359,6 +362,7 @@ func (mod *Model) LocalHessian(ws any, i int, thetaG, thetaI, h []float64) {
 	w := work.w
 	no := NumOmega(r)
 	OmegaToW(thetaG[p:p+no], r, w)
+	mod.maskW(w)
 	var psi float64
 	if mod.nd == 1 {
 		psi = thetaG[p+no]

@@ -87,6 +87,9 @@ func Summarize(res *vi.Result, m *glmm.Model, draws int, seed uint64) (*Summary,
 	names := m.GlobalNames()
 	p := m.P()
 	for k := range p + glmm.NumOmega(r) {
+		if k >= p && !m.OmegaFree(k-p) {
+			continue // across independent blocks: not a parameter
+		}
 		mk := GaussianMarginal(names[k], muG[k], math.Sqrt(cov.At(k, k)))
 		if k < p {
 			s.Fixed = append(s.Fixed, mk)
@@ -212,6 +215,7 @@ func SDCorrMarginals(m *glmm.Model, draws int, next func(omega []float64) error)
 		if err := next(omega); err != nil {
 			return nil, nil, err
 		}
+		m.MaskOmega(omega)
 		s, c := glmm.RESDCorr(omega, r)
 		for a := range r {
 			sdDraws[a] = append(sdDraws[a], s[a])
@@ -231,7 +235,10 @@ func SDCorrMarginals(m *glmm.Model, draws int, next func(omega []float64) error)
 	k := 0
 	for b := range r {
 		for a := b + 1; a < r; a++ {
-			corr = append(corr, SampleMarginal("cor("+rn[a]+","+rn[b]+")", corrDraws[k]))
+			// Effects of independent blocks are uncorrelated by the model.
+			if m.OmegaFree(glmm.OmegaIndex(a, b, r)) {
+				corr = append(corr, SampleMarginal("cor("+rn[a]+","+rn[b]+")", corrDraws[k]))
+			}
 			k++
 		}
 	}

@@ -167,6 +167,9 @@ func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
 	if method != RVB1 && method != RVB2 {
 		return nil, fmt.Errorf("rvb: unknown method %v", method)
 	}
+	if m.IndependentBlocks() {
+		return nil, errors.New("rvb: independent blocks of random effects, as in (1 + x || g), are not supported; fit the model itself (GVA)")
+	}
 	if m.NumCrossed() > 0 {
 		return nil, errors.New("rvb: models with crossed random effects are not supported: the crossed effects would enter every subject's reparametrisation; fit the model itself (GVA)")
 	}

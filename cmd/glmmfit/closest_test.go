@@ -133,7 +133,7 @@ func TestErrorsSpeakFlags(t *testing.T) {
 		fix  []string
 	}{
 		{[]string{"-formula", "y ~ t + (1 | id)"}, "-missing drop", []string{"-missing", "drop"}},
-		{[]string{"-formula", "y ~ 1 + (1 | id) + (0 + t | id)", "-missing", "drop"}, "-double-bar correlated", []string{"-double-bar", "correlated"}},
+		{[]string{"-formula", "y ~ 1 + (1 | id) + (0 + t | id)", "-missing", "drop", "-double-bar", "reject"}, "-double-bar correlated", []string{"-double-bar", "correlated"}},
 	} {
 		args := append([]string{"fit", "-data", "m.csv", "-family", "poisson", "-quiet", "-max-iter", "200"}, c.args...)
 		r := glmmfit(t, dir, "", nil, args...)

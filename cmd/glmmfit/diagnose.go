@@ -63,8 +63,8 @@ func diagnose(m *glmm.Model, res *vi.Result) []string {
 		kd, hasDisp := m.Dispersion()
 		top := p + glmm.NumOmega(m.R())
 		for k, name := range names {
-			if hasDisp && k == kd || k >= top {
-				continue // the dispersion below; crossed factors have their own prior
+			if hasDisp && k == kd || k >= top || k >= p && !m.OmegaFree(k-p) {
+				continue // the dispersion below; crossed factors have their own prior; entries across independent blocks are not parameters
 			}
 			// Mostly prior: a posterior sd near the prior's; or, for a
 			// fixed effect, a mean beyond one prior sd (ten log-odds or

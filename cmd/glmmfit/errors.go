@@ -49,7 +49,7 @@ func (e *env) exit(err error) int {
 // library's errors name Options fields, a user of glmmfit sets flags.
 var cliWords = strings.NewReplacer(
 	"set Options.Missing to DropMissing", "give -missing drop",
-	"set Options.DoubleBar to CorrelatedDoubleBar", "give -double-bar correlated",
+	"set Options.DoubleBar to CorrelatedDoubleBar", "give -double-bar correlated (or independent, the default)",
 	"set Options.Family", "give -family",
 	`formula token "Options.Weights"`, "flag -weights",
 	`formula token "Options.Offset"`, "flag -offset",

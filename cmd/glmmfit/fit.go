@@ -83,7 +83,7 @@ func (o *fitOptions) flagSet() *flag.FlagSet {
 	fs.StringVar(&o.spec.Missing, "missing", missingReject, "")
 	fs.Float64Var(&o.spec.PriorSD, "prior-sd", glmm.DefaultPriorSD, "")
 	fs.StringVar(&o.spec.Prior, "prior", formula.PriorAuto.String(), "")
-	fs.StringVar(&o.spec.DoubleBar, "double-bar", doubleBarReject, "")
+	fs.StringVar(&o.spec.DoubleBar, "double-bar", doubleBarIndependent, "")
 	fs.StringVar(&o.spec.LocalFactor, "local-factor", "", "")
 	fs.StringVar(&o.method, "method", methodAuto, "")
 	fs.StringVar(&o.optimizer, "optimizer", "snngm", "")
@@ -130,9 +130,9 @@ func (o *fitOptions) check(fs *flag.FlagSet) error {
 		return bad("-missing %q: want reject or drop", o.spec.Missing)
 	}
 	switch o.spec.DoubleBar {
-	case doubleBarReject, doubleBarCorrelated:
+	case doubleBarIndependent, doubleBarReject, doubleBarCorrelated:
 	default:
-		return bad("-double-bar %q: want reject or correlated", o.spec.DoubleBar)
+		return bad("-double-bar %q: want independent (the default), correlated or reject", o.spec.DoubleBar)
 	}
 	if _, err := formula.ParsePrior(o.spec.Prior); err != nil {
 		return bad("-prior %q: want auto (the default) or paper", o.spec.Prior)

@@ -31,7 +31,8 @@ type modelSpec struct {
 	// Prior is -prior: "auto", or "paper" (also when absent, as in fit
 	// files written before the flag existed).
 	Prior string `json:"prior,omitempty"`
-	// DoubleBar is -double-bar: "reject" (or absent) or "correlated".
+	// DoubleBar is -double-bar: "independent", "correlated" or "reject"
+	// (also when absent, as in fit files written before the first).
 	DoubleBar string `json:"double_bar,omitempty"`
 	// LocalFactor is -local-factor: the grouping factor whose levels are
 	// the subjects when the formula has several ("" chooses).
@@ -40,8 +41,9 @@ type modelSpec struct {
 
 // policies of -double-bar.
 const (
-	doubleBarReject     = "reject"
-	doubleBarCorrelated = "correlated"
+	doubleBarReject      = "reject"
+	doubleBarCorrelated  = "correlated"
+	doubleBarIndependent = "independent"
 )
 
 // missing policies of -missing.
@@ -64,6 +66,8 @@ func (s *modelSpec) options() (formula.Options, error) {
 	}
 	switch s.DoubleBar {
 	case "", doubleBarReject:
+	case doubleBarIndependent:
+		o.DoubleBar = formula.IndependentDoubleBar
 	case doubleBarCorrelated:
 		o.DoubleBar = formula.CorrelatedDoubleBar
 	default:

@@ -51,6 +51,7 @@ func TestPeerModels(t *testing.T) {
 		peerFormula                 string // models.R's, when it differs
 	}{
 		{"sleepstudy", "lmer", "gaussian", "Reaction ~ Days + (Days | Subject)", ""},
+		{"sleepstudy", "lmer", "gaussian", "Reaction ~ Days + (Days || Subject)", ""},
 		{"penicillin", "lmer", "gaussian", "diameter ~ 1 + (1 | plate) + (1 | sample)", ""},
 		{"verbagg", "glmer", "bernoulli", "r2 ~ Anger + Gender + btype + situ + (1 | id) + (1 | item)", ""},
 		{"salamanders", "glmmTMB", "negbinomial", "count ~ spp * mined + (1 | site)", ""},

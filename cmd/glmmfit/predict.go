@@ -221,7 +221,9 @@ func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 				return nil, err
 			}
 			copy(beta, theta[n*r:n*r+p])
-			if !chol.Factorize(glmm.RECov(theta[n*r+p:n*r+p+glmm.NumOmega(r)], r)) {
+			omega := slices.Clone(theta[n*r+p : n*r+p+glmm.NumOmega(r)])
+			m.MaskOmega(omega)
+			if !chol.Factorize(glmm.RECov(omega, r)) {
 				return nil, fmt.Errorf("draw %d: random-effect covariance is not positive definite", s)
 			}
 			chol.LTo(&lower)

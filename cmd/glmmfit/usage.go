@@ -85,10 +85,11 @@ Data and model:
                    for a two-level response, the level coded 0. Repeatable.
   -missing POLICY  reject (default): a missing value in a used column is an
                    error; drop: leave such rows out (R's na.omit)
-  -double-bar P    reject (default): (x || g), and several terms for one
-                   grouping factor such as (1 | g) + (0 + x | g), are refused,
-                   as sparsevi fits one covariance per grouping factor;
-                   correlated: fit their union as one correlated term
+  -double-bar P    independent (default): (1 + x || g), and several terms for
+                   one grouping factor such as (1 | g) + (0 + x | g), are
+                   independent blocks of random effects, as in lme4;
+                   correlated: fit their union as one correlated term;
+                   reject: refuse them
   -local-factor G  with several grouping factors, as in (1 | id) + (1 | item),
                    the one whose levels are the subjects (the local blocks;
                    default: the one with random slopes, else the one with the
@@ -112,7 +113,8 @@ Fitting:
                    block-diagonal covariance factor. auto is RVB1 for poisson
                    and binomial, RVB2 for bernoulli, as the paper recommends,
                    and gva for gaussian and negbinomial models and for models
-                   with crossed factors, which RVB does not fit.
+                   with crossed factors or independent blocks (||), which RVB
+                   does not fit.
                    With gva the summaries are exactly those of the library's
                    vi.Fit and posterior.Summarize with the same seed; with rvb1/rvb2
                    the random effects are posterior.SummarizeRVB's.
