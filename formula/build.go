@@ -59,6 +59,10 @@ type Options struct {
 	// same model, so that both spellings give the same fit.
 	Family glmm.Family
 
+	// Link is the link function: glmm.CanonicalLink, or glmm.Probit or
+	// glmm.Cloglog for the binomial families.
+	Link glmm.Link
+
 	// Missing is the policy for rows with missing values in used columns.
 	Missing MissingPolicy
 
@@ -193,6 +197,7 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	}
 	d.cfg = glmm.Config{
 		Family:     fam,
+		Link:       opts.Link,
 		FixedNames: d.fixed.names,
 		Rows:       make([]int, len(rows)),
 		PriorSD:    opts.PriorSD,

@@ -189,6 +189,10 @@ func (mod *Model) levelInfo(rows []int, eta float64) float64 {
 			sy += w * y
 			syy += w * y * y
 		default:
+			if mod.link.binary() {
+				h += w * linkInfo(mod.link, mod.m[j], eta+mod.off[j])
+				continue
+			}
 			p := logistic(eta + mod.off[j])
 			h += w * mod.m[j] * p * (1 - p)
 		}

@@ -24,6 +24,7 @@ const DefaultPriorSD = 10
 // subject.
 type Config struct {
 	Family  Family    // response distribution
+	Link    Link      // link function; CanonicalLink, or Probit or Cloglog for the binomial families
 	Y       []float64 // response (successes for binomial)
 	Trials  []float64 // binomial trials m; nil means 1
 	Offset  []float64 // added to the linear predictor; nil means 0
@@ -129,6 +130,7 @@ type Model struct {
 	p, r   int
 	n      int
 	nd     int // 1 when the family has a dispersion parameter, else 0
+	link   Link
 
 	cross  []crossFactor
 	ncross int // entries of theta_g for crossed factors: levels and omega_u
@@ -316,6 +318,10 @@ func New(cfg Config) (*Model, error) {
 	if cfg.Family.HasDispersion() {
 		mod.nd = 1
 	}
+	mod.link = cfg.Link
+	if cfg.Link != CanonicalLink && !(cfg.Link.binary() && (cfg.Family == Bernoulli || cfg.Family == Binomial)) {
+		return nil, &DataError{Err: fmt.Errorf("%w: the %v link is for the bernoulli and binomial families, not %v", ErrConfig, cfg.Link, cfg.Family)}
+	}
 
 	// Stable counting sort of the rows by subject.
 	for g := range cfg.NumGroups {
@@ -384,7 +390,7 @@ func New(cfg Config) (*Model, error) {
 		mod.subjConst[i] = c
 		mod.dataConst += c
 	}
-	mod.unitWM = mod.family == Bernoulli || mod.family == Binomial
+	mod.unitWM = (mod.family == Bernoulli || mod.family == Binomial) && mod.link == CanonicalLink
 	for j := range mod.y {
 		if mod.w[j] != 1 || mod.m[j] != 1 {
 			mod.unitWM = false

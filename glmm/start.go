@@ -742,6 +742,9 @@ func (mod *Model) rowsLevel(lo, hi int, rows []int, eta []float64) float64 {
 	for k, e := range eta {
 		se += mod.w[at(k)] * e
 	}
+	if mod.link.binary() {
+		return linkOf(mod.link, (sy+0.5)/(sy+sf+1)) - se/sw
+	}
 	return math.Log((sy+0.5)/(sf+0.5)) - se/sw
 }
 
@@ -857,6 +860,7 @@ type startScratch struct {
 	hib         []float64
 	ghx, ghw    []float64 // Gauss-Hermite nodes and weights for N(0, 1)
 	psi         float64   // log dispersion, for the families with one
+	link        Link
 	cross       []float64 // per stored row, the crossed effects' sum; nil without
 }
 
@@ -877,7 +881,11 @@ const ghNodes = 6
 
 // llDerivs returns the log likelihood and its first two derivatives in
 // eta, sharing one exp.
-func llDerivs(f Family, y, m, eta, psi float64) (ll, d1, d2 float64) {
+func llDerivs(f Family, link Link, y, m, eta, psi float64) (ll, d1, d2 float64) {
+	if link.binary() {
+		d1, d2, _ = LinkDerivs(link, y, m, eta)
+		return LinkLogLik(link, y, m, eta), d1, d2
+	}
 	if f.HasDispersion() {
 		d1, d2, _ = f.Derivs(y, m, eta, psi)
 		return f.LogLik(y, m, eta, psi), d1, d2
@@ -901,10 +909,10 @@ func llDerivs(f Family, y, m, eta, psi float64) (ll, d1, d2 float64) {
 // at mean.
 func (sc *startScratch) expectAll(f Family, y, m, mean, sd float64) (ll, d1, d2 float64) {
 	if sd == 0 {
-		return llDerivs(f, y, m, mean, sc.psi)
+		return llDerivs(f, sc.link, y, m, mean, sc.psi)
 	}
 	for k, x := range sc.ghx {
-		a, b, c := llDerivs(f, y, m, mean+sd*x, sc.psi)
+		a, b, c := llDerivs(f, sc.link, y, m, mean+sd*x, sc.psi)
 		w := sc.ghw[k]
 		ll += w * a
 		d1 += w * b
@@ -918,27 +926,15 @@ func (sc *startScratch) expectAll(f Family, y, m, mean, sd float64) (ll, d1, d2 
 // at mean.
 func (sc *startScratch) expectLL(f Family, y, m, mean, sd float64) float64 {
 	if sd == 0 {
-		return f.LogLik(y, m, mean, sc.psi)
+		ll, _, _ := llDerivs(f, sc.link, y, m, mean, sc.psi)
+		return ll
 	}
 	var ll float64
 	for k, x := range sc.ghx {
-		ll += sc.ghw[k] * f.LogLik(y, m, mean+sd*x, sc.psi)
+		v, _, _ := llDerivs(f, sc.link, y, m, mean+sd*x, sc.psi)
+		ll += sc.ghw[k] * v
 	}
 	return ll
-}
-
-// expectD is expectLL for the first two derivatives in eta.
-func (sc *startScratch) expectD(f Family, y, m, mean, sd float64) (d1, d2 float64) {
-	if sd == 0 {
-		d1, d2, _ = f.Derivs(y, m, mean, sc.psi)
-		return d1, d2
-	}
-	for k, x := range sc.ghx {
-		a, b, _ := f.Derivs(y, m, mean+sd*x, sc.psi)
-		d1 += sc.ghw[k] * a
-		d2 += sc.ghw[k] * b
-	}
-	return d1, d2
 }
 
 // expectPsi returns the expectation of the derivative of the log
@@ -998,7 +994,7 @@ func newStartScratch(mod *Model, psi float64) *startScratch {
 		grad: c.Take(r), hess: c.Take(r * r), chol: c.Take(r * r),
 		hib: c.Take(r * p),
 		ghx: c.Take(ghNodes), ghw: c.Take(ghNodes),
-		psi: psi,
+		psi: psi, link: mod.link,
 	}
 	// Nodes for the weight exp(-x^2), rescaled to the standard normal.
 	quad.Hermite{}.FixedLocations(sc.ghx, sc.ghw, math.Inf(-1), math.Inf(1))

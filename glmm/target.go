@@ -280,6 +280,13 @@ func (mod *Model) subjectLik(work *workspace, i int, thetaG []float64, psi float
 				*gpsi += ws[j] * NegBinomial.PsiDeriv(y, 1, et, psi)
 			}
 		}
+	} else if mod.link.binary() {
+		for j, y := range ys {
+			et := eta[j]
+			ll += ws[j] * LinkLogLik(mod.link, y, ms[j], et)
+			d1, _, _ := LinkDerivs(mod.link, y, ms[j], et)
+			res[j] = ws[j] * d1
+		}
 	} else if mod.family == Poisson {
 		for j, y := range ys {
 			et := eta[j]
@@ -381,7 +388,7 @@ func (mod *Model) LocalHessian(ws any, i int, thetaG, thetaI, h []float64) {
 		for k, v := range zr {
 			et += v * thetaI[k]
 		}
-		_, d2, _ := mod.family.Derivs(mod.y[j], mod.m[j], et, psi)
+		_, d2, _ := mod.derivs(mod.y[j], mod.m[j], et, psi)
 		d2 *= mod.w[j]
 		for a, za := range zr {
 			for c := 0; c <= a; c++ {

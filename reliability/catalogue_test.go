@@ -211,6 +211,11 @@ func badInputs() []badInput {
 			stage: stBuild, de: &formula.DataError{Token: "Options.LocalFactor", Row: -1},
 			msg: []string{`"subject" is not a grouping factor`, "id"}},
 
+		{name: "probit link for counts", csv: base.csv(), formula: pois, family: "poisson",
+			opts:  func(o *formula.Options) { o.Link = glmm.Probit },
+			stage: stBuild, is: glmm.ErrConfig, de: &formula.DataError{Row: -1},
+			msg: []string{"probit link is for the bernoulli and binomial families, not poisson"}},
+
 		// ---- responses the family cannot produce ----
 		{name: "negative negative-binomial count", csv: base.set(3, "y", "-1").csv(), formula: pois, family: "negbinomial",
 			stage: stBuild, is: glmm.ErrResponse, de: &formula.DataError{Token: "y", Pos: 1, Column: "y", Row: 2},

@@ -167,6 +167,9 @@ func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
 	if method != RVB1 && method != RVB2 {
 		return nil, fmt.Errorf("rvb: unknown method %v", method)
 	}
+	if m.Link() != glmm.CanonicalLink {
+		return nil, fmt.Errorf("rvb: the %v link is not supported (RVB's expansion and mode solves use the canonical link); fit the model itself (GVA)", m.Link())
+	}
 	if m.IndependentBlocks() {
 		return nil, errors.New("rvb: independent blocks of random effects, as in (1 + x || g), are not supported; fit the model itself (GVA)")
 	}

@@ -85,6 +85,7 @@ func (o *fitOptions) flagSet() *flag.FlagSet {
 	fs.StringVar(&o.spec.Prior, "prior", formula.PriorAuto.String(), "")
 	fs.StringVar(&o.spec.DoubleBar, "double-bar", doubleBarIndependent, "")
 	fs.StringVar(&o.spec.LocalFactor, "local-factor", "", "")
+	fs.StringVar(&o.spec.Link, "link", "", "")
 	fs.StringVar(&o.method, "method", methodAuto, "")
 	fs.StringVar(&o.optimizer, "optimizer", "snngm", "")
 	fs.Uint64Var(&o.seed, "seed", 1, "")
@@ -128,6 +129,11 @@ func (o *fitOptions) check(fs *flag.FlagSet) error {
 	case missingReject, missingDrop:
 	default:
 		return bad("-missing %q: want reject or drop", o.spec.Missing)
+	}
+	if l, err := glmm.ParseLink(o.spec.Link); err != nil {
+		return bad("-link %q: want logit (the default for bernoulli and binomial), probit or cloglog", o.spec.Link)
+	} else if l != glmm.CanonicalLink && o.spec.Family != "" && o.spec.Family != "bernoulli" && o.spec.Family != "binomial" {
+		return bad("-link %s is for -family bernoulli and binomial, not %s", o.spec.Link, o.spec.Family)
 	}
 	switch o.spec.DoubleBar {
 	case doubleBarIndependent, doubleBarReject, doubleBarCorrelated:

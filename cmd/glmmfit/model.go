@@ -21,8 +21,10 @@ import (
 // modelSpec is everything besides the data that determines the model: what
 // a saved fit records so that predict can rebuild the design exactly.
 type modelSpec struct {
-	Formula   string            `json:"formula"`
-	Family    string            `json:"family"`
+	Formula string `json:"formula"`
+	Family  string `json:"family"`
+	// Link is -link: "" (the family's own), "probit" or "cloglog".
+	Link      string            `json:"link,omitempty"`
 	Weights   string            `json:"weights,omitempty"`
 	Offset    string            `json:"offset,omitempty"`
 	Reference map[string]string `json:"reference,omitempty"`
@@ -59,6 +61,9 @@ func (s *modelSpec) options() (formula.Options, error) {
 		return formula.Options{}, err
 	}
 	o := formula.Options{Family: fam, Weights: s.Weights, Offset: s.Offset, Reference: s.Reference, PriorSD: s.PriorSD, LocalFactor: s.LocalFactor}
+	if o.Link, err = glmm.ParseLink(s.Link); err != nil {
+		return o, err
+	}
 	if s.Prior != "" {
 		if o.Prior, err = formula.ParsePrior(s.Prior); err != nil {
 			return o, err

@@ -15,11 +15,11 @@ import (
 // peerFigure is one figure of benchmarks/peers/models_peers.csv.
 type peerFigure struct{ estimate, se float64 }
 
-// readPeers returns the figures of one data set, tool and formula, keyed
-// by kind and term.
-func readPeers(t *testing.T, data, tool, formula string) map[[2]string]peerFigure {
+// readPeers returns the figures of one data set, tool and formula of a
+// fixture in benchmarks/peers, keyed by kind and term.
+func readPeers(t *testing.T, file, data, tool, formula string) map[[2]string]peerFigure {
 	t.Helper()
-	rows := readCSV(t, filepath.Join("..", "..", "benchmarks", "peers", "models_peers.csv"))
+	rows := readCSV(t, filepath.Join("..", "..", "benchmarks", "peers", file))
 	out := map[[2]string]peerFigure{}
 	for _, r := range rows[1:] {
 		if len(r) < 7 || r[0] != data || r[1] != tool || r[2] != formula {
@@ -48,17 +48,24 @@ var factorName = regexp.MustCompile(`factor\((\w+)\)`)
 func TestPeerModels(t *testing.T) {
 	for _, c := range []struct {
 		data, tool, family, formula string
-		peerFormula                 string // models.R's, when it differs
+		peerFormula                 string   // the fixture's, when it differs
+		file                        string   // the fixture; "" is models_peers.csv
+		flags                       []string // more glmmfit flags
 	}{
-		{"sleepstudy", "lmer", "gaussian", "Reaction ~ Days + (Days | Subject)", ""},
-		{"sleepstudy", "lmer", "gaussian", "Reaction ~ Days + (Days || Subject)", ""},
-		{"penicillin", "lmer", "gaussian", "diameter ~ 1 + (1 | plate) + (1 | sample)", ""},
-		{"verbagg", "glmer", "bernoulli", "r2 ~ Anger + Gender + btype + situ + (1 | id) + (1 | item)", ""},
-		{"salamanders", "glmmTMB", "negbinomial", "count ~ spp * mined + (1 | site)", ""},
-		{"owls", "glmmTMB", "negbinomial", "SiblingNegotiation ~ FoodTreatment * SexParent + offset(logBroodSize) + (1 | Nest)", ""},
+		{"sleepstudy", "lmer", "gaussian", "Reaction ~ Days + (Days | Subject)", "", "", nil},
+		{"sleepstudy", "lmer", "gaussian", "Reaction ~ Days + (Days || Subject)", "", "", nil},
+		{"penicillin", "lmer", "gaussian", "diameter ~ 1 + (1 | plate) + (1 | sample)", "", "", nil},
+		{"verbagg", "glmer", "bernoulli", "r2 ~ Anger + Gender + btype + situ + (1 | id) + (1 | item)", "", "", nil},
+		{"salamanders", "glmmTMB", "negbinomial", "count ~ spp * mined + (1 | site)", "", "", nil},
+		{"owls", "glmmTMB", "negbinomial", "SiblingNegotiation ~ FoodTreatment * SexParent + offset(logBroodSize) + (1 | Nest)", "", "", nil},
 		// models.R codes nutrient and rack as factors, as lme4 does.
 		{"arabidopsis", "glmer", "poisson", "total.fruits ~ factor(nutrient) * amd + factor(rack) + status + (1 | popu) + (1 | gen)",
-			"total.fruits ~ nutrient * amd + rack + status + (1 | popu) + (1 | gen)"},
+			"total.fruits ~ nutrient * amd + rack + status + (1 | popu) + (1 | gen)", "", nil},
+		// The links, against benchmarks/peers/links.R.
+		{"cbpp", "glmer-probit", "binomial", "cbind(incidence, size - incidence) ~ factor(period) + (1 | herd)",
+			"cbind(incidence, size - incidence) ~ period + (1 | herd)", "links_peers.csv", []string{"-link", "probit"}},
+		{"cbpp", "glmer-cloglog", "binomial", "cbind(incidence, size - incidence) ~ factor(period) + (1 | herd)",
+			"cbind(incidence, size - incidence) ~ period + (1 | herd)", "links_peers.csv", []string{"-link", "cloglog"}},
 	} {
 		t.Run(c.data, func(t *testing.T) {
 			dir := dataDir(t, c.data+".csv")
@@ -66,9 +73,14 @@ func TestPeerModels(t *testing.T) {
 			if pf == "" {
 				pf = c.formula
 			}
-			peer := readPeers(t, c.data, c.tool, pf)
-			r := glmmfit(t, "", "", nil, "fit", "-data", filepath.Join(dir, c.data+".csv"), "-formula", c.formula,
-				"-family", c.family, "-format", "json", "-quiet")
+			file := c.file
+			if file == "" {
+				file = "models_peers.csv"
+			}
+			peer := readPeers(t, file, c.data, c.tool, pf)
+			args := append([]string{"fit", "-data", filepath.Join(dir, c.data+".csv"), "-formula", c.formula,
+				"-family", c.family, "-format", "json", "-quiet"}, c.flags...)
+			r := glmmfit(t, "", "", nil, args...)
 			if r.code != 0 {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}

@@ -179,7 +179,6 @@ func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 	m := a.model
 	n, r, g := a.n, a.r, a.g
 	p := m.P()
-	fam := m.Family()
 	rows := in.frame.NumRows()
 	pr := &predictions{group: d.GroupName(), known: known, labels: groupLabels(in.frame, d.GroupName())}
 	if st := sf.doc.Status; st != "converged" {
@@ -281,7 +280,7 @@ func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 					}
 				}
 				etaDraws[(k-lo)*o.draws+s] = eta
-				meanDraws[(k-lo)*o.draws+s] = fam.Mean(eta)
+				meanDraws[(k-lo)*o.draws+s] = m.Mean(eta)
 			}
 		}
 		for k := lo; k < hi; k++ {

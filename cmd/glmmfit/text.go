@@ -9,6 +9,8 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"github.com/sparsevi/sparsevi/glmm"
 )
 
 // methodDescriptions say in a few words what each method is.
@@ -34,7 +36,11 @@ func writeText(w io.Writer, doc *document) {
 		fmt.Fprintf(w, "%10s %s\n", label, fmt.Sprintf(format, args...))
 	}
 	fmt.Fprintf(w, "Generalized linear mixed model fitted by variational Bayes (glmmfit %s)\n", doc.Software.Version)
-	line("Family:", "%s (%s link)", c.Family, linkNames[c.Family])
+	link := linkNames[c.Family]
+	if l, err := glmm.ParseLink(c.Link); err == nil && l != glmm.CanonicalLink {
+		link = l.String()
+	}
+	line("Family:", "%s (%s link)", c.Family, link)
 	line("Formula:", "%s", c.Formula)
 	extra := ""
 	if c.Weights != "" {

@@ -65,6 +65,8 @@ Data and model:
                    too); - reads standard input. Empty fields, NA and ? are
                    missing values.
   -formula F       the model, in lme4 syntax (quote it for the shell)
+  -link NAME       probit or cloglog instead of the logit for bernoulli and
+                   binomial, as binomial(link = "probit") in R
   -family NAME     poisson (log link), bernoulli or binomial (logit link),
                    gaussian (identity link; as lmer) or negbinomial (log
                    link, variance mu + mu^2/phi; glmmTMB's nbinom2).
