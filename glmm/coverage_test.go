@@ -32,9 +32,15 @@ func TestStructureCoverage(t *testing.T) {
 		name string
 		sim  func(rng *rand.Rand) (glmm.Config, []float64) // config and true sds
 	}{
-		{"crossed", func(rng *rand.Rand) (glmm.Config, []float64) { return simStructure(rng, beta, glmm.Bernoulli, glmm.CanonicalLink, 20, false) }},
-		{"blocks", func(rng *rand.Rand) (glmm.Config, []float64) { return simStructure(rng, beta, glmm.Poisson, glmm.CanonicalLink, 0, true) }},
-		{"probit", func(rng *rand.Rand) (glmm.Config, []float64) { return simStructure(rng, beta, glmm.Bernoulli, glmm.Probit, 0, false) }},
+		{"crossed", func(rng *rand.Rand) (glmm.Config, []float64) {
+			return simStructure(rng, beta, glmm.Bernoulli, glmm.CanonicalLink, 20, false)
+		}},
+		{"blocks", func(rng *rand.Rand) (glmm.Config, []float64) {
+			return simStructure(rng, beta, glmm.Poisson, glmm.CanonicalLink, 0, true)
+		}},
+		{"probit", func(rng *rand.Rand) (glmm.Config, []float64) {
+			return simStructure(rng, beta, glmm.Bernoulli, glmm.Probit, 0, false)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
