@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/glmm"
 )
 
@@ -65,5 +66,51 @@ func TestIndependentBlocks(t *testing.T) {
 		if d.Model().IndependentBlocks() != (got != nil) {
 			t.Errorf("%s: the model's IndependentBlocks is %v", c.formula, got == nil)
 		}
+	}
+}
+
+// TestNestedGroups: (1 | site/plot) with plot labels repeated across sites
+// is (1 | site) + (1 | site:plot): the subjects are the 6 site:plot
+// combinations, site is a crossed factor of 3 levels, and NewData finds
+// the training combinations again; a missing column of an interaction is
+// named.
+func TestNestedGroups(t *testing.T) {
+	var site, plot []string
+	var y []float64
+	for i := range 36 {
+		site = append(site, []string{"A", "B", "C"}[i%3])
+		plot = append(plot, []string{"1", "2"}[i/3%2])
+		y = append(y, float64(i%4))
+	}
+	fr, err := datasets.NewFrame(datasets.NewCategorical("site", site), datasets.NewCategorical("plot", plot), datasets.NewNumeric("y", y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse("y ~ 1 + (1 | site/plot)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Build(f, fr, Options{Family: glmm.Poisson})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.GroupName() != "site:plot" || len(d.GroupLevels()) != 6 || d.Model().NumCrossed() != 1 {
+		t.Fatalf("subjects %s with %d levels, %d crossed factors", d.GroupName(), len(d.GroupLevels()), d.Model().NumCrossed())
+	}
+	if name, levels, _, _ := d.Model().CrossedFactor(0); name != "site" || len(levels) != 3 {
+		t.Errorf("crossed factor %s with %d levels", name, len(levels))
+	}
+	_, _, group, known, err := d.NewData(fr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, g := range group {
+		if !known[k] || d.GroupLevels()[g] != site[k]+":"+plot[k] {
+			t.Fatalf("row %d: level %v (known %v), want %s:%s", k, g, known[k], site[k], plot[k])
+		}
+	}
+	noPlot, _ := datasets.NewFrame(datasets.NewCategorical("site", site), datasets.NewNumeric("y", y))
+	if _, err := Build(f, noPlot, Options{Family: glmm.Poisson}); err == nil || !strings.Contains(err.Error(), `"plot"`) {
+		t.Errorf("a missing plot column: %v", err)
 	}
 }

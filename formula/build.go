@@ -153,15 +153,18 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	if err := checkRandom(f, opts); err != nil {
 		return nil, err
 	}
+	fr = withInteractions(f, fr)
 	facs := factorsOf(f.randoms)
-	uses := f.uses(mergeRandoms(facs[0].terms))
+	first := mergeRandoms(facs[0].terms)
+	first.groupCols = facs[0].terms[0].groupCols
+	uses := f.uses(first)
 	for _, fc := range facs[1:] {
 		for _, r := range fc.terms {
 			for _, v := range r.lhs.vars {
 				uses = append(uses, varUse(v))
 			}
 		}
-		uses = append(uses, use{col: fc.group, tok: fc.group, pos: fc.pos})
+		uses = append(uses, groupUses(fc.group, fc.pos, fc.terms[0].groupCols)...)
 	}
 	if opts.Weights != "" {
 		uses = append(uses, use{col: opts.Weights, tok: "Options.Weights", numeric: true, why: "weights must be numeric"})
@@ -185,6 +188,7 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 		return nil, err
 	}
 	rnd := mergeRandoms(facs[local].terms)
+	rnd.groupCols = facs[local].terms[0].groupCols
 
 	d := &Design{f: f, rows: rows, offsets: f.offsets, opts: opts}
 	if d.fixed, err = newCoder(&f.fixed, fr, rows, opts.Reference); err != nil {
@@ -527,7 +531,70 @@ func (f *Formula) uses(rnd *random) []use {
 	for _, v := range rnd.lhs.vars {
 		u = append(u, varUse(v))
 	}
-	return append(u, use{col: rnd.group, tok: rnd.group, pos: rnd.groupPos})
+	return append(u, groupUses(rnd.group, rnd.groupPos, rnd.groupCols)...)
+}
+
+// groupUses lists the columns a grouping factor uses: an interaction's
+// own columns first, so that a missing one is named, then the factor.
+func groupUses(group string, pos int, cols []string) []use {
+	var u []use
+	for _, c := range cols {
+		u = append(u, use{col: c, tok: group, pos: pos})
+	}
+	return append(u, use{col: group, tok: group, pos: pos})
+}
+
+// withInteractions returns fr with a categorical column for each
+// interaction of grouping factors a:b of f whose columns fr has, named
+// "a:b" and labelled "la:lb" (missing where a column is), sharing fr's
+// columns; fr itself when f has none.
+func withInteractions(f *Formula, fr *datasets.Frame) *datasets.Frame {
+	var out *datasets.Frame
+	for _, r := range f.randoms {
+		if r.groupCols == nil {
+			continue
+		}
+		if _, ok := fr.Column(r.group); ok {
+			continue // already there (or a data column of that name)
+		}
+		cols := make([]*datasets.Column, len(r.groupCols))
+		ok := true
+		for k, c := range r.groupCols {
+			cols[k], ok = fr.Column(c)
+			if !ok {
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		lab := make([]string, fr.NumRows())
+		for i := range lab {
+			var b strings.Builder
+			for k, c := range cols {
+				if c.Missing[i] {
+					b.Reset()
+					break
+				}
+				if k > 0 {
+					b.WriteByte(':')
+				}
+				b.WriteString(label(c, i))
+			}
+			lab[i] = b.String()
+		}
+		if out == nil {
+			out, _ = datasets.NewFrame(fr.Columns()...)
+		}
+		if err := out.Add(datasets.NewCategorical(r.group, lab)); err != nil {
+			panic("formula: " + err.Error()) // the name was checked above
+		}
+		fr = out
+	}
+	if out == nil {
+		return fr
+	}
+	return out
 }
 
 func varUse(v variable) use {
@@ -789,6 +856,7 @@ func (d *Design) NewCrossed(fr *datasets.Frame) ([][]int, error) {
 	if len(d.crossed) == 0 {
 		return nil, nil
 	}
+	fr = withInteractions(d.f, fr)
 	var uses []use
 	for _, cc := range d.crossed {
 		uses = append(uses, use{col: cc.group, tok: cc.group, pos: cc.pos})

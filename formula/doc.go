@@ -69,8 +69,12 @@
 //
 //   - A second grouping factor, as in (1 | a) + (1 | b), is a crossed
 //     factor (see Options.LocalFactor for which is which); random slopes
-//     on it, nested factors (1 | a/b) and interactions (1 | a:b) are
-//     errors wrapping ErrUnsupported.
+//     on it are errors wrapping ErrUnsupported.
+//   - An interaction of grouping factors (1 | a:b) groups by the
+//     combinations of their levels, and a nesting (1 | a/b) is
+//     (1 | a) + (1 | a:b), as in lme4: the subjects are then the a:b
+//     combinations (the factor with the most levels) and a is crossed
+//     with them.
 //   - (1 + x || g), which lme4 fits with uncorrelated effects, and several
 //     terms for the same factor, (1 | g) + (0 + x | g), which lme4 fits as
 //     independent blocks, are rejected by default, and fitted as lme4

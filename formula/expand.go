@@ -7,6 +7,7 @@ package formula
 import (
 	"math"
 	"slices"
+	"strings"
 )
 
 // Parse reads a model formula in lme4's syntax. The returned error is a
@@ -58,6 +59,24 @@ func Parse(s string) (*Formula, error) {
 			return nil, &SyntaxError{Pos: v.pos, Token: v.label, Msg: "the response is also used as an offset"}
 		}
 	}
+	// (lhs | a/b) is (lhs | a) + (lhs | a:b), as in lme4.
+	var rs []random
+	for _, r := range f.randoms {
+		groups, err := nestedGroups(r.groupNode)
+		if err != nil {
+			return nil, err
+		}
+		if groups == nil {
+			rs = append(rs, r)
+			continue
+		}
+		for _, g := range groups {
+			c := r
+			c.groupNode = g
+			rs = append(rs, c)
+		}
+	}
+	f.randoms = rs
 	for k := range f.randoms {
 		r := &f.randoms[k]
 		if err := r.expand(); err != nil {
@@ -452,13 +471,14 @@ func (r *random) expand() error {
 		}
 		r.group, r.groupPos = a.tok.text, a.tok.pos
 	case *binNode:
-		switch g.op.kind {
-		case tokSlash:
-			return &SyntaxError{Pos: g.op.pos, Token: g.op.text, Msg: "nested grouping factors (a/b) are " + ErrUnsupported.Error() + ": one grouping factor per model", Err: ErrUnsupported}
-		case tokColon:
-			return &SyntaxError{Pos: g.op.pos, Token: g.op.text, Msg: "an interaction of grouping factors (a:b) is " + ErrUnsupported.Error() + "; derive a combined column", Err: ErrUnsupported}
+		if g.op.kind != tokColon {
+			return errAt(g.op, "the grouping factor must be a column name, an interaction a:b or a nesting a/b")
 		}
-		return errAt(g.op, "the grouping factor must be a column name")
+		cols, err := interactionCols(g)
+		if err != nil {
+			return err
+		}
+		r.group, r.groupPos, r.groupCols = strings.Join(cols, ":"), g.first().pos, cols
 	default:
 		return errAt(g.first(), "the grouping factor must be a column name")
 	}
@@ -471,4 +491,51 @@ func (r *random) expand() error {
 		return errAt(r.barTok, "no random effects to the left of "+r.barTok.text)
 	}
 	return nil
+}
+
+// interactionCols returns the columns of an interaction of grouping
+// factors a:b:...; each must be a column name.
+func interactionCols(n node) ([]string, error) {
+	switch g := n.(type) {
+	case *identNode:
+		if g.tok.text == "." {
+			return nil, errAt(g.tok, "'.' is not a grouping factor")
+		}
+		return []string{g.tok.text}, nil
+	case *binNode:
+		if g.op.kind != tokColon {
+			break
+		}
+		a, err := interactionCols(g.l)
+		if err != nil {
+			return nil, err
+		}
+		b, err := interactionCols(g.r)
+		if err != nil {
+			return nil, err
+		}
+		return append(a, b...), nil
+	}
+	return nil, errAt(n.first(), "an interaction of grouping factors must join column names, as a:b")
+}
+
+// nestedGroups returns, for a nesting a/b/c, the grouping factors a, a:b
+// and a:b:c, as lme4 expands it; nil for any other grouping factor.
+func nestedGroups(n node) ([]node, error) {
+	g, ok := n.(*binNode)
+	if !ok || g.op.kind != tokSlash {
+		return nil, nil
+	}
+	outer, err := nestedGroups(g.l)
+	if err != nil {
+		return nil, err
+	}
+	if outer == nil {
+		outer = []node{g.l}
+	}
+	if inner, ok := g.r.(*binNode); ok && inner.op.kind == tokSlash {
+		return nil, errAt(inner.op, "write a nesting left to right, as a/b/c")
+	}
+	last := outer[len(outer)-1]
+	return append(outer, &binNode{op: token{kind: tokColon, text: ":", pos: g.op.pos}, l: last, r: g.r}), nil
 }

@@ -91,8 +91,11 @@ type random struct {
 	lhs      model
 	group    string
 	groupPos int
-	double   bool // written with ||
-	pos      int  // column of its opening parenthesis
+	// groupCols are the columns of an interaction grouping factor a:b,
+	// whose name group is "a:b"; nil for a single column.
+	groupCols []string
+	double    bool // written with ||
+	pos       int  // column of its opening parenthesis
 
 	// The unexpanded parts, kept by the parser until expand.
 	lhsNode, groupNode node
@@ -116,7 +119,15 @@ func (f *Formula) String() string {
 		if r.double {
 			bar = " || "
 		}
-		b.WriteString(" + (" + r.lhs.String() + bar + quoteName(r.group) + ")")
+		g := quoteName(r.group)
+		if r.groupCols != nil {
+			q := make([]string, len(r.groupCols))
+			for k, c := range r.groupCols {
+				q[k] = quoteName(c)
+			}
+			g = strings.Join(q, ":")
+		}
+		b.WriteString(" + (" + r.lhs.String() + bar + g + ")")
 	}
 	return b.String()
 }
@@ -180,6 +191,12 @@ func (f *Formula) Columns() []string {
 	for _, r := range f.randoms {
 		for _, v := range r.lhs.vars {
 			add(v.col)
+		}
+		if r.groupCols != nil {
+			for _, c := range r.groupCols {
+				add(c)
+			}
+			continue
 		}
 		add(r.group)
 	}

@@ -24,6 +24,7 @@ func (d *Design) NewData(fr *datasets.Frame) (X, Z mat.Matrix, group []int, know
 	if fr == nil {
 		return nil, nil, nil, nil, &DataError{Row: -1, Msg: "no data frame"}
 	}
+	fr = withInteractions(d.f, fr)
 	uses := []use{{col: d.group, tok: d.group, pos: d.f.randoms[0].groupPos}}
 	for _, c := range []*coder{d.fixed, d.random} {
 		for _, vc := range c.vars {
@@ -62,6 +63,12 @@ func (d *Design) NewData(fr *datasets.Frame) (X, Z mat.Matrix, group []int, know
 	}
 	return X, Z, group, known, nil
 }
+
+// WithGroups returns fr with the columns of the formula's interaction
+// grouping factors, such as a:b from (1 | a/b), which the data do not
+// hold: a categorical column named "a:b" labelled "la:lb". Their columns
+// share fr's; fr itself is returned when there are none.
+func (d *Design) WithGroups(fr *datasets.Frame) *datasets.Frame { return withInteractions(d.f, fr) }
 
 // NewOffset returns the offset of each row of a new data frame: the sum of
 // the formula's offset() terms and of Options.Offset, or nil if the model

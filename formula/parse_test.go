@@ -56,6 +56,21 @@ func TestParseValid(t *testing.T) {
 			cols: []string{"y", "a", "b", "c", "e", "t", "id"},
 		},
 		{
+			// lme4's nesting: (1 | a/b) is (1 | a) + (1 | a:b).
+			src:       "y ~ x + (1 | site/plot/tree)",
+			canonical: "y ~ 1 + x + (1 | site) + (1 | site:plot) + (1 | site:plot:tree)",
+			terms:     []string{"x"},
+			icpt:      true, resp: "y", group: "site", ricpt: true, rterms: []string{},
+			cols: []string{"y", "x", "site", "plot", "tree"},
+		},
+		{
+			src:       "y ~ x + (1 + x | a:b)",
+			canonical: "y ~ 1 + x + (1 + x | a:b)",
+			terms:     []string{"x"},
+			icpt:      true, resp: "y", group: "a:b", ricpt: true, rterms: []string{"x"},
+			cols: []string{"y", "x", "a", "b"},
+		},
+		{
 			src:       "y ~ (a + b)/c + (1 + t || id)",
 			canonical: "y ~ 1 + a + b + a:b:c + (1 + t || id)",
 			terms:     []string{"a", "b", "a:b:c"},
@@ -228,8 +243,8 @@ func TestParseErrors(t *testing.T) {
 		{src: "y ~ x:(1 | g)", pos: 7, token: "(", msg: "must be added to the formula"},
 		{src: "y ~ x - (1 | g)", pos: 9, token: "(", msg: "must be added to the formula"},
 		{src: "y ~ (1 + (1 | h) | g)", pos: 13, token: "|", msg: "inside a random-effects term"},
-		{src: "y ~ (1 | a/b)", pos: 11, token: "/", msg: "not supported yet", unsup: true},
-		{src: "y ~ (1 | a:b)", pos: 11, token: ":", msg: "not supported yet", unsup: true},
+		{src: "y ~ (1 | a/(b/c))", pos: 12, token: "(", msg: "join column names"},
+		{src: "y ~ (1 | a:log(b))", pos: 12, token: "log", msg: "join column names"},
 		{src: "y ~ (1 | log(g))", pos: 10, token: "log", msg: "grouping factor must be a column name"},
 		{src: "y ~ (0 | g)", pos: 8, token: "|", msg: "no random effects"},
 		{src: "y ~ (1 + g | g)", pos: 12, token: "|", msg: "also a random-effects covariate"},

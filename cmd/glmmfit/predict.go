@@ -180,7 +180,7 @@ func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 	n, r, g := a.n, a.r, a.g
 	p := m.P()
 	rows := in.frame.NumRows()
-	pr := &predictions{group: d.GroupName(), known: known, labels: groupLabels(in.frame, d.GroupName())}
+	pr := &predictions{group: d.GroupName(), known: known, labels: groupLabels(d.WithGroups(in.frame), d.GroupName())}
 	if st := sf.doc.Status; st != "converged" {
 		pr.warnings = append(pr.warnings, fmt.Sprintf("the fit's status is %s: the predictions are from its last good state, which may be far from the optimum", st))
 	}
