@@ -155,6 +155,9 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 				res.Status = Diverged
 				res.Err = &DivergedError{Iter: res.Iterations, Reason: fmt.Sprintf("final lower bound %.4g collapsed from %.4g", lb, res.bestBound)}
 			}
+			if res.Status != Diverged {
+				res.LogWeights = logWeights(ctx, fam, set, n, d)
+			}
 		} else {
 			res.LowerBound, res.LowerBoundSE = math.NaN(), math.NaN()
 			switch {
@@ -391,6 +394,49 @@ func finalBound(fam family, set Settings, n int) (mean, se, median float64, err 
 		median = (hs[len(hs)/2-1] + median) / 2
 	}
 	return h0 + sum/float64(pairs), meanSE(sum, sumSq, pairs), median, nil
+}
+
+// MinImportanceDraws is the fewest draws for which Fit records
+// Result.LogWeights: fewer say too little about the tail.
+const MinImportanceDraws = 100
+
+// MaxImportanceDim is the most variables for which Fit records
+// Result.LogWeights. The log ratio log p - log q sums small errors over
+// every variable, so its spread, and the Pareto shape of the ratios,
+// grow with the dimension even for a close approximation: on simulated
+// Bernoulli data the shape was 0.5-0.6 with 1005 variables and above 2
+// with 10005, where the fixed effects were as accurate.
+const MaxImportanceDim = 2000
+
+// importanceIterBase numbers the draws of logWeights apart from those of
+// the final bound and of the convergence test, past crnIterBase so that
+// they are independent, not antithetic pairs.
+const importanceIterBase = crnIterBase + 1<<32
+
+// logWeights returns log p - log q at independent fresh draws (h of the
+// estimate without gradients), or nil if they would be fewer than
+// MinImportanceDraws, the context ends, or a draw is not finite (the
+// bound's estimate has said what it had to say about that).
+func logWeights(ctx context.Context, fam family, set Settings, n, dim int) []float64 {
+	draws := set.ImportanceDraws
+	if n > 0 {
+		draws = min(draws, 250_000/n)
+	}
+	if draws < MinImportanceDraws || dim > MaxImportanceDim {
+		return nil
+	}
+	out := make([]float64, draws)
+	for k := range out {
+		if ctx.Err() != nil {
+			return nil
+		}
+		h, err := fam.estimate(importanceIterBase+uint64(k), nil, nil, false)
+		if err != nil || math.IsNaN(h) || math.IsInf(h, 0) {
+			return nil
+		}
+		out[k] = h
+	}
+	return out
 }
 
 // maxValues bounds the number of variational parameters Fit accepts: 2^34

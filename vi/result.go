@@ -94,6 +94,13 @@ type Result struct {
 	// Settings.FinalDraws and FinalSE);
 	// LowerBoundSE is its Monte Carlo standard error.
 	LowerBound, LowerBoundSE float64
+	// LogWeights holds log p(theta) - log q(theta), every constant of the
+	// target included, at independent fresh draws from q (see
+	// Settings.ImportanceDraws): the log importance weights of q as a
+	// proposal for the target, whose mean is a lower bound and whose tail
+	// says how far q is from the posterior. Nil when the fit did not end
+	// with a usable state or the draws were too few.
+	LogWeights []float64
 	// Trace holds one point per window.
 	Trace []TracePoint
 

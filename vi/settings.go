@@ -169,6 +169,14 @@ type Settings struct {
 	// SummaryDraws is the number of draws for posterior summaries computed
 	// by sampling; 0 means 4000.
 	SummaryDraws int
+	// ImportanceDraws is the number of independent draws from the fitted
+	// q at which the log importance weight log p(theta) - log q(theta) is
+	// recorded in Result.LogWeights, for the Pareto diagnostic of package
+	// posterior; 0 means 1000. Fits of many subjects use fewer (as many as
+	// cost about 2.5·10^5 subject evaluations), none when that is under
+	// MinImportanceDraws or the target has more than MaxImportanceDim
+	// variables.
+	ImportanceDraws int
 
 	// Alpha is the step size of the rule; 0 means the rule's default
 	// (Snngm: Alpha0 sqrt(len(lambda)); the Adam family and VOGN: 1e-3).
@@ -256,6 +264,7 @@ func (s Settings) withDefaults() Settings {
 	def(&s.Patience, 3)
 	def(&s.ConvergenceDraws, 8)
 	def(&s.FinalDraws, 1000)
+	def(&s.ImportanceDraws, 1000)
 	if s.FinalSE == 0 {
 		s.FinalSE = 0.25
 	}
@@ -309,7 +318,7 @@ func (s Settings) validate() error {
 	}{
 		{"Workers", s.Workers}, {"ChunkSize", s.ChunkSize}, {"MaxIter", s.MaxIter},
 		{"Window", s.Window}, {"ConvergenceDraws", s.ConvergenceDraws}, {"Patience", s.Patience},
-		{"FinalDraws", s.FinalDraws}, {"SummaryDraws", s.SummaryDraws},
+		{"FinalDraws", s.FinalDraws}, {"SummaryDraws", s.SummaryDraws}, {"ImportanceDraws", s.ImportanceDraws},
 	} {
 		if f.v < 0 {
 			return bad(f.name, f.v, "a positive number, or 0 for the default")

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/posterior"
 	"github.com/sparsevi/sparsevi/vi"
 )
 
@@ -100,6 +101,9 @@ func diagnose(m *glmm.Model, res *vi.Result) []string {
 	}
 	if se := res.LowerBoundSE; se > boundSEWarn {
 		w = append(w, fmt.Sprintf("the lower bound's Monte Carlo standard error is %.3g nats: the approximation has heavy tails here, so the bound, and comparisons of models by it, are unreliable", se))
+	}
+	if k, _, err := posterior.ParetoK(res.LogWeights); err == nil && k > posterior.ParetoKWarn {
+		w = append(w, fmt.Sprintf("the Pareto k of the importance ratios p/q is %.2f, above %g: the Gaussian approximation misses part of the posterior (often the spread of the random-effect sds, which it understates); check against MCMC before relying on intervals", k, float64(posterior.ParetoKWarn)))
 	}
 	return w
 }

@@ -371,6 +371,9 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summar
 	if s.Dispersion != nil {
 		doc.Dispersion = &marginals([]posterior.Marginal{*s.Dispersion})[0]
 	}
+	if k, tail, err := posterior.ParetoK(res.LogWeights); err == nil {
+		doc.LowerBound.ParetoK = &paretoK{K: jfloat(k), Draws: len(res.LogWeights), Tail: tail}
+	}
 	doc.Crossed = crossedDocs(s.Crossed)
 	switch {
 	case res.Status == vi.Cancelled:

@@ -103,6 +103,18 @@ type lowerBound struct {
 	// PaperConvention is Value without the constants that Tan's paper
 	// leaves out (glmm.Model.PaperELBO), for comparison with its tables.
 	PaperConvention jfloat `json:"paper_convention"`
+	// ParetoK is the Pareto shape of the importance ratios p/q at Draws
+	// fresh draws (posterior.ParetoK): below 0.5 q is close to the
+	// posterior in its tails, above 0.7 it is far from it somewhere.
+	// Absent when the draws were too few (very many subjects).
+	ParetoK *paretoK `json:"pareto_k,omitempty"`
+}
+
+// paretoK is the Pareto diagnostic of a fit.
+type paretoK struct {
+	K     jfloat `json:"k"`
+	Draws int    `json:"draws"`
+	Tail  int    `json:"tail"`
 }
 
 const constantsNote = "all constants included: a lower bound on log p(y)"

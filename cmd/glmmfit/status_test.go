@@ -31,6 +31,9 @@ func TestNotConverged(t *testing.T) {
 		if r.code != exitLimit {
 			t.Errorf("%v: exit %d, want %d", c.limit, r.code, exitLimit)
 		}
+		// A fit stopped early may be far from the posterior, and the
+		// Pareto diagnostic may say so.
+		r.stderr = dropParetoWarning(r.stderr)
 		if strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, "-out fit.json, -trace trace.csv") {
 			t.Errorf("%v: stderr %q", c.limit, r.stderr)
 		}
@@ -73,7 +76,11 @@ func TestOffsetAndWeights(t *testing.T) {
 	run := func(extra ...string) *document {
 		args := append([]string{"fit", "-data", "d.csv", "-family", "poisson", "-method", "gva", "-format", "json"}, extra...)
 		r := glmmfit(t, dir, "", nil, args...)
-		mustSucceed(t, r, args...)
+		// Nine rows of three groups: warnings (the Pareto k of so
+		// small a model) are expected, errors are not.
+		if r.code != 0 {
+			t.Fatalf("glmmfit %v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
 		return readDoc(t, []byte(r.stdout))
 	}
 	inFormula := run("-formula", "y ~ x + offset(log(e)) + (1 | g)")

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/posterior"
 )
 
 // methodDescriptions say in a few words what each method is.
@@ -63,6 +64,18 @@ func writeText(w io.Writer, doc *document) {
 		line("Bound:", "not estimated (the fit was interrupted)")
 	} else {
 		line("Bound:", "ELBO %.2f ± %.2f (Monte Carlo s.e.); %s", v, float64(lb.MCSE), constantsNote)
+	}
+	if pk := lb.ParetoK; pk != nil {
+		verdict := "q is close to the posterior in its tails"
+		switch k := float64(pk.K); {
+		case k > posterior.ParetoKWarn:
+			verdict = "q misses part of the posterior: see the warning"
+		case k > posterior.ParetoKBad:
+			verdict = "q is far from the posterior in its tails"
+		case k > posterior.ParetoKGood:
+			verdict = "q is somewhat lighter-tailed than the posterior"
+		}
+		line("Pareto k:", "%.2f of the importance ratios p/q at %d draws: %s", float64(pk.K), pk.Draws, verdict)
 	}
 	if pr := doc.Prior; pr != nil && pr.Name == "auto" {
 		line("Priors:", "N(0, %g^2) on each coefficient per standard deviation of its", pr.SD)
