@@ -34,9 +34,13 @@ type input struct {
 
 // readInput reads a CSV file, or standard input for "-", in one streaming
 // pass (gzip-compressed input is recognised and decompressed on the way),
-// so that memory holds the columns and not the file. Columns named in
+// so that memory holds the columns and not the file; a .parquet file or a
+// directory is read as Parquet (readParquetInput). Columns named in
 // categorical are read as categorical whatever their content.
 func readInput(ctx context.Context, path string, stdin io.Reader, categorical []string) (*input, error) {
+	if path != "-" && isParquet(path) {
+		return readParquetInput(ctx, path, categorical)
+	}
 	var (
 		src  io.Reader
 		name string
