@@ -9,7 +9,9 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -344,5 +346,42 @@ func TestPredictGaussianScale(t *testing.T) {
 	hi, _ := strconv.ParseFloat(np[1][colIndex(t, np[0], "mean_upper")], 64)
 	if !(lo < 500 && 500 < hi) || hi-lo > 12 || hi-lo < 2 {
 		t.Errorf("new subject: interval [%v, %v], want about 500 ± 3", lo, hi)
+	}
+}
+
+// TestPredictCrossed: predictions of a model with a crossed factor use a
+// known level's effect and draw a new level's from the factor's sd: with
+// items of effects -1.5 and +1.5 and a tiny residual, a known subject's
+// prediction at a known item is within 0.2 of its response, and at a new
+// item its interval is as wide as the items' spread.
+func TestPredictCrossed(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("id,item,y\n")
+	rng := rand.New(rand.NewPCG(3, 3))
+	items := []float64{-1.5, -0.5, 0.5, 1.5, -1, 1, 0, 0.25}
+	for i := range 40 {
+		bi := 0.5 * rng.NormFloat64()
+		for l, u := range items {
+			fmt.Fprintf(&b, "s%d,i%d,%v\n", i, l, 10+bi+u+0.05*rng.NormFloat64())
+		}
+	}
+	writeFile(t, dir, "train.csv", b.String())
+	mustSucceed(t, glmmfit(t, dir, "", nil, "fit", "-data", "train.csv", "-formula", "y ~ 1 + (1 | id) + (1 | item)",
+		"-family", "gaussian", "-out", "fit.json", "-quiet"))
+	train := readCSV(t, filepath.Join(dir, "train.csv"))
+	writeFile(t, dir, "new.csv", "id,item\ns0,i0\ns0,i3\ns0,new\n")
+	mustSucceed(t, glmmfit(t, dir, "", nil, "predict", "-fit", "fit.json", "-data", "new.csv", "-out", "pred.csv"))
+	pred := readCSV(t, filepath.Join(dir, "pred.csv"))
+	mean, lo, hi := colIndex(t, pred[0], "mean"), colIndex(t, pred[0], "mean_lower"), colIndex(t, pred[0], "mean_upper")
+	at := func(r, c int) float64 { v, _ := strconv.ParseFloat(pred[r][c], 64); return v }
+	for r, want := range map[int]string{1: train[1][2], 2: train[4][2]} {
+		w, _ := strconv.ParseFloat(want, 64)
+		if d := math.Abs(at(r, mean) - w); d > 0.2 {
+			t.Errorf("known item, row %d: predicted %v, response %v", r, at(r, mean), w)
+		}
+	}
+	if width := at(3, hi) - at(3, lo); width < 2 || width > 8 {
+		t.Errorf("new item: interval [%v, %v], want the width of the items' spread (sd about 1)", at(3, lo), at(3, hi))
 	}
 }
