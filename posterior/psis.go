@@ -63,14 +63,123 @@ func ParetoK(logw []float64) (k float64, tail int, err error) {
 	if x[m-1] <= 0 {
 		return math.Inf(-1), m, nil
 	}
-	k = gpdShape(x)
+	k, _ = gpdFit(x)
 	return k, m, nil
 }
 
-// gpdShape returns the shape of the generalized Pareto distribution fitted
-// to the exceedances x (sorted, positive largest) by Zhang and Stephens's
-// estimate, regularised towards 0.5 as the PSIS paper does.
-func gpdShape(x []float64) float64 {
+// PSIS returns the Pareto-smoothed importance weights of the draws whose
+// log ratios are logw, normalised to sum to 1, with the shape k of
+// ParetoK: the largest ratios are replaced by the expected order
+// statistics of the generalized Pareto distribution fitted to them (never
+// above the largest ratio), which keeps a few draws from taking all the
+// weight. The weights mean something only for k below ParetoKBad.
+func PSIS(logw []float64) (w []float64, k float64, err error) {
+	k, m, err := ParetoK(logw)
+	if err != nil {
+		return nil, k, err
+	}
+	s := len(logw)
+	order := make([]int, s)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmpFloat(logw[a], logw[b]) })
+	top := logw[order[s-1]]
+	w = make([]float64, s)
+	for i, v := range logw {
+		w[i] = math.Exp(v - top)
+	}
+	if !math.IsInf(k, -1) {
+		cut := math.Exp(logw[order[s-m-1]] - top)
+		x := make([]float64, m)
+		for i, j := range order[s-m:] {
+			x[i] = w[j] - cut
+		}
+		kk, sigma := gpdFit(x)
+		for i, j := range order[s-m:] {
+			p := (float64(i) + 0.5) / float64(m)
+			q := -sigma * math.Log1p(-p)
+			if kk != 0 {
+				q = sigma / kk * math.Expm1(-kk*math.Log1p(-p))
+			}
+			w[j] = min(cut+q, 1)
+		}
+	}
+	var sum float64
+	for _, v := range w {
+		sum += v
+	}
+	for i := range w {
+		w[i] /= sum
+	}
+	return w, k, nil
+}
+
+// cmpFloat orders two floats.
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// EffectiveDraws returns 1/sum(w^2), the number of independent draws the
+// normalised weights w are worth.
+func EffectiveDraws(w []float64) float64 {
+	var s float64
+	for _, v := range w {
+		s += v * v
+	}
+	return 1 / s
+}
+
+// WeightedMarginal returns the summary of the draws x under the
+// normalised weights w: their weighted mean and standard deviation and
+// quantiles of the weighted empirical distribution.
+func WeightedMarginal(name string, x, w []float64) Marginal {
+	var mean float64
+	for i, v := range x {
+		mean += w[i] * v
+	}
+	var ss float64
+	for i, v := range x {
+		ss += w[i] * (v - mean) * (v - mean)
+	}
+	order := make([]int, len(x))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmpFloat(x[a], x[b]) })
+	q := func(p float64) float64 {
+		// The first draw at which the cumulative weight, taken at the
+		// middle of each draw's weight, reaches p.
+		var c float64
+		for i, j := range order {
+			next := c + w[j]
+			if (c+next)/2 >= p {
+				if i == 0 {
+					return x[j]
+				}
+				prev := order[i-1]
+				mid := c - w[prev]/2
+				f := (p - mid) / ((c+next)/2 - mid)
+				return x[prev] + f*(x[j]-x[prev])
+			}
+			c = next
+		}
+		return x[order[len(order)-1]]
+	}
+	return Marginal{Name: name, Mean: mean, SD: math.Sqrt(ss), Q025: q(0.025), Q50: q(0.5), Q975: q(0.975)}
+}
+
+// gpdFit returns the shape and scale of the generalized Pareto
+// distribution fitted to the exceedances x (sorted, positive largest) by
+// Zhang and Stephens's estimate, the shape regularised towards 0.5 as the
+// PSIS paper does (the scale is that of the unregularised fit).
+func gpdFit(x []float64) (k, sigma float64) {
 	n := len(x)
 	const prior = 3
 	grid := 30 + int(math.Sqrt(float64(n)))
@@ -84,12 +193,12 @@ func gpdShape(x []float64) float64 {
 			}
 		}
 	}
-	theta := make([]float64, grid)
+	thetas := make([]float64, grid)
 	logLik := make([]float64, grid)
 	for j := range grid {
 		// Candidate values of theta = -k/sigma, all below 1/max(x).
 		t := 1/x[n-1] + (1-math.Sqrt(float64(grid)/(float64(j+1)-0.5)))/(prior*quartile)
-		theta[j] = t
+		thetas[j] = t
 		kj := meanLog1p(-t, x)
 		// The profile log-likelihood of theta, with k at its maximum.
 		logLik[j] = float64(n) * (math.Log(-t/kj) - kj - 1)
@@ -99,10 +208,12 @@ func gpdShape(x []float64) float64 {
 	for j, l := range logLik {
 		wj := math.Exp(l - mx)
 		norm += wj
-		mean += wj * theta[j]
+		mean += wj * thetas[j]
 	}
-	k := meanLog1p(-mean/norm, x)
-	return (float64(n)*k + 10*0.5) / float64(n+10)
+	theta := mean / norm
+	k = meanLog1p(-theta, x)
+	sigma = -k / theta
+	return (float64(n)*k + 10*0.5) / float64(n+10), sigma
 }
 
 // meanLog1p returns the mean of log1p(a x_i).

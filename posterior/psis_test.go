@@ -23,7 +23,7 @@ func TestGPDShapeRecovers(t *testing.T) {
 			x[i] = (math.Pow(1-u, -k) - 1) / k
 		}
 		slices.Sort(x)
-		if got := gpdShape(x); math.Abs(got-k) > 0.08 {
+		if got, _ := gpdFit(x); math.Abs(got-k) > 0.08 {
 			t.Errorf("shape %v: fitted %v", k, got)
 		}
 	}
@@ -58,5 +58,44 @@ func TestParetoKImportance(t *testing.T) {
 	}
 	if _, _, err := ParetoK(make([]float64, 10)); err == nil {
 		t.Error("10 draws: no error")
+	}
+}
+
+// TestPSISCorrects: draws from N(mu, s^2) reweighted towards N(0, 1) by
+// PSIS give the target's mean, sd and quantiles within their Monte Carlo
+// error, where the draws themselves are mu off in the mean: a wider
+// proposal (bounded ratios, k < 0) and a narrower one (k about 0.28,
+// whose largest ratios the smoothing replaces).
+func TestPSISCorrects(t *testing.T) {
+	for _, c := range []struct{ mu, sd float64 }{{0.3, 1.2}, {0.2, 0.85}} {
+		rng := rand.New(rand.NewPCG(7, 7))
+		const s = 4000
+		x, logw := make([]float64, s), make([]float64, s)
+		for i := range x {
+			x[i] = c.mu + c.sd*rng.NormFloat64()
+			z := (x[i] - c.mu) / c.sd
+			logw[i] = -0.5*x[i]*x[i] + 0.5*z*z + math.Log(c.sd)
+		}
+		w, k, err := PSIS(logw)
+		if err != nil || !(k < ParetoKBad) {
+			t.Fatalf("%+v: k = %v, %v", c, k, err)
+		}
+		var sum float64
+		for _, v := range w {
+			sum += v
+		}
+		if math.Abs(sum-1) > 1e-12 {
+			t.Fatalf("%+v: weights sum to %v", c, sum)
+		}
+		ess := EffectiveDraws(w)
+		m := WeightedMarginal("x", x, w)
+		se := 1 / math.Sqrt(ess)
+		t.Logf("%+v: k = %.2f, effective draws %.0f of %d: mean %.3f sd %.3f, quantiles %.3f %.3f", c, k, ess, s, m.Mean, m.SD, m.Q025, m.Q975)
+		if math.Abs(m.Mean) > 4*se || math.Abs(m.SD-1) > 4*se || math.Abs(m.Q025+1.96) > 0.15 || math.Abs(m.Q975-1.96) > 0.15 || math.Abs(m.Q50) > 0.1 {
+			t.Errorf("%+v: reweighted %+v, want N(0, 1)", c, m)
+		}
+		if ess < s/4 || ess > s {
+			t.Errorf("%+v: %.0f effective draws of %d", c, ess, s)
+		}
 	}
 }

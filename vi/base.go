@@ -199,3 +199,6 @@ func (b *base) reduceG() {
 		}
 	}
 }
+
+// lastDraw returns theta of the last estimate.
+func (b *base) lastDraw() []float64 { return b.theta }

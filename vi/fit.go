@@ -38,6 +38,8 @@ type family interface {
 	check() error
 	// init sets lambda to the start selected by the settings.
 	init(ctx context.Context, how Init) error
+	// lastDraw returns theta of the last estimate (shared storage).
+	lastDraw() []float64
 }
 
 // Fit fits a Gaussian approximation of the given method to the target.
@@ -156,7 +158,7 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 				res.Err = &DivergedError{Iter: res.Iterations, Reason: fmt.Sprintf("final lower bound %.4g collapsed from %.4g", lb, res.bestBound)}
 			}
 			if res.Status != Diverged {
-				res.LogWeights = logWeights(ctx, fam, set, n, d)
+				res.LogWeights, res.ImportanceGlobal = logWeights(ctx, fam, set, n, d, g)
 			}
 		} else {
 			res.LowerBound, res.LowerBoundSE = math.NaN(), math.NaN()
@@ -414,29 +416,31 @@ const MaxImportanceDim = 2000
 const importanceIterBase = crnIterBase + 1<<32
 
 // logWeights returns log p - log q at independent fresh draws (h of the
-// estimate without gradients), or nil if they would be fewer than
+// estimate without gradients) and the draws' global blocks (draws × g,
+// row-major), or nils if they would be fewer than
 // MinImportanceDraws, the context ends, or a draw is not finite (the
 // bound's estimate has said what it had to say about that).
-func logWeights(ctx context.Context, fam family, set Settings, n, dim int) []float64 {
+func logWeights(ctx context.Context, fam family, set Settings, n, dim, g int) (logw, global []float64) {
 	draws := set.ImportanceDraws
 	if n > 0 {
 		draws = min(draws, 250_000/n)
 	}
 	if draws < MinImportanceDraws || dim > MaxImportanceDim {
-		return nil
+		return nil, nil
 	}
-	out := make([]float64, draws)
-	for k := range out {
+	logw = make([]float64, draws)
+	for k := range logw {
 		if ctx.Err() != nil {
-			return nil
+			return nil, nil
 		}
 		h, err := fam.estimate(importanceIterBase+uint64(k), nil, nil, false)
 		if err != nil || math.IsNaN(h) || math.IsInf(h, 0) {
-			return nil
+			return nil, nil
 		}
-		out[k] = h
+		logw[k] = h
+		global = append(global, fam.lastDraw()[dim-g:dim]...)
 	}
-	return out
+	return logw, global
 }
 
 // maxValues bounds the number of variational parameters Fit accepts: 2^34

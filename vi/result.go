@@ -101,6 +101,10 @@ type Result struct {
 	// says how far q is from the posterior. Nil when the fit did not end
 	// with a usable state or the draws were too few.
 	LogWeights []float64
+	// ImportanceGlobal holds the global block theta_g of each of those
+	// draws, one after another (len(LogWeights) × G), for estimates
+	// reweighted by the importance ratios (package posterior).
+	ImportanceGlobal []float64
 	// Trace holds one point per window.
 	Trace []TracePoint
 

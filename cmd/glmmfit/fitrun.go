@@ -375,6 +375,7 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summar
 		doc.LowerBound.ParetoK = &paretoK{K: jfloat(k), Draws: len(res.LogWeights), Tail: tail}
 	}
 	doc.Crossed = crossedDocs(s.Crossed)
+	doc.PSISCorrected = psisCorrect(job.design, res)
 	switch {
 	case res.Status == vi.Cancelled:
 		doc.Message = "interrupted: the state is the last good one"

@@ -160,6 +160,22 @@ func TestParetoKWarns(t *testing.T) {
 		if (float64(pk.K) > 1) != c.bad || warned != c.bad {
 			t.Errorf("%v: k = %.2f, warned %v; want bad = %v", c.args, float64(pk.K), warned, c.bad)
 		}
+		// Importance-corrected summaries only where the weights can be
+		// trusted; there, for a model q fits closely, they agree with
+		// q's within their Monte Carlo error.
+		pc := doc.PSISCorrected
+		if (pc == nil) != (float64(pk.K) >= 0.7) {
+			t.Errorf("%v: k = %.2f, corrected summaries %v", c.args, float64(pk.K), pc != nil)
+		}
+		if pc != nil {
+			for j, f := range pc.Fixed {
+				q := doc.Fixed[j]
+				mcse := float64(f.EstError) / math.Sqrt(float64(pc.EffectiveDraws))
+				if d := math.Abs(float64(f.Estimate - q.Estimate)); d > 4*mcse+0.1*float64(q.EstError) {
+					t.Errorf("%v: %s corrected %v, q's %v (Monte Carlo error %.2g)", c.args, f.Name, f.Estimate, q.Estimate, mcse)
+				}
+			}
+		}
 	}
 }
 

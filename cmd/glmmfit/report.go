@@ -50,6 +50,10 @@ type document struct {
 	// Crossed holds the grouping factors crossed with the subjects: the
 	// sd of each one's random intercepts and the effect of every level.
 	Crossed []crossedDoc `json:"crossed,omitempty"`
+	// PSISCorrected holds the global parameters' summaries reweighted
+	// towards the posterior by Pareto smoothed importance sampling, when
+	// the Pareto k is below 0.7.
+	PSISCorrected *corrected `json:"psis_corrected,omitempty"`
 	// Omega summarises the parameters omega = vech(W*) of the Cholesky
 	// factor W of the random-effect precision W W', on which the prior is.
 	Omega         []marginal    `json:"omega"`

@@ -127,6 +127,19 @@ func writeText(w io.Writer, doc *document) {
 	fmt.Fprintf(w, "\nFixed effects:\n")
 	writeTable(w, doc.Fixed)
 	writeCorrelation(w, doc.Fixed, doc.FixedCorrelation)
+	if pc := doc.PSISCorrected; pc != nil {
+		fmt.Fprintf(w, "\nImportance-corrected (PSIS: k = %.2f, %.0f effective of %d draws from q):\n", float64(pc.K), float64(pc.EffectiveDraws), pc.Draws)
+		rows := append(append([]marginal(nil), pc.Fixed...), pc.RESD...)
+		if pc.Dispersion != nil {
+			rows = append(rows, *pc.Dispersion)
+		}
+		rows = append(rows, pc.CrossedSD...)
+		for k := range rows {
+			rows[k].Name = strings.ReplaceAll(rows[k].Name, "(Intercept)", "Intercept")
+		}
+		writeTable(w, rows)
+		fmt.Fprintf(w, "(each estimate's Monte Carlo error is about its Est.Error / %.0f)\n", math.Sqrt(float64(pc.EffectiveDraws)))
+	}
 	fmt.Fprintf(w, "\nEstimate and Est.Error are the posterior mean and standard deviation under the\n")
 	fmt.Fprintf(w, "Gaussian approximation; 2.5%% and 97.5%% are the bounds of the 95%% credible interval.\n")
 }

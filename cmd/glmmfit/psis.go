@@ -1,0 +1,105 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"math"
+
+	"github.com/sparsevi/sparsevi/formula"
+	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/posterior"
+	"github.com/sparsevi/sparsevi/vi"
+)
+
+// corrected holds the global parameters' summaries reweighted by Pareto
+// smoothed importance sampling, on the data's scale.
+type corrected struct {
+	K              jfloat     `json:"k"`
+	EffectiveDraws jfloat     `json:"effective_draws"`
+	Draws          int        `json:"draws"`
+	Fixed          []marginal `json:"fixed"`
+	RESD           []marginal `json:"re_sd"`
+	Dispersion     *marginal  `json:"dispersion,omitempty"`
+	CrossedSD      []marginal `json:"crossed_sd,omitempty"`
+}
+
+// psisCorrect reweights the fit's importance draws of theta_g towards the
+// posterior when the Pareto k says the weights can be trusted (below
+// posterior.ParetoKBad), and returns nil otherwise.
+func psisCorrect(d *formula.Design, res *vi.Result) *corrected {
+	w, k, err := posterior.PSIS(res.LogWeights)
+	if err != nil || !(k < posterior.ParetoKBad) {
+		return nil
+	}
+	m := d.Model()
+	s := len(w)
+	g := len(res.ImportanceGlobal) / s
+	p, r := m.P(), m.R()
+	no := glmm.NumOmega(r)
+	fm := d.FixedMap()
+	rs := d.RandomScale()
+	_, ysc := d.ResponseScale()
+	fixed := make([][]float64, p)
+	sds := make([][]float64, r)
+	var disp []float64
+	crossed := make([][]float64, m.NumCrossed())
+	beta := make([]float64, p)
+	omega := make([]float64, no)
+	for i := range s {
+		th := res.ImportanceGlobal[i*g : (i+1)*g]
+		if fm != nil {
+			fm.Apply(th[:p], beta)
+		} else {
+			copy(beta, th[:p])
+		}
+		for j, v := range beta {
+			fixed[j] = append(fixed[j], v)
+		}
+		copy(omega, th[p:p+no])
+		m.MaskOmega(omega)
+		sd, _ := glmm.RESDCorr(omega, r)
+		for a, v := range sd {
+			if rs != nil {
+				v /= rs[a]
+			}
+			sds[a] = append(sds[a], v)
+		}
+		if kd, ok := m.Dispersion(); ok {
+			v := math.Exp(th[kd])
+			if m.Family() == glmm.Gaussian {
+				v *= ysc
+			}
+			disp = append(disp, v)
+		}
+		for c := range crossed {
+			_, _, _, om := m.CrossedFactor(c)
+			crossed[c] = append(crossed[c], math.Exp(-th[om])*ysc)
+		}
+	}
+	out := &corrected{K: jfloat(k), EffectiveDraws: jfloat(posterior.EffectiveDraws(w)), Draws: s}
+	var ms []posterior.Marginal
+	for j, name := range m.FixedNames() {
+		ms = append(ms, posterior.WeightedMarginal(name, fixed[j], w))
+	}
+	out.Fixed = marginals(ms)
+	ms = ms[:0]
+	for a, name := range m.RandomNames() {
+		ms = append(ms, posterior.WeightedMarginal("sd("+name+")", sds[a], w))
+	}
+	out.RESD = marginals(ms)
+	if disp != nil {
+		d := marginals([]posterior.Marginal{posterior.WeightedMarginal(m.Family().DispersionName(), disp, w)})[0]
+		out.Dispersion = &d
+	}
+	ms = ms[:0]
+	for c := range crossed {
+		name, _, _, _ := m.CrossedFactor(c)
+		ms = append(ms, posterior.WeightedMarginal("sd("+name+")", crossed[c], w))
+	}
+	if len(ms) > 0 {
+		out.CrossedSD = marginals(ms)
+	}
+	return out
+}
