@@ -60,17 +60,24 @@ func TestIndependentBlocks(t *testing.T) {
 		if math.Abs(got-want) > 1e-12*math.Abs(want) {
 			t.Errorf("%v: log joint %v, reference %v", fam, got, want)
 		}
-		nr := n * r
-		theta := append(slices.Clone(local), thetaG...)
-		_, grad := logJoint(t, mod, local, thetaG, true)
-		num := fd.Gradient(nil, func(x []float64) float64 {
-			v, _ := logJoint(t, mod, x[:nr], x[nr:], false)
-			return v
-		}, theta, fdSettings)
-		for k := range theta {
-			if e := relErr(grad[k], num[k]); e > 1e-6 {
-				t.Errorf("%v: d/d%d = %v, finite difference %v", fam, k, grad[k], num[k])
-			}
+		checkGradientFD(t, fam.String(), mod, local, thetaG)
+	}
+}
+
+// checkGradientFD compares the gradient of the log joint at (local,
+// thetaG) with finite differences.
+func checkGradientFD(t *testing.T, label string, mod *glmm.Model, local, thetaG []float64) {
+	t.Helper()
+	nr := len(local)
+	theta := append(slices.Clone(local), thetaG...)
+	_, grad := logJoint(t, mod, local, thetaG, true)
+	num := fd.Gradient(nil, func(x []float64) float64 {
+		v, _ := logJoint(t, mod, x[:nr], x[nr:], false)
+		return v
+	}, theta, fdSettings)
+	for k := range theta {
+		if e := relErr(grad[k], num[k]); e > 1e-6 {
+			t.Errorf("%s: d/d%d = %v, finite difference %v", label, k, grad[k], num[k])
 		}
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"testing"
 
-	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/sparsevi/sparsevi/arrowhead"
@@ -101,18 +100,7 @@ func TestCrossedLogJoint(t *testing.T) {
 func TestCrossedGradientFD(t *testing.T) {
 	for _, fam := range allFamilies {
 		_, mod, local, thetaG := crossedProblem(t, fam, 40+uint64(fam))
-		n, r, _ := mod.Dims()
-		theta := append(slices.Clone(local), thetaG...)
-		_, grad := logJoint(t, mod, local, thetaG, true)
-		num := fd.Gradient(nil, func(x []float64) float64 {
-			v, _ := logJoint(t, mod, x[:n*r], x[n*r:], false)
-			return v
-		}, theta, fdSettings)
-		for k := range theta {
-			if e := relErr(grad[k], num[k]); e > 1e-6 {
-				t.Errorf("%v: d/d%d = %v, finite difference %v", fam, k, grad[k], num[k])
-			}
-		}
+		checkGradientFD(t, fam.String(), mod, local, thetaG)
 	}
 }
 

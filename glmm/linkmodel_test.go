@@ -69,18 +69,7 @@ func TestLinkModels(t *testing.T) {
 			if math.Abs(got-want) > 1e-10*math.Abs(want) {
 				t.Errorf("%v %v: log joint %v, reference %v", link, fam, got, want)
 			}
-			nr := n * r
-			theta := append(slices.Clone(local), thetaG...)
-			_, grad := logJoint(t, mod, local, thetaG, true)
-			num := fd.Gradient(nil, func(x []float64) float64 {
-				v, _ := logJoint(t, mod, x[:nr], x[nr:], false)
-				return v
-			}, theta, fdSettings)
-			for k := range theta {
-				if e := relErr(grad[k], num[k]); e > 1e-6 {
-					t.Errorf("%v %v: d/d%d = %v, finite difference %v", link, fam, k, grad[k], num[k])
-				}
-			}
+			checkGradientFD(t, link.String()+" "+fam.String(), mod, local, thetaG)
 			ws := mod.NewWorkspace()
 			gg := make([]float64, len(thetaG))
 			for i := range n {

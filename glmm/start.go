@@ -200,6 +200,24 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 	return nil
 }
 
+// subjectEta returns the first stored row of subject i and the linear
+// predictors of its rows at the starter's beta, crossed effects and b_i,
+// in sc.eta.
+func (st *starter) subjectEta(sc *startScratch, i int) (int, []float64) {
+	mod := st.mod
+	r := mod.r
+	s, e := mod.start[i], mod.start[i+1]
+	eta := sc.eta[:e-s]
+	mod.FixedEta(i, st.beta, eta)
+	sc.addCross(s, eta)
+	for j := s; j < e; j++ {
+		for a := range r {
+			eta[j-s] += mod.z[j*r+a] * st.b[i*r+a]
+		}
+	}
+	return s, eta
+}
+
 // crossStep is the largest change of a crossed effect in one Newton step
 // of updateCrossed.
 const crossStep = 2.0
@@ -209,7 +227,6 @@ const crossStep = 2.0
 // updates its precision by EM, exp(-2 omega_u) = mean of u_l^2 + 1/H_l.
 func (st *starter) updateCrossed(ctx context.Context, thetaG []float64) error {
 	mod := st.mod
-	r := mod.r
 	for c := range mod.cross {
 		f := &mod.cross[c]
 		nl := len(f.levels)
@@ -218,17 +235,10 @@ func (st *starter) updateCrossed(ctx context.Context, thetaG []float64) error {
 			sc := st.newScratch()
 			g, h := part[k][:nl], part[k][nl:]
 			for i := lo; i < hi; i++ {
-				s, e := mod.start[i], mod.start[i+1]
-				eta := sc.eta[:e-s]
-				mod.FixedEta(i, st.beta, eta)
-				sc.addCross(s, eta)
+				s, eta := st.subjectEta(sc, i)
 				v := st.vOf(i)
-				for j := s; j < e; j++ {
-					et := eta[j-s]
-					for a := range r {
-						et += mod.z[j*r+a] * st.b[i*r+a]
-					}
-					_, d1, d2 := sc.expectAll(mod.family, mod.y[j], mod.m[j], et, mod.etaSD(j, v))
+				for j := s; j < s+len(eta); j++ {
+					_, d1, d2 := sc.expectAll(mod.family, mod.y[j], mod.m[j], eta[j-s], mod.etaSD(j, v))
 					l := f.idx[j]
 					g[l] += mod.w[j] * d1
 					h[l] -= mod.w[j] * d2
@@ -313,21 +323,14 @@ func (st *starter) initPsi(ctx context.Context) error {
 // with the curvature from a finite difference of the derivative.
 func (st *starter) updatePsi(ctx context.Context) error {
 	mod := st.mod
-	r := mod.r
 	err := parallel.For(ctx, 0, st.chunks, func(k, lo, hi int) error {
 		sc := st.newScratch()
 		var d0, d1 float64
 		for i := lo; i < hi; i++ {
-			s, e := mod.start[i], mod.start[i+1]
-			eta := sc.eta[:e-s]
-			mod.FixedEta(i, st.beta, eta)
-			sc.addCross(s, eta)
+			s, eta := st.subjectEta(sc, i)
 			v := st.vOf(i)
-			for j := s; j < e; j++ {
+			for j := s; j < s+len(eta); j++ {
 				et := eta[j-s]
-				for a := range r {
-					et += mod.z[j*r+a] * st.b[i*r+a]
-				}
 				sd := mod.etaSD(j, v)
 				d0 += mod.w[j] * sc.expectPsi(mod.family, mod.y[j], mod.m[j], et, sd, st.psi)
 				d1 += mod.w[j] * sc.expectPsi(mod.family, mod.y[j], mod.m[j], et, sd, st.psi+psiDelta)
