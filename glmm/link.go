@@ -161,6 +161,10 @@ func LinkMean(l Link, eta float64) float64 {
 	panic("glmm: LinkMean with " + l.String())
 }
 
+// LinkOf returns the linear predictor F^-1(p) at which the probability of
+// a success is p, 0 < p < 1: the logit for CanonicalLink.
+func LinkOf(l Link, p float64) float64 { return linkOf(l, p) }
+
 // linkOf returns F^-1(p) for 0 < p < 1.
 func linkOf(l Link, p float64) float64 {
 	switch l {

@@ -34,6 +34,12 @@ func poissonDraw(rng *rand.Rand, mu float64) float64 {
 // random truth.
 func randomModel(t testing.TB, rng *rand.Rand, fam glmm.Family, n, p, r int, weighted bool) *glmm.Model {
 	t.Helper()
+	return randomLinkModel(t, rng, fam, glmm.CanonicalLink, n, p, r, weighted)
+}
+
+// randomLinkModel is randomModel with the given link.
+func randomLinkModel(t testing.TB, rng *rand.Rand, fam glmm.Family, link glmm.Link, n, p, r int, weighted bool) *glmm.Model {
+	t.Helper()
 	var group []int
 	for i := range n {
 		for range 1 + rng.IntN(7) {
@@ -97,7 +103,7 @@ func randomModel(t testing.TB, rng *rand.Rand, fam glmm.Family, n, p, r int, wei
 			w[k] = 0.5 + rng.Float64()
 		}
 	}
-	cfg := glmm.Config{Family: fam, Y: y, Offset: off, Weights: w, X: x, Z: z, Group: group, NumGroups: n}
+	cfg := glmm.Config{Family: fam, Link: link, Y: y, Offset: off, Weights: w, X: x, Z: z, Group: group, NumGroups: n}
 	if fam == glmm.Binomial {
 		cfg.Trials = trials
 	}

@@ -356,6 +356,18 @@ func (t *Target) rows(i int, eta, d1, hw, k3 []float64) float64 {
 	n := len(eta)
 	y, m, w, d1 = y[:n], m[:n], w[:n], d1[:n]
 	var ll float64
+	if t.link != glmm.CanonicalLink {
+		for j, et := range eta {
+			ll += w[j] * glmm.LinkLogLik(t.link, y[j], m[j], et)
+			a1, a2, a3 := glmm.LinkDerivs(t.link, y[j], m[j], et)
+			d1[j] = w[j] * a1
+			if hw != nil {
+				hw[j] = -w[j] * a2
+				k3[j] = -w[j] * a3
+			}
+		}
+		return ll
+	}
 	if t.fam == glmm.Poisson {
 		for j, et := range eta {
 			mu := math.Exp(min(et, glmm.MaxPoissonEta))

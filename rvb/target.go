@@ -132,6 +132,7 @@ type Target struct {
 	m       *glmm.Model
 	method  Method
 	fam     glmm.Family
+	link    glmm.Link // a non-canonical link of the binomial families, or CanonicalLink
 	n, r, p int
 	g       int
 
@@ -167,9 +168,6 @@ func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
 	if method != RVB1 && method != RVB2 {
 		return nil, fmt.Errorf("rvb: unknown method %v", method)
 	}
-	if m.Link() != glmm.CanonicalLink {
-		return nil, fmt.Errorf("rvb: the %v link is not supported (RVB's expansion and mode solves use the canonical link); fit the model itself (GVA)", m.Link())
-	}
 	if m.IndependentBlocks() {
 		return nil, errors.New("rvb: independent blocks of random effects, as in (1 + x || g), are not supported; fit the model itself (GVA)")
 	}
@@ -195,14 +193,14 @@ func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
 	}
 	n, r, g := m.Dims()
 	t := &Target{
-		m: m, method: method, fam: m.Family(),
+		m: m, method: method, fam: m.Family(), link: m.Link(),
 		n: n, r: r, p: m.P(), g: g,
 		tol: o.tol, maxNewton: o.maxNewton,
 		hw: make([]float64, nobs), qw: make([]float64, nobs),
 		a: make([]float64, n*r*r), commonWM: make([]float64, n),
 	}
 	perm := m.Perm()
-	t.unit = t.fam == glmm.Bernoulli
+	t.unit = t.fam == glmm.Bernoulli && t.link == glmm.CanonicalLink
 	for i := range n {
 		lo, hi := m.SubjectRows(i)
 		y, tr, w := m.Response(i)
@@ -225,8 +223,13 @@ func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
 				}
 			} else {
 				e = DefaultExpansion(t.fam, y[j], tr[j])
+				if t.link != glmm.CanonicalLink {
+					// The Jeffreys mean of the success probability,
+					// on the link's scale.
+					e = glmm.LinkOf(t.link, (y[j]+0.5)/(tr[j]+1))
+				}
 			}
-			_, d1, d2, _ := terms(t.fam, y[j], tr[j], w[j], e)
+			_, d1, d2, _ := terms(t.fam, t.link, y[j], tr[j], w[j], e)
 			t.hw[k] = -d2
 			t.qw[k] = d1 - d2*e
 			zj := z[j*r : j*r+r]
@@ -277,7 +280,11 @@ func (t *Target) Global(thetaG, grad []float64) float64 { return t.m.Global(thet
 
 // terms returns the weighted log-likelihood (without its data constant) of
 // one observation at eta and its first three derivatives in eta.
-func terms(f glmm.Family, y, m, w, eta float64) (ll, d1, d2, d3 float64) {
+func terms(f glmm.Family, link glmm.Link, y, m, w, eta float64) (ll, d1, d2, d3 float64) {
+	if link != glmm.CanonicalLink {
+		a1, a2, a3 := glmm.LinkDerivs(link, y, m, eta)
+		return w * glmm.LinkLogLik(link, y, m, eta), w * a1, w * a2, w * a3
+	}
 	if f == glmm.Poisson {
 		mu := math.Exp(min(eta, glmm.MaxPoissonEta))
 		return w * (y*eta - mu), w * (y - mu), -w * mu, -w * mu

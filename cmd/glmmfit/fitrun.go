@@ -322,9 +322,6 @@ func resolveMethod(method string, m *glmm.Model) (string, string) {
 	if m.NumCrossed() > 0 {
 		return "gva", "chosen by -method auto: RVB is not available with crossed random effects"
 	}
-	if m.Link() != glmm.CanonicalLink {
-		return "gva", fmt.Sprintf("chosen by -method auto: RVB is not available with the %v link", m.Link())
-	}
 	if m.IndependentBlocks() {
 		return "gva", "chosen by -method auto: RVB is not available with independent blocks of random effects"
 	}
