@@ -2,55 +2,32 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-// Command parquet measures how fast package datasets/parquet reads a data
-// set, against datasets.ReadFile reading the same data as CSV, and the
-// memory each takes while reading (issue 16, "Columnar input").
+// Command parquet measures reading the same data from CSV and from Parquet
+// into the column store: the scaling program's design (Bernoulli responses,
+// a random intercept, four covariates, 7 rows per subject), written once
+// by datasets.WriteCSV and once by parquet-go (Snappy, dictionary-encoded
+// subject labels, row groups of 2^17 rows). It prints each read's wall
+// time (the fastest of -reps), the bytes it allocated, the peak heap
+// while reading, and the size of the columns read; with -fit it also
+// fits both frames by GVA and says whether the fits are bit-identical.
 //
-// The data are those of the shared sim_logit files, for -subjects subjects
-// of 7 rows (10^6 by default: 7×10^6 rows): id (integer), y (0/1), x1, x2,
-// x3 (standard normal, 6 decimals). The CSV file is plain text as
-// datasets.WriteCSV writes it; the Parquet file is written with
-// parquet-go, id and y INT32, x1..x3 DOUBLE, Snappy, row groups of 131072
-// rows. Each file is read -reps times, each time in a child process, so
-// that its peak resident memory (VmHWM) is that of one read; the time is
-// the fastest read, the memory the largest peak less the process's
-// resident memory before the read, against the size of the columns read
-// (8 bytes a value and 1 a missing flag).
-//
-// -fit also fits both frames by GVA and says whether the fits are
-// bit-identical.
-//
-// -libs also runs the comparison of the two pure-Go Parquet libraries that
-// chose parquet-go (libs.go; it needs github.com/apache/arrow-go/v18, so
-// this program is a module of its own and sparsevi's go.mod holds only the
-// library chosen). buildcost.sh beside this file measures what each
-// library adds to glmmfit's clean build time and binary size.
-//
-// Usage, from this directory:
-//
-//	go run . [-subjects 1000000] [-reps 3] [-dir DIR] [-fit] [-libs] [-quick]
+//	go run ./benchmarks/parquet -subjects 1000000 -reps 3
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
-	"math"
-	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
-	"strings"
+	"sync/atomic"
 	"time"
-	"unsafe"
 
-	pqgo "github.com/parquet-go/parquet-go"
+	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/datasets/parquet"
@@ -59,279 +36,169 @@ import (
 	"github.com/sparsevi/sparsevi/vi"
 )
 
+type rec struct {
+	ID string  `parquet:"id,dict"`
+	T  float64 `parquet:"t"`
+	X1 float64 `parquet:"x1"`
+	X2 float64 `parquet:"x2"`
+	X3 float64 `parquet:"x3"`
+	Y  float64 `parquet:"y"`
+}
+
 func main() {
-	subjects := flag.Int("subjects", 1000000, "subjects of 7 rows each")
-	reps := flag.Int("reps", 3, "reads of each file; the fastest time is reported")
-	dir := flag.String("dir", "", "directory for the files (default: a temporary one, removed)")
-	libs := flag.Bool("libs", false, "also compare parquet-go and arrow-go")
-	quick := flag.Bool("quick", false, "a CI-sized run: 10^4 subjects, one read")
-	fit := flag.Bool("fit", false, "also fit both frames by GVA and say whether the fits are bit-identical")
-	child := flag.String("child", "", "internal: read this file once and report")
+	subjects := flag.Int("subjects", 1_000_000, "subjects, 7 rows each")
+	reps := flag.Int("reps", 3, "reads of each file; the fastest counts")
+	fit := flag.Bool("fit", false, "also fit both frames and compare")
 	flag.Parse()
-	log.SetFlags(0)
-	if *child != "" {
-		readOnce(*child)
-		return
-	}
-	if *quick {
-		*subjects, *reps = 10000, 1
-	}
-	if *dir == "" {
-		d, err := os.MkdirTemp("", "parquetbench")
-		if err != nil {
-			log.Fatal(err)
-		}
-		defer os.RemoveAll(d)
-		*dir = d
-	}
-	n := *subjects * 7
-	csvPath := filepath.Join(*dir, "sim.csv")
-	pqPath := filepath.Join(*dir, "sim.parquet")
-	start := time.Now()
-	cols := simulate(*subjects)
-	if err := writeSimCSV(csvPath, cols); err != nil {
-		log.Fatal(err)
-	}
-	if err := writeSimParquet(pqPath, cols); err != nil {
-		log.Fatal(err)
-	}
-	fmt.Printf("%d subjects, %d rows, written in %v\n", *subjects, n, time.Since(start).Round(time.Millisecond))
-
-	exe, err := os.Executable()
+	dir, err := os.MkdirTemp("", "parquet-bench")
 	if err != nil {
 		log.Fatal(err)
 	}
-	var results []report
-	for _, path := range []string{csvPath, pqPath} {
-		var best report
-		for k := range *reps {
-			out, err := exec.Command(exe, "-child", path).Output()
-			if err != nil {
-				log.Fatalf("reading %s: %v", path, err)
+	defer os.RemoveAll(dir)
+	fr, _, err := datasets.Simulate(datasets.SimSpec{Family: "bernoulli", Subjects: *subjects, Obs: 7,
+		Beta: []float64{-0.5, 0.3, 0.2, -0.2, 0.1}, RECov: [][]float64{{1}}, Seed: 1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	csvPath, pqPath := filepath.Join(dir, "d.csv"), filepath.Join(dir, "d.parquet")
+	var b bytes.Buffer
+	if err := datasets.WriteCSV(&b, fr); err != nil {
+		log.Fatal(err)
+	}
+	if err := os.WriteFile(csvPath, b.Bytes(), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	b.Reset()
+	col := func(name string) *datasets.Column { c, _ := fr.Column(name); return c }
+	id, tc, x1, x2, x3, y := col("id"), col("t"), col("x1"), col("x2"), col("x3"), col("y")
+	w := pq.NewGenericWriter[rec](&b, pq.MaxRowsPerRowGroup(1<<17), pq.Compression(&pq.Snappy))
+	batch := make([]rec, 0, 4096)
+	for i := range fr.NumRows() {
+		batch = append(batch, rec{id.Str[i], tc.Num[i], x1.Num[i], x2.Num[i], x3.Num[i], y.Num[i]})
+		if len(batch) == cap(batch) || i == fr.NumRows()-1 {
+			if _, err := w.Write(batch); err != nil {
+				log.Fatal(err)
 			}
-			var r report
-			if err := json.Unmarshal(out, &r); err != nil {
-				log.Fatalf("reading %s: %v: %s", path, err, out)
-			}
-			if k == 0 || r.Seconds < best.Seconds {
-				best.Seconds = r.Seconds
-			}
-			best.PeakMB = max(best.PeakMB, r.PeakMB)
-			best.AllocMB, best.StoreMB, best.FileMB, best.Rows = r.AllocMB, r.StoreMB, r.FileMB, r.Rows
+			batch = batch[:0]
 		}
-		if best.Rows != n {
-			log.Fatalf("%s: %d rows read, want %d", path, best.Rows, n)
-		}
-		results = append(results, best)
 	}
-	fmt.Printf("%-8s %9s %9s %12s %12s %10s %10s\n", "format", "file MB", "read s", "rows/s", "peak MB", "peak/store", "alloc MB")
-	for k, name := range []string{"CSV", "Parquet"} {
-		r := results[k]
-		fmt.Printf("%-8s %9.1f %9.3f %12.3g %12.1f %10.2f %10.1f\n", name, r.FileMB, r.Seconds, float64(r.Rows)/r.Seconds, r.PeakMB, r.PeakMB/r.StoreMB, r.AllocMB)
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
 	}
-	fmt.Printf("column store %.1f MB; Parquet reads %.1fx as fast as CSV\n", results[1].StoreMB, results[0].Seconds/results[1].Seconds)
-
-	if *fit {
-		fitBoth(csvPath, pqPath)
+	if err := os.WriteFile(pqPath, b.Bytes(), 0o644); err != nil {
+		log.Fatal(err)
 	}
-	if *libs {
-		fmt.Println()
-		compareLibs(n, *reps, *dir)
-	}
-}
-
-// fitBoth reads both files in this process, fits y ~ x1 + x2 + x3 +
-// (1 | id) to each by GVA and says whether the fits are bit-identical.
-func fitBoth(csvPath, pqPath string) {
-	var res [2]*vi.Result
-	for k, read := range []func() (*datasets.Frame, error){
-		func() (*datasets.Frame, error) { return datasets.ReadFile(csvPath) },
-		func() (*datasets.Frame, error) { return parquet.ReadFile(pqPath) },
+	fr, b = nil, bytes.Buffer{}
+	csvSize, pqSize := size(csvPath), size(pqPath)
+	fmt.Printf("%d subjects, %d rows; CSV %.1f MB, Parquet %.1f MB\n", *subjects, 7**subjects, csvSize/1e6, pqSize/1e6)
+	var frames [2]*datasets.Frame
+	for k, r := range []struct {
+		name string
+		read func() (*datasets.Frame, error)
+	}{
+		{"CSV", func() (*datasets.Frame, error) { return datasets.ReadFile(csvPath) }},
+		{"Parquet", func() (*datasets.Frame, error) { return parquet.ReadFile(pqPath) }},
 	} {
-		fr, err := read()
-		if err != nil {
-			log.Fatal(err)
+		best := time.Duration(1 << 62)
+		var alloc, peak uint64
+		for range *reps {
+			frames[k] = nil
+			runtime.GC()
+			var before runtime.MemStats
+			runtime.ReadMemStats(&before)
+			stop := watchPeak()
+			start := time.Now()
+			f, err := r.read()
+			el := time.Since(start)
+			p := stop()
+			if err != nil {
+				log.Fatal(err)
+			}
+			var after runtime.MemStats
+			runtime.ReadMemStats(&after)
+			if el < best {
+				best, alloc, peak = el, after.TotalAlloc-before.TotalAlloc, p-min(p, before.HeapAlloc)
+			}
+			frames[k] = f
 		}
-		f, err := formula.Parse("y ~ x1 + x2 + x3 + (1 | id)")
-		if err != nil {
-			log.Fatal(err)
-		}
-		d, err := formula.Build(f, fr, formula.Options{Family: glmm.Bernoulli, Prior: formula.PriorAuto})
-		if err != nil {
-			log.Fatal(err)
-		}
-		res[k], err = vi.Fit(context.Background(), d.Model(), vi.Settings{Seed: 1})
-		if err != nil {
-			log.Fatal(err)
-		}
+		store := storeSize(frames[k])
+		fmt.Printf("%-8s read %8.3f s  allocated %7.1f MB  peak heap over the start %7.1f MB  columns %7.1f MB (peak/columns %.2f)\n",
+			r.name, best.Seconds(), float64(alloc)/1e6, float64(peak)/1e6, float64(store)/1e6, float64(peak)/float64(store))
 	}
-	same := slices.Equal(res[0].Mu, res[1].Mu) && slices.Equal(res[0].Factor, res[1].Factor) && res[0].LowerBound == res[1].LowerBound
-	fmt.Printf("GVA fits bit-identical: %v (lower bound %v)\n", same, res[1].LowerBound)
+	if *fit {
+		var mu [2][]float64
+		for k, f := range frames {
+			fm, err := formula.Parse("y ~ t + x1 + x2 + x3 + (1 | id)")
+			if err != nil {
+				log.Fatal(err)
+			}
+			d, err := formula.Build(fm, f, formula.Options{Family: glmm.Bernoulli})
+			if err != nil {
+				log.Fatal(err)
+			}
+			res, err := vi.Fit(context.Background(), d.Model(), vi.Settings{Seed: 1})
+			if err != nil {
+				log.Fatal(err)
+			}
+			mu[k] = res.Mu
+		}
+		fmt.Printf("fits bit-identical: %v\n", slices.Equal(mu[0], mu[1]))
+	}
 }
 
-// report is what a child process says of one read.
-type report struct {
-	Rows    int     `json:"rows"`
-	Seconds float64 `json:"seconds"`
-	PeakMB  float64 `json:"peak_mb"`  // VmHWM during the read less VmRSS before it
-	AllocMB float64 `json:"alloc_mb"` // bytes allocated by the read
-	StoreMB float64 `json:"store_mb"` // the columns read
-	FileMB  float64 `json:"file_mb"`
-}
-
-// readOnce reads path with the reader its extension names and prints a
-// report as JSON.
-func readOnce(path string) {
-	runtime.GC()
-	before := procStatus("VmRSS")
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	start := time.Now()
-	var (
-		fr  *datasets.Frame
-		err error
-	)
-	if strings.HasSuffix(path, ".parquet") {
-		fr, err = parquet.ReadFile(path)
-	} else {
-		fr, err = datasets.ReadFile(path)
-	}
-	d := time.Since(start)
-	if err != nil {
-		log.Fatal(err)
-	}
-	runtime.ReadMemStats(&m1)
-	peak := procStatus("VmHWM")
+// size returns a file's size in bytes.
+func size(path string) float64 {
 	st, err := os.Stat(path)
 	if err != nil {
 		log.Fatal(err)
 	}
-	r := report{
-		Rows:    fr.NumRows(),
-		Seconds: d.Seconds(),
-		PeakMB:  float64(peak-before) / 1e6,
-		AllocMB: float64(m1.TotalAlloc-m0.TotalAlloc) / 1e6,
-		StoreMB: float64(storeBytes(fr)) / 1e6,
-		FileMB:  float64(st.Size()) / 1e6,
-	}
-	json.NewEncoder(os.Stdout).Encode(r)
-	runtime.KeepAlive(fr)
+	return float64(st.Size())
 }
 
-// storeBytes returns the bytes of fr's columns: 8 a number, 16 a label's
-// header plus its distinct texts, and 1 a missing flag.
-func storeBytes(fr *datasets.Frame) int {
-	total := 0
-	for _, c := range fr.Columns() {
-		total += len(c.Missing) + 8*len(c.Num) + 16*len(c.Str)
-		seen := make(map[*byte]bool)
+// storeSize returns the bytes of a frame's columns: 8 per number, a string
+// header and the missing flag per row, and each distinct label's bytes.
+func storeSize(f *datasets.Frame) int {
+	n := 0
+	for _, c := range f.Columns() {
+		n += len(c.Missing)
+		n += 8 * len(c.Num)
+		n += 16 * len(c.Str)
+		seen := map[string]bool{}
 		for _, s := range c.Str {
-			if p := unsafe.StringData(s); p != nil && !seen[p] {
-				seen[p] = true
-				total += len(s)
+			if !seen[s] {
+				seen[s] = true
+				n += len(s)
 			}
 		}
 	}
-	return total
+	return n
 }
 
-// procStatus returns a field of /proc/self/status in bytes, or 0.
-func procStatus(field string) int {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			return kb * 1024
-		}
-	}
-	return 0
-}
-
-// simCols holds the simulated data.
-type simCols struct {
-	id, y      []int32
-	x1, x2, x3 []float64
-}
-
-// simulate draws the data of the sim_logit files: beta (-1, 0.5, -0.5, 1)
-// and a random intercept of sd 1 on the logit scale.
-func simulate(subjects int) *simCols {
-	n := subjects * 7
-	rng := rand.New(rand.NewPCG(16, 2))
-	c := &simCols{id: make([]int32, n), y: make([]int32, n), x1: make([]float64, n), x2: make([]float64, n), x3: make([]float64, n)}
-	round := func(x float64) float64 { return math.Round(x*1e6) / 1e6 }
-	var b float64
-	for i := range n {
-		if i%7 == 0 {
-			b = rng.NormFloat64()
-		}
-		c.id[i] = int32(i/7 + 1)
-		c.x1[i], c.x2[i], c.x3[i] = round(rng.NormFloat64()), round(rng.NormFloat64()), round(rng.NormFloat64())
-		eta := -1 + 0.5*c.x1[i] - 0.5*c.x2[i] + c.x3[i] + b
-		if rng.Float64() < 1/(1+math.Exp(-eta)) {
-			c.y[i] = 1
-		}
-	}
-	return c
-}
-
-func writeSimCSV(path string, c *simCols) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(fh, 1<<20)
-	w.WriteString("id,y,x1,x2,x3\n")
-	var buf []byte
-	for i := range c.id {
-		buf = strconv.AppendInt(buf[:0], int64(c.id[i]), 10)
-		buf = append(buf, ',')
-		buf = strconv.AppendInt(buf, int64(c.y[i]), 10)
-		for _, x := range []float64{c.x1[i], c.x2[i], c.x3[i]} {
-			buf = append(buf, ',')
-			buf = strconv.AppendFloat(buf, x, 'f', -1, 64)
-		}
-		buf = append(buf, '\n')
-		w.Write(buf)
-	}
-	if err := w.Flush(); err != nil {
-		fh.Close()
-		return err
-	}
-	return fh.Close()
-}
-
-type simRow struct {
-	ID int32   `parquet:"id"`
-	Y  int32   `parquet:"y"`
-	X1 float64 `parquet:"x1"`
-	X2 float64 `parquet:"x2"`
-	X3 float64 `parquet:"x3"`
-}
-
-func writeSimParquet(path string, c *simCols) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := pqgo.NewGenericWriter[simRow](fh, pqgo.MaxRowsPerRowGroup(131072), pqgo.Compression(&pqgo.Snappy))
-	buf := make([]simRow, 0, 8192)
-	for i := range c.id {
-		buf = append(buf, simRow{c.id[i], c.y[i], c.x1[i], c.x2[i], c.x3[i]})
-		if len(buf) == cap(buf) || i == len(c.id)-1 {
-			if _, err := w.Write(buf); err != nil {
-				fh.Close()
-				return err
+// watchPeak samples the live heap every millisecond until the returned
+// function is called, which returns the largest sample.
+func watchPeak() func() uint64 {
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	go func() {
+		var m runtime.MemStats
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			runtime.ReadMemStats(&m)
+			if m.HeapAlloc > peak.Load() {
+				peak.Store(m.HeapAlloc)
 			}
-			buf = buf[:0]
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
 		}
+	}()
+	return func() uint64 {
+		close(done)
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return max(peak.Load(), m.HeapAlloc)
 	}
-	if err := w.Close(); err != nil {
-		fh.Close()
-		return err
-	}
-	return fh.Close()
 }

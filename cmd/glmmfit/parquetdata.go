@@ -6,7 +6,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,22 +24,26 @@ func isParquet(path string) bool {
 	return err == nil && st.IsDir()
 }
 
-// readParquetInput reads a Parquet file or directory with package
-// parquet; columns named in categorical are read as categorical, with
-// the labels the CSV of the same data would give. Errors in a file are
-// *parquet.ParseError values naming the file, row and column; rows are
-// counted, there being no lines, so in.lines is nil.
+// readParquetInput reads a Parquet file or directory. Rows are named by
+// their number, as a Parquet file has no lines.
 func readParquetInput(ctx context.Context, path string, categorical []string) (*input, error) {
-	fr, err := parquet.ReadFileContext(ctx, path, parquet.Options{Categorical: categorical})
+	name := filepath.Base(path)
+	fr, err := parquet.ReadFileContext(ctx, path)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		var pe *parquet.ParseError
-		if !errors.As(err, &pe) {
-			err = fmt.Errorf("cannot read data file: %v", pathError(err))
+		if os.IsNotExist(err) {
+			return nil, fmt.Errorf("cannot read data file: %v", pathError(err))
 		}
-		return nil, err
+		return nil, err // a *parquet.Error naming file, row and column
 	}
-	return &input{frame: fr, name: filepath.Base(path), path: path}, nil
+	for _, c := range categorical {
+		if _, ok := fr.Column(c); ok {
+			if err := fr.SetCategorical(c); err != nil {
+				return nil, fmt.Errorf("%s: column %q: %v", name, c, err)
+			}
+		}
+	}
+	return &input{frame: fr, name: name, path: path}, nil
 }

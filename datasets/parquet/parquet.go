@@ -2,60 +2,21 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-// Package parquet reads Apache Parquet files into a datasets.Frame, giving
-// the same columns, kinds and missing values as the CSV reader of package
-// datasets gives for the same data written as CSV.
+// Package parquet reads Parquet files, and directories of them, into the
+// column store of package datasets, as package datasets reads CSV.
 //
-// ReadFile reads one file, or a directory of files read in name order and
-// concatenated. The file is read row group by row group and page by page
-// into the final columns, which are allocated once at their full length
-// (the row counts are in the files' footers), so that memory holds the
-// columns and one page at a time, not the file.
+// Columns map by their physical type: DOUBLE, FLOAT, INT32 and INT64 are
+// numeric (integers beyond 2^53, which a float64 cannot hold exactly, are
+// an error), BYTE_ARRAY (strings, dictionary-encoded or not) categorical,
+// and BOOLEAN categorical with the labels FALSE and TRUE, as R writes a
+// logical. A null is a missing value, as an empty CSV field is; NaN and
+// infinite numbers are errors, as in CSV. Nested and repeated columns,
+// FIXED_LEN_BYTE_ARRAY, INT96 and DECIMAL columns are errors naming the
+// column.
 //
-// # Columns
-//
-// Only flat schemas are read: every column must be a top-level primitive
-// column, required or optional (nullable); lists, maps and structs are an
-// error wrapping ErrUnsupported. The kind of a column follows from its
-// type:
-//
-//   - INT32 and INT64, signed or unsigned and of any bit width, FLOAT and
-//     DOUBLE are Numeric; so is DECIMAL, whatever it is stored as, read as
-//     the float64 nearest to the decimal, as strconv.ParseFloat gives for
-//     its text (DuckDB, for one, writes the decimals of more than 18
-//     digits as fixed-length byte arrays). NaN and infinite
-//     values are not data, as in a CSV file: they are an error wrapping
-//     datasets.ErrNonFinite naming the row.
-//   - BYTE_ARRAY (strings, enums, JSON, or bytes without a logical type),
-//     dictionary-encoded or not, is Categorical, the bytes being the
-//     labels. So are FIXED_LEN_BYTE_ARRAY columns; a UUID is written in
-//     its canonical form, as in "123e4567-e89b-12d3-a456-426614174000".
-//   - BOOLEAN is Categorical with the labels "false" and "true", the
-//     column a CSV file holding those words would give.
-//   - DATE is Categorical with labels such as "2024-02-29", and TIMESTAMP
-//     with labels such as "2024-02-29 13:45:00.25", with a trailing "Z"
-//     when the timestamp is adjusted to UTC: the text of a CSV file, which
-//     the CSV reader also reads as labels.
-//   - Other types (INT96, TIME, INTERVAL, FLOAT16, geometry, variants) are an error wrapping ErrUnsupported that names
-//     the column.
-//
-// A column can be read as categorical whatever its type by naming it in
-// Options.Categorical; numbers then become the labels datasets.WriteCSV
-// writes for them (integers below 1e15 in full, others in the shortest
-// form that reads back exactly).
-//
-// A null is a missing value, as an empty field is in a CSV file: Missing
-// is true, and the value is NaN in a numeric column and "" in a
-// categorical one. An empty string is missing too (a categorical column
-// never holds the label ""), but strings such as "NA" are labels, since a
-// Parquet file has nulls for missing values. A column with no non-null
-// value is Numeric, as in a CSV file.
-//
-// # Errors
-//
-// Problems in a file are reported as a *ParseError naming the file, and
-// where it applies the 1-based row within that file and the column number
-// and name, in the style of datasets.ParseError.
+// The file is read row group by row group and page by page into the
+// columns, never whole. The Parquet library, github.com/parquet-go/parquet-go,
+// is imported by this package alone.
 package parquet
 
 import (
@@ -63,220 +24,126 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
-	"github.com/parquet-go/parquet-go"
+	pq "github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+
 	"github.com/sparsevi/sparsevi/datasets"
 )
 
-// Sentinel errors wrapped by a ParseError; test for them with errors.Is.
-// Problems of the kind the CSV reader also meets wrap datasets' sentinels:
-// datasets.ErrNonFinite for a NaN or infinite number, datasets.ErrNoRows
-// for input without rows and datasets.ErrHeaderName for an empty column
-// name.
+// Errors wrapped by the errors of the package.
 var (
-	ErrUnsupported = errors.New("unsupported column type")
-	ErrSchema      = errors.New("schema does not match the first file's")
-	ErrNoFiles     = errors.New("no .parquet files in the directory")
-	ErrCorrupt     = errors.New("malformed Parquet file")
+	// ErrUnsupported marks a column whose type the package does not read.
+	ErrUnsupported = errors.New("unsupported column")
+	// ErrSchema marks files of a directory whose columns differ.
+	ErrSchema = errors.New("columns differ from the first file's")
+	// ErrNoFiles marks a directory without .parquet files.
+	ErrNoFiles = errors.New("no .parquet files")
+	// ErrInexact marks an integer a float64 cannot hold exactly.
+	ErrInexact = errors.New("integer beyond 2^53")
 )
 
-// errNoRows is the error of input without rows: it is
-// datasets.ErrNoRows, without the CSV reader's header in its message.
-type errNoRows struct{}
-
-func (errNoRows) Error() string        { return "no rows" }
-func (errNoRows) Is(target error) bool { return target == datasets.ErrNoRows }
-
-// ParseError is the error returned for a problem in a Parquet file. It
-// names the place of the problem and wraps one of the sentinel errors of
-// this package or of datasets, or an error of the Parquet decoder.
-type ParseError struct {
-	File   string // the file's base name
-	Row    int    // 1-based row within the file; 0 when no row is meant
-	Column int    // 1-based column number; 0 when the whole file is meant
-	Name   string // the column's name, when known
-	Err    error  // the underlying error
+// Error is the error of a read. It names the file and, when known, the
+// column and the 1-based row (counted across the files of a directory).
+type Error struct {
+	File   string
+	Row    int // 0 when not about a row
+	Column string
+	Err    error
 }
 
-// Error returns a message of the form
-// "file: row 3, column 2 ("name"): problem", leaving out the parts that
-// are not known.
-func (e *ParseError) Error() string {
+// Error returns a message of the form "file: row 3, column "x": problem".
+func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
-	sep := ": "
-	if e.Row > 0 {
-		fmt.Fprintf(&b, "%srow %d", sep, e.Row)
-		sep = ", "
-	}
-	if e.Column > 0 {
-		fmt.Fprintf(&b, "%scolumn %d", sep, e.Column)
-		if e.Name != "" {
-			fmt.Fprintf(&b, " (%q)", e.Name)
-		}
-	} else if e.Name != "" {
-		fmt.Fprintf(&b, "%scolumn %q", sep, e.Name)
-	}
 	b.WriteString(": ")
+	if e.Row > 0 {
+		fmt.Fprintf(&b, "row %d", e.Row)
+		if e.Column != "" {
+			b.WriteString(", ")
+		}
+	}
+	if e.Column != "" {
+		fmt.Fprintf(&b, "column %q", e.Column)
+	}
+	if e.Row > 0 || e.Column != "" {
+		b.WriteString(": ")
+	}
 	b.WriteString(e.Err.Error())
 	return b.String()
 }
 
 // Unwrap returns the underlying error.
-func (e *ParseError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
-// Options adjusts how a file is read. The zero Options reads every column
-// with the kind its type gives.
-type Options struct {
-	// Categorical names columns to read as Categorical whatever their
-	// type, as datasets.Reader.Categorical does for a CSV file. Names
-	// that are not columns are ignored.
-	Categorical []string
-}
-
-// ReadFile reads the Parquet file at path, or the Parquet files of the
-// directory path, into a Frame; see ReadFileContext.
+// ReadFile reads a Parquet file, or every .parquet file of a directory in
+// the order of their names, into a Frame.
 func ReadFile(path string) (*datasets.Frame, error) {
-	return ReadFileContext(context.Background(), path, Options{})
+	return ReadFileContext(context.Background(), path)
 }
 
-// ReadFileContext reads the Parquet file at path into a Frame, stopping
-// with ctx's error once ctx is done.
-//
-// If path is a directory, its regular files whose names end in ".parquet"
-// are read in name order and their rows concatenated; names starting with
-// "." or "_" are skipped, as Spark and Hive do. All files must have the
-// same column names in the same order, and each column the same kind
-// (optional and required columns mix); otherwise the error names the
-// first file that differs and wraps ErrSchema. A directory without such
-// files is an error wrapping ErrNoFiles.
-//
-// Errors in a file are *ParseError values; an unreadable path gives the
-// error of package os.
-func ReadFileContext(ctx context.Context, path string, opts Options) (*datasets.Frame, error) {
-	paths, err := listFiles(path)
-	if err != nil {
-		return nil, err
-	}
-	forced := make(map[string]bool, len(opts.Categorical))
-	for _, name := range opts.Categorical {
-		forced[name] = true
-	}
-
-	// The footers first: the schema each file must share, and the total
-	// number of rows, so that the columns are allocated once.
-	var (
-		schema []colSpec
-		total  int64
-	)
-	for k, p := range paths {
-		err := withFile(p, func(f *parquet.File) error {
-			specs, err := fileSchema(f, forced)
-			if err != nil {
-				return err
-			}
-			if k == 0 {
-				schema = specs
-			} else if err := sameSchema(schema, specs, filepath.Base(paths[0])); err != nil {
-				return err
-			}
-			total += f.NumRows()
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	if total == 0 {
-		return nil, &ParseError{File: filepath.Base(paths[0]), Err: errNoRows{}}
-	}
-	if int64(int(total)) != total {
-		return nil, &ParseError{File: filepath.Base(paths[0]), Err: fmt.Errorf("%d rows are too many", total)}
-	}
-
-	cols := make([]*column, len(schema))
-	for j, s := range schema {
-		cols[j] = newColumn(s, j+1, int(total))
-	}
-	for _, p := range paths {
-		err := withFile(p, func(f *parquet.File) error {
-			// Each file's own types, which may differ from the first's
-			// within a kind.
-			specs, err := fileSchema(f, forced)
-			if err != nil {
-				return err
-			}
-			for j, c := range cols {
-				c.setConv(specs[j])
-			}
-			return readRows(ctx, f, cols)
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-
-	out := make([]*datasets.Column, len(cols))
-	for j, c := range cols {
-		out[j] = c.finish(forced[c.name])
-		cols[j] = nil
-	}
-	return datasets.NewFrame(out...)
-}
-
-// listFiles returns path, or the Parquet files of the directory path.
-func listFiles(path string) ([]string, error) {
+// ReadFileContext is ReadFile that stops, with the context's error, when
+// ctx ends; it checks ctx between pages.
+func ReadFileContext(ctx context.Context, path string) (*datasets.Frame, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
-	if !st.IsDir() {
-		return []string{path}, nil
-	}
-	entries, err := os.ReadDir(path) // sorted by name
-	if err != nil {
-		return nil, err
-	}
-	var paths []string
-	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasSuffix(name, ".parquet") || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
-			continue
+	files := []string{path}
+	if st.IsDir() {
+		files, err = filepath.Glob(filepath.Join(path, "*.parquet"))
+		if err != nil {
+			return nil, err
 		}
-		if e.Type().IsRegular() || e.Type()&os.ModeSymlink != 0 {
-			paths = append(paths, filepath.Join(path, name))
+		if len(files) == 0 {
+			return nil, &Error{File: path, Err: ErrNoFiles}
+		}
+		slices.Sort(files)
+	}
+	var rd reader
+	for _, name := range files {
+		if err := rd.file(ctx, name); err != nil {
+			return nil, err
 		}
 	}
-	if len(paths) == 0 {
-		return nil, &ParseError{File: filepath.Base(path), Err: ErrNoFiles}
-	}
-	sort.Strings(paths)
-	return paths, nil
+	return rd.frame()
 }
 
-// withFile opens the Parquet file at path and calls fn with it. Errors
-// that are not yet a *ParseError are turned into one naming the file; a
-// panic of the decoder on a malformed file is an error wrapping
-// ErrCorrupt.
-func withFile(path string, fn func(*parquet.File) error) (err error) {
-	name := filepath.Base(path)
-	defer func() {
-		if r := recover(); r != nil {
-			err = &ParseError{File: name, Err: fmt.Errorf("%w: %v", ErrCorrupt, r)}
-		}
-		var pe *ParseError
-		if err != nil && !errors.As(err, &pe) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-			err = &ParseError{File: name, Err: err}
-		}
-		if errors.As(err, &pe) && pe.File == "" {
-			pe.File = name
-		}
-	}()
-	fh, err := os.Open(path)
+// Read reads one Parquet file of size bytes from r; name is used in
+// errors.
+func Read(ctx context.Context, r io.ReaderAt, size int64, name string) (*datasets.Frame, error) {
+	var rd reader
+	if err := rd.read(ctx, r, size, name); err != nil {
+		return nil, err
+	}
+	return rd.frame()
+}
+
+// reader accumulates the columns of one or more files.
+type reader struct {
+	cols []*column
+	rows int
+}
+
+// column is one column being read.
+type column struct {
+	name   string
+	kind   pq.Kind
+	num    []float64
+	str    []string
+	intern map[string]string
+}
+
+// maxIntern bounds the distinct labels a column shares among its rows.
+const maxIntern = 1 << 16
+
+func (rd *reader) file(ctx context.Context, name string) error {
+	fh, err := os.Open(name)
 	if err != nil {
 		return err
 	}
@@ -285,120 +152,198 @@ func withFile(path string, fn func(*parquet.File) error) (err error) {
 	if err != nil {
 		return err
 	}
-	if st.IsDir() {
-		return fmt.Errorf("%w: a directory", ErrCorrupt)
-	}
-	f, err := parquet.OpenFile(fh, st.Size(),
-		parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	return rd.read(ctx, fh, st.Size(), name)
+}
+
+func (rd *reader) read(ctx context.Context, r io.ReaderAt, size int64, name string) error {
+	f, err := pq.OpenFile(r, size, pq.SkipPageIndex(true), pq.SkipBloomFilters(true))
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		return &Error{File: name, Err: err}
 	}
-	return fn(f)
-}
-
-// fileSchema returns how each column of f is read.
-func fileSchema(f *parquet.File, forced map[string]bool) ([]colSpec, error) {
-	top := f.Root().Columns()
-	if len(top) == 0 {
-		return nil, fmt.Errorf("%w: no columns", ErrCorrupt)
+	fields := f.Schema().Fields()
+	if err := rd.schema(fields, name); err != nil {
+		return err
 	}
-	specs := make([]colSpec, len(top))
-	for j, c := range top {
-		name := c.Name()
-		if strings.TrimSpace(name) == "" {
-			return nil, &ParseError{Column: j + 1, Err: datasets.ErrHeaderName}
-		}
-		if !c.Leaf() || c.Repeated() || c.Index() != j {
-			return nil, &ParseError{Column: j + 1, Name: name,
-				Err: fmt.Errorf("%w: nested or repeated column (only flat columns are read)", ErrUnsupported)}
-		}
-		s, err := specOf(name, c.Type(), forced[name])
-		if err != nil {
-			return nil, &ParseError{Column: j + 1, Name: name, Err: err}
-		}
-		specs[j] = s
-	}
-	return specs, nil
-}
-
-// sameSchema checks the columns of a later file against the first's.
-func sameSchema(first, later []colSpec, firstName string) error {
-	if len(first) != len(later) {
-		return fmt.Errorf("%w: %d columns, %s has %d", ErrSchema, len(later), firstName, len(first))
-	}
-	for j := range first {
-		a, b := first[j], later[j]
-		switch {
-		case a.name != b.name:
-			return &ParseError{Column: j + 1, Name: b.name,
-				Err: fmt.Errorf("%w: column %d is %q in %s", ErrSchema, j+1, a.name, firstName)}
-		case a.kind != b.kind || a.conv.family() != b.conv.family():
-			return &ParseError{Column: j + 1, Name: b.name,
-				Err: fmt.Errorf("%w: %s (%v) here, %s (%v) in %s", ErrSchema, b.typ, b.kind, a.typ, a.kind, firstName)}
+	n := int(f.NumRows())
+	for _, c := range rd.cols {
+		if c.categorical() {
+			c.str = slices.Grow(c.str, n)
+		} else {
+			c.num = slices.Grow(c.num, n)
 		}
 	}
-	return nil
-}
-
-// readRows appends the rows of f to cols, row group by row group and page
-// by page.
-func readRows(ctx context.Context, f *parquet.File, cols []*column) error {
-	var row int64 // rows of f before the current row group
+	buf := make([]pq.Value, 4096)
 	for _, rg := range f.RowGroups() {
-		chunks := rg.ColumnChunks()
-		if len(chunks) != len(cols) {
-			return fmt.Errorf("%w: a row group has %d columns, the schema %d", ErrCorrupt, len(chunks), len(cols))
+		start := rd.rows
+		for j, cc := range rg.ColumnChunks() {
+			c := rd.cols[j]
+			row := start
+			pages := cc.Pages()
+			for {
+				if err := ctx.Err(); err != nil {
+					pages.Close()
+					return err
+				}
+				p, err := pages.ReadPage()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					pages.Close()
+					return &Error{File: name, Column: c.name, Err: err}
+				}
+				row, err = c.page(p, buf, row)
+				pq.Release(p)
+				if err != nil {
+					pages.Close()
+					return &Error{File: name, Row: row + 1, Column: c.name, Err: err}
+				}
+			}
+			pages.Close()
 		}
-		n := rg.NumRows()
-		for j, cc := range chunks {
-			if err := cols[j].readChunk(ctx, cc, row, n); err != nil {
-				return err
+		rd.rows += int(rg.NumRows())
+		for _, c := range rd.cols {
+			if c.len() != rd.rows {
+				return &Error{File: name, Column: c.name, Err: fmt.Errorf("%d values in a row group of %d rows", c.len()-start, rd.rows-start)}
 			}
 		}
-		row += n
-	}
-	if row != f.NumRows() {
-		return fmt.Errorf("%w: the row groups hold %d rows, the footer says %d", ErrCorrupt, row, f.NumRows())
 	}
 	return nil
 }
 
-// readChunk appends the n rows of one column chunk, whose first row is
-// row+1 of the file.
-func (c *column) readChunk(ctx context.Context, cc parquet.ColumnChunk, row, n int64) error {
-	pages := cc.Pages()
-	defer pages.Close()
-	c.dict = nil
-	start := c.len()
+// schema checks the fields of a file: against the first file's, or as the
+// first file's, setting up the columns.
+func (rd *reader) schema(fields []pq.Field, name string) error {
+	if rd.cols != nil {
+		if len(fields) != len(rd.cols) {
+			return &Error{File: name, Err: fmt.Errorf("%w: %d columns, the first file has %d", ErrSchema, len(fields), len(rd.cols))}
+		}
+		for j, fd := range fields {
+			if c := rd.cols[j]; fd.Name() != c.name || !fd.Leaf() || fd.Type().Kind() != c.kind {
+				return &Error{File: name, Column: fd.Name(), Err: fmt.Errorf("%w: column %d is %q of type %v, the first file's %q of type %v", ErrSchema, j+1, fd.Name(), fd.Type(), c.name, c.kind)}
+			}
+		}
+		return nil
+	}
+	for _, fd := range fields {
+		if !fd.Leaf() || fd.Repeated() {
+			return &Error{File: name, Column: fd.Name(), Err: fmt.Errorf("%w: nested or repeated column", ErrUnsupported)}
+		}
+		t := fd.Type()
+		if lt := t.LogicalType(); lt != nil && isDecimal(lt.Value) {
+			return &Error{File: name, Column: fd.Name(), Err: fmt.Errorf("%w: DECIMAL column (write it as DOUBLE)", ErrUnsupported)}
+		}
+		switch k := t.Kind(); k {
+		case pq.Boolean, pq.Int32, pq.Int64, pq.Float, pq.Double, pq.ByteArray:
+			rd.cols = append(rd.cols, &column{name: fd.Name(), kind: k})
+		default:
+			return &Error{File: name, Column: fd.Name(), Err: fmt.Errorf("%w: type %v", ErrUnsupported, k)}
+		}
+	}
+	return nil
+}
+
+// isDecimal reports whether a logical type is DECIMAL.
+func isDecimal(v format.LogicalTypeValue) bool {
+	_, ok := v.(*format.DecimalType)
+	return ok
+}
+
+func (c *column) categorical() bool { return c.kind == pq.ByteArray || c.kind == pq.Boolean }
+
+func (c *column) len() int {
+	if c.categorical() {
+		return len(c.str)
+	}
+	return len(c.num)
+}
+
+// page appends the values of page p, row being the index of its first
+// row; it returns the index after its last, or of the row at fault.
+func (c *column) page(p pq.Page, buf []pq.Value, row int) (int, error) {
+	vr := p.Values()
 	for {
-		if err := ctx.Err(); err != nil {
-			return err
+		n, err := vr.ReadValues(buf)
+		for _, v := range buf[:n] {
+			if err := c.value(v); err != nil {
+				return row, err
+			}
+			row++
 		}
-		got := int64(c.len() - start)
-		p, err := pages.ReadPage()
 		if errors.Is(err, io.EOF) {
-			break
+			return row, nil
 		}
 		if err != nil {
-			return c.errorAt(row+got+1, fmt.Errorf("%w: %v", ErrCorrupt, err))
+			return row, err
 		}
-		if got+p.NumRows() > n {
-			parquet.Release(p)
-			return c.errorAt(row+got+1, fmt.Errorf("%w: the column's pages hold more than the row group's %d rows", ErrCorrupt, n))
-		}
-		err = c.page(p, row+got)
-		parquet.Release(p)
-		if err != nil {
-			return err
+		if n == 0 {
+			return row, io.ErrNoProgress
 		}
 	}
-	if got := int64(c.len() - start); got != n {
-		return c.errorAt(row+got+1, fmt.Errorf("%w: the column's pages hold %d rows, the row group %d", ErrCorrupt, got, n))
+}
+
+// value appends one value.
+func (c *column) value(v pq.Value) error {
+	if v.IsNull() {
+		if c.categorical() {
+			c.str = append(c.str, "")
+		} else {
+			c.num = append(c.num, math.NaN())
+		}
+		return nil
 	}
+	var x float64
+	switch c.kind {
+	case pq.Double:
+		x = v.Double()
+	case pq.Float:
+		x = float64(v.Float())
+	case pq.Int32:
+		x = float64(v.Int32())
+	case pq.Int64:
+		i := v.Int64()
+		if i > 1<<53 || i < -(1<<53) {
+			return fmt.Errorf("%w: %d", ErrInexact, i)
+		}
+		x = float64(i)
+	case pq.Boolean:
+		c.str = append(c.str, map[bool]string{false: "FALSE", true: "TRUE"}[v.Boolean()])
+		return nil
+	case pq.ByteArray:
+		c.str = append(c.str, c.label(v.ByteArray()))
+		return nil
+	}
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return fmt.Errorf("%w: %v", datasets.ErrNonFinite, x)
+	}
+	c.num = append(c.num, x)
 	return nil
 }
 
-// errorAt returns a ParseError at the given 1-based row of the file.
-func (c *column) errorAt(row int64, err error) error {
-	return &ParseError{Row: int(row), Column: c.index, Name: c.name, Err: err}
+// label returns b as a string, shared with earlier rows of the same label.
+func (c *column) label(b []byte) string {
+	if s, ok := c.intern[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if c.intern == nil {
+		c.intern = make(map[string]string)
+	}
+	if len(c.intern) < maxIntern {
+		c.intern[s] = s
+	}
+	return s
+}
+
+// frame returns the columns read as a Frame.
+func (rd *reader) frame() (*datasets.Frame, error) {
+	cols := make([]*datasets.Column, len(rd.cols))
+	for j, c := range rd.cols {
+		if c.categorical() {
+			cols[j] = datasets.NewCategorical(c.name, c.str)
+		} else {
+			cols[j] = datasets.NewNumeric(c.name, c.num)
+		}
+	}
+	return datasets.NewFrame(cols...)
 }

@@ -1,4 +1,4 @@
-module github.com/sparsevi/sparsevi/benchmarks/parquet
+module github.com/sparsevi/sparsevi/benchmarks/parquetlib
 
 go 1.26.0
 
@@ -17,7 +17,6 @@ require (
 	github.com/goccy/go-json v0.10.6 // indirect
 	github.com/google/flatbuffers v25.12.19+incompatible // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/james-bowman/sparse v0.0.0-20260216202247-495ee4f84d35 // indirect
 	github.com/klauspost/compress v1.19.2 // indirect
 	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
 	github.com/parquet-go/bitpack v1.0.0 // indirect

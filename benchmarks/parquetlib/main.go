@@ -2,9 +2,32 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
+// Command parquetlib compares the two pure-Go Parquet libraries served by
+// the module proxy, github.com/parquet-go/parquet-go and Apache Arrow's
+// github.com/apache/arrow-go/v18, at the job sparsevi needs done: reading a
+// file column by column, row group by row group, into float64 and string
+// columns with a missing flag per row (issue 16, "Columnar input").
+//
+// It is a module of its own, so that only the library chosen for the
+// datasets/parquet package is in sparsevi's go.mod. Usage, from this
+// directory:
+//
+//	go run . [-rows 1000000] [-reps 3] [-dir DIR]
+//
+// Each library writes the same table (subject: string, dictionary-encoded,
+// 7 rows a subject; y: double 0/1; x1, x2: double; x3: optional double with
+// 1% nulls; Snappy; row groups of 131072 rows), each library then reads
+// both files, and the columns read are checked against the table. The
+// table is also written as CSV and read with datasets.ReadFile for scale.
+// Times are the fastest of -reps reads; alloc is the bytes allocated by
+// one read (runtime.MemStats.TotalAlloc), which for a streaming reader is
+// a little over the final columns' size.
+//
+// glmmfit's build cost with the library chosen is in the README (Parquet).
 package main
 
 import (
+	"flag"
 	"fmt"
 	"log"
 	"math"
@@ -118,18 +141,20 @@ func measure(reps int, read func() (*cols, error), t *table) (time.Duration, uin
 	return best, alloc, nil
 }
 
-// compareLibs is -libs: the comparison of the two libraries, on a table
-// of the given rows, each file read reps times, in dir. Each library
-// writes the same table (subject: string, dictionary-encoded, 7 rows a
-// subject; y: double 0/1; x1, x2: double; x3: optional double with 1%
-// nulls; Snappy; row groups of 131072 rows), each library then reads both
-// files into float64 and string columns with missing flags, and the
-// columns read are checked against the table. The table is also written
-// as CSV and read with datasets.ReadFile for scale. Times are the fastest
-// of reps reads; alloc is the bytes allocated by one read
-// (runtime.MemStats.TotalAlloc).
-func compareLibs(rowsN, repsN int, dirName string) {
-	rows, reps, dir := &rowsN, &repsN, &dirName
+func main() {
+	rows := flag.Int("rows", 1000000, "rows of the table")
+	reps := flag.Int("reps", 3, "reads of each file; the fastest is reported")
+	dir := flag.String("dir", "", "directory for the files (default: a temporary one, removed)")
+	flag.Parse()
+	log.SetFlags(0)
+	if *dir == "" {
+		d, err := os.MkdirTemp("", "parquetlib")
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer os.RemoveAll(d)
+		*dir = d
+	}
 	t := makeTable(*rows)
 	files := map[string]string{
 		"parquet-go": filepath.Join(*dir, "parquetgo.parquet"),
