@@ -5,8 +5,8 @@
 // Command parquet measures reading the same data from CSV and from Parquet
 // into the column store: the scaling program's design (Bernoulli responses,
 // a random intercept, four covariates, 7 rows per subject), written once
-// by datasets.WriteCSV and once by parquet-go (Snappy, dictionary-encoded
-// subject labels, row groups of 2^17 rows). It prints each read's wall
+// by datasets.WriteCSV and once by parquet.Write (Snappy,
+// dictionary-encoded subject labels, row groups of 2^17 rows). It prints each read's wall
 // time (the fastest of -reps), the bytes it allocated, the peak heap
 // while reading, and the size of the columns read; with -fit it also
 // fits both frames by GVA and says whether the fits are bit-identical.
@@ -27,23 +27,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	pq "github.com/parquet-go/parquet-go"
-
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/datasets/parquet"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/vi"
 )
-
-type rec struct {
-	ID string  `parquet:"id,dict"`
-	T  float64 `parquet:"t"`
-	X1 float64 `parquet:"x1"`
-	X2 float64 `parquet:"x2"`
-	X3 float64 `parquet:"x3"`
-	Y  float64 `parquet:"y"`
-}
 
 func main() {
 	subjects := flag.Int("subjects", 1_000_000, "subjects, 7 rows each")
@@ -69,20 +58,7 @@ func main() {
 		log.Fatal(err)
 	}
 	b.Reset()
-	col := func(name string) *datasets.Column { c, _ := fr.Column(name); return c }
-	id, tc, x1, x2, x3, y := col("id"), col("t"), col("x1"), col("x2"), col("x3"), col("y")
-	w := pq.NewGenericWriter[rec](&b, pq.MaxRowsPerRowGroup(1<<17), pq.Compression(&pq.Snappy))
-	batch := make([]rec, 0, 4096)
-	for i := range fr.NumRows() {
-		batch = append(batch, rec{id.Str[i], tc.Num[i], x1.Num[i], x2.Num[i], x3.Num[i], y.Num[i]})
-		if len(batch) == cap(batch) || i == fr.NumRows()-1 {
-			if _, err := w.Write(batch); err != nil {
-				log.Fatal(err)
-			}
-			batch = batch[:0]
-		}
-	}
-	if err := w.Close(); err != nil {
+	if err := parquet.Write(&b, fr, 1<<17); err != nil {
 		log.Fatal(err)
 	}
 	if err := os.WriteFile(pqPath, b.Bytes(), 0o644); err != nil {
