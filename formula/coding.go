@@ -44,10 +44,15 @@ type coder struct {
 }
 
 // label returns the string label of row i of a column used as categorical:
-// the label itself, or the shortest decimal of a number, as R prints it.
+// the label itself, or the number as R prints it.
 func label(c *datasets.Column, i int) string {
 	if c.Kind == datasets.Categorical {
 		return c.Str[i]
+	}
+	// Integers in full, as R prints them (1000001, where Go's shortest
+	// 'g' form is 1.000001e+06); other numbers shortest.
+	if v := c.Num[i]; v == math.Trunc(v) && math.Abs(v) < 1e21 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
 	return strconv.FormatFloat(c.Num[i], 'g', -1, 64)
 }

@@ -7,10 +7,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
+	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/datasets/parquet"
 )
 
@@ -39,10 +42,20 @@ func readParquetInput(ctx context.Context, path string, categorical []string) (*
 		return nil, err // a *parquet.Error naming file, row and column
 	}
 	for _, c := range categorical {
-		if _, ok := fr.Column(c); ok {
-			if err := fr.SetCategorical(c); err != nil {
-				return nil, fmt.Errorf("%s: column %q: %v", name, c, err)
+		if col, ok := fr.Column(c); ok && col.Kind == datasets.Numeric {
+			// The labels a CSV file of the column would hold: integers
+			// in full (1000000, not 1e+06), other numbers shortest.
+			str := make([]string, len(col.Num))
+			for i, v := range col.Num {
+				switch {
+				case col.Missing[i]:
+				case v == math.Trunc(v) && math.Abs(v) < 1e21:
+					str[i] = strconv.FormatFloat(v, 'f', -1, 64)
+				default:
+					str[i] = strconv.FormatFloat(v, 'g', -1, 64)
+				}
 			}
+			col.Kind, col.Str, col.Num = datasets.Categorical, str, nil
 		}
 	}
 	return &input{frame: fr, name: name, path: path}, nil

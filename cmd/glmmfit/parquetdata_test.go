@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -65,6 +66,24 @@ func TestParquetData(t *testing.T) {
 			t.Errorf("%s: bound %v, from CSV %v", data, got.LowerBound.Value, want.LowerBound.Value)
 		}
 	}
+	// A numeric grouping column is read as categorical with the labels a
+	// CSV file would hold: 1000000, not 1e+06.
+	id, _ := fr.Column("id")
+	num := make([]float64, len(id.Str))
+	for i, lab := range id.Str {
+		n, _ := strconv.Atoi(strings.TrimLeft(lab, "s0"))
+		num[i] = float64(1_000_000 + n)
+	}
+	numFrame, err := datasets.NewFrame(datasets.NewNumeric("id", num), mustCol(t, fr, "t"), mustCol(t, fr, "x1"), mustCol(t, fr, "y"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(filepath.Join(dir, "numid.parquet"), numFrame)
+	doc := fit("numid.parquet")
+	if lv := doc.RandomEffects.Subjects[0].Level; lv != "1000001" {
+		t.Errorf("first subject's label %q, want 1000001", lv)
+	}
+
 	// A count that is not one: the row and column are named.
 	y, _ := fr.Column("y")
 	y.Num[7] = 2.5
@@ -73,4 +92,14 @@ func TestParquetData(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "bad.parquet") || !strings.Contains(r.stderr, "row 8") || !strings.Contains(r.stderr, "2.5") {
 		t.Errorf("a non-integer count: exit %d, %q", r.code, r.stderr)
 	}
+}
+
+// mustCol returns the named column of fr.
+func mustCol(t *testing.T, fr *datasets.Frame, name string) *datasets.Column {
+	t.Helper()
+	c, ok := fr.Column(name)
+	if !ok {
+		t.Fatalf("no column %q", name)
+	}
+	return c
 }
