@@ -361,19 +361,28 @@ func columnStats(x mat.Matrix) []colStat {
 		}
 	}
 	each(visit)
-	// Two passes, as the mean of a large column swamps its spread.
+	// Two passes, as the mean of a large column swamps its spread; the
+	// deviations in units of the largest |value|, so that a column of
+	// 1e-300s does not underflow to a zero sd when squared.
+	unit := func(j int) float64 {
+		if u := st[j].maxAbs; u > 0 && !math.IsInf(u, 0) {
+			return u
+		}
+		return 1
+	}
 	ss := make([]float64, p)
 	nz := make([]int, p)
 	each(func(j int, v float64) {
-		d := v - sum[j]/float64(n)
+		d := (v - sum[j]/float64(n)) / unit(j)
 		ss[j] += d * d
 		nz[j]++
 	})
 	for j := range st {
 		mean := sum[j] / float64(n)
-		ss[j] += float64(n-nz[j]) * mean * mean // entries a CSR does not store
+		m := mean / unit(j)
+		ss[j] += float64(n-nz[j]) * m * m // entries a CSR does not store
 		st[j].mean = mean
-		st[j].sd = math.Sqrt(ss[j] / float64(n))
+		st[j].sd = unit(j) * math.Sqrt(ss[j]/float64(n))
 	}
 	return st
 }

@@ -245,11 +245,37 @@ func (m *FixedMap) Apply(betaStar, beta []float64) {
 	}
 }
 
+// ScaledCov returns c and u with M cov M' = diag(u) c diag(u), M the
+// matrix of the map and u[j] the largest |entry| of its row j, so that
+// standard deviations (u[j] sqrt(c[j][j])) and correlations come out
+// without overflow when a predictor's scale is extreme (1e-300).
+func (m *FixedMap) ScaledCov(cov mat.Symmetric) (c *mat.SymDense, u []float64) {
+	a := m.Matrix()
+	p := len(m.Scale)
+	u = make([]float64, p)
+	for i := range p {
+		for j := range p {
+			u[i] = max(u[i], math.Abs(a.At(i, j)))
+		}
+		if u[i] == 0 || math.IsInf(u[i], 0) {
+			u[i] = 1
+		}
+		for j := range p {
+			a.Set(i, j, a.At(i, j)/u[i])
+		}
+	}
+	return sandwich(a, cov), u
+}
+
 // Cov returns the covariance of beta for the covariance cov of betaStar:
 // M cov M', M the matrix of the map.
 func (m *FixedMap) Cov(cov mat.Symmetric) *mat.SymDense {
-	a := m.Matrix()
-	p := len(m.Scale)
+	return sandwich(m.Matrix(), cov)
+}
+
+// sandwich returns a cov a', symmetrised.
+func sandwich(a *mat.Dense, cov mat.Symmetric) *mat.SymDense {
+	p, _ := a.Dims()
 	var t mat.Dense
 	t.Mul(a, cov)
 	var full mat.Dense

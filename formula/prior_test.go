@@ -11,6 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/glmm"
 )
 
@@ -132,5 +133,72 @@ func TestParsePrior(t *testing.T) {
 	}
 	if _, err := ParsePrior("flat"); err == nil {
 		t.Error("ParsePrior(\"flat\") accepted")
+	}
+}
+
+// TestPriorAutoExtremeScale: a predictor multiplied by 1e-300 or 1e300
+// gives the same standardised column under PriorAuto (its sd does not
+// underflow or overflow when squared), and ScaledCov gives the sds and
+// correlations of Cov without overflow.
+func TestPriorAutoExtremeScale(t *testing.T) {
+	fr := smallFrame()
+	f, err := Parse("y ~ x1 + x + (1 | id)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := Build(f, fr, Options{Family: glmm.Poisson, Prior: PriorAuto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x1, _ := fr.Column("x1")
+	for _, c := range []float64{1e-300, 1e-200, 1e200, 1e300} {
+		v := make([]float64, len(x1.Num))
+		for i, x := range x1.Num {
+			v[i] = x * c
+		}
+		cols := []*datasets.Column{datasets.NewNumeric("x1", v)}
+		for _, name := range fr.Names() {
+			if name != "x1" {
+				col, _ := fr.Column(name)
+				cols = append(cols, col)
+			}
+		}
+		scaled, err := datasets.NewFrame(cols...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := Build(f, scaled, Options{Family: glmm.Poisson, Prior: PriorAuto})
+		if err != nil {
+			t.Fatalf("x1 times %g: %v", c, err)
+		}
+		if !mat.EqualApprox(d.X(), base.X(), 1e-12) {
+			t.Errorf("x1 times %g: the standardised design differs", c)
+		}
+		fm, fb := d.FixedMap(), base.FixedMap()
+		if r := fm.Scale[1] / (fb.Scale[1] * c); math.Abs(r-1) > 1e-12 {
+			t.Errorf("x1 times %g: scale %g, want %g", c, fm.Scale[1], fb.Scale[1]*c)
+		}
+		// The sd of beta_x1 on the user's scale is that of the unscaled
+		// predictor divided by c; its correlations are unchanged.
+		s := mat.NewSymDense(3, []float64{1, 0.3, -0.2, 0.3, 2, 0.5, -0.2, 0.5, 1.5})
+		cs, us := fm.ScaledCov(s)
+		cb := fb.Cov(s)
+		for i := range 3 {
+			sd := us[i] * math.Sqrt(cs.At(i, i))
+			want := math.Sqrt(cb.At(i, i))
+			if i == 1 {
+				want /= c
+			}
+			if math.IsInf(sd, 0) || math.Abs(sd/want-1) > 1e-10 {
+				t.Errorf("x1 times %g: sd %d %g, want %g", c, i, sd, want)
+			}
+			for j := range 3 {
+				got := cs.At(i, j) / math.Sqrt(cs.At(i, i)*cs.At(j, j))
+				ref := cb.At(i, j) / math.Sqrt(cb.At(i, i)*cb.At(j, j))
+				if math.Abs(got-ref) > 1e-10 {
+					t.Errorf("x1 times %g: correlation %d,%d %g, want %g", c, i, j, got, ref)
+				}
+			}
+		}
 	}
 }

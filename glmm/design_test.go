@@ -487,6 +487,18 @@ func TestRankNearCollinear(t *testing.T) {
 	if _, err := glmm.New(cfg); err != nil {
 		t.Errorf("nearly collinear design rejected: %v", err)
 	}
+	// Columns of extreme scale are neither zero nor dependent: 1e-300
+	// squared underflows, 1e300 squared overflows.
+	for _, c := range []float64{1e-300, 1e300} {
+		xs := mat.DenseCopyOf(x)
+		for k := range 6 {
+			xs.Set(k, 1, c*x.At(k, 1))
+		}
+		cfg.X = xs
+		if _, err := glmm.New(cfg); err != nil {
+			t.Errorf("a column times %g rejected: %v", c, err)
+		}
+	}
 	// p = 0 is allowed.
 	cfg.X, cfg.FixedNames = nil, nil
 	mod, err := glmm.New(cfg)

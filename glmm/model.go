@@ -528,17 +528,34 @@ func (mod *Model) checkRank() error {
 	if p == 0 {
 		return nil
 	}
-	a := make([]float64, p*p) // X'X, lower triangle
+	// Columns are divided by their largest magnitude first, so that a
+	// column of 1e-300s does not underflow to zero when squared.
+	scale := make([]float64, p)
 	rowBuf := make([]float64, p)
+	for s := range mod.nobs {
+		for i, v := range mod.xRow(s, rowBuf) {
+			scale[i] = max(scale[i], math.Abs(v))
+		}
+	}
+	for i, v := range scale {
+		if v == 0 {
+			return &DataError{Column: mod.fixedNames[i], Err: fmt.Errorf("%w: the column is all zero", ErrRankDeficient)}
+		}
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			scale[i] = 1
+		}
+	}
+	a := make([]float64, p*p) // X'X of the scaled columns, lower triangle
 	for s := range mod.nobs {
 		row := mod.xRow(s, rowBuf)
 		for i, vi := range row {
 			if vi == 0 {
 				continue
 			}
+			vi /= scale[i]
 			ai := a[i*p : i*p+i+1]
 			for j, vj := range row[:i+1] {
-				ai[j] += vi * vj
+				ai[j] += vi * vj / scale[j]
 			}
 		}
 	}

@@ -143,6 +143,10 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	res.Factor = append([]float64(nil), lambda[d:]...)
 
 	if res.Status != Cancelled {
+		if set.Progress != nil {
+			set.Progress(Progress{Iter: res.Iterations, LowerBound: math.NaN(), Elapsed: time.Since(start), MaxIter: set.MaxIter,
+				Patience: set.Patience, Refine: max(set.Refine, 0), Final: true})
+		}
 		lb, se, med, err := finalBound(fam, set, n)
 		if err == nil {
 			res.LowerBound, res.LowerBoundSE = lb, se

@@ -244,6 +244,9 @@ type Progress struct {
 	// converges when Flat reaches Patience with Refined equal to Refine.
 	Flat, Patience  int
 	Refined, Refine int
+	// Final is set once, when the iterations have ended and the final
+	// lower bound is being estimated from fresh draws.
+	Final bool
 }
 
 // withDefaults replaces zero values by the defaults. It leaves values out

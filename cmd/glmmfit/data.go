@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -32,14 +33,32 @@ type input struct {
 	lines []int
 }
 
+// readOptions says how to read the data.
+type readOptions struct {
+	// categorical names columns read as categorical whatever their content.
+	categorical []string
+	// maxMemory, when positive, is the memory that reading may not exceed
+	// (limitName says whose limit it is, for the message).
+	maxMemory float64
+	limitName string
+	// progress, when not nil, is told the bytes read so far.
+	progress func(read int64)
+}
+
+// csvBytesMemory is the peak memory of reading CSV per byte of
+// (decompressed) CSV: the bytes of the fields, their offsets, the line of
+// each row, and the float64 columns built from them before the bytes are
+// released (datasets.TestReadMemory bounds the growth at 2.5x the final
+// columns).
+const csvBytesMemory = 2.5
+
 // readInput reads a CSV file, or standard input for "-", in one streaming
 // pass (gzip-compressed input is recognised and decompressed on the way),
 // so that memory holds the columns and not the file; a .parquet file or a
-// directory is read as Parquet (readParquetInput). Columns named in
-// categorical are read as categorical whatever their content.
-func readInput(ctx context.Context, path string, stdin io.Reader, categorical []string) (*input, error) {
+// directory is read as Parquet (readParquetInput).
+func readInput(ctx context.Context, path string, stdin io.Reader, ro readOptions) (*input, error) {
 	if path != "-" && isParquet(path) {
-		return readParquetInput(ctx, path, categorical)
+		return readParquetInput(ctx, path, ro.categorical)
 	}
 	var (
 		src  io.Reader
@@ -57,32 +76,64 @@ func readInput(ctx context.Context, path string, stdin io.Reader, categorical []
 		defer fh.Close()
 		src = fh
 	}
-	return readCSVInput(ctxReader{ctx, src}, name, path, categorical)
+	return readCSVInput(&ctxReader{ctx: ctx, r: src, progress: ro.progress}, name, path, ro)
 }
 
 // ctxReader stops reading once its context is done (a signal or
-// -timeout), so that a large file does not hold the program.
+// -timeout), so that a large file does not hold the program, and tells
+// progress how far it is.
 type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
+	ctx      context.Context
+	r        io.Reader
+	read     int64
+	progress func(int64)
 }
 
-func (c ctxReader) Read(p []byte) (int, error) {
+func (c *ctxReader) Read(p []byte) (int, error) {
 	if err := c.ctx.Err(); err != nil {
 		return 0, err
 	}
-	return c.r.Read(p)
+	n, err := c.r.Read(p)
+	c.read += int64(n)
+	if c.progress != nil {
+		c.progress(c.read)
+	}
+	return n, err
+}
+
+// memoryReader stops reading CSV once the memory it will take exceeds the
+// limit, before the machine runs out of it (a small gzip file can hold
+// gigabytes of CSV).
+type memoryReader struct {
+	r           io.Reader
+	read        int64
+	limit       float64
+	name, whose string
+}
+
+// errTooBig is the error of a memoryReader at its limit.
+type errTooBig struct{ msg string }
+
+func (e *errTooBig) Error() string { return e.msg }
+
+func (m *memoryReader) Read(p []byte) (int, error) {
+	n, err := m.r.Read(p)
+	m.read += int64(n)
+	if need := csvBytesMemory * float64(m.read); need > m.limit {
+		return n, &errTooBig{fmt.Sprintf("%s: after %.3g GB of CSV (decompressed) reading already needs about %.3g GB, more than %s (%.3g GB): use a machine with more memory, or read a subset of the rows", m.name, float64(m.read)/1e9, need/1e9, m.whose, m.limit/1e9)}
+	}
+	return n, err
 }
 
 // parseInput reads CSV bytes (the built-in example, the training data of a
 // fit file).
 func parseInput(raw []byte, name, path string, categorical []string) (*input, error) {
-	return readCSVInput(bytes.NewReader(raw), name, path, categorical)
+	return readCSVInput(bytes.NewReader(raw), name, path, readOptions{categorical: categorical})
 }
 
 // readCSVInput reads CSV from src, gunzipping it first if it is
 // gzip-compressed, after dialect has looked at its head.
-func readCSVInput(src io.Reader, name, path string, categorical []string) (*input, error) {
+func readCSVInput(src io.Reader, name, path string, ro readOptions) (*input, error) {
 	br := bufio.NewReaderSize(src, 1<<16)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
@@ -104,10 +155,16 @@ func readCSVInput(src io.Reader, name, path string, categorical []string) (*inpu
 	if crOnly {
 		r = crToLF{br}
 	}
+	if ro.maxMemory > 0 {
+		r = &memoryReader{r: r, limit: ro.maxMemory, name: name, whose: ro.limitName}
+	}
 	cr := datasets.NewReader(r)
 	cr.File = name
-	cr.Categorical = categorical
+	cr.Categorical = ro.categorical
 	fr, err := cr.Read()
+	if tb := (*errTooBig)(nil); errors.As(err, &tb) {
+		return nil, tb
+	}
 	if err != nil {
 		return nil, err // a *datasets.ParseError naming file, line and column
 	}

@@ -62,7 +62,8 @@ func newTrainingData(in *input, cols []string) (*trainingData, error) {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
+	// BestSpeed: on 10^5 subjects the default level took 2 s of 3.
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 	if err := datasets.WriteCSV(zw, fr); err != nil {
 		return nil, err
 	}
@@ -188,14 +189,31 @@ func sectionSums(doc *document) (map[string]string, error) {
 		"prior": doc.Prior, "fixed": doc.Fixed, "re_sd": doc.RESD, "re_cor": doc.RECor, "omega": doc.Omega,
 		"random_effects": doc.RandomEffects, "state": doc.State, "training_data": doc.Training,
 	}
-	sums := make(map[string]string, len(sections))
+	// The sections are marshalled concurrently: on 10^5 subjects the
+	// state, the random effects and the training data are each tens of MB.
+	type sum struct {
+		name, hex string
+		err       error
+	}
+	out := make(chan sum, len(sections))
 	for name, v := range sections {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("checksum of %s: %v", name, err)
+		go func() {
+			b, err := json.Marshal(v)
+			h := sha256.Sum256(b)
+			out <- sum{name, hex.EncodeToString(h[:]), err}
+		}()
+	}
+	sums := make(map[string]string, len(sections))
+	var firstErr error
+	for range sections {
+		r := <-out
+		if r.err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("checksum of %s: %v", r.name, r.err)
 		}
-		h := sha256.Sum256(b)
-		sums[name] = hex.EncodeToString(h[:])
+		sums[r.name] = r.hex
+	}
+	if firstErr != nil {
+		return nil, firstErr
 	}
 	return sums, nil
 }

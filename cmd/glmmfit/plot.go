@@ -5,7 +5,10 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
+	"context"
+	"errors"
 	"fmt"
 	"image/color"
 	"io"
@@ -42,10 +45,42 @@ var (
 )
 
 // writePlot draws the panels of doc into path, a .png or .svg file.
-func writePlot(path string, doc *document) error {
+func writePlot(ctx context.Context, path string, doc *document) error {
+	// Drawn in memory, away from the caller, so that a signal or the time
+	// limit need not wait for it (10^5 subjects take a second or two).
+	done := make(chan drawn, 1)
+	go func() {
+		b, err := drawPlot(path, doc)
+		done <- drawn{b, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case d := <-done:
+		if d.err != nil {
+			return d.err
+		}
+		if err := atomicfile.WriteFile(path, d.b); err != nil {
+			return fmt.Errorf("-plot: %v", pathError(err))
+		}
+		return nil
+	}
+}
+
+// errPlotStopped reports that a signal or the time limit stopped the
+// drawing of -plot, which was not written.
+var errPlotStopped = errors.New("-plot was not drawn")
+
+type drawn struct {
+	b   []byte
+	err error
+}
+
+// drawPlot draws the plot in the format path's extension names.
+func drawPlot(path string, doc *document) ([]byte, error) {
 	panels, err := plotPanels(doc)
 	if err != nil {
-		return fmt.Errorf("-plot: %v", err)
+		return nil, fmt.Errorf("-plot: %v", err)
 	}
 	var (
 		canvas draw.Canvas
@@ -72,18 +107,11 @@ func writePlot(path string, doc *document) error {
 	panels[1].Draw(tiles.At(top, 1, 0))
 	panels[2].Draw(draw.Crop(bottom, vg.Inch/8, -vg.Inch/8, vg.Inch/8, -vg.Inch/8))
 
-	f, err := atomicfile.Create(path)
-	if err != nil {
-		return fmt.Errorf("-plot: %v", pathError(err))
+	var buf bytes.Buffer
+	if _, err := write(&buf); err != nil {
+		return nil, fmt.Errorf("-plot: %v", err)
 	}
-	defer f.Abort()
-	if _, err := write(f); err != nil {
-		return fmt.Errorf("-plot: %v", err)
-	}
-	if err := f.Commit(); err != nil {
-		return fmt.Errorf("-plot: %v", err)
-	}
-	return nil
+	return buf.Bytes(), nil
 }
 
 // newPlot returns a plot with niceTicks on both axes.

@@ -93,7 +93,7 @@ func runPredict(e *env, args []string) error {
 	}
 	// Read the training data's categorical columns as categorical here too,
 	// so that labels such as subject "7" match; absent names are ignored.
-	in, err := readInput(context.Background(), o.data, e.stdin, sf.doc.Training.Categorical)
+	in, err := readInput(context.Background(), o.data, e.stdin, readOptions{categorical: sf.doc.Training.Categorical})
 	if err != nil {
 		return err
 	}

@@ -202,7 +202,7 @@ func TestPredictBatchesAndIdenticalRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in, err := readInput(context.Background(), filepath.Join(dir, "new.csv"), nil, sf.doc.Training.Categorical)
+		in, err := readInput(context.Background(), filepath.Join(dir, "new.csv"), nil, readOptions{categorical: sf.doc.Training.Categorical})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -61,9 +61,9 @@ func toUserScale(d *formula.Design, res *vi.Result, s *posterior.Summary) {
 	nr := res.N * res.R
 	mean := make([]float64, p)
 	fm.Apply(res.Mu[nr:nr+p], mean)
-	cov := fm.Cov(res.GlobalCov().SliceSym(0, p))
+	cov, u := fm.ScaledCov(res.GlobalCov().SliceSym(0, p))
 	for j := range p {
-		s.Fixed[j] = posterior.GaussianMarginal(s.Fixed[j].Name, mean[j], math.Sqrt(cov.At(j, j)))
+		s.Fixed[j] = posterior.GaussianMarginal(s.Fixed[j].Name, mean[j], u[j]*math.Sqrt(cov.At(j, j)))
 	}
 }
 
@@ -118,11 +118,11 @@ func newPriorInfo(d *formula.Design) *priorInfo {
 		info.Description += fmt.Sprintf("; all on the response centred at %.4g and divided by its sd %.4g", c, sc)
 	}
 	p := len(names)
-	prior := fm.Cov(scaledIdentity(p, sd*sd))
+	prior, u := fm.ScaledCov(scaledIdentity(p, sd*sd))
 	mean := make([]float64, p)
 	fm.Apply(make([]float64, p), mean)
 	for j, n := range names {
-		info.Fixed = append(info.Fixed, priorMarginal{n, mean[j], math.Sqrt(prior.At(j, j))})
+		info.Fixed = append(info.Fixed, priorMarginal{n, mean[j], u[j] * math.Sqrt(prior.At(j, j))})
 	}
 	return info
 }
@@ -145,7 +145,7 @@ func fixedCorrelation(d *formula.Design, res *vi.Result) [][]float64 {
 	}
 	var cov mat.Symmetric = res.GlobalCov().SliceSym(0, p)
 	if fm := d.FixedMap(); fm != nil {
-		cov = fm.Cov(cov)
+		cov, _ = fm.ScaledCov(cov) // correlations do not depend on the units
 	}
 	out := make([][]float64, p)
 	for i := range p {

@@ -7,6 +7,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -24,16 +25,17 @@ type progress struct {
 }
 
 // newProgress returns the progress display on stderr when it is a
-// terminal: a spinner naming the phase, and during the fit the bound and
-// how near the convergence rule is (not a share of the iteration limit,
-// which a converging fit never approaches).
-func newProgress(stderr *os.File, quiet bool, maxIter int) *progress {
+// terminal: a spinner naming the phase (reading, start, fit, final bound,
+// summaries, writing), and during the fit the bound and how near the
+// convergence rule is (not a share of the iteration limit, which a
+// converging fit never approaches).
+func newProgress(stderr *os.File, quiet bool) *progress {
 	if quiet || stderr == nil || !term.IsTerminal(int(stderr.Fd())) {
 		return &progress{}
 	}
 	bar := progressbar.NewOptions(-1,
 		progressbar.OptionSetWriter(stderr),
-		progressbar.OptionSetDescription("start: finding the approximate posterior mode"),
+		progressbar.OptionSetDescription("reading the data"),
 		progressbar.OptionSetElapsedTime(true),
 		progressbar.OptionSetPredictTime(false),
 		progressbar.OptionSpinnerType(14),
@@ -44,12 +46,29 @@ func newProgress(stderr *os.File, quiet bool, maxIter int) *progress {
 	return &progress{bar: bar}
 }
 
+// reading returns the callback that shows how much of the data file has
+// been read, or nil when nothing is displayed.
+func (p *progress) reading(path string) func(int64) {
+	if p.bar == nil {
+		return nil
+	}
+	name := filepath.Base(path)
+	var shown int64
+	return func(read int64) {
+		if read-shown < 1<<20 {
+			return
+		}
+		shown = read
+		p.phase(fmt.Sprintf("reading: %s, %.1f MB", name, float64(read)/1e6))
+	}
+}
+
 func (p *progress) update(s vi.Progress) {
 	if p.bar == nil {
 		return
 	}
-	if s.Flat >= s.Patience && s.Refined >= s.Refine {
-		p.bar.Describe(fmt.Sprintf("final bound: converged after %d iterations; estimating the lower bound from fresh draws", s.Iter))
+	if s.Final {
+		p.bar.Describe(fmt.Sprintf("final bound: after %d iterations, estimating the lower bound from fresh draws", s.Iter))
 	} else {
 		p.bar.Describe(fmt.Sprintf("fit: iteration %d, ELBO %.2f; flat windows %d/%d, step refinements %d/%d",
 			s.Iter, s.LowerBound, s.Flat, s.Patience, s.Refined, s.Refine))
@@ -57,7 +76,7 @@ func (p *progress) update(s vi.Progress) {
 	p.bar.Add(1)
 }
 
-// phase names the phase after the fit (the final bound, the summaries).
+// phase names the phase outside the iterations.
 func (p *progress) phase(what string) {
 	if p.bar == nil {
 		return

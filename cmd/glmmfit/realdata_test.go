@@ -293,10 +293,10 @@ func userFixed(d *formula.Design, res *vi.Result) []posterior.Marginal {
 	nr := res.N * res.R
 	mean := make([]float64, p)
 	fm.Apply(res.Mu[nr:nr+p], mean)
-	cov := fm.Cov(res.GlobalCov().SliceSym(0, p))
+	cov, u := fm.ScaledCov(res.GlobalCov().SliceSym(0, p))
 	out := make([]posterior.Marginal, p)
 	for j := range p {
-		out[j] = posterior.Marginal{Name: names[j], Mean: mean[j], SD: math.Sqrt(cov.At(j, j))}
+		out[j] = posterior.Marginal{Name: names[j], Mean: mean[j], SD: u[j] * math.Sqrt(cov.At(j, j))}
 	}
 	return out
 }

@@ -269,9 +269,14 @@ func TestProgressBar(t *testing.T) {
 // signalWhen runs glmmfit with args in dir on a terminal, sends sig once
 // the terminal shows want, and returns the exit code, what the terminal
 // got and standard output. It skips the test if glmmfit ends before the
-// signal can be sent.
+// signal can be sent. It fails the test if glmmfit takes more than twice
+// as long to stop (and more than 5 s) as it ran before the signal:
+// stopping takes a step and the writing of what was computed, not the rest
+// of a phase. (A baseline from the same run, not a fixed deadline, so that
+// a loaded machine slows both alike.)
 func signalWhen(t *testing.T, dir, want string, sig os.Signal, args ...string) (int, string, *bytes.Buffer) {
 	t.Helper()
+	started := time.Now()
 	cmd, term, out := runOnTerminal(t, dir, want, args...)
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
@@ -283,6 +288,7 @@ func signalWhen(t *testing.T, dir, want string, sig os.Signal, args ...string) (
 		cmd.Process.Kill()
 		t.Fatalf("no %q on the terminal after 300 s: %q", want, term.String())
 	}
+	sent := time.Now()
 	if err := cmd.Process.Signal(sig); err != nil {
 		t.Skipf("glmmfit ended before %v: %v", sig, err)
 	}
@@ -293,6 +299,11 @@ func signalWhen(t *testing.T, dir, want string, sig os.Signal, args ...string) (
 	case <-time.After(120 * time.Second):
 		cmd.Process.Kill()
 		t.Fatalf("glmmfit did not stop within 120 s of %v", sig)
+	}
+	before, after := sent.Sub(started), time.Since(sent)
+	t.Logf("%v after %v; stopped %v later", sig, before, after)
+	if after > max(2*before, 5*time.Second) {
+		t.Errorf("glmmfit took %v to stop after %v, more than twice the %v it ran before", after, sig, before)
 	}
 	<-term.done
 	return code, term.String(), out
@@ -308,46 +319,140 @@ func simulateHuge(t *testing.T, dir string) {
 		"-beta", "-0.5,0.8,0.4", "-re-sd", "1", "-seed", "9", "-out", "huge.csv"))
 }
 
-// TestInterruptDuringStart: SIGTERM while the start runs (on 100,000
-// subjects it takes about a second) stops it, writes the state reached
-// (the paper's start) and exits 143. If the start ends before the signal
-// lands, the test says so and skips: the phase it checks was missed.
-func TestInterruptDuringStart(t *testing.T) {
+// TestSignalInEachPhase sends SIGINT and SIGTERM in each phase of a fit on
+// 100,000 subjects: reading, the start, the final bound, the summaries and
+// drawing -plot (the iterations: TestInterrupt). Each must stop the phase
+// promptly (signalWhen), exit 130 or 143, say what it wrote, and leave the
+// files of what was computed, whole. If the signal misses its phase (the
+// phase ended first), the case says so and skips.
+func TestSignalInEachPhase(t *testing.T) {
 	dir := t.TempDir()
 	simulateHuge(t, dir)
-	code, tty, _ := signalWhen(t, dir, "start:", syscall.SIGTERM, "fit", "-data", "huge.csv", "-formula", "y ~ t + x1 + (1 | id)",
-		"-family", "bernoulli", "-method", "rvb2", "-out", "fit.json")
-	if strings.Contains(tty, "fit: iteration") {
-		t.Skipf("the start ended before SIGTERM landed (exit %d)", code)
+	// Four copies of the data, so that reading takes a while.
+	b, err := os.ReadFile(filepath.Join(dir, "huge.csv"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if code != exitTerminated || !strings.Contains(tty, "interrupted") {
-		t.Errorf("SIGTERM during the start: exit %d, terminal %q; want %d and a message", code, tty, exitTerminated)
+	header, body, _ := bytes.Cut(b, []byte("\n"))
+	big := append(append([]byte{}, header...), '\n')
+	for range 4 {
+		big = append(big, body...)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "fit.json")); err != nil {
-		t.Errorf("no -out file after SIGTERM during the start: %v", err)
-	}
-}
+	writeFile(t, dir, "bigger.csv", string(big))
+	model := []string{"-formula", "y ~ t + x1 + (1 | id)", "-family", "bernoulli"}
 
-// TestInterruptDuringSummaries: SIGINT while RVB2's summaries run on
-// 100,000 subjects stops them, writes everything with the summaries from 2
-// draws and says so, and exits 130. If the signal misses the phase, the
-// test skips.
-func TestInterruptDuringSummaries(t *testing.T) {
-	dir := t.TempDir()
-	simulateHuge(t, dir)
-	code, _, out := signalWhen(t, dir, "summaries:", os.Interrupt, "fit", "-data", "huge.csv", "-formula", "y ~ t + x1 + (1 | id)",
-		"-family", "bernoulli", "-method", "rvb2", "-max-iter", "50", "-format", "json", "-out", "fit.json")
-	doc := readDoc(t, out.Bytes())
-	if !strings.Contains(doc.Message, "during the summaries") {
-		t.Skipf("the summaries ended before SIGINT landed (exit %d, message %q)", code, doc.Message)
+	type outcome struct {
+		code int
+		tty  string
+		out  []byte
+		dir  string
 	}
-	if code != exitInterrupted {
-		t.Errorf("SIGINT during the summaries: exit %d, want %d", code, exitInterrupted)
-	}
-	if len(doc.RandomEffects.Subjects) != 100000 || len(doc.Fixed) != 3 {
-		t.Errorf("summary after SIGINT: %d subjects, %d fixed effects", len(doc.RandomEffects.Subjects), len(doc.Fixed))
-	}
-	if _, err := readFitFile(filepath.Join(dir, "fit.json")); err != nil {
-		t.Errorf("the -out file does not load: %v", err)
+	// Each check returns a reason to skip when the signal missed the phase.
+	for _, c := range []struct {
+		phase string
+		when  string // what the terminal shows in the phase
+		args  []string
+		check func(t *testing.T, o outcome) (missed string)
+	}{
+		{"reading", "reading: bigger.csv", []string{"-data", "bigger.csv", "-out", "fit.json"}, func(t *testing.T, o outcome) string {
+			if strings.Contains(o.tty, "start:") {
+				return "the reading ended first"
+			}
+			if !strings.Contains(o.tty, "interrupted while reading the data; nothing was written") {
+				t.Errorf("terminal %q", o.tty)
+			}
+			if _, err := os.Stat(filepath.Join(o.dir, "fit.json")); !os.IsNotExist(err) {
+				t.Errorf("a fit file after a signal while reading: %v", err)
+			}
+			return ""
+		}},
+		{"start", "start:", []string{"-data", "huge.csv", "-method", "rvb2", "-out", "fit.json"}, func(t *testing.T, o outcome) string {
+			if strings.Contains(o.tty, "fit: iteration") {
+				return "the start ended first"
+			}
+			if !strings.Contains(o.tty, "interrupted") {
+				t.Errorf("terminal %q", o.tty)
+			}
+			if _, err := readFitFile(filepath.Join(o.dir, "fit.json")); err != nil {
+				t.Errorf("the -out file (the start's state) does not load: %v", err)
+			}
+			return ""
+		}},
+		{"final bound", "final bound:", []string{"-data", "huge.csv", "-method", "rvb2", "-max-iter", "10", "-format", "json", "-out", "fit.json"}, func(t *testing.T, o outcome) string {
+			doc := readDoc(t, o.out)
+			if doc.Status != "cancelled" {
+				return fmt.Sprintf("the final bound ended first (status %q)", doc.Status)
+			}
+			if !strings.Contains(o.tty, "interrupted; wrote the last good state, of iteration 10") {
+				t.Errorf("terminal %q", o.tty)
+			}
+			sf, err := readFitFile(filepath.Join(o.dir, "fit.json"))
+			if err != nil {
+				t.Fatalf("the -out file does not load: %v", err)
+			}
+			if sf.doc.Iterations != 10 || len(sf.doc.RandomEffects.Subjects) != 100000 {
+				t.Errorf("-out file: %d iterations, %d subjects", sf.doc.Iterations, len(sf.doc.RandomEffects.Subjects))
+			}
+			return ""
+		}},
+		{"summaries", "summaries:", []string{"-data", "huge.csv", "-method", "rvb2", "-max-iter", "50", "-format", "json", "-out", "fit.json"}, func(t *testing.T, o outcome) string {
+			doc := readDoc(t, o.out)
+			if !strings.Contains(doc.Message, "during the summaries") {
+				return fmt.Sprintf("the summaries ended first (message %q)", doc.Message)
+			}
+			if len(doc.RandomEffects.Subjects) != 100000 || len(doc.Fixed) != 3 {
+				t.Errorf("summary: %d subjects, %d fixed effects", len(doc.RandomEffects.Subjects), len(doc.Fixed))
+			}
+			if _, err := readFitFile(filepath.Join(o.dir, "fit.json")); err != nil {
+				t.Errorf("the -out file does not load: %v", err)
+			}
+			return ""
+		}},
+		{"drawing -plot", "drawing -plot", []string{"-data", "huge.csv", "-method", "gva", "-max-iter", "10", "-out", "fit.json", "-plot", "fit.png"}, func(t *testing.T, o outcome) string {
+			if !strings.Contains(o.tty, "not drawn") {
+				return "the plot was drawn first"
+			}
+			if !strings.Contains(o.tty, "-plot fit.png was not drawn") {
+				t.Errorf("terminal %q", o.tty)
+			}
+			if _, err := os.Stat(filepath.Join(o.dir, "fit.png")); !os.IsNotExist(err) {
+				t.Errorf("-plot written after a signal while drawing: %v", err)
+			}
+			if _, err := readFitFile(filepath.Join(o.dir, "fit.json")); err != nil {
+				t.Errorf("the -out file does not load: %v", err)
+			}
+			if !strings.Contains(string(o.out), "Fixed effects:") {
+				t.Errorf("no summary on standard output")
+			}
+			return ""
+		}},
+	} {
+		for _, sig := range []struct {
+			s    os.Signal
+			code int
+		}{{os.Interrupt, exitInterrupted}, {syscall.SIGTERM, exitTerminated}} {
+			t.Run(c.phase+"/"+sig.s.String(), func(t *testing.T) {
+				run := t.TempDir()
+				for _, name := range []string{"huge.csv", "bigger.csv"} {
+					if err := os.Symlink(filepath.Join(dir, name), filepath.Join(run, name)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				args := append(append([]string{"fit"}, model...), c.args...)
+				code, tty, out := signalWhen(t, run, c.when, sig.s, args...)
+				if missed := c.check(t, outcome{code, tty, out.Bytes(), run}); missed != "" {
+					t.Skipf("%s (exit %d)", missed, code)
+				}
+				if code != sig.code {
+					t.Errorf("exit %d, want %d; terminal %q", code, sig.code, tty)
+				}
+				entries, _ := os.ReadDir(run)
+				for _, e := range entries {
+					if strings.HasPrefix(e.Name(), ".") {
+						t.Errorf("a temporary file is left: %s", e.Name())
+					}
+				}
+			})
+		}
 	}
 }
