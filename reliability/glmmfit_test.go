@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/sparsevi/sparsevi/datasets"
 )
 
 var (
@@ -125,16 +127,23 @@ func fixedMeans(t *testing.T, doc []byte) (mean, sd map[string]float64) {
 	t.Helper()
 	var d struct {
 		Fixed []struct {
-			Name     string
-			Mean, SD float64
-		}
+			Name     string  `json:"name"`
+			Estimate float64 `json:"estimate"`
+			EstError float64 `json:"est_error"`
+		} `json:"fixed"`
 	}
 	if err := json.Unmarshal(doc, &d); err != nil {
 		t.Fatalf("the JSON summary does not parse: %v", err)
 	}
+	if len(d.Fixed) == 0 {
+		t.Fatalf("no fixed effects in the JSON summary")
+	}
 	mean, sd = map[string]float64{}, map[string]float64{}
 	for _, f := range d.Fixed {
-		mean[f.Name], sd[f.Name] = f.Mean, f.SD
+		if f.EstError <= 0 {
+			t.Fatalf("%s: Est.Error %v", f.Name, f.EstError)
+		}
+		mean[f.Name], sd[f.Name] = f.Estimate, f.EstError
 	}
 	return mean, sd
 }
@@ -240,6 +249,33 @@ func TestGlmmfitCatalogue(t *testing.T) {
 		{name: "-prior-sd 1e300", args: fit("ok.csv", "y ~ x + (1 | id)", "poisson", "-prior-sd", "1e300"), code: []int{2}, want: []string{"-prior-sd"}},
 		{name: "missing-value advice speaks flags", args: []string{"fit", "-data", "huge.csv", "-formula", "y ~ q + (1 | id)", "-family", "poisson"}, code: []int{1}, want: []string{`"q"`}},
 		{name: "-max-memory too small", args: fit("ok.csv", "y ~ x + (1 | id)", "poisson", "-max-memory", "1MB"), code: []int{1}, want: []string{"needs about", "-max-memory"}},
+		{name: "-timeout on a long fit", setup: func(t *testing.T) {
+			if _, msg, code := run(t, bin, dir, "simulate", "-family", "bernoulli", "-subjects", "3000", "-obs", "6",
+				"-beta", "-0.5,0.8,0.4", "-re-sd", "1", "-seed", "9", "-out", "long.csv"); code != 0 {
+				t.Fatalf("simulate: exit %d: %s", code, msg)
+			}
+		}, args: fit("long.csv", "y ~ t + x1 + (1 | id)", "bernoulli", "-method", "rvb2", "-tol", "1e-9", "-max-iter", "100000", "-timeout", "1s", "-out", "long.json"),
+			code: []int{3}, want: []string{"time limit (-timeout 1s)", "-out long.json"}},
+		{name: "a predictor coded far from zero (grouseticks' YEAR)", setup: func(t *testing.T) {
+			data, err := filepath.Abs(datasets.DataDir(""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(data, "grouseticks.csv")); err != nil {
+				t.Skipf("grouseticks.csv not found in %s (set SPARSEVI_DATA)", data)
+			}
+			if err := os.Symlink(filepath.Join(data, "grouseticks.csv"), abs("grouseticks.csv")); err != nil {
+				t.Fatal(err)
+			}
+		}, args: fit("grouseticks.csv", "TICKS ~ YEAR + cHEIGHT + (1 | BROOD)", "poisson", "-max-iter", "20000", "-format", "json"), code: []int{0},
+			check: func(t *testing.T, stdout []byte) {
+				// glmer's YEAR: -0.4821737 ± 0.1611223
+				// (benchmarks/peers/grouseticks_glmer.csv).
+				got, _ := fixedMeans(t, stdout)
+				if d := math.Abs(got["YEAR"] - -0.4821737); d > 0.3*0.1611223 {
+					t.Errorf("YEAR %v, glmer -0.482 ± 0.161", got["YEAR"])
+				}
+			}},
 		{name: "a gzip file of 100 MB of CSV with -max-memory 100MB", setup: func(t *testing.T) {
 			f, err := os.Create(abs("bomb.csv.gz"))
 			if err != nil {
