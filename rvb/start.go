@@ -23,7 +23,8 @@ import (
 // the global block is the Schur complement of the model's precision, so
 // that the marginal covariance of theta_g, which the reparametrisation
 // leaves alone, is the model's. The cross blocks are zero, as in RVB's
-// factor. For RVB2 it also seeds the warm-start modes.
+// factor. For RVB2 it also seeds the warm-start modes. A Target of
+// NewAtStart uses the start it computed, once.
 func (t *Target) Start(ctx context.Context, theta, prec []float64) error {
 	n, r, g := t.Dims()
 	p := t.p
@@ -32,7 +33,12 @@ func (t *Target) Start(ctx context.Context, theta, prec []float64) error {
 	if len(theta) != n*r+g || len(prec) != n*stride+gtri {
 		panic("rvb: bad length in Start")
 	}
-	if err := t.m.Start(ctx, theta, prec); err != nil {
+	if st := t.start; st != nil {
+		// NewAtStart's start, computed once.
+		copy(theta, st.theta)
+		copy(prec, st.prec)
+		t.start = nil
+	} else if err := t.m.Start(ctx, theta, prec); err != nil {
 		return err
 	}
 	thetaG := theta[n*r:]

@@ -87,7 +87,7 @@ func run() error {
 	out := flag.String("out", "results", "output directory")
 	files := flag.String("files", "sim_logit_n1000.csv,sim_logit_n10000.csv,sim_logit_n100000.csv.gz", "simulated files to fit (comma-separated)")
 	datasets := flag.String("datasets", "toenail,epilepsy,cbpp,hers", "the paper's data sets to fit with glmmfit's defaults (comma-separated)")
-	tools := flag.String("tools", "default,gva,rvb1,rvb2,glmer,glmmtmb", "tools to time: default, gva, rvb1, rvb2 (glmmfit's methods), glmer, glmmtmb")
+	tools := flag.String("tools", "default,gva,rvb1,rvb1-jeffreys,rvb2,glmer,glmmtmb", "tools to time: default, gva, rvb1, rvb1-jeffreys, rvb2 (glmmfit's methods), glmer, glmmtmb")
 	reps := flag.Int("reps", 3, "repetitions of every run")
 	timeout := flag.Duration("timeout", 30*time.Minute, "time limit of one run")
 	quick := flag.Bool("quick", false, "CI-sized: the smallest file, one repetition, glmmfit only")
@@ -103,18 +103,19 @@ func run() error {
 	}
 
 	all := map[string]tool{
-		"default": glmmfitTool("default"),
-		"gva":     glmmfitTool("gva", "-method", "gva"),
-		"rvb1":    glmmfitTool("rvb1", "-method", "rvb1"),
-		"rvb2":    glmmfitTool("rvb2", "-method", "rvb2"),
-		"glmer":   rTool("glmer", filepath.Join("benchmarks", "compare", "peers.R")),
-		"glmmtmb": rTool("glmmtmb", filepath.Join("benchmarks", "compare", "peers.R")),
+		"default":       glmmfitTool("default"),
+		"gva":           glmmfitTool("gva", "-method", "gva"),
+		"rvb1":          glmmfitTool("rvb1", "-method", "rvb1"),
+		"rvb1-jeffreys": glmmfitTool("rvb1-jeffreys", "-method", "rvb1", "-expansion", "jeffreys"),
+		"rvb2":          glmmfitTool("rvb2", "-method", "rvb2"),
+		"glmer":         rTool("glmer", filepath.Join("benchmarks", "compare", "peers.R")),
+		"glmmtmb":       rTool("glmmtmb", filepath.Join("benchmarks", "compare", "peers.R")),
 	}
 	var use []tool
 	for _, name := range benchio.List(*tools) {
 		t, ok := all[name]
 		if !ok {
-			return fmt.Errorf("-tools: unknown tool %q (want default, gva, rvb1, rvb2, glmer or glmmtmb)", name)
+			return fmt.Errorf("-tools: unknown tool %q (want default, gva, rvb1, rvb1-jeffreys, rvb2, glmer or glmmtmb)", name)
 		}
 		if t.peer && !rPackageAvailable(name) {
 			fmt.Printf("skipping %s: Rscript or its R package is not installed\n", name)

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 
@@ -24,21 +25,35 @@ const (
 	methodRVB2 = "rvb2"
 )
 
+// Expansion points of RVB (-expansion).
+const (
+	// expansionStart expands the log-likelihood about the linear
+	// predictor at the start's approximate posterior mode
+	// (rvb.NewAtStart).
+	expansionStart = "start"
+	// expansionJeffreys expands it about the paper's data-based point
+	// (rvb.DefaultExpansion), as fit files without an expansion did.
+	expansionJeffreys = "jeffreys"
+)
+
 // approx is a fitted Gaussian approximation together with the model it
 // approximates. For RVB the local blocks of Mu and Factor are the
 // reparametrised b~_i; draws are mapped back to b_i.
 type approx struct {
-	method string
-	model  *glmm.Model
-	rt     *rvb.Target // nil for GVA
-	n, r   int
-	g      int
-	mu     []float64
-	factor []float64
+	method    string
+	expansion string // RVB's expansion point; "" for GVA
+	model     *glmm.Model
+	rt        *rvb.Target // nil for GVA
+	n, r      int
+	g         int
+	mu        []float64
+	factor    []float64
 }
 
-// newTarget returns the vi target and vi method of the named method.
-func newTarget(method string, m *glmm.Model) (vi.Target, vi.Method, *rvb.Target, error) {
+// newTarget returns the vi target and vi method of the named method, RVB
+// expanded about the named point. The start expansion runs the model's
+// start (which the fit then reuses), so ctx can stop it.
+func newTarget(ctx context.Context, method, expansion string, m *glmm.Model) (vi.Target, vi.Method, *rvb.Target, error) {
 	switch method {
 	case methodGVA:
 		return m, vi.GVA, nil, nil
@@ -47,7 +62,18 @@ func newTarget(method string, m *glmm.Model) (vi.Target, vi.Method, *rvb.Target,
 		if method == methodRVB2 {
 			rm = rvb.RVB2
 		}
-		t, err := rvb.New(m, rm)
+		var (
+			t   *rvb.Target
+			err error
+		)
+		switch expansion {
+		case expansionStart:
+			t, err = rvb.NewAtStart(ctx, m, rm)
+		case expansionJeffreys, "":
+			t, err = rvb.New(m, rm)
+		default:
+			err = fmt.Errorf("unknown expansion %q", expansion)
+		}
 		if err != nil {
 			return nil, 0, nil, err
 		}
@@ -56,9 +82,10 @@ func newTarget(method string, m *glmm.Model) (vi.Target, vi.Method, *rvb.Target,
 	return nil, 0, nil, fmt.Errorf("unknown method %q", method)
 }
 
-// newApprox wraps the state mu, factor of a fit by method of model m.
-func newApprox(method string, m *glmm.Model, mu, factor []float64) (*approx, error) {
-	_, _, rt, err := newTarget(method, m)
+// newApprox wraps the state mu, factor of a fit by method of model m (RVB
+// expanded about the named point).
+func newApprox(method, expansion string, m *glmm.Model, mu, factor []float64) (*approx, error) {
+	_, _, rt, err := newTarget(context.Background(), method, expansion, m)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +97,10 @@ func newApprox(method string, m *glmm.Model, mu, factor []float64) (*approx, err
 	if len(mu) != n*r+g || len(factor) != want {
 		return nil, fmt.Errorf("state of length (%d, %d) does not fit the model: want (%d, %d)", len(mu), len(factor), n*r+g, want)
 	}
-	return &approx{method: method, model: m, rt: rt, n: n, r: r, g: g, mu: mu, factor: factor}, nil
+	if rt == nil {
+		expansion = ""
+	}
+	return &approx{method: method, expansion: expansion, model: m, rt: rt, n: n, r: r, g: g, mu: mu, factor: factor}, nil
 }
 
 // sampler draws theta = (b_1, ..., b_n, beta, omega) from q, with the

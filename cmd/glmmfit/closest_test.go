@@ -117,8 +117,8 @@ func TestBinomialZeroOneIsBernoulli(t *testing.T) {
 	if outs[0] != outs[1] {
 		t.Errorf("binomial and bernoulli fits differ:\n%s\n---\n%s", outs[0], outs[1])
 	}
-	if !strings.Contains(outs[0], "Family: bernoulli") || !strings.Contains(outs[0], "rvb2") {
-		t.Errorf("the summary does not say a bernoulli model was fitted by rvb2:\n%s", outs[0])
+	if !strings.Contains(outs[0], "Family: bernoulli") || !strings.Contains(outs[0], "rvb1 (") {
+		t.Errorf("the summary does not say a bernoulli model was fitted by rvb1:\n%s", outs[0])
 	}
 }
 

@@ -34,6 +34,7 @@ type fitOptions struct {
 	dataDir        string
 
 	method    string
+	expansion string // RVB's expansion point: start or jeffreys
 	optimizer string
 	seed      uint64
 	maxIter   int
@@ -87,6 +88,7 @@ func (o *fitOptions) flagSet() *flag.FlagSet {
 	fs.StringVar(&o.spec.LocalFactor, "local-factor", "", "")
 	fs.StringVar(&o.spec.Link, "link", "", "")
 	fs.StringVar(&o.method, "method", methodAuto, "")
+	fs.StringVar(&o.expansion, "expansion", expansionStart, "")
 	fs.StringVar(&o.optimizer, "optimizer", "snngm", "")
 	fs.Uint64Var(&o.seed, "seed", 1, "")
 	fs.IntVar(&o.maxIter, "max-iter", defaultMaxIter, "")
@@ -154,6 +156,10 @@ func (o *fitOptions) check(fs *flag.FlagSet) error {
 	case methodAuto, methodGVA, methodRVB1, methodRVB2:
 	default:
 		return bad("unknown method %q (want auto, gva, rvb1 or rvb2)", o.method)
+	}
+	o.expansion = strings.ToLower(o.expansion)
+	if o.expansion != expansionStart && o.expansion != expansionJeffreys {
+		return bad("-expansion %q: want start (the default) or jeffreys", o.expansion)
 	}
 	opt, err := vi.ParseOptimizer(o.optimizer)
 	if err != nil {

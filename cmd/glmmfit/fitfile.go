@@ -173,7 +173,7 @@ func readFitFile(path string) (*savedFit, error) {
 	if st.N != n || st.R != r || st.G != g || !slices.Equal(d.FixedNames(), doc.Data.FixedNames) {
 		return nil, fmt.Errorf("%s: the rebuilt model (n=%d, r=%d, G=%d) does not match the saved state (n=%d, r=%d, G=%d)", name, n, r, g, st.N, st.R, st.G)
 	}
-	a, err := newApprox(st.Method, d.Model(), st.Mu, st.Factor)
+	a, err := newApprox(st.Method, st.Expansion, d.Model(), st.Mu, st.Factor)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}

@@ -72,7 +72,9 @@ type document struct {
 // callInfo records how the fit was asked for: the model and the options.
 type callInfo struct {
 	modelSpec
-	Method          string  `json:"method"`
+	Method string `json:"method"`
+	// Expansion is RVB's expansion point: start or jeffreys.
+	Expansion       string  `json:"expansion,omitempty"`
 	MethodRequested string  `json:"method_requested"`
 	MethodNote      string  `json:"method_note,omitempty"`
 	Optimizer       string  `json:"optimizer"`
@@ -207,12 +209,15 @@ type timing struct {
 // factor (arrowhead precision factor for gva, block-diagonal covariance
 // factor of the reparametrised variables for rvb1/rvb2), as in vi.Result.
 type fitState struct {
-	Method string    `json:"method"`
-	N      int       `json:"n"`
-	R      int       `json:"r"`
-	G      int       `json:"g"`
-	Mu     []float64 `json:"mu"`
-	Factor []float64 `json:"factor"`
+	Method string `json:"method"`
+	// Expansion is RVB's expansion point, "start" or "jeffreys"; fit files
+	// written before it existed were expanded at "jeffreys".
+	Expansion string    `json:"expansion,omitempty"`
+	N         int       `json:"n"`
+	R         int       `json:"r"`
+	G         int       `json:"g"`
+	Mu        []float64 `json:"mu"`
+	Factor    []float64 `json:"factor"`
 }
 
 // jfloat is a float64 that encodes NaN and infinities as JSON null, as

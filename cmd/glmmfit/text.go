@@ -21,6 +21,13 @@ var methodDescriptions = map[string]string{
 	methodRVB2: "reparametrised VB, random effects centred at their conditional mode",
 }
 
+// expansionNames say what RVB1's expansion point is.
+var expansionNames = map[string]string{
+	expansionStart:    "the start's mode",
+	expansionJeffreys: "the paper's data-based point",
+	"":                "the paper's data-based point",
+}
+
 var linkNames = map[string]string{"poisson": "log", "bernoulli": "logit", "binomial": "logit", "gaussian": "identity", "negbinomial": "log"}
 
 // dispersionNotes say what a family's dispersion parameter is.
@@ -52,7 +59,11 @@ func writeText(w io.Writer, doc *document) {
 	}
 	line("Data:", "%s (Number of observations: %d%s)", d.Name, d.Observations, extra)
 	line("Groups:", "%s (Number of levels: %d)", d.Group, d.Subjects)
-	method := fmt.Sprintf("%s (%s)", c.Method, methodDescriptions[c.Method])
+	what := methodDescriptions[c.Method]
+	if c.Method == methodRVB1 {
+		what = "reparametrised VB, random effects centred by an expansion about " + expansionNames[c.Expansion]
+	}
+	method := fmt.Sprintf("%s (%s)", c.Method, what)
 	if c.MethodNote != "" {
 		method += "; " + c.MethodNote
 	}
