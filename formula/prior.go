@@ -128,6 +128,25 @@ func (d *Design) ResponseScale() (center, scale float64) {
 	return d.resp.center, d.resp.scale
 }
 
+// ResponseLogJacobian returns what to add to a log density of the model's
+// response, such as a lower bound on its log marginal likelihood, to get
+// that of the data's: -W log scale for a gaussian response standardised
+// under PriorAuto (W the sum of the weights, the number of observations
+// without weights), 0 otherwise.
+func (d *Design) ResponseLogJacobian() float64 {
+	if d.resp.scale == 0 {
+		return 0
+	}
+	w := float64(len(d.cfg.Y))
+	if d.cfg.Weights != nil {
+		w = 0
+		for _, v := range d.cfg.Weights {
+			w += v
+		}
+	}
+	return -w * math.Log(d.resp.scale)
+}
+
 // standardizeResponse centres (when the model has an intercept) and scales
 // the gaussian response, and scales the offsets with it.
 func (d *Design) standardizeResponse() {

@@ -224,3 +224,35 @@ func meanLog1p(a float64, x []float64) float64 {
 	}
 	return s / float64(len(x))
 }
+
+// LogMarginal returns the importance-sampling estimate of log p(y) from
+// logw, the log ratios log p(y, theta_s) - log q(theta_s) at independent
+// draws theta_s of q: the log of their mean, with its standard error by
+// the delta method, sd(w) / (mean(w) sqrt(S)). The estimate is consistent
+// and, as the log of an unbiased estimate, biased down by about se²/2; it
+// is trustworthy when the Pareto k of the same ratios (ParetoK) is below
+// ParetoKBad, where the ratios have a finite variance. It returns
+// ErrFewDraws for fewer than two draws.
+func LogMarginal(logw []float64) (logp, se float64, err error) {
+	s := len(logw)
+	if s < 2 {
+		return 0, 0, ErrFewDraws
+	}
+	top := math.Inf(-1)
+	for _, v := range logw {
+		top = max(top, v)
+	}
+	if math.IsInf(top, 0) || math.IsNaN(top) {
+		return math.NaN(), math.NaN(), nil
+	}
+	// Ratios scaled by the largest, so that none overflows.
+	var sum, sumSq float64
+	for _, v := range logw {
+		w := math.Exp(v - top)
+		sum += w
+		sumSq += w * w
+	}
+	mean := sum / float64(s)
+	variance := max(sumSq/float64(s)-mean*mean, 0) * float64(s) / float64(s-1)
+	return top + math.Log(mean), math.Sqrt(variance/float64(s)) / mean, nil
+}

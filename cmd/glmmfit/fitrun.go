@@ -399,6 +399,8 @@ func resolveMethod(method string, m *glmm.Model) (string, string) {
 func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summary) *document {
 	m := job.design.Model()
 	n, _, _ := m.Dims()
+	// Bounds of a standardised gaussian response are on the data's scale.
+	jac := job.design.ResponseLogJacobian()
 	doc := &document{
 		SchemaVersion: schemaVersion,
 		Software:      currentSoftware(),
@@ -415,8 +417,8 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summar
 		Iterations: res.Iterations,
 		Backoffs:   res.Backoffs,
 		LowerBound: lowerBound{
-			Value: jfloat(res.LowerBound), MCSE: jfloat(res.LowerBoundSE), Constants: constantsNote,
-			PaperConvention: jfloat(m.PaperELBO(res.LowerBound)),
+			Value: jfloat(res.LowerBound + jac), MCSE: jfloat(res.LowerBoundSE), Constants: constantsNote,
+			PaperConvention: jfloat(m.PaperELBO(res.LowerBound) + jac),
 		},
 		Fixed: marginals(s.Fixed),
 		RESD:  marginals(s.SD),
@@ -425,7 +427,7 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summar
 		RandomEffects: randomEffects{
 			Group: m.GroupName(), Names: m.RandomNames(), Subjects: subjects(s.Subjects),
 		},
-		Trace:   trace(res.Trace),
+		Trace:   trace(res.Trace, jac),
 		Timings: timing{FitSeconds: res.Elapsed.Seconds(), Threads: res.Workers},
 	}
 	if s.Dispersion != nil {
@@ -433,6 +435,9 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summar
 	}
 	if k, tail, err := posterior.ParetoK(res.LogWeights); err == nil {
 		doc.LowerBound.ParetoK = &paretoK{K: jfloat(k), Draws: len(res.LogWeights), Tail: tail}
+		if lp, se, err := posterior.LogMarginal(res.LogWeights); err == nil && k < posterior.ParetoKBad {
+			doc.LowerBound.LogMarginal = &logMarginal{Value: jfloat(lp + jac), SE: jfloat(se)}
+		}
 	}
 	doc.Crossed = crossedDocs(s.Crossed)
 	doc.PSISCorrected = psisCorrect(job.design, res)

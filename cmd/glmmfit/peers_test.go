@@ -176,6 +176,19 @@ func TestParetoKWarns(t *testing.T) {
 				}
 			}
 		}
+		// log p(y) likewise; where given it is above the lower bound, as
+		// log p(y) is (within their Monte Carlo errors), and not far.
+		lm := doc.LowerBound.LogMarginal
+		if (lm == nil) != (float64(pk.K) >= 0.7) {
+			t.Errorf("%v: k = %.2f, log p(y) %+v", c.args, float64(pk.K), lm)
+		}
+		if lm != nil {
+			lb, se := float64(doc.LowerBound.Value), float64(lm.SE)+float64(doc.LowerBound.MCSE)
+			t.Logf("%s: log p(y) %.2f ± %.2f, bound %.2f", c.args[1], float64(lm.Value), float64(lm.SE), lb)
+			if v := float64(lm.Value); !(v > lb-3*se && v < lb+10) {
+				t.Errorf("%v: log p(y) %v ± %v against the bound %v", c.args, v, float64(lm.SE), lb)
+			}
+		}
 	}
 }
 

@@ -231,7 +231,8 @@ func TestFixedCorrelation(t *testing.T) {
 // TestPriorInvarianceGaussianResponse: a gaussian response shifted by 1000
 // and multiplied by 1e-6 or 1e6 moves and rescales every estimate with it
 // (the intercept, the slopes, the random-effect sds and sigma), to 0.02
-// posterior sd: -prior auto standardises the response.
+// posterior sd: -prior auto standardises the response; the lower bound
+// moves by the log Jacobian of the scaling.
 func TestPriorInvarianceGaussianResponse(t *testing.T) {
 	dir := t.TempDir()
 	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "gaussian", "-subjects", "60", "-obs", "5",
@@ -292,5 +293,12 @@ func TestPriorInvarianceGaussianResponse(t *testing.T) {
 		}
 		b := base.Dispersion
 		check("sigma", float64(doc.Dispersion.Estimate), float64(b.Estimate)*v.scale, float64(b.EstError)*v.scale)
+		// The bound is on log p(y) of the data as given: y times c has
+		// the density divided by c at each of the 300 rows. (Before the
+		// fit's standardisation was undone, every variant had the same.)
+		lb, want := float64(doc.LowerBound.Value), float64(base.LowerBound.Value)-300*math.Log(v.scale)
+		if se := float64(doc.LowerBound.MCSE) + float64(base.LowerBound.MCSE); !(math.Abs(lb-want) <= 4*se) {
+			t.Errorf("%s: lower bound %v, want %v ± %v", v.name, lb, want, 4*se)
+		}
 	}
 }

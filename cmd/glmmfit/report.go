@@ -114,6 +114,16 @@ type lowerBound struct {
 	// posterior in its tails, above 0.7 it is far from it somewhere.
 	// Absent when the draws were too few (very many subjects).
 	ParetoK *paretoK `json:"pareto_k,omitempty"`
+	// LogMarginal is the importance-sampling estimate of log p(y)
+	// (posterior.LogMarginal) from the same ratios, present when their
+	// Pareto k is below 0.7: the number to compare models by.
+	LogMarginal *logMarginal `json:"log_marginal,omitempty"`
+}
+
+// logMarginal is an estimate of log p(y) with its standard error.
+type logMarginal struct {
+	Value jfloat `json:"value"`
+	SE    jfloat `json:"se"`
 }
 
 // paretoK is the Pareto diagnostic of a fit.
@@ -190,10 +200,12 @@ type tracePoint struct {
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
 }
 
-func trace(tr []vi.TracePoint) []tracePoint {
+// trace returns the trace with its bounds on the data's scale: jac is the
+// log Jacobian of a standardised response (formula.ResponseLogJacobian).
+func trace(tr []vi.TracePoint, jac float64) []tracePoint {
 	out := make([]tracePoint, len(tr))
 	for k, t := range tr {
-		out[k] = tracePoint{Iter: t.Iter, LowerBound: jfloat(t.LowerBound), Gain: jfloat(t.Gain), StepNorm: jfloat(t.StepNorm), ElapsedSeconds: t.Elapsed.Seconds()}
+		out[k] = tracePoint{Iter: t.Iter, LowerBound: jfloat(t.LowerBound + jac), Gain: jfloat(t.Gain), StepNorm: jfloat(t.StepNorm), ElapsedSeconds: t.Elapsed.Seconds()}
 	}
 	return out
 }

@@ -88,6 +88,9 @@ func writeText(w io.Writer, doc *document) {
 		}
 		line("Pareto k:", "%.2f of the importance ratios p/q at %d draws: %s", float64(pk.K), pk.Draws, verdict)
 	}
+	if lm := doc.LowerBound.LogMarginal; lm != nil {
+		line("log p(y):", "%.2f ± %.2f (importance sampling from q; all constants included: compare models by it)", float64(lm.Value), float64(lm.SE))
+	}
 	if pr := doc.Prior; pr != nil && pr.Name == "auto" {
 		line("Priors:", "N(0, %g^2) on each coefficient per standard deviation of its", pr.SD)
 		line("", "predictor and on the intercept at the predictors' means (-prior auto);")
