@@ -435,6 +435,7 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summar
 	}
 	if k, tail, err := posterior.ParetoK(res.LogWeights); err == nil {
 		doc.LowerBound.ParetoK = &paretoK{K: jfloat(k), Draws: len(res.LogWeights), Tail: tail}
+		doc.logWeights = res.LogWeights
 		if lp, se, err := posterior.LogMarginal(res.LogWeights); err == nil && k < posterior.ParetoKBad {
 			doc.LowerBound.LogMarginal = &logMarginal{Value: jfloat(lp + jac), SE: jfloat(se)}
 		}

@@ -25,18 +25,37 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/sparsevi/sparsevi/internal/atomicfile"
+	"github.com/sparsevi/sparsevi/posterior"
 )
 
-// The -plot image is one file with three panels: the lower-bound trace
-// (top left), a forest plot of the fixed effects with their 95% intervals
-// (top right) and a caterpillar plot of the random intercepts, sorted by
-// posterior mean with ±2 sd bars (bottom, full width). One file keeps a fit
-// and its pictures together; the caterpillar gets the width because it has
-// a point per subject.
+// The -plot image is one file of four kinds of panel: the lower-bound
+// trace and the importance ratios' Pareto tail (top left, side by side),
+// a caterpillar plot of each random effect (bottom left) and a forest plot
+// of the fixed effects with their 95% intervals (the right column, full
+// height, so that tens of effects keep readable labels: the image grows
+// taller with them). One file keeps a fit and its pictures together.
 const (
-	plotWidth  = 12 * vg.Inch
-	plotHeight = 9 * vg.Inch
+	plotWidth     = 12 * vg.Inch
+	plotMinHeight = 9 * vg.Inch
+	forestWidth   = 4.5 * vg.Inch
+	// forestRow is the height each fixed effect gets at least.
+	forestRow = 0.18 * vg.Inch
+	// caterpillarBars is the most subjects drawn one error bar each;
+	// above it the sorted means and ±2 sd envelopes are drawn as lines.
+	caterpillarBars = 200
+	// caterpillarNamed is how many subjects at each end are named (and
+	// drawn whatever the sample) when there are more than
+	// caterpillarNamedAll, which are all named on the axis.
+	caterpillarNamed    = 3
+	caterpillarNamedAll = 40
+	// maxCaterpillars is the most random effects given a panel.
+	maxCaterpillars = 3
 )
+
+// plotHeight returns the height of the image for k fixed effects.
+func plotHeight(k int) vg.Length {
+	return max(plotMinHeight, 1.6*vg.Inch+vg.Length(k)*forestRow)
+}
 
 var (
 	colorLine  = color.RGBA{R: 31, G: 119, B: 180, A: 255}
@@ -78,34 +97,26 @@ type drawn struct {
 
 // drawPlot draws the plot in the format path's extension names.
 func drawPlot(path string, doc *document) ([]byte, error) {
-	panels, err := plotPanels(doc)
-	if err != nil {
-		return nil, fmt.Errorf("-plot: %v", err)
-	}
 	var (
 		canvas draw.Canvas
 		write  func(io.Writer) (int64, error)
 	)
+	height := plotHeight(len(doc.Fixed))
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".svg":
-		c := vgsvg.New(plotWidth, plotHeight)
+		c := vgsvg.New(plotWidth, height)
 		canvas, write = draw.New(c), c.WriteTo
 	default:
-		c := vgimg.New(plotWidth, plotHeight)
+		c := vgimg.New(plotWidth, height)
 		canvas, write = draw.New(c), vgimg.PngCanvas{Canvas: c}.WriteTo
 	}
 	// White background: PNGs are otherwise transparent, which viewers
 	// with a dark theme render unreadable.
 	canvas.SetColor(color.White)
 	canvas.Fill(canvas.Rectangle.Path())
-
-	half := canvas.Rectangle.Size().Y / 2
-	top := draw.Crop(canvas, 0, 0, half, 0)
-	bottom := draw.Crop(canvas, 0, 0, 0, -half)
-	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Inch / 4, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
-	panels[0].Draw(tiles.At(top, 0, 0))
-	panels[1].Draw(tiles.At(top, 1, 0))
-	panels[2].Draw(draw.Crop(bottom, vg.Inch/8, -vg.Inch/8, vg.Inch/8, -vg.Inch/8))
+	if err := drawPanels(canvas, doc); err != nil {
+		return nil, fmt.Errorf("-plot: %v", err)
+	}
 
 	var buf bytes.Buffer
 	if _, err := write(&buf); err != nil {
@@ -122,20 +133,44 @@ func newPlot() *plot.Plot {
 	return p
 }
 
-// plotPanels returns the trace, forest and caterpillar plots.
-func plotPanels(doc *document) ([3]*plot.Plot, error) {
-	var ps [3]*plot.Plot
-	var err error
-	if ps[0], err = tracePlot(doc); err != nil {
-		return ps, err
+// drawPanels lays the panels out on c: the forest plot in a right column
+// of full height; on the left the trace and the Pareto tail side by side
+// over the caterpillar plots, side by side.
+func drawPanels(c draw.Canvas, doc *document) error {
+	pad := vg.Inch / 8
+	size := c.Rectangle.Size()
+	right := draw.Crop(c, size.X-forestWidth, -pad, pad, -pad)
+	left := draw.Crop(c, pad, -forestWidth-pad, pad, -pad)
+	topHeight := min(size.Y*0.42, 3.8*vg.Inch)
+	top := draw.Crop(left, 0, 0, left.Rectangle.Size().Y-topHeight, 0)
+	bottom := draw.Crop(left, 0, 0, 0, -topHeight-pad)
+
+	forest, err := forestPlot(doc)
+	if err != nil {
+		return err
 	}
-	if ps[1], err = forestPlot(doc); err != nil {
-		return ps, err
+	forest.Draw(right)
+	trace, err := tracePlot(doc)
+	if err != nil {
+		return err
 	}
-	if ps[2], err = caterpillarPlot(doc); err != nil {
-		return ps, err
+	tail, err := paretoPlot(doc)
+	if err != nil {
+		return err
 	}
-	return ps, nil
+	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Inch / 4}
+	trace.Draw(tiles.At(top, 0, 0))
+	tail.Draw(tiles.At(top, 1, 0))
+	r := min(len(doc.RandomEffects.Names), maxCaterpillars)
+	tiles = draw.Tiles{Rows: 1, Cols: r, PadX: vg.Inch / 4}
+	for a := range r {
+		cp, err := caterpillarPlot(doc, a)
+		if err != nil {
+			return err
+		}
+		cp.Draw(tiles.At(bottom, a, 0))
+	}
+	return nil
 }
 
 // tracePlot draws the windowed lower bound against the iteration. The
@@ -233,6 +268,8 @@ func forestPlot(doc *document) (*plot.Plot, error) {
 	zero.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 	p.Add(plotter.NewGrid(), zero, bars, sc)
 	p.NominalY(names...)
+	// Each effect has at least forestRow of height (plotHeight).
+	p.Y.Tick.Label.Font.Size = min(p.Y.Tick.Label.Font.Size, vg.Points(9))
 	p.Y.Min, p.Y.Max = -0.5, float64(k)-0.5
 	lo, hi := 0.0, 0.0
 	for _, m := range doc.Fixed {
@@ -242,32 +279,45 @@ func forestPlot(doc *document) (*plot.Plot, error) {
 	return p, nil
 }
 
-// caterpillarPlot draws the first random effect of every subject (the
-// random intercept when there is one), sorted by posterior mean, with
-// ±2 posterior sd bars.
-func caterpillarPlot(doc *document) (*plot.Plot, error) {
+// caterpillarPlot draws random effect a of every subject, sorted by
+// posterior mean, with ±2 posterior sd bars: every subject's bar up to
+// caterpillarBars subjects; beyond, the curve of all the sorted means with
+// the bars of an evenly spaced sample of caterpillarBars of them and of the
+// subjects at both ends (thousands of bars make a solid block). Subjects
+// are named by their ids: on the axis when few, else those at each end.
+func caterpillarPlot(doc *document, a int) (*plot.Plot, error) {
 	re := doc.RandomEffects
 	p := newPlot()
-	name := "random effect " + re.Names[0]
-	if re.Names[0] == "(Intercept)" {
-		name = "random intercepts"
-	}
-	p.Title.Text = fmt.Sprintf("Caterpillar plot: %s of %s, sorted, ±2 sd", name, re.Group)
-	p.X.Label.Text = fmt.Sprintf("%s (rank of the posterior mean)", re.Group)
-	p.Y.Label.Text = re.Names[0]
+	name := re.Names[a]
+	p.Title.Text = fmt.Sprintf("%s by %s: sorted means ± 2 sd", name, re.Group)
 	n := len(re.Subjects)
-	type eff struct{ mean, sd float64 }
+	p.Y.Label.Text = name
+	type eff struct {
+		mean, sd float64
+		level    string
+	}
 	effs := make([]eff, n)
 	for i, s := range re.Subjects {
-		effs[i] = eff{float64(s.Mean[0]), float64(s.SD[0])}
+		effs[i] = eff{float64(s.Mean[a]), float64(s.SD[a]), s.Level}
 	}
 	slices.SortStableFunc(effs, func(a, b eff) int { return cmp.Compare(a.mean, b.mean) })
-	pts := make(plotter.XYs, n)
-	errs := make(plotter.YErrors, n)
+	all := make(plotter.XYs, n)
 	for i, e := range effs {
-		pts[i] = plotter.XY{X: float64(i + 1), Y: e.mean}
-		errs[i].Low, errs[i].High = 2*e.sd, 2*e.sd
+		all[i] = plotter.XY{X: float64(i + 1), Y: e.mean}
 	}
+	sample, step := caterpillarSample(n)
+	pts := make(plotter.XYs, len(sample))
+	errs := make(plotter.YErrors, len(sample))
+	for j, i := range sample {
+		pts[j] = all[i]
+		errs[j].Low, errs[j].High = 2*effs[i].sd, 2*effs[i].sd
+	}
+	zero, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: float64(n + 1), Y: 0}})
+	if err != nil {
+		return nil, err
+	}
+	zero.Color = colorZero
+	zero.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 	bars, err := plotter.NewYErrorBars(struct {
 		plotter.XYs
 		plotter.YErrors
@@ -276,29 +326,128 @@ func caterpillarPlot(doc *document) (*plot.Plot, error) {
 		return nil, err
 	}
 	bars.LineStyle.Color = colorLine
-	if n > 100 {
+	if len(pts) > 100 {
 		bars.CapWidth = 0
 	}
-	sc, err := plotter.NewScatter(pts)
-	if err != nil {
-		return nil, err
+	p.Add(plotter.NewGrid(), zero, bars)
+	if step == 1 {
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle.Color = colorPoint
+		sc.GlyphStyle.Shape = draw.CircleGlyph{}
+		sc.GlyphStyle.Radius = vg.Points(math.Max(1, math.Min(2.5, 300/float64(n))))
+		p.Add(sc)
+	} else {
+		l, err := plotter.NewLine(all)
+		if err != nil {
+			return nil, err
+		}
+		l.Color, l.Width = colorPoint, vg.Points(1.5)
+		p.Add(l)
 	}
-	sc.GlyphStyle.Color = colorPoint
-	sc.GlyphStyle.Shape = draw.CircleGlyph{}
-	sc.GlyphStyle.Radius = vg.Points(math.Max(0.8, math.Min(2.5, 300/float64(n))))
-	zero, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: float64(n + 1), Y: 0}})
-	if err != nil {
-		return nil, err
+	switch {
+	case n <= caterpillarNamedAll:
+		ids := make([]string, n+2)
+		for i, e := range effs {
+			ids[i+1] = e.level
+		}
+		p.NominalX(ids...)
+		p.X.Tick.Label.Rotation = math.Pi / 2
+		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+		p.X.Tick.Label.Font.Size = vg.Points(7)
+		p.X.Label.Text = re.Group
+	default:
+		var lo, hi []string
+		for i := range caterpillarNamed {
+			lo = append(lo, effs[i].level)
+			hi = append(hi, effs[n-1-i].level)
+		}
+		p.X.Label.Text = fmt.Sprintf("rank of %d %s\nlowest %s; highest %s", n, re.Group, strings.Join(lo, ", "), strings.Join(hi, ", "))
+		if step > 1 {
+			p.Title.Text = fmt.Sprintf("%s by %s: sorted means; ± 2 sd of every %dth", name, re.Group, step)
+		}
 	}
-	zero.Color = colorZero
-	zero.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-	p.Add(plotter.NewGrid(), zero, bars, sc)
 	p.X.Min, p.X.Max = 0, float64(n+1)
 	lo, hi := 0.0, 0.0
 	for _, e := range effs {
 		lo, hi = math.Min(lo, e.mean-2*e.sd), math.Max(hi, e.mean+2*e.sd)
 	}
 	p.Y.Min, p.Y.Max = padRange(lo, hi)
+	return p, nil
+}
+
+// caterpillarSample returns the ranks (0-based) of the n sorted subjects
+// whose error bars a caterpillar plot draws, and the step between them:
+// all of them up to caterpillarBars, else every step-th and those at both
+// ends.
+func caterpillarSample(n int) (ranks []int, step int) {
+	step = max(1, (n+caterpillarBars-1)/caterpillarBars)
+	for i := range n {
+		if i%step == 0 || i < caterpillarNamed || i >= n-caterpillarNamed {
+			ranks = append(ranks, i)
+		}
+	}
+	return ranks, step
+}
+
+// paretoPlot draws the upper tail of the log importance ratios log p/q
+// against the log of their rank: a generalized Pareto tail of shape k is
+// a line of slope -k there, drawn through the tail for comparison. It is
+// the picture of the Pareto diagnostic (posterior.ParetoK).
+func paretoPlot(doc *document) (*plot.Plot, error) {
+	p := newPlot()
+	p.X.Label.Text = "log rank of the ratio"
+	p.Y.Label.Text = "log ratio p/q − largest"
+	pk := doc.LowerBound.ParetoK
+	lw := doc.logWeights
+	if pk == nil || len(lw) < 2 {
+		p.Title.Text = "Importance ratios: not computed (too many variables)"
+		p.X.Label.Text, p.Y.Label.Text = "", ""
+		p.HideAxes()
+		return p, nil
+	}
+	k := float64(pk.K)
+	verdict := "good"
+	switch {
+	case k > posterior.ParetoKBad:
+		verdict = "not to be trusted"
+	case k > posterior.ParetoKGood:
+		verdict = "usable"
+	}
+	p.Title.Text = fmt.Sprintf("Importance ratios' tail: Pareto k = %.2f (%s)", k, verdict)
+	sorted := slices.Clone(lw)
+	slices.SortFunc(sorted, func(a, b float64) int { return cmp.Compare(b, a) })
+	top := sorted[0]
+	m := min(len(sorted), max(pk.Tail, 2)*3)
+	pts := make(plotter.XYs, m)
+	for i := range m {
+		pts[i] = plotter.XY{X: math.Log(float64(i + 1)), Y: sorted[i] - top}
+	}
+	sc, err := plotter.NewScatter(pts)
+	if err != nil {
+		return nil, err
+	}
+	sc.GlyphStyle.Color = colorLine
+	sc.GlyphStyle.Shape = draw.CircleGlyph{}
+	sc.GlyphStyle.Radius = vg.Points(1.5)
+	// The line of slope -k through the centroid of the tail's points.
+	t := max(min(pk.Tail, m), 2)
+	var cx, cy float64
+	for _, xy := range pts[:t] {
+		cx, cy = cx+xy.X/float64(t), cy+xy.Y/float64(t)
+	}
+	x1 := pts[m-1].X
+	line, err := plotter.NewLine(plotter.XYs{{X: 0, Y: cy + k*cx}, {X: x1, Y: cy - k*(x1-cx)}})
+	if err != nil {
+		return nil, err
+	}
+	line.Color = colorPoint
+	line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	p.Add(plotter.NewGrid(), sc, line)
+	p.Legend.Add(fmt.Sprintf("slope −k = %.2f", -k), line)
+	p.Legend.Top = true
 	return p, nil
 }
 

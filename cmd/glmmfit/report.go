@@ -61,6 +61,9 @@ type document struct {
 	Trace         []tracePoint  `json:"trace"`
 	Timings       timing        `json:"timings"`
 
+	// logWeights are the fit's log importance ratios, for -plot only.
+	logWeights []float64
+
 	// State and Training are written to fit files only.
 	State *fitState `json:"state,omitempty"`
 	// Checksums holds, in a fit file, the SHA-256 of each section as

@@ -159,9 +159,11 @@ Output:
                    columns of the training data
   -trace FILE      write the lower-bound trace as CSV (iter, lower_bound,
                    gain, step_norm, elapsed_seconds), one row per window
-  -plot FILE       draw the lower-bound trace, a forest plot of the fixed
-                   effects and a caterpillar plot of the random intercepts
-                   (sorted, ±2 sd) in one image with three panels; .png or .svg
+  -plot FILE       draw in one image the lower-bound trace, the tail of the
+                   importance ratios (the Pareto k diagnostic), a forest plot
+                   of the fixed effects and a caterpillar plot of each random
+                   effect (sorted, ±2 sd, the extreme subjects named by id;
+                   beyond 200 subjects the bars of a sample); .png or .svg
   -quiet           no progress bar (it is shown only when standard error is
                    a terminal)
 

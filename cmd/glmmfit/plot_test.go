@@ -1,0 +1,110 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot/vg"
+)
+
+// plotDoc returns a document with k fixed effects and n subjects of r
+// random effects; subject i's first effect has mean sin(i) and the ids are
+// "s<i>".
+func plotDoc(k, n, r int) *document {
+	doc := &document{}
+	for j := range k {
+		doc.Fixed = append(doc.Fixed, marginal{Name: fmt.Sprintf("effect %d", j), Estimate: jfloat(j) / 10, Q025: jfloat(j)/10 - 1, Q975: jfloat(j)/10 + 1})
+	}
+	doc.RandomEffects.Group = "id"
+	for a := range r {
+		doc.RandomEffects.Names = append(doc.RandomEffects.Names, fmt.Sprintf("re%d", a))
+	}
+	for i := range n {
+		s := subjectEffects{Level: fmt.Sprintf("s%d", i)}
+		for a := range r {
+			s.Mean = append(s.Mean, jfloat(math.Sin(float64(i+a))))
+			s.SD = append(s.SD, 0.3)
+		}
+		doc.RandomEffects.Subjects = append(doc.RandomEffects.Subjects, s)
+	}
+	for it := 50; it <= 500; it += 50 {
+		doc.Trace = append(doc.Trace, tracePoint{Iter: it, LowerBound: jfloat(-100 - 1000/float64(it))})
+	}
+	return doc
+}
+
+// TestPlotLayout: the image grows with the number of fixed effects so that
+// each keeps its row; a caterpillar of many subjects draws a sample of
+// error bars (and those at both ends) and names the subjects at the ends
+// by their ids; few subjects are all named on the axis.
+func TestPlotLayout(t *testing.T) {
+	for _, c := range []struct{ k, n, r int }{{4, 15, 1}, {46, 1000, 2}, {3, 100000, 1}} {
+		doc := plotDoc(c.k, c.n, c.r)
+		dir := t.TempDir()
+		path := filepath.Join(dir, "p.png")
+		if err := writePlot(context.Background(), path, doc); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantH := int(math.Round(float64(plotHeight(c.k)) / float64(vg.Inch) * 96))
+		if b := img.Bounds(); b.Dx() != 1152 || b.Dy() != wantH {
+			t.Errorf("k=%d: image %v, want 1152×%d", c.k, b, wantH)
+		}
+		if c.k > 40 && plotHeight(c.k) <= plotMinHeight {
+			t.Errorf("k=%d: the image does not grow", c.k)
+		}
+		if rows := (plotHeight(c.k) - 1.6*vg.Inch) / vg.Length(c.k); rows < forestRow {
+			t.Errorf("k=%d: %v per fixed effect, want at least %v", c.k, rows, forestRow)
+		}
+		cp, err := caterpillarPlot(doc, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranks, step := caterpillarSample(c.n)
+		if len(ranks) > caterpillarBars+2*caterpillarNamed || ranks[0] != 0 || ranks[len(ranks)-1] != c.n-1 {
+			t.Errorf("n=%d: %d error bars from rank %d to %d", c.n, len(ranks), ranks[0], ranks[len(ranks)-1])
+		}
+		for j := 1; j < len(ranks); j++ {
+			if gap := ranks[j] - ranks[j-1]; gap < 1 || gap > step {
+				t.Fatalf("n=%d: ranks %d and %d drawn, %d apart with step %d", c.n, ranks[j-1], ranks[j], gap, step)
+			}
+		}
+		if c.n <= caterpillarBars && len(ranks) != c.n {
+			t.Errorf("n=%d: %d error bars, want every subject's", c.n, len(ranks))
+		}
+		// The extremes by id, found independently.
+		lo, hi := 0, 0
+		for i, s := range doc.RandomEffects.Subjects {
+			if s.Mean[0] < doc.RandomEffects.Subjects[lo].Mean[0] {
+				lo = i
+			}
+			if s.Mean[0] > doc.RandomEffects.Subjects[hi].Mean[0] {
+				hi = i
+			}
+		}
+		if c.n > caterpillarNamedAll {
+			label := cp.X.Label.Text
+			if !strings.Contains(label, fmt.Sprintf("lowest s%d,", lo)) || !strings.Contains(label, fmt.Sprintf("highest s%d,", hi)) {
+				t.Errorf("n=%d: axis label %q does not name s%d and s%d at the ends", c.n, label, lo, hi)
+			}
+		}
+	}
+}
