@@ -72,6 +72,7 @@ func runFit(e *env, args []string) error {
 		}
 		return err
 	}
+	readSeconds := time.Since(start).Seconds()
 	if err := checkMemory(job.design.Model(), o.maxMemoryBytes); err != nil {
 		return err
 	}
@@ -89,6 +90,7 @@ func runFit(e *env, args []string) error {
 	}
 	m := job.design.Model()
 	prog.phase("start: finding the approximate posterior mode")
+	fitStart := time.Now() // RVB's start runs in newTarget
 	expansion := o.expansion
 	target, vm, rt, err := newTarget(ctx, job.method, expansion, m)
 	if err != nil && expansion == expansionStart {
@@ -107,6 +109,7 @@ func runFit(e *env, args []string) error {
 		Progress: prog.callback(),
 	}
 	res, fitErr := vi.Fit(ctx, target, set)
+	fitSeconds := time.Since(fitStart).Seconds()
 	prog.phase("summaries: the posterior of every parameter and random effect")
 	if res == nil {
 		switch {
@@ -136,6 +139,7 @@ func runFit(e *env, args []string) error {
 	job.expansion = expansion
 	a := &approx{method: job.method, expansion: expansion, model: m, rt: rt, mu: res.Mu, factor: res.Factor}
 	a.n, a.r, a.g = m.Dims()
+	summaryStart := time.Now()
 	summary, err := summarize(ctx, a, res, o.draws, o.seed)
 	summaryNote := ""
 	if err != nil && ctx.Err() != nil {
@@ -164,6 +168,8 @@ func runFit(e *env, args []string) error {
 	doc.Warnings = append(slices.Clone(job.design.Warnings()), warnings...)
 	doc.Prior = newPriorInfo(job.design)
 	doc.FixedCorrelation = fixedCorrelation(job.design, res)
+	doc.Timings.ReadSeconds, doc.Timings.FitSeconds = readSeconds, fitSeconds
+	doc.Timings.SummarySeconds = time.Since(summaryStart).Seconds()
 	doc.Timings.TotalSeconds = time.Since(start).Seconds()
 	if summaryNote != "" {
 		doc.Message = summaryNote

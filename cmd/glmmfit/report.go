@@ -215,9 +215,15 @@ func trace(tr []vi.TracePoint, jac float64) []tracePoint {
 
 // timing holds what varies from run to run.
 type timing struct {
-	FitSeconds   float64 `json:"fit_seconds"`
-	TotalSeconds float64 `json:"total_seconds"`
-	Threads      int     `json:"threads"`
+	// ReadSeconds is reading the data and building the model;
+	// FitSeconds the start, the iterations, the final bound and the
+	// importance draws; SummarySeconds the summaries and the diagnostics;
+	// TotalSeconds all of it, before the outputs are written.
+	ReadSeconds    float64 `json:"read_seconds"`
+	FitSeconds     float64 `json:"fit_seconds"`
+	SummarySeconds float64 `json:"summary_seconds"`
+	TotalSeconds   float64 `json:"total_seconds"`
+	Threads        int     `json:"threads"`
 }
 
 // fitState is the fitted variational state: the mean and the compressed
