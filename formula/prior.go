@@ -137,14 +137,7 @@ func (d *Design) ResponseLogJacobian() float64 {
 	if d.resp.scale == 0 {
 		return 0
 	}
-	w := float64(len(d.cfg.Y))
-	if d.cfg.Weights != nil {
-		w = 0
-		for _, v := range d.cfg.Weights {
-			w += v
-		}
-	}
-	return -w * math.Log(d.resp.scale)
+	return -d.resp.weight * math.Log(d.resp.scale)
 }
 
 // standardizeResponse centres (when the model has an intercept) and scales
@@ -168,6 +161,13 @@ func (d *Design) standardizeResponse() {
 		mean = 0
 	}
 	d.resp.center, d.resp.scale = mean, sd
+	d.resp.weight = float64(len(y))
+	if d.cfg.Weights != nil {
+		d.resp.weight = 0
+		for _, v := range d.cfg.Weights {
+			d.resp.weight += v
+		}
+	}
 	for k, v := range y {
 		y[k] = (v - mean) / sd
 	}

@@ -7,6 +7,7 @@ package formula
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -198,6 +199,47 @@ func TestPriorAutoExtremeScale(t *testing.T) {
 				if math.Abs(got-ref) > 1e-10 {
 					t.Errorf("x1 times %g: correlation %d,%d %g, want %g", c, i, j, got, ref)
 				}
+			}
+		}
+	}
+}
+
+// TestCompact: Compact drops the design's copy of the data and nothing the
+// model, the maps to the data's scale or NewData need.
+func TestCompact(t *testing.T) {
+	fr := smallFrame()
+	for _, src := range []string{"y ~ x1 + f + (1 + x | id)", "y ~ x1 + offset(k) + (1 | id)"} {
+		f, err := Parse(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fam := range []glmm.Family{glmm.Poisson, glmm.Gaussian} {
+			d, err := Build(f, fr, Options{Family: fam, Prior: PriorAuto})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, jac, fm := d.Model(), d.ResponseLogJacobian(), d.FixedMap()
+			nd := fr.Rows([]int{1, 4, 9})
+			x0, z0, _, _, err := d.NewData(nd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.Compact()
+			if d.X() != nil || d.Z() != nil || d.Group() != nil || d.Config().Y != nil {
+				t.Errorf("%s, %v: the design's data remain after Compact", src, fam)
+			}
+			if d.Model() != m || d.ResponseLogJacobian() != jac || (fam == glmm.Gaussian) != (jac != 0) {
+				t.Errorf("%s, %v: the model or the log Jacobian changed (%v, %v)", src, fam, jac, d.ResponseLogJacobian())
+			}
+			if g := d.FixedMap(); !slices.Equal(g.Scale, fm.Scale) || !slices.Equal(g.Center, fm.Center) {
+				t.Errorf("%s, %v: the fixed-effect map changed", src, fam)
+			}
+			x1, z1, _, _, err := d.NewData(nd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !mat.Equal(x0, x1) || !mat.Equal(z0, z1) {
+				t.Errorf("%s, %v: NewData changed", src, fam)
 			}
 		}
 	}

@@ -168,6 +168,7 @@ func readFitFile(path string) (*savedFit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: rebuilding the model: %v", name, err)
 	}
+	d.Compact()
 	st := doc.State
 	n, r, g := d.Model().Dims()
 	if st.N != n || st.R != r || st.G != g || !slices.Equal(d.FixedNames(), doc.Data.FixedNames) {

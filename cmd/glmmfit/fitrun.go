@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -88,6 +89,14 @@ func runFit(e *env, args []string) error {
 		}
 		iterLimit = max(time.Millisecond, (left-reserve)*8/10)
 	}
+	// The model holds what the fit needs: the design's copy of the data
+	// goes, and the data themselves unless -out keeps them, before the
+	// fit allocates its state (at 10^6 subjects about 1 GB).
+	job.design.Compact()
+	if o.out == "" {
+		job.in.frame = nil
+	}
+	debug.FreeOSMemory()
 	m := job.design.Model()
 	prog.phase("start: finding the approximate posterior mode")
 	fitStart := time.Now() // RVB's start runs in newTarget

@@ -308,7 +308,7 @@ const farSDs = 10
 // is more than farSDs standard deviations from the mean of the data the
 // model was fitted to, or "".
 func extrapolation(d *formula.Design, X mat.Matrix, in *input) string {
-	train := d.X()
+	train := d.Model().FixedDesign() // its rows in the model's order
 	if X == nil || train == nil {
 		return ""
 	}
