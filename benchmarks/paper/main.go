@@ -44,10 +44,10 @@ import (
 // best holds the paper's best lower bound per data set and method over its
 // step rules (Table 11), and the allowance below it that counts as reached.
 var best = map[string]map[string]float64{
-	"epilepsy": {"gva": 3138.7, "rvb1": 3139.6, "rvb2": 3139.7},
-	"toenail":  {"gva": -644.8, "rvb1": -645.3, "rvb2": -644.3},
-	"hers":     {"gva": -5042.7, "rvb1": -5040.5, "rvb2": -5040.1},
-	"diabetes": {"gva": -22691, "rvb1": -22599, "rvb2": -22599},
+	"epilepsy": {"gva": 3138.7, "rvb1": 3139.6, "rvb2": 3139.7, "rvb1s": 3139.7},
+	"toenail":  {"gva": -644.8, "rvb1": -645.3, "rvb2": -644.3, "rvb1s": -644.3},
+	"hers":     {"gva": -5042.7, "rvb1": -5040.5, "rvb2": -5040.1, "rvb1s": -5040.1},
+	"diabetes": {"gva": -22691, "rvb1": -22599, "rvb2": -22599, "rvb1s": -22599},
 }
 
 func allowance(dataset string) float64 {
@@ -63,7 +63,7 @@ func main() {
 	dataDir := flag.String("data", "", "data directory (default $SPARSEVI_DATA or ../shared/datasets)")
 	outDir := flag.String("out", ".", "directory for table11.csv and table11.md")
 	dsFlag := flag.String("datasets", "epilepsy,toenail,hers,diabetes", "comma-separated data sets")
-	methodsFlag := flag.String("methods", "gva", "comma-separated methods: gva, vb (block-diagonal on the plain model), rvb1, rvb2")
+	methodsFlag := flag.String("methods", "gva", "comma-separated methods: gva, vb (block-diagonal on the plain model), rvb1, rvb2, rvb1s (RVB1 expanded at the start, glmmfit's default; its target is RVB2's figure)")
 	optsFlag := flag.String("optimizers", "snngm", "comma-separated step rules")
 	quick := flag.Bool("quick", false, "a CI-sized run: epilepsy and toenail with at most 3000 iterations")
 	seed := flag.Uint64("seed", 1, "random seed")
@@ -91,12 +91,15 @@ func main() {
 		}
 		m := design.Model()
 		for _, method := range benchio.List(*methodsFlag) {
-			target, vm, err := targetFor(m, method)
-			if err != nil {
-				log.Fatal(err)
-			}
 			for _, o := range benchio.List(*optsFlag) {
 				opt, err := vi.ParseOptimizer(o)
+				if err != nil {
+					log.Fatal(err)
+				}
+				// The target is made inside the timing: rvb1s runs the
+				// model's start there.
+				start := time.Now()
+				target, vm, err := targetFor(m, method)
 				if err != nil {
 					log.Fatal(err)
 				}
@@ -104,7 +107,6 @@ func main() {
 				if *initFlag == "paper" {
 					set.Init = vi.InitPaper
 				}
-				start := time.Now()
 				res, err := vi.Fit(context.Background(), target, set)
 				secs := time.Since(start).Seconds()
 				if res == nil {

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/sparsevi/sparsevi/glmm"
@@ -13,18 +14,24 @@ import (
 )
 
 // rvbTarget returns the reparametrised target of a method name, "rvb1" or
-// "rvb2", fitted with vi.RVB (the block-diagonal covariance factor).
+// "rvb2" (the paper's expansion) or "rvb1s" (RVB1 expanded at the start,
+// glmmfit's default), fitted with vi.RVB (the block-diagonal covariance
+// factor).
 func rvbTarget(m *glmm.Model, method string) (vi.Target, vi.Method, error) {
-	var rm rvb.Method
+	var (
+		t   *rvb.Target
+		err error
+	)
 	switch method {
 	case "rvb1":
-		rm = rvb.RVB1
+		t, err = rvb.New(m, rvb.RVB1)
 	case "rvb2":
-		rm = rvb.RVB2
+		t, err = rvb.New(m, rvb.RVB2)
+	case "rvb1s":
+		t, err = rvb.NewAtStart(context.Background(), m, rvb.RVB1)
 	default:
-		return nil, 0, fmt.Errorf("unknown method %q (want gva, vb, rvb1 or rvb2)", method)
+		return nil, 0, fmt.Errorf("unknown method %q (want gva, vb, rvb1, rvb2 or rvb1s)", method)
 	}
-	t, err := rvb.New(m, rm)
 	if err != nil {
 		return nil, 0, err
 	}
