@@ -138,7 +138,8 @@ func EffectiveDraws(w []float64) float64 {
 
 // WeightedMarginal returns the summary of the draws x under the
 // normalised weights w: their weighted mean and standard deviation and
-// quantiles of the weighted empirical distribution.
+// quantiles of the weighted empirical distribution, with the Monte Carlo
+// standard errors of self-normalised importance sampling.
 func WeightedMarginal(name string, x, w []float64) Marginal {
 	var mean float64
 	for i, v := range x {
@@ -172,7 +173,32 @@ func WeightedMarginal(name string, x, w []float64) Marginal {
 		}
 		return x[order[len(order)-1]]
 	}
-	return Marginal{Name: name, Mean: mean, SD: math.Sqrt(ss), Q025: q(0.025), Q50: q(0.5), Q975: q(0.975)}
+	sd := math.Sqrt(ss)
+	// Self-normalised importance sampling's delta-method variances: of the
+	// mean sum w²(x-mean)², of the variance sum w²((x-mean)²-sd²)², and of
+	// the weighted CDF at a quantile sum w²(1{x<=q}-p)², which maps to the
+	// quantile through the quantile function itself.
+	var vm, vv float64
+	for i, v := range x {
+		d := (v - mean) * (v - mean)
+		vm += w[i] * w[i] * d
+		vv += w[i] * w[i] * (d - ss) * (d - ss)
+	}
+	qe := func(p float64) float64 {
+		at := q(p)
+		var vf float64
+		for i, v := range x {
+			ind := -p
+			if v <= at {
+				ind = 1 - p
+			}
+			vf += w[i] * w[i] * ind * ind
+		}
+		d := math.Sqrt(vf)
+		return (q(min(p+d, 1)) - q(max(p-d, 0))) / 2
+	}
+	mc := MonteCarloError{Mean: math.Sqrt(vm), SD: math.Sqrt(vv) / (2 * sd), Q025: qe(0.025), Q50: qe(0.5), Q975: qe(0.975)}
+	return Marginal{Name: name, Mean: mean, SD: sd, Q025: q(0.025), Q50: q(0.5), Q975: q(0.975), MCSE: mc}
 }
 
 // gpdFit returns the shape and scale of the generalized Pareto

@@ -23,6 +23,45 @@ type Marginal struct {
 	Name            string
 	Mean, SD        float64
 	Q025, Q50, Q975 float64 // 2.5%, 50% and 97.5% quantiles
+	// MCSE holds the Monte Carlo standard errors of the figures above
+	// when they come from draws; it is zero for exact marginals.
+	MCSE MonteCarloError
+}
+
+// Scale returns the marginal of c times the scalar, for c > 0: every
+// figure and its Monte Carlo error multiplied by c.
+func (m Marginal) Scale(c float64) Marginal {
+	if !(c > 0) {
+		panic("posterior: Marginal.Scale by a non-positive factor")
+	}
+	m.Mean, m.SD, m.Q025, m.Q50, m.Q975 = m.Mean*c, m.SD*c, m.Q025*c, m.Q50*c, m.Q975*c
+	e := &m.MCSE
+	e.Mean, e.SD, e.Q025, e.Q50, e.Q975 = e.Mean*c, e.SD*c, e.Q025*c, e.Q50*c, e.Q975*c
+	return m
+}
+
+// MonteCarloError holds the Monte Carlo standard errors of a Marginal's
+// figures computed from draws.
+type MonteCarloError struct {
+	Mean, SD        float64
+	Q025, Q50, Q975 float64
+}
+
+// drawErrors returns the Monte Carlo standard errors of the mean, the sd
+// and the quantiles of s effective independent draws with standard
+// deviation sd, whose quantile function is q: sd/sqrt(s), sd/sqrt(2(s-1))
+// (exact for a normal marginal, near enough otherwise), and for a quantile
+// at p the half-width of the order statistics' 68% interval, q(p ± sqrt(p
+// (1-p)/s)), which needs no density estimate.
+func drawErrors(sd, s float64, q func(p float64) float64) MonteCarloError {
+	if !(s > 1) {
+		return MonteCarloError{Mean: math.Inf(1), SD: math.Inf(1), Q025: math.Inf(1), Q50: math.Inf(1), Q975: math.Inf(1)}
+	}
+	qe := func(p float64) float64 {
+		d := math.Sqrt(p * (1 - p) / s)
+		return (q(min(p+d, 1)) - q(max(p-d, 0))) / 2
+	}
+	return MonteCarloError{Mean: sd / math.Sqrt(s), SD: sd / math.Sqrt(2*(s-1)), Q025: qe(0.025), Q50: qe(0.5), Q975: qe(0.975)}
 }
 
 // SubjectEffects are the approximate posterior means and standard
@@ -246,7 +285,8 @@ func SDCorrMarginals(m *glmm.Model, draws int, next func(omega []float64) error)
 }
 
 // SampleMarginal returns the summary of the draws x, which it sorts:
-// their mean and standard deviation and, by R's type 7 rule, quantiles.
+// their mean and standard deviation and, by R's type 7 rule, quantiles,
+// with the Monte Carlo standard errors of all five for independent draws.
 func SampleMarginal(name string, x []float64) Marginal {
 	slices.Sort(x)
 	var mean, ss float64
@@ -264,5 +304,6 @@ func SampleMarginal(name string, x []float64) Marginal {
 		hi := min(lo+1, len(x)-1)
 		return x[lo] + (h-float64(lo))*(x[hi]-x[lo])
 	}
-	return Marginal{Name: name, Mean: mean, SD: math.Sqrt(ss / float64(max(1, len(x)-1))), Q025: q(0.025), Q50: q(0.5), Q975: q(0.975)}
+	sd := math.Sqrt(ss / float64(max(1, len(x)-1)))
+	return Marginal{Name: name, Mean: mean, SD: sd, Q025: q(0.025), Q50: q(0.5), Q975: q(0.975), MCSE: drawErrors(sd, float64(len(x)), q)}
 }

@@ -29,8 +29,7 @@ func toUserScale(d *formula.Design, res *vi.Result, s *posterior.Summary) {
 		if sc == 0 {
 			continue
 		}
-		m := &s.SD[a]
-		m.Mean, m.SD, m.Q025, m.Q50, m.Q975 = m.Mean/sc, m.SD/sc, m.Q025/sc, m.Q50/sc, m.Q975/sc
+		s.SD[a] = s.SD[a].Scale(1 / sc)
 		for i := range s.Subjects {
 			s.Subjects[i].Mean[a] /= sc
 			s.Subjects[i].SD[a] /= sc
@@ -39,9 +38,7 @@ func toUserScale(d *formula.Design, res *vi.Result, s *posterior.Summary) {
 	// sigma and the crossed effects are on the response's scale; a
 	// positive factor maps whole marginals.
 	_, sc := d.ResponseScale()
-	scale := func(m *posterior.Marginal) {
-		m.Mean, m.SD, m.Q025, m.Q50, m.Q975 = m.Mean*sc, m.SD*sc, m.Q025*sc, m.Q50*sc, m.Q975*sc
-	}
+	scale := func(m *posterior.Marginal) { *m = m.Scale(sc) }
 	if sc != 1 {
 		if s.Dispersion != nil {
 			scale(s.Dispersion)

@@ -112,6 +112,18 @@ func checkDocument(t *testing.T, doc *document, method string) {
 			t.Errorf("%s: estimate %v, error %v, interval [%v, %v]", m.Name, m.Estimate, m.EstError, m.Q025, m.Q975)
 		}
 	}
+	// The fixed effects' marginals are exact; the sds and correlations
+	// come from draws, with Monte Carlo errors well below their spread.
+	for _, m := range doc.Fixed {
+		if m.MCSE != nil {
+			t.Errorf("%s: Monte Carlo errors %+v for an exact marginal", m.Name, *m.MCSE)
+		}
+	}
+	for _, m := range slices.Concat(doc.RESD, doc.RECor) {
+		if e := m.MCSE; e == nil || !(e.Estimate > 0 && e.Estimate < 0.1*m.EstError && e.Q975 > 0) {
+			t.Errorf("%s: Monte Carlo errors %+v for est. error %v", m.Name, e, m.EstError)
+		}
+	}
 	re := doc.RandomEffects
 	if len(re.Subjects) != doc.Data.Subjects || re.Group != doc.Data.Group {
 		t.Errorf("%d subjects' random effects for %d subjects", len(re.Subjects), doc.Data.Subjects)

@@ -146,6 +146,26 @@ type marginal struct {
 	Q025     jfloat `json:"q2.5"`
 	Q50      jfloat `json:"q50"`
 	Q975     jfloat `json:"q97.5"`
+	// MCSE holds the Monte Carlo standard errors of the figures above
+	// when they come from draws; absent for exact marginals.
+	MCSE *mcse `json:"mcse,omitempty"`
+}
+
+// mcse holds the Monte Carlo standard errors of a marginal's figures.
+type mcse struct {
+	Estimate jfloat `json:"estimate"`
+	EstError jfloat `json:"est_error"`
+	Q025     jfloat `json:"q2.5"`
+	Q50      jfloat `json:"q50"`
+	Q975     jfloat `json:"q97.5"`
+}
+
+// largest returns the largest of the errors.
+func (e *mcse) largest() float64 {
+	if e == nil {
+		return 0
+	}
+	return max(float64(e.Estimate), float64(e.EstError), float64(e.Q025), float64(e.Q50), float64(e.Q975))
 }
 
 // crossedDoc summarises a crossed grouping factor.
@@ -168,6 +188,9 @@ func marginals(ms []posterior.Marginal) []marginal {
 	out := make([]marginal, len(ms))
 	for k, m := range ms {
 		out[k] = marginal{Name: m.Name, Estimate: jfloat(m.Mean), EstError: jfloat(m.SD), Q025: jfloat(m.Q025), Q50: jfloat(m.Q50), Q975: jfloat(m.Q975)}
+		if e := m.MCSE; e != (posterior.MonteCarloError{}) {
+			out[k].MCSE = &mcse{jfloat(e.Mean), jfloat(e.SD), jfloat(e.Q025), jfloat(e.Q50), jfloat(e.Q975)}
+		}
 	}
 	return out
 }

@@ -128,6 +128,7 @@ func writeText(w io.Writer, doc *document) {
 		re[k].Name = strings.ReplaceAll(re[k].Name, "(Intercept)", "Intercept")
 	}
 	writeTable(w, re)
+	writeDrawNote(w, re)
 	for _, cr := range doc.Crossed {
 		fmt.Fprintf(w, "\nRandom effects: ~%s (Number of levels: %d)\n", cr.Group, cr.Levels)
 		sd := cr.SD
@@ -152,7 +153,7 @@ func writeText(w io.Writer, doc *document) {
 			rows[k].Name = strings.ReplaceAll(rows[k].Name, "(Intercept)", "Intercept")
 		}
 		writeTable(w, rows)
-		fmt.Fprintf(w, "(each estimate's Monte Carlo error is about its Est.Error / %.0f)\n", math.Sqrt(float64(pc.EffectiveDraws)))
+		writeDrawNote(w, rows)
 	}
 	fmt.Fprintf(w, "\nEstimate and Est.Error are the posterior mean and standard deviation under the\n")
 	fmt.Fprintf(w, "Gaussian approximation; 2.5%% and 97.5%% are the bounds of the 95%% credible interval.\n")
@@ -174,6 +175,18 @@ func statusText(doc *document) string {
 		return fmt.Sprintf("INTERRUPTED; last good state after %d iterations", it)
 	}
 	return doc.Status
+}
+
+// writeDrawNote says how large the Monte Carlo error of the figures from
+// draws among ms is, if there are any.
+func writeDrawNote(w io.Writer, ms []marginal) {
+	var worst float64
+	for _, m := range ms {
+		worst = max(worst, m.MCSE.largest())
+	}
+	if worst > 0 {
+		fmt.Fprintf(w, "(figures from draws: Monte Carlo standard error at most %s)\n", num(jfloat(worst)))
+	}
 }
 
 // writeTable writes marginals as a table with the columns Estimate,
