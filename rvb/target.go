@@ -158,6 +158,8 @@ type Target struct {
 	// start holds the model's start computed by NewAtStart, which Start
 	// transforms instead of computing it again; nil once used.
 	start *modelStart
+	// atStart reports a Target made by NewAtStart.
+	atStart bool
 }
 
 // modelStart is a start of the model: theta and prec as glmm.Model.Start
@@ -276,9 +278,13 @@ func NewAtStart(ctx context.Context, m *glmm.Model, method Method, opts ...Optio
 	if err != nil {
 		return nil, err
 	}
-	t.start = st
+	t.start, t.atStart = st, true
 	return t, nil
 }
+
+// ExpandedAtStart reports whether the Target was made by NewAtStart, and
+// so is expanded about the linear predictor at the model's start.
+func (t *Target) ExpandedAtStart() bool { return t.atStart }
 
 // StartExpansion returns the expansion point of NewAtStart: the linear
 // predictor of every data row (in the order given to glmm.New) at the

@@ -48,6 +48,10 @@ type approx struct {
 	g         int
 	mu        []float64
 	factor    []float64
+	// res and target are the fit and what it was of, which a fit file
+	// saves (posterior.SavedFit).
+	res    *vi.Result
+	target vi.Target
 }
 
 // newTarget returns the vi target and vi method of the named method, RVB
@@ -80,27 +84,6 @@ func newTarget(ctx context.Context, method, expansion string, m *glmm.Model) (vi
 		return t, vi.RVB, t, nil
 	}
 	return nil, 0, nil, fmt.Errorf("unknown method %q", method)
-}
-
-// newApprox wraps the state mu, factor of a fit by method of model m (RVB
-// expanded about the named point).
-func newApprox(method, expansion string, m *glmm.Model, mu, factor []float64) (*approx, error) {
-	_, _, rt, err := newTarget(context.Background(), method, expansion, m)
-	if err != nil {
-		return nil, err
-	}
-	n, r, g := m.Dims()
-	want := arrowhead.Len(n, r, g)
-	if rt != nil {
-		want = blockdiag.Len(n, r, g)
-	}
-	if len(mu) != n*r+g || len(factor) != want {
-		return nil, fmt.Errorf("state of length (%d, %d) does not fit the model: want (%d, %d)", len(mu), len(factor), n*r+g, want)
-	}
-	if rt == nil {
-		expansion = ""
-	}
-	return &approx{method: method, expansion: expansion, model: m, rt: rt, n: n, r: r, g: g, mu: mu, factor: factor}, nil
 }
 
 // sampler draws theta = (b_1, ..., b_n, beta, omega) from q, with the

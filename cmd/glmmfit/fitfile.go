@@ -7,6 +7,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -21,6 +22,7 @@ import (
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/internal/atomicfile"
+	"github.com/sparsevi/sparsevi/rvb"
 )
 
 // A fit file is the JSON document of the fit with two more members: state,
@@ -139,6 +141,9 @@ func readFitFile(path string) (*savedFit, error) {
 	if doc.SchemaVersion > schemaVersion {
 		return nil, fmt.Errorf("%s: fit file schema version %d is newer than this glmmfit's (%d)", name, doc.SchemaVersion, schemaVersion)
 	}
+	if doc.SchemaVersion < schemaVersion {
+		return nil, fmt.Errorf("%s: fit file schema version %d was written by an older glmmfit, whose saved state this one does not read (version %d); refit with 'glmmfit fit -out'", name, doc.SchemaVersion, schemaVersion)
+	}
 	if doc.Checksums != nil {
 		sums, err := sectionSums(&doc)
 		if err != nil {
@@ -170,14 +175,19 @@ func readFitFile(path string) (*savedFit, error) {
 	}
 	d.Compact()
 	st := doc.State
-	n, r, g := d.Model().Dims()
+	m := d.Model()
+	n, r, g := m.Dims()
 	if st.N != n || st.R != r || st.G != g || !slices.Equal(d.FixedNames(), doc.Data.FixedNames) {
 		return nil, fmt.Errorf("%s: the rebuilt model (n=%d, r=%d, G=%d) does not match the saved state (n=%d, r=%d, G=%d)", name, n, r, g, st.N, st.R, st.G)
 	}
-	a, err := newApprox(st.Method, st.Expansion, d.Model(), st.Mu, st.Factor)
+	// The library's loader checks the rebuilt model's fingerprint against
+	// the fitted one's and rebuilds RVB's reparametrisation.
+	res, target, err := st.Load(context.Background(), m)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
+	a := &approx{method: st.Method, expansion: st.Expansion, model: m, n: n, r: r, g: g, mu: res.Mu, factor: res.Factor, res: res, target: target}
+	a.rt, _ = target.(*rvb.Target)
 	return &savedFit{doc: &doc, design: d, approx: a}, nil
 }
 

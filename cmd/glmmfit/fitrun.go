@@ -146,7 +146,7 @@ func runFit(e *env, args []string) error {
 		expansion = ""
 	}
 	job.expansion = expansion
-	a := &approx{method: job.method, expansion: expansion, model: m, rt: rt, mu: res.Mu, factor: res.Factor}
+	a := &approx{method: job.method, expansion: expansion, model: m, rt: rt, mu: res.Mu, factor: res.Factor, res: res, target: target}
 	a.n, a.r, a.g = m.Dims()
 	summaryStart := time.Now()
 	summary, err := summarize(ctx, a, res, o.draws, o.seed)
@@ -250,7 +250,10 @@ func writeFitOutputs(ctx context.Context, e *env, prog *progress, job *fitJob, o
 	var written []string
 	if o.out != "" {
 		prog.phase("writing: -out " + o.out)
-		st := &fitState{Method: a.method, Expansion: a.expansion, N: a.n, R: a.r, G: a.g, Mu: a.mu, Factor: a.factor}
+		st, err := posterior.NewSavedFit(a.res, a.target)
+		if err != nil {
+			return nil, fmt.Errorf("-out: %v", err)
+		}
 		enc := <-training
 		td, err := enc.td, enc.err
 		if err != nil {

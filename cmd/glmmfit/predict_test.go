@@ -287,6 +287,18 @@ func TestEditedFitFile(t *testing.T) {
 	if r.code != exitFail || !strings.Contains(r.stderr, "edited") || !strings.Contains(r.stderr, "fixed, state") {
 		t.Errorf("edited fit file: exit %d, message %q; want exit 1 naming the sections fixed and state", r.code, r.stderr)
 	}
+	// A file of the previous schema, whose state the library's loader
+	// does not read, is refused as such.
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["schema_version"] = 1
+	old, _ := json.Marshal(doc)
+	writeFile(t, dir, "old.json", string(old))
+	r = glmmfit(t, dir, "", nil, "predict", "-fit", "old.json", "-data", "d.csv", "-out", "p.csv")
+	if r.code != exitFail || !strings.Contains(r.stderr, "older glmmfit") {
+		t.Errorf("schema 1 fit file: exit %d, message %q", r.code, r.stderr)
+	}
 }
 
 // TestPredictMissing: predict refuses a missing predictor by default,

@@ -15,7 +15,7 @@ import (
 
 // schemaVersion is the version of the JSON document of a fit. It changes
 // when a field changes meaning or is removed; added fields keep it.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // document is the JSON result of 'glmmfit fit -format json' and, with State
 // and Training set, the fit file written by -out and read by predict.
@@ -65,7 +65,7 @@ type document struct {
 	logWeights []float64
 
 	// State and Training are written to fit files only.
-	State *fitState `json:"state,omitempty"`
+	State *posterior.SavedFit `json:"state,omitempty"`
 	// Checksums holds, in a fit file, the SHA-256 of each section as
 	// written, so that an edited file is recognised (see sectionSums).
 	Checksums map[string]string `json:"checksums,omitempty"`
@@ -247,21 +247,6 @@ type timing struct {
 	SummarySeconds float64 `json:"summary_seconds"`
 	TotalSeconds   float64 `json:"total_seconds"`
 	Threads        int     `json:"threads"`
-}
-
-// fitState is the fitted variational state: the mean and the compressed
-// factor (arrowhead precision factor for gva, block-diagonal covariance
-// factor of the reparametrised variables for rvb1/rvb2), as in vi.Result.
-type fitState struct {
-	Method string `json:"method"`
-	// Expansion is RVB's expansion point, "start" or "jeffreys"; fit files
-	// written before it existed were expanded at "jeffreys".
-	Expansion string    `json:"expansion,omitempty"`
-	N         int       `json:"n"`
-	R         int       `json:"r"`
-	G         int       `json:"g"`
-	Mu        []float64 `json:"mu"`
-	Factor    []float64 `json:"factor"`
 }
 
 // jfloat is a float64 that encodes NaN and infinities as JSON null, as

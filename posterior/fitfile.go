@@ -1,0 +1,199 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package posterior
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/sparsevi/sparsevi/arrowhead"
+	"github.com/sparsevi/sparsevi/blockdiag"
+	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/rvb"
+	"github.com/sparsevi/sparsevi/vi"
+)
+
+// FitFileVersion is the version of the format Save writes; Load reads it
+// and refuses others.
+const FitFileVersion = 1
+
+// SavedFit is a fit as Save writes it, in JSON. A program can keep it
+// inside a document of its own (glmmfit's fit files do) and hand its JSON
+// to Load.
+type SavedFit struct {
+	Version int `json:"version"`
+	// Method is "gva", "rvb1" or "rvb2"; Expansion is RVB's expansion
+	// point, "start" (rvb.NewAtStart) or "jeffreys" (rvb.New).
+	Method    string `json:"method"`
+	Expansion string `json:"expansion,omitempty"`
+	// Model is the fingerprint of the model fitted (glmm.Model.Fingerprint).
+	Model      string  `json:"model"`
+	N          int     `json:"n"`
+	R          int     `json:"r"`
+	G          int     `json:"g"`
+	Optimizer  string  `json:"optimizer"`
+	Status     string  `json:"status"`
+	Iterations int     `json:"iterations"`
+	LowerBound jsonNum `json:"lower_bound"`
+	BoundSE    jsonNum `json:"lower_bound_se"`
+	// Mu and Factor are vi.Result's: the variational mean and the
+	// compressed factor.
+	Mu     []float64 `json:"mu"`
+	Factor []float64 `json:"factor"`
+	// LogWeights and ImportanceGlobal are vi.Result's importance draws,
+	// for the Pareto diagnostic and corrections after loading.
+	LogWeights       []float64 `json:"log_weights,omitempty"`
+	ImportanceGlobal []float64 `json:"importance_global,omitempty"`
+}
+
+// jsonNum is a float64 that is null in JSON when not finite, as the bound
+// of an interrupted fit is.
+type jsonNum float64
+
+func (f jsonNum) MarshalJSON() ([]byte, error) {
+	if v := float64(f); math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(f))
+}
+
+func (f *jsonNum) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*f = jsonNum(math.NaN())
+		return nil
+	}
+	return json.Unmarshal(b, (*float64)(f))
+}
+
+// NewSavedFit returns the saved form of res, a fit of target: the model
+// itself (GVA) or an *rvb.Target of it.
+func NewSavedFit(res *vi.Result, target vi.Target) (*SavedFit, error) {
+	if res == nil || target == nil {
+		return nil, errors.New("posterior: nil result or target")
+	}
+	s := &SavedFit{
+		Version: FitFileVersion, N: res.N, R: res.R, G: res.G,
+		Optimizer: res.Optimizer.String(), Status: res.Status.String(), Iterations: res.Iterations,
+		LowerBound: jsonNum(res.LowerBound), BoundSE: jsonNum(res.LowerBoundSE),
+		Mu: res.Mu, Factor: res.Factor, LogWeights: res.LogWeights, ImportanceGlobal: res.ImportanceGlobal,
+	}
+	switch t := target.(type) {
+	case *glmm.Model:
+		if res.Method != vi.GVA {
+			return nil, fmt.Errorf("posterior: a %v fit of the model itself cannot be saved", res.Method)
+		}
+		s.Method, s.Model = "gva", t.Fingerprint()
+	case *rvb.Target:
+		s.Method, s.Model = t.Method().String(), t.Model().Fingerprint()
+		s.Expansion = "jeffreys"
+		if t.ExpandedAtStart() {
+			s.Expansion = "start"
+		}
+	default:
+		return nil, fmt.Errorf("posterior: cannot save a fit of a %T", target)
+	}
+	return s, nil
+}
+
+// Save writes res, a fit of target (the model itself for GVA, or an
+// *rvb.Target of it), to w as JSON: the method and RVB's expansion point,
+// the variational mean and factor, the status and lower bound, the
+// importance draws, and the model's fingerprint, against which Load
+// checks the model it is given.
+func Save(w io.Writer, res *vi.Result, target vi.Target) error {
+	s, err := NewSavedFit(res, target)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(w).Encode(s)
+}
+
+// Load reads a fit that Save wrote and returns it with its target for m,
+// which must be the model that was fitted (its fingerprint is checked):
+// m itself for GVA, its RVB reparametrisation for RVB (rebuilding an
+// expansion at the start runs m's start, which ctx can stop). Summaries,
+// draws and predictions from the loaded fit are those of the original.
+func Load(ctx context.Context, r io.Reader, m *glmm.Model) (*vi.Result, vi.Target, error) {
+	var s SavedFit
+	if err := json.NewDecoder(r).Decode(&s); err != nil {
+		return nil, nil, fmt.Errorf("posterior: not a saved fit: %v", err)
+	}
+	return s.Load(ctx, m)
+}
+
+// Load returns the fit with its target for m; see the function Load.
+func (s *SavedFit) Load(ctx context.Context, m *glmm.Model) (*vi.Result, vi.Target, error) {
+	if s.Version != FitFileVersion {
+		return nil, nil, fmt.Errorf("posterior: saved fit of version %d, want %d", s.Version, FitFileVersion)
+	}
+	if m == nil {
+		return nil, nil, errors.New("posterior: nil model")
+	}
+	if fp := m.Fingerprint(); fp != s.Model {
+		return nil, nil, fmt.Errorf("posterior: the saved fit is of another model (fingerprint %.12s…, this model %.12s…): its data, design, family or prior differ", s.Model, fp)
+	}
+	n, r, g := m.Dims()
+	if s.N != n || s.R != r || s.G != g {
+		return nil, nil, fmt.Errorf("posterior: saved fit of dimensions (%d, %d, %d), model (%d, %d, %d)", s.N, s.R, s.G, n, r, g)
+	}
+	opt, err := vi.ParseOptimizer(s.Optimizer)
+	if err != nil {
+		return nil, nil, fmt.Errorf("posterior: saved fit: %v", err)
+	}
+	status, ok := parseStatus(s.Status)
+	if !ok {
+		return nil, nil, fmt.Errorf("posterior: saved fit: unknown status %q", s.Status)
+	}
+	res := &vi.Result{Optimizer: opt, Status: status, Iterations: s.Iterations, N: n, R: r, G: g,
+		Mu: s.Mu, Factor: s.Factor, LowerBound: float64(s.LowerBound), LowerBoundSE: float64(s.BoundSE),
+		LogWeights: s.LogWeights, ImportanceGlobal: s.ImportanceGlobal}
+	var target vi.Target
+	switch s.Method {
+	case "gva":
+		res.Method, target = vi.GVA, m
+	case "rvb1", "rvb2":
+		meth := rvb.RVB1
+		if s.Method == "rvb2" {
+			meth = rvb.RVB2
+		}
+		var t *rvb.Target
+		switch s.Expansion {
+		case "start":
+			t, err = rvb.NewAtStart(ctx, m, meth)
+		case "jeffreys":
+			t, err = rvb.New(m, meth)
+		default:
+			err = fmt.Errorf("unknown expansion %q", s.Expansion)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("posterior: saved fit: %v", err)
+		}
+		res.Method, res.Reparametrised, target = vi.RVB, true, t
+	default:
+		return nil, nil, fmt.Errorf("posterior: saved fit: unknown method %q", s.Method)
+	}
+	factorLen := arrowhead.Len(n, r, g)
+	if res.Method == vi.RVB {
+		factorLen = blockdiag.Len(n, r, g)
+	}
+	if len(s.Mu) != n*r+g || len(s.Factor) != factorLen {
+		return nil, nil, fmt.Errorf("posterior: saved fit: mean and factor of lengths %d and %d, want %d and %d", len(s.Mu), len(s.Factor), n*r+g, factorLen)
+	}
+	return res, target, nil
+}
+
+// parseStatus returns the vi.Status whose String is s.
+func parseStatus(s string) (vi.Status, bool) {
+	for st := vi.Converged; st <= vi.Cancelled; st++ {
+		if st.String() == s {
+			return st, true
+		}
+	}
+	return 0, false
+}

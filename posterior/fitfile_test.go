@@ -1,0 +1,95 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package posterior_test
+
+import (
+	"bytes"
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/sparsevi/sparsevi/posterior"
+	"github.com/sparsevi/sparsevi/rvb"
+	"github.com/sparsevi/sparsevi/vi"
+)
+
+// TestSaveLoad: a fit saved and loaded for the same model gives the same
+// summaries, bit for bit, for GVA and for RVB at either expansion; loading
+// for another model, or a file of another version, is an error.
+func TestSaveLoad(t *testing.T) {
+	ctx := context.Background()
+	m, other := simModel(t, 40, 1), simModel(t, 40, 2)
+	for _, c := range []struct {
+		name string
+		make func() (vi.Target, vi.Method)
+	}{
+		{"gva", func() (vi.Target, vi.Method) { return m, vi.GVA }},
+		{"rvb1 at the start", func() (vi.Target, vi.Method) {
+			tg, err := rvb.NewAtStart(ctx, m, rvb.RVB1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tg, vi.RVB
+		}},
+		{"rvb2 jeffreys", func() (vi.Target, vi.Method) {
+			tg, err := rvb.New(m, rvb.RVB2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tg, vi.RVB
+		}},
+	} {
+		target, method := c.make()
+		res, err := vi.Fit(ctx, target, vi.Settings{Method: method, Seed: 3, Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := posterior.Save(&buf, res, target); err != nil {
+			t.Fatal(err)
+		}
+		saved := buf.String()
+		got, gotTarget, err := posterior.Load(ctx, strings.NewReader(saved), m)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got.Status != res.Status || got.Iterations != res.Iterations || got.LowerBound != res.LowerBound || !reflect.DeepEqual(got.LogWeights, res.LogWeights) {
+			t.Errorf("%s: loaded %v after %d iterations, bound %v; saved %v, %d, %v", c.name, got.Status, got.Iterations, got.LowerBound, res.Status, res.Iterations, res.LowerBound)
+		}
+		if method == vi.GVA {
+			want, err := posterior.Summarize(res, m, 200, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			have, err := posterior.Summarize(got, m, 200, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(want, have) {
+				t.Errorf("%s: the loaded fit's summary differs", c.name)
+			}
+		} else {
+			want, err := posterior.SummarizeRVB(ctx, res, target.(*rvb.Target), 200, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			have, err := posterior.SummarizeRVB(ctx, got, gotTarget.(*rvb.Target), 200, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(want, have) {
+				t.Errorf("%s: the loaded fit's summary differs", c.name)
+			}
+		}
+		if _, _, err := posterior.Load(ctx, strings.NewReader(saved), other); err == nil || !strings.Contains(err.Error(), "another model") {
+			t.Errorf("%s: loaded for another model: %v", c.name, err)
+		}
+		bad := strings.Replace(saved, `"version":1`, `"version":2`, 1)
+		if _, _, err := posterior.Load(ctx, strings.NewReader(bad), m); err == nil || !strings.Contains(err.Error(), "version 2") {
+			t.Errorf("%s: loaded a file of version 2: %v", c.name, err)
+		}
+	}
+}
