@@ -147,12 +147,12 @@ func (mod *Model) ZRows(i int) []float64 {
 // weights w (1 unless given).
 func (mod *Model) Response(i int) (y, m, w []float64) {
 	s, e := mod.start[i], mod.start[i+1]
-	return mod.y[s:e], mod.m[s:e], mod.w[s:e]
+	return mod.y[s:e], rowRange(mod.m, mod.ones, s, e), rowRange(mod.w, mod.ones, s, e)
 }
 
 // Offsets returns subject i's offsets.
 func (mod *Model) Offsets(i int) []float64 {
-	return mod.off[mod.start[i]:mod.start[i+1]]
+	return rowRange(mod.off, mod.zeros, mod.start[i], mod.start[i+1])
 }
 
 // FixedEta writes X_i beta + offset_i, the fixed part of subject i's linear
@@ -164,7 +164,7 @@ func (mod *Model) FixedEta(i int, beta, dst []float64) {
 		panic("glmm: bad length in FixedEta")
 	}
 	for j := s; j < e; j++ {
-		eta := mod.off[j]
+		eta := mod.offset(j)
 		if mod.sparseX {
 			for t := mod.xptr[j]; t < mod.xptr[j+1]; t++ {
 				eta += mod.xval[t] * beta[mod.xind[t]]

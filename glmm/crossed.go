@@ -133,7 +133,7 @@ func (mod *Model) crossedWeights() {
 		for l, rows := range byLevel {
 			eta := make([]float64, len(rows))
 			for k, j := range rows {
-				eta[k] = mod.off[j]
+				eta[k] = mod.offset(j)
 			}
 			lev[l] = mod.rowsLevel(0, 0, rows, eta)
 			info[l] = mod.levelInfo(rows, lev[l])
@@ -179,22 +179,22 @@ func (mod *Model) levelInfo(rows []int, eta float64) float64 {
 	}
 	var h, sw, sy, syy float64
 	for _, j := range rows {
-		w := mod.w[j]
+		w := mod.weight(j)
 		switch mod.family {
 		case Poisson, NegBinomial:
-			h += w * math.Exp(min(eta+mod.off[j], MaxPoissonEta))
+			h += w * math.Exp(min(eta+mod.offset(j), MaxPoissonEta))
 		case Gaussian:
-			y := mod.y[j] - mod.off[j]
+			y := mod.y[j] - mod.offset(j)
 			sw += w
 			sy += w * y
 			syy += w * y * y
 		default:
 			if mod.link.binary() {
-				h += w * linkInfo(mod.link, mod.m[j], eta+mod.off[j])
+				h += w * linkInfo(mod.link, mod.trials(j), eta+mod.offset(j))
 				continue
 			}
-			p := logistic(eta + mod.off[j])
-			h += w * mod.m[j] * p * (1 - p)
+			p := logistic(eta + mod.offset(j))
+			h += w * mod.trials(j) * p * (1 - p)
 		}
 	}
 	if mod.family == Gaussian {

@@ -45,9 +45,15 @@ func (mod *Model) Fingerprint() string {
 	ints(int(mod.family), int(mod.link), mod.nobs, mod.p, mod.r, mod.n, int(math.Float64bits(mod.priorSD)))
 	ints(mod.start...)
 	floats(mod.y)
-	floats(mod.m)
-	floats(mod.w)
-	floats(mod.off)
+	// Trials, weights and offsets as values, whether stored or not.
+	for j := range mod.nobs {
+		if len(buf)+24 > cap(buf) {
+			flush()
+		}
+		for _, v := range [3]float64{mod.trials(j), mod.weight(j), mod.offset(j)} {
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+		}
+	}
 	if mod.sparseX {
 		ints(1)
 		ints(mod.xptr...)

@@ -142,7 +142,11 @@ type Model struct {
 	perm  []int // perm[k] is the row given to New of stored row k
 	maxNi int
 
+	// y holds the responses; m, w and off the trials, weights and
+	// offsets, nil when every one is 1, 1 or 0 (use trials, weight,
+	// offset and their ranges, which read ones and zeros for them).
 	y, m, w, off []float64
+	ones, zeros  []float64 // maxNi ones and zeros for the ranges
 
 	// Fixed design, stored row-major dense (x) or CSR (xptr, xind, xval).
 	sparseX bool
@@ -336,21 +340,32 @@ func New(cfg Config) (*Model, error) {
 		next[g]++
 	}
 
+	// Trials, weights and offsets are stored only when some differ from
+	// 1, 1 and 0 (a Bernoulli model without weights or offsets keeps none:
+	// 24 bytes per observation).
 	mod.y = make([]float64, nobs)
-	mod.m = make([]float64, nobs)
-	mod.w = make([]float64, nobs)
-	mod.off = make([]float64, nobs)
+	stored := func(v []float64, trivial float64) []float64 {
+		for _, x := range v {
+			if x != trivial {
+				return make([]float64, nobs)
+			}
+		}
+		return nil
+	}
+	mod.m, mod.w, mod.off = stored(cfg.Trials, 1), stored(cfg.Weights, 1), stored(cfg.Offset, 0)
+	mod.ones, mod.zeros = make([]float64, mod.maxNi), make([]float64, mod.maxNi)
+	for k := range mod.ones {
+		mod.ones[k] = 1
+	}
 	for s, k := range mod.perm {
 		mod.y[s] = cfg.Y[k]
-		mod.m[s] = 1
-		if cfg.Trials != nil {
+		if mod.m != nil {
 			mod.m[s] = cfg.Trials[k]
 		}
-		mod.w[s] = 1
-		if cfg.Weights != nil {
+		if mod.w != nil {
 			mod.w[s] = cfg.Weights[k]
 		}
-		if cfg.Offset != nil {
+		if mod.off != nil {
 			mod.off[s] = cfg.Offset[k]
 		}
 	}
@@ -379,10 +394,10 @@ func New(cfg Config) (*Model, error) {
 	mod.commonWM = make([]float64, mod.n)
 	for i := range mod.n {
 		var c float64
-		wm := mod.w[mod.start[i]] * mod.m[mod.start[i]]
+		wm := mod.weight(mod.start[i]) * mod.trials(mod.start[i])
 		for j := mod.start[i]; j < mod.start[i+1]; j++ {
-			c += mod.w[j] * mod.family.Constant(mod.y[j], mod.m[j])
-			if mod.w[j]*mod.m[j] != wm {
+			c += mod.weight(j) * mod.family.Constant(mod.y[j], mod.trials(j))
+			if mod.weight(j)*mod.trials(j) != wm {
 				wm = math.NaN()
 			}
 		}
@@ -392,7 +407,7 @@ func New(cfg Config) (*Model, error) {
 	}
 	mod.unitWM = (mod.family == Bernoulli || mod.family == Binomial) && mod.link == CanonicalLink
 	for j := range mod.y {
-		if mod.w[j] != 1 || mod.m[j] != 1 {
+		if mod.weight(j) != 1 || mod.trials(j) != 1 {
 			mod.unitWM = false
 			break
 		}

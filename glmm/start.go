@@ -238,10 +238,10 @@ func (st *starter) updateCrossed(ctx context.Context, thetaG []float64) error {
 				s, eta := st.subjectEta(sc, i)
 				v := st.vOf(i)
 				for j := s; j < s+len(eta); j++ {
-					_, d1, d2 := sc.expectAll(mod.family, mod.y[j], mod.m[j], eta[j-s], mod.etaSD(j, v))
+					_, d1, d2 := sc.expectAll(mod.family, mod.y[j], mod.trials(j), eta[j-s], mod.etaSD(j, v))
 					l := f.idx[j]
-					g[l] += mod.w[j] * d1
-					h[l] -= mod.w[j] * d2
+					g[l] += mod.weight(j) * d1
+					h[l] -= mod.weight(j) * d2
 				}
 			}
 			return nil
@@ -302,8 +302,8 @@ func (st *starter) initPsi(ctx context.Context) error {
 					v += mod.z[j*mod.r+a] * st.b[i*mod.r+a]
 				}
 				d := mod.y[j] - v
-				ss += mod.w[j] * d * d
-				sw += mod.w[j]
+				ss += mod.weight(j) * d * d
+				sw += mod.weight(j)
 			}
 		}
 		if ss > 0 && sw > 0 {
@@ -332,8 +332,8 @@ func (st *starter) updatePsi(ctx context.Context) error {
 			for j := s; j < s+len(eta); j++ {
 				et := eta[j-s]
 				sd := mod.etaSD(j, v)
-				d0 += mod.w[j] * sc.expectPsi(mod.family, mod.y[j], mod.m[j], et, sd, st.psi)
-				d1 += mod.w[j] * sc.expectPsi(mod.family, mod.y[j], mod.m[j], et, sd, st.psi+psiDelta)
+				d0 += mod.weight(j) * sc.expectPsi(mod.family, mod.y[j], mod.trials(j), et, sd, st.psi)
+				d1 += mod.weight(j) * sc.expectPsi(mod.family, mod.y[j], mod.trials(j), et, sd, st.psi+psiDelta)
 			}
 		}
 		st.partP[k][0], st.partP[k][1] = d0, d1
@@ -710,13 +710,13 @@ func (mod *Model) rowsLevel(lo, hi int, rows []int, eta []float64) float64 {
 	var sw, sy, sf float64
 	emax := math.Inf(-1)
 	for k, e := range eta {
-		if mod.w[at(k)] > 0 {
+		if mod.weight(at(k)) > 0 {
 			emax = max(emax, e)
 		}
 	}
 	for k, e := range eta {
 		j := at(k)
-		w := mod.w[j]
+		w := mod.weight(j)
 		if w == 0 {
 			continue
 		}
@@ -729,7 +729,7 @@ func (mod *Model) rowsLevel(lo, hi int, rows []int, eta []float64) float64 {
 		case Gaussian:
 			sf += w * (y - e)
 		default:
-			sf += w * (mod.m[j] - y)
+			sf += w * (mod.trials(j) - y)
 		}
 	}
 	if !(sw > 0) {
@@ -743,7 +743,7 @@ func (mod *Model) rowsLevel(lo, hi int, rows []int, eta []float64) float64 {
 	}
 	var se float64
 	for k, e := range eta {
-		se += mod.w[at(k)] * e
+		se += mod.weight(at(k)) * e
 	}
 	if mod.link.binary() {
 		return linkOf(mod.link, (sy+0.5)/(sy+sf+1)) - se/sw
@@ -779,7 +779,7 @@ func (st *starter) crossedDataStart(thetaG []float64) {
 		for l, rows := range byLevel {
 			eta := make([]float64, len(rows))
 			for k, j := range rows {
-				eta[k] = mod.off[j] + st.cross[j]
+				eta[k] = mod.offset(j) + st.cross[j]
 			}
 			u[l] = mod.rowsLevel(0, 0, rows, eta)
 			if !math.IsNaN(u[l]) {
@@ -1024,7 +1024,7 @@ func (mod *Model) condLogDens(sc *startScratch, i int, beta, wwt, b, v []float64
 			e += mod.z[j*r+a] * b[a]
 		}
 		eta[j-lo] = e
-		ll += mod.w[j] * sc.expectLL(mod.family, mod.y[j], mod.m[j], e, mod.etaSD(j, v))
+		ll += mod.weight(j) * sc.expectLL(mod.family, mod.y[j], mod.trials(j), e, mod.etaSD(j, v))
 	}
 	if v != nil {
 		for a := range r {
@@ -1072,10 +1072,10 @@ func (mod *Model) newtonPieces(sc *startScratch, i int, beta, wwt, b, v, grad, i
 		for a := range r {
 			e += zj[a] * b[a]
 		}
-		ll, d1, d2 := sc.expectAll(mod.family, mod.y[j], mod.m[j], e, mod.etaSD(j, v))
-		f += mod.w[j] * ll
-		d1 *= mod.w[j]
-		d2 *= -mod.w[j]
+		ll, d1, d2 := sc.expectAll(mod.family, mod.y[j], mod.trials(j), e, mod.etaSD(j, v))
+		f += mod.weight(j) * ll
+		d1 *= mod.weight(j)
+		d2 *= -mod.weight(j)
 		x := mod.rowX(j, sc.x)
 		for a := range r {
 			sc.grad[a] += zj[a] * d1

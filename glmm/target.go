@@ -231,7 +231,7 @@ func (mod *Model) subjectLik(work *workspace, i int, thetaG []float64, psi float
 		}
 	}
 
-	ys, ms, ws := mod.y[s:e], mod.m[s:e], mod.w[s:e]
+	ys, ms, ws := mod.y[s:e], rowRange(mod.m, mod.ones, s, e), rowRange(mod.w, mod.ones, s, e)
 	ms, ws = ms[:len(ys)], ws[:len(ys)]
 	eta = eta[:len(ys)]
 	res := work.res[:len(ys)]
@@ -388,8 +388,8 @@ func (mod *Model) LocalHessian(ws any, i int, thetaG, thetaI, h []float64) {
 		for k, v := range zr {
 			et += v * thetaI[k]
 		}
-		_, d2, _ := mod.derivs(mod.y[j], mod.m[j], et, psi)
-		d2 *= mod.w[j]
+		_, d2, _ := mod.derivs(mod.y[j], mod.trials(j), et, psi)
+		d2 *= mod.weight(j)
 		for a, za := range zr {
 			for c := 0; c <= a; c++ {
 				h[a*r+c] += d2 * za * zr[c]
