@@ -124,7 +124,7 @@ func run() error {
 		use = append(use, t)
 	}
 
-	bin, cleanup, err := buildGlmmfit()
+	bin, cleanup, err := benchio.BuildGlmmfit()
 	if err != nil {
 		return err
 	}
@@ -287,25 +287,6 @@ func runOne(argv []string, timeout time.Duration) result {
 		r.stderr = err.Error()
 	}
 	return r
-}
-
-// buildGlmmfit builds the command once, so that no run pays for compiling.
-func buildGlmmfit() (bin string, cleanup func(), err error) {
-	if _, err := os.Stat(filepath.Join("cmd", "glmmfit")); err != nil {
-		return "", nil, errors.New("run from the repository root (cmd/glmmfit not found)")
-	}
-	dir, err := os.MkdirTemp("", "compare")
-	if err != nil {
-		return "", nil, err
-	}
-	bin = filepath.Join(dir, "glmmfit")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/glmmfit")
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("building glmmfit: %v", err)
-	}
-	return bin, func() { os.RemoveAll(dir) }, nil
 }
 
 // rPackageAvailable reports whether Rscript runs and loads the tool's package.

@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sparsevi/sparsevi/benchmarks/internal/benchio"
 	"github.com/sparsevi/sparsevi/datasets"
 )
 
@@ -96,15 +97,11 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	tmp, err := os.MkdirTemp("", "diagnostic")
+	bin, cleanup, err := benchio.BuildGlmmfit()
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "glmmfit")
-	if b, err := exec.Command("go", "build", "-o", bin, "./cmd/glmmfit").CombinedOutput(); err != nil {
-		log.Fatalf("building glmmfit: %v\n%s", err, b)
-	}
+	defer cleanup()
 	var md strings.Builder
 	fmt.Fprintf(&md, "| data | method | lower bound | Pareto k (draws) | log p(y) | first sd: q | first sd: PSIS-corrected | seconds |\n")
 	fmt.Fprintf(&md, "|---|---|---|---|---|---|---|---|\n")

@@ -21,7 +21,6 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -66,15 +65,11 @@ func main() {
 	out := flag.String("out", "", "write the summary (Markdown) there as well")
 	flag.Parse()
 	data := datasets.DataDir(*dir)
-	tmp, err := os.MkdirTemp("", "everyday")
+	bin, cleanup, err := benchio.BuildGlmmfit()
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "glmmfit")
-	if b, err := exec.Command("go", "build", "-o", bin, "./cmd/glmmfit").CombinedOutput(); err != nil {
-		log.Fatalf("building glmmfit: %v\n%s", err, b)
-	}
+	defer cleanup()
 	_, rErr := exec.LookPath("Rscript")
 	type run struct {
 		model, tool string
