@@ -106,15 +106,17 @@ func main() {
 	fmt.Fprintf(&md, "| data | method | lower bound | Pareto k (draws) | log p(y) | first sd: q | first sd: PSIS-corrected | seconds |\n")
 	fmt.Fprintf(&md, "|---|---|---|---|---|---|---|---|\n")
 	for _, f := range fits {
-		args := []string{"fit", "-format", "json", "-quiet", "-data-dir", data}
+		args := []string{"fit", "-format", "json", "-quiet"}
 		for i := 0; i < len(f.args); i++ {
-			a := f.args[i]
-			if a == "-data" {
+			switch a := f.args[i]; a {
+			case "-data":
 				i++
 				args = append(args, "-data", filepath.Join(data, f.args[i]))
-				continue
+			case "-dataset":
+				args = append(args, "-data-dir", data, a)
+			default:
+				args = append(args, a)
 			}
-			args = append(args, a)
 		}
 		if _, err := os.Stat(filepath.Join(data, f.name+".csv")); err != nil && !strings.HasPrefix(f.args[0], "-dataset") {
 			fmt.Fprintf(&md, "| %s | (data not found) | | | | | | |\n", f.name)
