@@ -30,10 +30,10 @@ type OrderedSum struct {
 	g      int
 	rank   int
 	bounds []int
-	local  []Node // this process's cover of its chunks
-	all    []Node // every process's cover, in rank order
-	counts []int  // values sent by each process
-	work   []float64
+	local  []Node    // this process's cover of its chunks
+	all    []Node    // every process's cover, in rank order
+	counts []int     // values sent by each process
+	work   []float64 // Subtrees' workspace
 	send   []float64
 	recv   []float64
 	gather func(dst, src []float64, counts []int) error
@@ -83,7 +83,7 @@ func newOrderedSum(g int, bounds []int, rank, size int, gather func(dst, src []f
 		}
 		s.counts[r] = (len(s.all) - before) * g
 	}
-	s.work = make([]float64, (bounds[rank+1]-bounds[rank])*g)
+	s.work = make([]float64, s.tree.Depth()*g)
 	s.send = make([]float64, len(s.local)*g)
 	s.recv = make([]float64, len(s.all)*g)
 	return s, nil
@@ -103,12 +103,11 @@ func (s *OrderedSum) Sent() int { return len(s.send) }
 // order, chunk lo+j's at partials[j*G:(j+1)*G], and is not modified. Every
 // process must call Sum together.
 func (s *OrderedSum) Sum(dst, partials []float64) error {
-	if len(dst) != s.g || len(partials) != len(s.work) {
+	lo, hi := s.Chunks()
+	if len(dst) != s.g || len(partials) != (hi-lo)*s.g {
 		panic("mpi: OrderedSum.Sum: bad lengths")
 	}
-	copy(s.work, partials)
-	lo, _ := s.Chunks()
-	s.tree.Subtrees(s.send, s.local, s.work, s.g, lo)
+	s.tree.Subtrees(s.send, s.local, partials, s.g, lo, s.work)
 	if err := s.gather(s.recv, s.send, s.counts); err != nil {
 		return err
 	}

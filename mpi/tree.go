@@ -62,35 +62,55 @@ func (t Tree) Cover(dst []Node, lo, hi int) []Node {
 	return dst
 }
 
+// Depth returns the number of levels above the chunks: the level of the
+// root.
+func (t Tree) Depth() int { return t.top }
+
 // Subtrees sets the value of each node of nodes, a Cover of some range
 // [lo, hi), from the vectors of the chunks [lo, hi): chunk c's vector is
 // partials[(c-lo)*g:(c-lo+1)*g], and node j's value goes to
-// dst[j*g:(j+1)*g]. partials is used as workspace and overwritten.
-func (t Tree) Subtrees(dst []float64, nodes []Node, partials []float64, g, lo int) {
+// dst[j*g:(j+1)*g]. partials is not modified; work, of length at least
+// Depth()*g, is overwritten.
+func (t Tree) Subtrees(dst []float64, nodes []Node, partials []float64, g, lo int, work []float64) {
 	if len(dst) != len(nodes)*g {
 		panic("mpi: Subtrees: len(dst) != len(nodes)*g")
+	}
+	if len(work) < t.top*g {
+		panic("mpi: Subtrees: len(work) < Depth()*g")
 	}
 	for j, nd := range nodes {
 		if nd.Start < lo || (t.end(nd.Level, nd.Start)-lo)*g > len(partials) {
 			panic("mpi: Subtrees: node outside the chunks of partials")
 		}
-		at := t.leaves(partials, g, lo, nd.Level, nd.Start)
-		copy(dst[j*g:(j+1)*g], partials[(at-lo)*g:(at-lo+1)*g])
+		t.node(dst[j*g:(j+1)*g], partials, g, lo, nd.Level, nd.Start, work)
 	}
 }
 
-// leaves sums the node (k, i) from the chunk vectors in vals, the first
-// being chunk lo's, in place, and returns the chunk whose slot holds the sum.
-func (t Tree) leaves(vals []float64, g, lo, k, i int) int {
-	if k == 0 {
-		return i
+// node sets out to the value of the node (k, i) from the chunk vectors in
+// vals, the first being chunk lo's, using work[(k-1)*g:] and below for the
+// right children's values. Reading the chunks once, in order, and keeping
+// the sums of at most one node per level, it touches each chunk's vector
+// only once.
+func (t Tree) node(out, vals []float64, g, lo, k, i int, work []float64) {
+	a := vals[(i-lo)*g : (i-lo+1)*g]
+	switch j := i + 1<<max(k-1, 0); {
+	case k == 0 || j >= t.n && k == 1:
+		copy(out, a)
+	case k == 1:
+		b := vals[(j-lo)*g : (j-lo+1)*g]
+		b = b[:len(a)]
+		out = out[:len(a)]
+		for e := range a {
+			out[e] = a[e] + b[e]
+		}
+	default:
+		t.node(out, vals, g, lo, k-1, i, work)
+		if j < t.n {
+			r := work[(k-2)*g : (k-1)*g]
+			t.node(r, vals, g, lo, k-1, j, work)
+			add(out, r)
+		}
 	}
-	a := t.leaves(vals, g, lo, k-1, i)
-	if j := i + 1<<(k-1); j < t.n {
-		b := t.leaves(vals, g, lo, k-1, j)
-		add(vals[(a-lo)*g:(a-lo+1)*g], vals[(b-lo)*g:(b-lo+1)*g])
-	}
-	return a
 }
 
 // Join sets dst to the root of the tree from the values of nodes, a Cover of
@@ -129,13 +149,16 @@ func (t Tree) join(vals []float64, g int, nodes []Node, next *int, k, i int) int
 
 // Sum sets dst to the root of the tree over all the chunks, chunk c's vector
 // being partials[c*g:(c+1)*g]: the sum that OrderedSum computes, in one
-// process. partials is used as workspace and overwritten.
-func (t Tree) Sum(dst, partials []float64, g int) {
+// process. partials is not modified; work, of length at least Depth()*g, is
+// overwritten.
+func (t Tree) Sum(dst, partials []float64, g int, work []float64) {
 	if len(dst) != g || len(partials) != t.n*g {
 		panic("mpi: Sum: bad lengths")
 	}
-	at := t.leaves(partials, g, 0, t.top, 0)
-	copy(dst, partials[at*g:(at+1)*g])
+	if len(work) < t.top*g {
+		panic("mpi: Sum: len(work) < Depth()*g")
+	}
+	t.node(dst, partials, g, 0, t.top, 0, work)
 }
 
 // add sets a to a + b, element-wise.

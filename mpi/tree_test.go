@@ -89,7 +89,7 @@ func TestTreeSumIsPairwise(t *testing.T) {
 		x := chunkData(n, g, uint64(n))
 		want := strideSum(x, n, g)
 		got := make([]float64, g)
-		NewTree(n).Sum(got, slices.Clone(x), g)
+		treeSum(got, x, n, g)
 		if !sameBits(got, want) {
 			t.Fatalf("n=%d: Tree.Sum = %v, in-place pairwise sum = %v", n, got, want)
 		}
@@ -100,7 +100,7 @@ func TestTreeSumAccuracy(t *testing.T) {
 	const n, g = 1000, 4
 	x := chunkData(n, g, 1)
 	got := make([]float64, g)
-	NewTree(n).Sum(got, slices.Clone(x), g)
+	treeSum(got, x, n, g)
 	for e := range g {
 		exact := new(big.Float).SetPrec(2000)
 		abs := 0.0
@@ -123,7 +123,7 @@ func TestOrderSensitive(t *testing.T) {
 	const n, g = 1000, 5
 	x := chunkData(n, g, 2)
 	tree := make([]float64, g)
-	NewTree(n).Sum(tree, slices.Clone(x), g)
+	treeSum(tree, x, n, g)
 	seq := make([]float64, g)
 	for c := range n {
 		add(seq, x[c*g:(c+1)*g])
@@ -224,7 +224,7 @@ func TestOrderedSumAnyRanks(t *testing.T) {
 	for _, n := range []int{1, 2, 7, 64, 100, 1000} {
 		x := chunkData(n, g, uint64(n)+100)
 		want := make([]float64, g)
-		NewTree(n).Sum(want, slices.Clone(x), g)
+		treeSum(want, x, n, g)
 		splits := [][]int{EvenBounds(n, 1), EvenBounds(n, 2), EvenBounds(n, 3), EvenBounds(n, 5),
 			{0, 0, n}, {0, n / 3, n / 3, n}, {0, 1, n}}
 		for _, b := range splits {
@@ -289,5 +289,15 @@ func TestOrderedSumAllocs(t *testing.T) {
 	dst := make([]float64, g)
 	if a := testing.AllocsPerRun(10, func() { s.Sum(dst, x) }); a != 0 {
 		t.Errorf("Sum allocates %v times per call", a)
+	}
+}
+
+// treeSum is Tree.Sum with its workspace, checking that x is not modified.
+func treeSum(dst, x []float64, n, g int) {
+	tr := NewTree(n)
+	x0 := slices.Clone(x)
+	tr.Sum(dst, x, g, make([]float64, tr.Depth()*g))
+	if !sameBits(x, x0) {
+		panic("Tree.Sum modified its partials")
 	}
 }
