@@ -122,8 +122,13 @@ func ready() error {
 // included, from the same goroutine. Init may be called once per process.
 //
 // Unless the environment sets OMPI_MCA_opal_signal, Init tells Open MPI not
-// to install its own handlers for SIGSEGV, SIGBUS, SIGFPE and SIGABRT, which
-// would take those signals from the Go runtime.
+// to install its own handlers for SIGSEGV, SIGBUS, SIGFPE and SIGABRT. Open
+// MPI 4.1 already leaves alone the handlers that the Go runtime installed;
+// the setting keeps other builds from taking those signals from Go.
+//
+// If Init returns an error after MPI_Init_thread succeeded (MPI provides a
+// thread level below MPI_THREAD_FUNNELED), the caller should still call
+// Finalize.
 func Init() error {
 	var flag C.int
 	if err := check("MPI_Finalized", C.sv_finalized(&flag)); err != nil {

@@ -235,3 +235,22 @@ func TestOrderedSumMPI(t *testing.T) {
 		}
 	}
 }
+
+// TestGoSignals checks that MPI left the Go runtime its signals: a nil
+// dereference must still be a recoverable run-time panic, not a crash
+// reported by Open MPI.
+func TestGoSignals(t *testing.T) {
+	var p *int
+	err := func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("%v", r)
+			}
+		}()
+		_ = *p
+		return nil
+	}()
+	if err == nil || !strings.Contains(err.Error(), "nil pointer") {
+		t.Errorf("nil dereference: %v, want a run-time panic", err)
+	}
+}

@@ -20,6 +20,7 @@
 //	all chunks    MPI_Allgatherv of every chunk's vector and the tree over
 //	              them all
 //	sent          values each process sends per ordered sum (rank 0)
+//	received      values each process receives per ordered sum
 //
 // The program needs the build tag mpi (and Open MPI, see package mpi). Usage,
 // from the repository root, on shared memory and on loopback TCP:

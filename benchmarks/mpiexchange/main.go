@@ -67,8 +67,8 @@ func run(chunks int, gflag string, batches int, batch time.Duration, label strin
 		host, _ := os.Hostname()
 		fmt.Printf("%d processes on %s, transport %s, %d chunks, median of %d batches of at least %v, times per call\n\n",
 			size, host, label, chunks, batches, batch)
-		fmt.Println("| transport | G | sent | allreduce | exchange | ordered sum | subtrees | all chunks |")
-		fmt.Println("|---|---|---|---|---|---|---|---|")
+		fmt.Println("| transport | G | sent | received | allreduce | exchange | ordered sum | subtrees | all chunks |")
+		fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	}
 	bounds := mpi.EvenBounds(chunks, size)
 	tree := mpi.NewTree(chunks)
@@ -144,7 +144,7 @@ func run(chunks int, gflag string, batches int, batch time.Duration, label strin
 				return nil
 			},
 		}
-		row := []string{label, strconv.Itoa(g), strconv.Itoa(s.Sent())}
+		row := []string{label, strconv.Itoa(g), strconv.Itoa(s.Sent()), strconv.Itoa(len(recv))}
 		for _, m := range methods {
 			d, err := timeCall(m, batches, batch)
 			if err != nil {
