@@ -93,6 +93,25 @@ func TestRankSize(t *testing.T) {
 	}
 }
 
+func TestAllgatherBytesEmpty(t *testing.T) {
+	// Odd ranks send nothing.
+	src := []byte(nil)
+	if Rank()%2 == 0 {
+		src = []byte{byte(Rank())}
+	}
+	var all [][]byte
+	var err error
+	onMPI(func() { all, err = AllgatherBytes(src) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, b := range all {
+		if want := r%2 == 0; want != (len(b) == 1 && b[0] == byte(r)) || !want && len(b) != 0 {
+			t.Errorf("message of rank %d is %v", r, b)
+		}
+	}
+}
+
 func TestWrongThread(t *testing.T) {
 	// This goroutine cannot run on TestMain's locked thread.
 	if err := Barrier(); !errors.Is(err, ErrThread) {
