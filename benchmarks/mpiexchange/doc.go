@@ -29,6 +29,12 @@
 //	mpirun -np 2 --mca pml ob1 --mca btl vader,self /tmp/mpiexchange
 //	mpirun -np 2 --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo /tmp/mpiexchange
 //
+// With -project 16,64 it also prints how many vectors each process would
+// receive on 16 and 64 processes (no timing), for instance over the 390625
+// chunks of 10^8 subjects:
+//
+//	mpirun -np 1 /tmp/mpiexchange -chunks 390625 -g 10 -project 2,16,64
+//
 // or sh benchmarks/mpiexchange/run.sh, which runs both and prints the load
 // average. (--mca pml ob1 keeps Open MPI from choosing UCX, which ignores the
 // btl setting.)

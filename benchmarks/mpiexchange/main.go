@@ -27,6 +27,7 @@ func main() {
 	gs := flag.String("g", "10,100,1000", "comma-separated sizes G of the exchanged vector")
 	batches := flag.Int("batches", 7, "timed batches per figure; the median is printed")
 	batch := flag.Duration("batch", 100*time.Millisecond, "least duration of a batch")
+	project := flag.String("project", "", "comma-separated process counts for which to print, without running them, the vectors each process would receive per ordered sum over -chunks chunks")
 	label := flag.String("transport", os.Getenv("OMPI_MCA_btl"), "transport named in the table (default: the btl setting)")
 	flag.Parse()
 	if err := mpi.Init(); err != nil {
@@ -34,6 +35,9 @@ func main() {
 		os.Exit(1)
 	}
 	err := run(*chunks, *gs, *batches, *batch, *label)
+	if err == nil && *project != "" && mpi.Rank() == 0 {
+		err = volumes(*chunks, *project)
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "mpiexchange: rank %d: %v\n", mpi.Rank(), err)
 		mpi.Abort(1)
@@ -155,6 +159,31 @@ func run(chunks int, gflag string, batches int, batch time.Duration, label strin
 		if rank == 0 {
 			fmt.Println("| " + strings.Join(row, " | ") + " |")
 		}
+	}
+	return nil
+}
+
+// volumes prints, for each process count in list, how many vectors of G
+// values each process receives per ordered sum over the given chunks, and
+// how many the busiest process sends, with even shares of chunks.
+func volumes(chunks int, list string) error {
+	fmt.Printf("\nvectors of G values per ordered sum over %d chunks, even shares\n\n", chunks)
+	fmt.Println("| processes | received by each | sent by the busiest |")
+	fmt.Println("|---|---|---|")
+	tree := mpi.NewTree(chunks)
+	for f := range strings.SplitSeq(list, ",") {
+		p, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || p < 1 {
+			return fmt.Errorf("flag -project: %q is not a positive integer", f)
+		}
+		b := mpi.EvenBounds(chunks, p)
+		total, most := 0, 0
+		for r := range p {
+			c := len(tree.Cover(nil, b[r], b[r+1]))
+			total += c
+			most = max(most, c)
+		}
+		fmt.Printf("| %d | %d | %d |\n", p, total, most)
 	}
 	return nil
 }
