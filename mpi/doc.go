@@ -11,7 +11,8 @@
 //
 //	go build -tags mpi ./...
 //
-// which needs Open MPI's headers and library (Debian: libopenmpi-dev). Without
+// which needs Open MPI's headers and library, found by pkg-config as ompi-c
+// (Debian: libopenmpi-dev and pkg-config). Without
 // the tag the package still compiles, in pure Go: Init and every collective
 // return ErrNotBuilt, while Rank and Size describe a world of one process.
 // Programs are started by mpirun, one process (rank) per slot:
