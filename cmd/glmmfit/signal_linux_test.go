@@ -270,10 +270,11 @@ func TestProgressBar(t *testing.T) {
 // the terminal shows want, and returns the exit code, what the terminal
 // got and standard output. It skips the test if glmmfit ends before the
 // signal can be sent. It fails the test if glmmfit takes more than twice
-// as long to stop (and more than 5 s) as it ran before the signal:
-// stopping takes a step and the writing of what was computed, not the rest
-// of a phase. (A baseline from the same run, not a fixed deadline, so that
-// a loaded machine slows both alike.)
+// as long to stop (and more than 15 s) as it ran before the signal:
+// stopping takes a step and the writing of what was computed (a 30 MB fit
+// file; 1 s on an idle machine, 5 s at a load of 8 on 2 cores), not the
+// rest of a phase. (A baseline from the same run rather than a fixed
+// deadline, with a floor for the writing, which load slows more.)
 func signalWhen(t *testing.T, dir, want string, sig os.Signal, args ...string) (int, string, *bytes.Buffer) {
 	t.Helper()
 	started := time.Now()
@@ -302,7 +303,7 @@ func signalWhen(t *testing.T, dir, want string, sig os.Signal, args ...string) (
 	}
 	before, after := sent.Sub(started), time.Since(sent)
 	t.Logf("%v after %v; stopped %v later", sig, before, after)
-	if after > max(2*before, 5*time.Second) {
+	if after > max(2*before, 15*time.Second) {
 		t.Errorf("glmmfit took %v to stop after %v, more than twice the %v it ran before", after, sig, before)
 	}
 	<-term.done
