@@ -3,20 +3,39 @@
 // license that can be found in the LICENSE file.
 
 // Package parquet reads Parquet files, and directories of them, into the
-// column store of package datasets, as package datasets reads CSV.
+// column store of package datasets, giving the same columns, kinds and
+// missing values as package datasets gives for the same data as CSV.
 //
-// Columns map by their physical type: DOUBLE, FLOAT, INT32 and INT64 are
-// numeric (integers beyond 2^53, which a float64 cannot hold exactly, are
-// an error), BYTE_ARRAY (strings, dictionary-encoded or not) categorical,
-// and BOOLEAN categorical with the labels FALSE and TRUE, as R writes a
-// logical. A null is a missing value, as an empty CSV field is; NaN and
-// infinite numbers are errors, as in CSV. Nested and repeated columns,
-// FIXED_LEN_BYTE_ARRAY, INT96 and DECIMAL columns are errors naming the
-// column.
+// Columns map by their type:
 //
-// The file is read row group by row group and page by page into the
-// columns, never whole. The Parquet library, github.com/parquet-go/parquet-go,
-// is imported by this package alone.
+//   - INT32 and INT64, signed or unsigned and of any bit width, FLOAT and
+//     DOUBLE are numeric (integers beyond 2^53, which a float64 cannot
+//     hold exactly, are an error wrapping ErrInexact). So is DECIMAL,
+//     stored as INT32, INT64, FIXED_LEN_BYTE_ARRAY or BYTE_ARRAY: the
+//     float64 nearest the decimal, as strconv.ParseFloat gives for its
+//     text.
+//   - BYTE_ARRAY (strings, enums, JSON, bytes), dictionary-encoded or not,
+//     and FIXED_LEN_BYTE_ARRAY are categorical, the bytes being the
+//     labels; a UUID is labelled by its canonical text.
+//   - BOOLEAN is categorical with the labels FALSE and TRUE, as R writes a
+//     logical.
+//   - DATE is categorical with labels such as "2024-02-29", and TIMESTAMP
+//     with labels such as "2024-02-29 13:45:00.25" (a trailing "Z" when
+//     adjusted to UTC): the text a CSV file holds, which the CSV reader
+//     reads as labels.
+//   - Nested and repeated columns, INT96, TIME, INTERVAL and FLOAT16 are
+//     errors wrapping ErrUnsupported that name the column.
+//
+// A null is a missing value, as an empty CSV field is, and so is an
+// empty string; a column without a value is numeric, as in CSV. NaN and
+// infinite numbers are errors wrapping datasets.ErrNonFinite, as in CSV.
+//
+// The footers are read first and the columns allocated once at their
+// final length; then the files are read row group by row group and page
+// by page into them, so that memory holds the columns and a page, never
+// the file. The Parquet library, github.com/parquet-go/parquet-go, is
+// imported by this package alone; a panic of its decoder on a damaged
+// file is an error wrapping ErrCorrupt that names the file.
 package parquet
 
 import (
@@ -24,14 +43,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	pq "github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/sparsevi/sparsevi/datasets"
 )
@@ -46,10 +62,13 @@ var (
 	ErrNoFiles = errors.New("no .parquet files")
 	// ErrInexact marks an integer a float64 cannot hold exactly.
 	ErrInexact = errors.New("integer beyond 2^53")
+	// ErrCorrupt marks a file the decoder cannot read: not Parquet, cut
+	// short or damaged.
+	ErrCorrupt = errors.New("damaged Parquet file")
 )
 
 // Error is the error of a read. It names the file and, when known, the
-// column and the 1-based row (counted across the files of a directory).
+// column and the 1-based row within that file.
 type Error struct {
 	File   string
 	Row    int // 0 when not about a row
@@ -81,7 +100,7 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
-// ReadFile reads a Parquet file, or every .parquet file of a directory in
+// ReadFile reads a Parquet file, or the .parquet files of a directory in
 // the order of their names, into a Frame.
 func ReadFile(path string) (*datasets.Frame, error) {
 	return ReadFileContext(context.Background(), path)
@@ -89,25 +108,38 @@ func ReadFile(path string) (*datasets.Frame, error) {
 
 // ReadFileContext is ReadFile that stops, with the context's error, when
 // ctx ends; it checks ctx between pages.
+//
+// In a directory, names starting with "." or "_" are skipped, as Spark
+// and Hive write them beside the data. The files must have the same
+// column names in the same order, each column of one kind (INT32 and
+// DOUBLE mix, as do optional and required columns); otherwise the error
+// names the first file that differs and wraps ErrSchema.
 func ReadFileContext(ctx context.Context, path string) (*datasets.Frame, error) {
-	st, err := os.Stat(path)
+	files, err := listFiles(path)
 	if err != nil {
 		return nil, err
 	}
-	files := []string{path}
-	if st.IsDir() {
-		files, err = filepath.Glob(filepath.Join(path, "*.parquet"))
+	// The footers first: the columns, and the rows to allocate.
+	var rd reader
+	for _, name := range files {
+		err := withFile(name, func(f *pq.File) error {
+			if err := rd.schema(f, name); err != nil {
+				return err
+			}
+			return rd.footer(f, name)
+		})
 		if err != nil {
 			return nil, err
 		}
-		if len(files) == 0 {
-			return nil, &Error{File: path, Err: ErrNoFiles}
-		}
-		slices.Sort(files)
 	}
-	var rd reader
+	if err := rd.alloc(files[0]); err != nil {
+		return nil, err
+	}
 	for _, name := range files {
-		if err := rd.file(ctx, name); err != nil {
+		err := withFile(name, func(f *pq.File) error {
+			return rd.read(ctx, f, name)
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -118,232 +150,267 @@ func ReadFileContext(ctx context.Context, path string) (*datasets.Frame, error) 
 // errors.
 func Read(ctx context.Context, r io.ReaderAt, size int64, name string) (*datasets.Frame, error) {
 	var rd reader
-	if err := rd.read(ctx, r, size, name); err != nil {
+	err := guard(name, func() error {
+		f, err := open(r, size)
+		if err != nil {
+			return err
+		}
+		if err := rd.schema(f, name); err != nil {
+			return err
+		}
+		if err := rd.footer(f, name); err != nil {
+			return err
+		}
+		if err := rd.alloc(name); err != nil {
+			return err
+		}
+		return rd.read(ctx, f, name)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return rd.frame()
 }
 
-// reader accumulates the columns of one or more files.
-type reader struct {
-	cols []*column
-	rows int
-}
-
-// column is one column being read.
-type column struct {
-	name   string
-	kind   pq.Kind
-	num    []float64
-	str    []string
-	intern map[string]string
-}
-
-// maxIntern bounds the distinct labels a column shares among its rows.
-const maxIntern = 1 << 16
-
-func (rd *reader) file(ctx context.Context, name string) error {
-	fh, err := os.Open(name)
+// listFiles returns path, or the Parquet files of the directory path in
+// name order.
+func listFiles(path string) ([]string, error) {
+	st, err := os.Stat(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer fh.Close()
-	st, err := fh.Stat()
+	if !st.IsDir() {
+		return []string{path}, nil
+	}
+	entries, err := os.ReadDir(path) // sorted by name
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return rd.read(ctx, fh, st.Size(), name)
+	var files []string
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".parquet") || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || e.IsDir() {
+			continue
+		}
+		files = append(files, filepath.Join(path, name))
+	}
+	if len(files) == 0 {
+		return nil, &Error{File: path, Err: ErrNoFiles}
+	}
+	return files, nil
 }
 
-func (rd *reader) read(ctx context.Context, r io.ReaderAt, size int64, name string) error {
+// guard calls fn, turning a panic of the decoder into an error wrapping
+// ErrCorrupt, and any error not yet an *Error, but a context's, into one
+// naming the file.
+func guard(name string, fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+		}
+		var e *Error
+		if err != nil && !errors.As(err, &e) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			err = &Error{File: name, Err: err}
+		}
+	}()
+	return fn()
+}
+
+// open reads the footer of a file.
+func open(r io.ReaderAt, size int64) (*pq.File, error) {
 	f, err := pq.OpenFile(r, size, pq.SkipPageIndex(true), pq.SkipBloomFilters(true))
 	if err != nil {
-		return &Error{File: name, Err: err}
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	fields := f.Schema().Fields()
-	if err := rd.schema(fields, name); err != nil {
-		return err
-	}
-	n := int(f.NumRows())
-	for _, c := range rd.cols {
-		if c.categorical() {
-			c.str = slices.Grow(c.str, n)
-		} else {
-			c.num = slices.Grow(c.num, n)
+	return f, nil
+}
+
+// withFile opens the file name and calls fn with it, under guard.
+func withFile(name string, fn func(*pq.File) error) error {
+	return guard(name, func() error {
+		fh, err := os.Open(name)
+		if err != nil {
+			return err
 		}
-	}
-	buf := make([]pq.Value, 4096)
+		defer fh.Close()
+		st, err := fh.Stat()
+		if err != nil {
+			return err
+		}
+		f, err := open(fh, st.Size())
+		if err != nil {
+			return err
+		}
+		return fn(f)
+	})
+}
+
+// reader gathers the columns of one or more files.
+type reader struct {
+	cols  []*column
+	total int64 // rows of all files, from the footers
+	size  int64 // bytes of all files
+}
+
+// maxRowsPerByte bounds the rows allocated ahead for each byte of the
+// files, so that a damaged footer claiming 2^60 rows is an error, not an
+// allocation that ends the process; a file of more rows per byte than
+// this (a run-length-encoded constant column) is read all the same, its
+// columns growing as they are read.
+const maxRowsPerByte = 64
+
+// footer checks the row counts of a file's footer and adds them up.
+func (rd *reader) footer(f *pq.File, name string) error {
+	var rows int64
 	for _, rg := range f.RowGroups() {
-		start := rd.rows
-		for j, cc := range rg.ColumnChunks() {
-			c := rd.cols[j]
-			row := start
-			pages := cc.Pages()
-			for {
-				if err := ctx.Err(); err != nil {
-					pages.Close()
-					return err
-				}
-				p, err := pages.ReadPage()
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					pages.Close()
-					return &Error{File: name, Column: c.name, Err: err}
-				}
-				row, err = c.page(p, buf, row)
-				pq.Release(p)
-				if err != nil {
-					pages.Close()
-					return &Error{File: name, Row: row + 1, Column: c.name, Err: err}
-				}
-			}
-			pages.Close()
+		n := rg.NumRows()
+		if n < 0 || rows+n < rows {
+			return &Error{File: name, Err: fmt.Errorf("%w: a row group of %d rows", ErrCorrupt, n)}
 		}
-		rd.rows += int(rg.NumRows())
-		for _, c := range rd.cols {
-			if c.len() != rd.rows {
-				return &Error{File: name, Column: c.name, Err: fmt.Errorf("%d values in a row group of %d rows", c.len()-start, rd.rows-start)}
-			}
-		}
+		rows += n
+	}
+	if rows != f.NumRows() {
+		return &Error{File: name, Err: fmt.Errorf("%w: the row groups hold %d rows, the footer says %d", ErrCorrupt, rows, f.NumRows())}
+	}
+	rd.total += rows
+	rd.size += f.Size()
+	if rd.total < 0 {
+		return &Error{File: name, Err: fmt.Errorf("%w: more than 2^63 rows", ErrCorrupt)}
 	}
 	return nil
 }
 
-// schema checks the fields of a file: against the first file's, or as the
-// first file's, setting up the columns.
-func (rd *reader) schema(fields []pq.Field, name string) error {
-	if rd.cols != nil {
-		if len(fields) != len(rd.cols) {
-			return &Error{File: name, Err: fmt.Errorf("%w: %d columns, the first file has %d", ErrSchema, len(fields), len(rd.cols))}
+// schema checks the columns of a file: against the first file's, or as
+// the first file's, setting up the columns. Either way the columns take
+// the file's types, which may differ from the first's within a kind.
+func (rd *reader) schema(f *pq.File, name string) error {
+	top := f.Root().Columns()
+	specs := make([]colSpec, len(top))
+	for j, c := range top {
+		if !c.Leaf() || c.Repeated() || c.Index() != j {
+			return &Error{File: name, Column: c.Name(), Err: fmt.Errorf("%w: nested or repeated column", ErrUnsupported)}
 		}
-		for j, fd := range fields {
-			if c := rd.cols[j]; fd.Name() != c.name || !fd.Leaf() || fd.Type().Kind() != c.kind {
-				return &Error{File: name, Column: fd.Name(), Err: fmt.Errorf("%w: column %d is %q of type %v, the first file's %q of type %v", ErrSchema, j+1, fd.Name(), fd.Type(), c.name, c.kind)}
-			}
+		s, err := specOf(c.Name(), c.Type())
+		if err != nil {
+			return &Error{File: name, Column: c.Name(), Err: err}
+		}
+		specs[j] = s
+	}
+	if rd.cols == nil {
+		if len(specs) == 0 {
+			return &Error{File: name, Err: fmt.Errorf("%w: no columns", ErrCorrupt)}
+		}
+		rd.cols = make([]*column, len(specs))
+		for j, s := range specs {
+			rd.cols[j] = &column{}
+			rd.cols[j].setConv(s)
 		}
 		return nil
 	}
-	for _, fd := range fields {
-		if !fd.Leaf() || fd.Repeated() {
-			return &Error{File: name, Column: fd.Name(), Err: fmt.Errorf("%w: nested or repeated column", ErrUnsupported)}
-		}
-		t := fd.Type()
-		if lt := t.LogicalType(); lt != nil && isDecimal(lt.Value) {
-			return &Error{File: name, Column: fd.Name(), Err: fmt.Errorf("%w: DECIMAL column (write it as DOUBLE)", ErrUnsupported)}
-		}
-		switch k := t.Kind(); k {
-		case pq.Boolean, pq.Int32, pq.Int64, pq.Float, pq.Double, pq.ByteArray:
-			rd.cols = append(rd.cols, &column{name: fd.Name(), kind: k})
-		default:
-			return &Error{File: name, Column: fd.Name(), Err: fmt.Errorf("%w: type %v", ErrUnsupported, k)}
+	if len(specs) != len(rd.cols) {
+		return &Error{File: name, Err: fmt.Errorf("%w: %d columns, the first file has %d", ErrSchema, len(specs), len(rd.cols))}
+	}
+	for j, s := range specs {
+		if c := rd.cols[j]; s.name != c.name || s.conv.family() != c.first {
+			return &Error{File: name, Column: s.name, Err: fmt.Errorf("%w: column %d is %q of %s (%s), the first file's %q of %s", ErrSchema, j+1, s.name, s.conv.family(), s.typ, c.name, c.first)}
 		}
 	}
 	return nil
 }
 
-// isDecimal reports whether a logical type is DECIMAL.
-func isDecimal(v format.LogicalTypeValue) bool {
-	_, ok := v.(*format.DecimalType)
-	return ok
-}
-
-func (c *column) categorical() bool { return c.kind == pq.ByteArray || c.kind == pq.Boolean }
-
-func (c *column) len() int {
-	if c.categorical() {
-		return len(c.str)
+// alloc allocates the columns at the total row count.
+func (rd *reader) alloc(name string) error {
+	if int64(int(rd.total)) != rd.total {
+		return &Error{File: name, Err: fmt.Errorf("%d rows are too many", rd.total)}
 	}
-	return len(c.num)
+	rows := min(rd.total, maxRowsPerByte*rd.size+1<<16)
+	for _, c := range rd.cols {
+		c.alloc(int(rows))
+	}
+	return nil
 }
 
-// page appends the values of page p, row being the index of its first
-// row; it returns the index after its last, or of the row at fault.
-func (c *column) page(p pq.Page, buf []pq.Value, row int) (int, error) {
-	vr := p.Values()
-	for {
-		n, err := vr.ReadValues(buf)
-		for _, v := range buf[:n] {
-			if err := c.value(v); err != nil {
-				return row, err
-			}
-			row++
+// read appends the rows of f, row group by row group and page by page.
+func (rd *reader) read(ctx context.Context, f *pq.File, name string) error {
+	top := f.Root().Columns()
+	for j, c := range rd.cols {
+		s, err := specOf(top[j].Name(), top[j].Type())
+		if err != nil {
+			return &Error{File: name, Column: c.name, Err: err}
 		}
+		c.setConv(s)
+	}
+	var row int64 // rows of f before the current row group
+	for _, rg := range f.RowGroups() {
+		chunks := rg.ColumnChunks()
+		if len(chunks) != len(rd.cols) {
+			return &Error{File: name, Err: fmt.Errorf("%w: a row group of %d columns, the schema has %d", ErrCorrupt, len(chunks), len(rd.cols))}
+		}
+		n := rg.NumRows()
+		for j, cc := range chunks {
+			if err := rd.cols[j].chunk(ctx, cc, row, n); err != nil {
+				var e *Error
+				if errors.As(err, &e) {
+					e.File = name
+				}
+				return err
+			}
+		}
+		row += n
+	}
+	if row != f.NumRows() {
+		return &Error{File: name, Err: fmt.Errorf("%w: the row groups hold %d rows, the footer says %d", ErrCorrupt, row, f.NumRows())}
+	}
+	return nil
+}
+
+// chunk appends the n rows of one column chunk, whose first row is
+// row+1 of the file.
+func (c *column) chunk(ctx context.Context, cc pq.ColumnChunk, row, n int64) error {
+	pages := cc.Pages()
+	defer pages.Close()
+	c.dict = nil
+	start := c.len()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		got := int64(c.len() - start)
+		p, err := pages.ReadPage()
 		if errors.Is(err, io.EOF) {
-			return row, nil
+			break
 		}
 		if err != nil {
-			return row, err
+			return c.errorAt(row+got+1, fmt.Errorf("%w: %v", ErrCorrupt, err))
 		}
-		if n == 0 {
-			return row, io.ErrNoProgress
+		if got+p.NumRows() > n {
+			pq.Release(p)
+			return c.errorAt(row+got+1, fmt.Errorf("%w: the column's pages hold more than the row group's %d rows", ErrCorrupt, n))
+		}
+		err = c.page(p, row+got)
+		pq.Release(p)
+		if err != nil {
+			return err
 		}
 	}
-}
-
-// value appends one value.
-func (c *column) value(v pq.Value) error {
-	if v.IsNull() {
-		if c.categorical() {
-			c.str = append(c.str, "")
-		} else {
-			c.num = append(c.num, math.NaN())
-		}
-		return nil
+	if got := int64(c.len() - start); got != n {
+		return c.errorAt(row+got+1, fmt.Errorf("%w: the column's pages hold %d rows, the row group %d", ErrCorrupt, got, n))
 	}
-	var x float64
-	switch c.kind {
-	case pq.Double:
-		x = v.Double()
-	case pq.Float:
-		x = float64(v.Float())
-	case pq.Int32:
-		x = float64(v.Int32())
-	case pq.Int64:
-		i := v.Int64()
-		if i > 1<<53 || i < -(1<<53) {
-			return fmt.Errorf("%w: %d", ErrInexact, i)
-		}
-		x = float64(i)
-	case pq.Boolean:
-		c.str = append(c.str, map[bool]string{false: "FALSE", true: "TRUE"}[v.Boolean()])
-		return nil
-	case pq.ByteArray:
-		c.str = append(c.str, c.label(v.ByteArray()))
-		return nil
-	}
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return fmt.Errorf("%w: %v", datasets.ErrNonFinite, x)
-	}
-	c.num = append(c.num, x)
 	return nil
 }
 
-// label returns b as a string, shared with earlier rows of the same label.
-func (c *column) label(b []byte) string {
-	if s, ok := c.intern[string(b)]; ok {
-		return s
-	}
-	s := string(b)
-	if c.intern == nil {
-		c.intern = make(map[string]string)
-	}
-	if len(c.intern) < maxIntern {
-		c.intern[s] = s
-	}
-	return s
+// errorAt returns an Error at the given 1-based row of the file; the
+// caller sets the file.
+func (c *column) errorAt(row int64, err error) error {
+	return &Error{Row: int(row), Column: c.name, Err: err}
 }
 
 // frame returns the columns read as a Frame.
 func (rd *reader) frame() (*datasets.Frame, error) {
 	cols := make([]*datasets.Column, len(rd.cols))
 	for j, c := range rd.cols {
-		if c.categorical() {
-			cols[j] = datasets.NewCategorical(c.name, c.str)
-		} else {
-			cols[j] = datasets.NewNumeric(c.name, c.num)
-		}
+		cols[j] = c.finish()
+		rd.cols[j] = nil
 	}
 	return datasets.NewFrame(cols...)
 }
