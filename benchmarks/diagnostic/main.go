@@ -8,7 +8,8 @@
 // ratios, the importance-sampling estimate of log p(y) where k allows it,
 // and the first random-effect sd as the Gaussian approximation gives it
 // and as the importance-corrected summaries do. A model glmmfit refuses is
-// listed with the first line of its message.
+// listed with the first line of its message. A second table gives the
+// summaries' time against the fit's on 10^4 and 10^5 simulated subjects.
 //
 // Usage, from the repository root:
 //
@@ -57,8 +58,16 @@ var fits = []fit{
 	{"insteval", []string{"-data", "insteval.csv", "-family", "gaussian", "-formula", "y ~ service + (1 | s) + (1 | d) + (1 | dept)"}},
 }
 
+// budgetFits are the files of issue 13's summary budget: the summaries
+// may take at most a tenth of the fit's time at 10^4 and 10^5 subjects.
+var budgetFits = []string{"sim_logit_n10000.csv", "sim_logit_n100000.csv.gz"}
+
 // result is what the table needs of glmmfit's JSON document.
 type result struct {
+	Timings struct {
+		Fit     float64 `json:"fit_seconds"`
+		Summary float64 `json:"summary_seconds"`
+	} `json:"timings"`
 	Options struct {
 		Method string `json:"method"`
 	} `json:"options"`
@@ -158,6 +167,23 @@ func main() {
 			sdC = fmt.Sprintf("%.3f ± %.3f (%.0f effective)", pc.RESD[0].Estimate, pc.RESD[0].EstError, math.Round(pc.EffectiveDraws))
 		}
 		fmt.Fprintf(&md, "| %s | %s | %s | %s | %s | %s | %s | %.2f |\n", f.name, r.Options.Method, bound, k, lp, sdQ, sdC, secs)
+	}
+	// The summaries' share of the time, by the default and by GVA.
+	fmt.Fprintf(&md, "\n| data | method | fit (s) | summaries (s) | summaries / fit |\n|---|---|---|---|---|\n")
+	for _, name := range budgetFits {
+		for _, method := range []string{"auto", "gva"} {
+			cmd := exec.Command(bin, "fit", "-format", "json", "-quiet", "-method", method, "-data", filepath.Join(data, name),
+				"-family", "bernoulli", "-formula", "y ~ x1 + x2 + x3 + (1 | id)")
+			out, err := cmd.Output()
+			if err != nil {
+				log.Fatalf("%s %s: %v", name, method, err)
+			}
+			var r result
+			if err := json.Unmarshal(out, &r); err != nil {
+				log.Fatalf("%s: %v", name, err)
+			}
+			fmt.Fprintf(&md, "| %s | %s | %.2f | %.3f | %.1f%% |\n", name, r.Options.Method, r.Timings.Fit, r.Timings.Summary, 100*r.Timings.Summary/r.Timings.Fit)
+		}
 	}
 	fmt.Print(md.String())
 	if *out != "" {
