@@ -43,7 +43,9 @@ func (m Method) String() string {
 // Default returns the method Tan's paper uses for a family: RVB1 for
 // Poisson and binomial counts, whose data-based expansion point is
 // informative, and RVB2 for Bernoulli responses, whose expansion point
-// ±2 carries little information.
+// ±2 carries little information. Expanded at the start instead
+// (NewAtStart), RVB1 reaches RVB2's bound on Bernoulli data too, at
+// RVB1's cost; glmmfit fits every family RVB supports that way.
 func Default(f glmm.Family) Method {
 	if f == glmm.Bernoulli {
 		return RVB2
