@@ -271,9 +271,8 @@ func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
 // is computed once: the Target's Start transforms it rather than computing
 // it again. An Expansion option is overridden.
 func NewAtStart(ctx context.Context, m *glmm.Model, method Method, opts ...Option) (*Target, error) {
-	n, r, g := m.Dims()
-	st := &modelStart{theta: make([]float64, n*r+g), prec: make([]float64, n*(r*(r+1)/2+g*r)+g*(g+1)/2)}
-	if err := m.Start(ctx, st.theta, st.prec); err != nil {
+	st, err := startOf(ctx, m)
+	if err != nil {
 		return nil, err
 	}
 	t, err := New(m, method, append(opts, Expansion(startEta(m, st.theta)))...)
@@ -292,13 +291,21 @@ func (t *Target) ExpandedAtStart() bool { return t.atStart }
 // predictor of every data row (in the order given to glmm.New) at the
 // model's start.
 func StartExpansion(ctx context.Context, m *glmm.Model) ([]float64, error) {
-	n, r, g := m.Dims()
-	theta := make([]float64, n*r+g)
-	prec := make([]float64, n*(r*(r+1)/2+g*r)+g*(g+1)/2)
-	if err := m.Start(ctx, theta, prec); err != nil {
+	st, err := startOf(ctx, m)
+	if err != nil {
 		return nil, err
 	}
-	return startEta(m, theta), nil
+	return startEta(m, st.theta), nil
+}
+
+// startOf returns the model's start.
+func startOf(ctx context.Context, m *glmm.Model) (*modelStart, error) {
+	n, r, g := m.Dims()
+	st := &modelStart{theta: make([]float64, n*r+g), prec: make([]float64, n*(r*(r+1)/2+g*r)+g*(g+1)/2)}
+	if err := m.Start(ctx, st.theta, st.prec); err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 // startEta returns the linear predictor of every data row at theta, a

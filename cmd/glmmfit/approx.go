@@ -37,19 +37,16 @@ const (
 )
 
 // approx is a fitted Gaussian approximation together with the model it
-// approximates. For RVB the local blocks of Mu and Factor are the
-// reparametrised b~_i; draws are mapped back to b_i.
+// approximates. For RVB the local blocks of the fit's mean and factor are
+// the reparametrised b~_i; draws are mapped back to b_i.
 type approx struct {
-	method    string
-	expansion string // RVB's expansion point; "" for GVA
-	model     *glmm.Model
-	rt        *rvb.Target // nil for GVA
-	n, r      int
-	g         int
-	mu        []float64
-	factor    []float64
-	// res and target are the fit and what it was of, which a fit file
-	// saves (posterior.SavedFit).
+	method string
+	model  *glmm.Model
+	rt     *rvb.Target // nil for GVA
+	n, r   int
+	g      int
+	// res and target are the fit (its Mu and Factor are the state) and
+	// what it was of, which a fit file saves (posterior.SavedFit).
 	res    *vi.Result
 	target vi.Target
 }
@@ -138,18 +135,18 @@ func (s *sampler) draw(k uint64, theta []float64, subjects []int) error {
 		}
 	}
 	if a.rt == nil {
-		f := arrowhead.Wrap(a.n, r, a.g, a.factor)
-		f.DrawGlobal(theta, s.u, a.mu, s.z)
+		f := arrowhead.Wrap(a.n, r, a.g, a.res.Factor)
+		f.DrawGlobal(theta, s.u, a.res.Mu, s.z)
 		for _, i := range subjects {
-			f.DrawRange(i, i+1, theta, s.u, a.mu, s.z)
+			f.DrawRange(i, i+1, theta, s.u, a.res.Mu, s.z)
 		}
 		return nil
 	}
-	f := blockdiag.Wrap(a.n, r, a.g, a.factor)
-	f.DrawGlobal(theta, a.mu, s.z)
+	f := blockdiag.Wrap(a.n, r, a.g, a.res.Factor)
+	f.DrawGlobal(theta, a.res.Mu, s.z)
 	thetaG := theta[nr:]
 	for _, i := range subjects {
-		f.DrawRange(i, i+1, theta, a.mu, s.z)
+		f.DrawRange(i, i+1, theta, a.res.Mu, s.z)
 		copy(s.bt, theta[i*r:(i+1)*r])
 		// b_i = lambda_i(theta_g) + L_i(theta_g) b~_i
 		if err := a.rt.MapLocal(s.ws, i, thetaG, s.bt, s.bi); err != nil {

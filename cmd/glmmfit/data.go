@@ -111,16 +111,16 @@ type memoryReader struct {
 	name, whose string
 }
 
-// errTooBig is the error of a memoryReader at its limit.
-type errTooBig struct{ msg string }
+// tooBigError is the error of a memoryReader at its limit.
+type tooBigError struct{ msg string }
 
-func (e *errTooBig) Error() string { return e.msg }
+func (e *tooBigError) Error() string { return e.msg }
 
 func (m *memoryReader) Read(p []byte) (int, error) {
 	n, err := m.r.Read(p)
 	m.read += int64(n)
 	if need := csvBytesMemory * float64(m.read); need > m.limit {
-		return n, &errTooBig{fmt.Sprintf("%s: after %.3g GB of CSV (decompressed) reading already needs about %.3g GB, more than %s (%.3g GB): use a machine with more memory, or read a subset of the rows", m.name, float64(m.read)/1e9, need/1e9, m.whose, m.limit/1e9)}
+		return n, &tooBigError{fmt.Sprintf("%s: after %.3g GB of CSV (decompressed) reading already needs about %.3g GB, more than %s (%.3g GB): use a machine with more memory, or read a subset of the rows", m.name, float64(m.read)/1e9, need/1e9, m.whose, m.limit/1e9)}
 	}
 	return n, err
 }
@@ -162,7 +162,7 @@ func readCSVInput(src io.Reader, name, path string, ro readOptions) (*input, err
 	cr.File = name
 	cr.Categorical = ro.categorical
 	fr, err := cr.Read()
-	if tb := (*errTooBig)(nil); errors.As(err, &tb) {
+	if tb := (*tooBigError)(nil); errors.As(err, &tb) {
 		return nil, tb
 	}
 	if err != nil {

@@ -184,9 +184,11 @@ func readFitFile(path string) (*savedFit, error) {
 	// the fitted one's and rebuilds RVB's reparametrisation.
 	res, target, err := st.Load(context.Background(), m)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
+		// Without the library's package name, which means nothing to a
+		// user of the command.
+		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "posterior: "))
 	}
-	a := &approx{method: st.Method, expansion: st.Expansion, model: m, n: n, r: r, g: g, mu: res.Mu, factor: res.Factor, res: res, target: target}
+	a := &approx{method: st.Method, model: m, n: n, r: r, g: g, res: res, target: target}
 	a.rt, _ = target.(*rvb.Target)
 	return &savedFit{doc: &doc, design: d, approx: a}, nil
 }

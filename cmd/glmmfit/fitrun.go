@@ -146,7 +146,7 @@ func runFit(e *env, args []string) error {
 		expansion = ""
 	}
 	job.expansion = expansion
-	a := &approx{method: job.method, expansion: expansion, model: m, rt: rt, mu: res.Mu, factor: res.Factor, res: res, target: target}
+	a := &approx{method: job.method, model: m, rt: rt, res: res, target: target}
 	a.n, a.r, a.g = m.Dims()
 	summaryStart := time.Now()
 	summary, err := summarize(ctx, a, res, o.draws, o.seed)

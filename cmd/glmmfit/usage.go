@@ -123,9 +123,9 @@ Fitting:
                    the random effects are posterior.SummarizeRVB's.
   -expansion E     where RVB expands each observation's log-likelihood:
                    start (default): at the linear predictor of the start's
-                   approximate posterior mode (rvb.NewAtStart); jeffreys: at
-                   the paper's data-based point (rvb.DefaultExpansion; ±2 for
-                   a 0/1 response, which is why the paper needed RVB2 there).
+                   approximate posterior mode; jeffreys: at the paper's
+                   data-based point (±2 for a 0/1 response, which is why the
+                   paper needed RVB2 there).
   -optimizer R     step rule: snngm (default; the paper's normalised natural
                    gradient with momentum), adam, nadam, pga, nagm, or vogn
                    (gva only)
