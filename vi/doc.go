@@ -59,7 +59,11 @@
 // block-diagonal covariance factor, whose entries are on the scale of
 // posterior standard deviations, 0.03 collapsed on HERS, and 0.01, stable
 // on the paper's data, was slow on Diabetes and lost a weakly identified
-// random slope; 0.003 was within a nat of the best on all four data sets. Adam, NAdam, PGA, Nagm and VOGN follow the paper's
+// random slope; 0.003 was within a nat of the best on all four data sets.
+// For RVB targets of more than RVBStepSubjects subjects that start
+// themselves, the default step shrinks as sqrt(RVBStepSubjects/n) and is
+// not refined: their start is near the optimum, and a fixed-length step
+// otherwise costs more in jitter than the fit gains. Adam, NAdam, PGA, Nagm and VOGN follow the paper's
 // supplement with its defaults. Every rule is followed by a safeguard: a
 // step that would shrink a diagonal entry of the factor by more than half is
 // shortened.

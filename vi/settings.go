@@ -155,14 +155,16 @@ type Settings struct {
 	// lower bound levels off, before the fit is declared converged: rules
 	// with steps of fixed length (Snngm, the Adam family) jitter around the
 	// optimum at a distance that scales with the step, and a smaller last
-	// step settles them. 0 means 1; a negative value means none.
+	// step settles them. 0 means 1, or none where the default step of RVB
+	// is already shortened for many subjects (see RVBStepSubjects); a
+	// negative value means none.
 	Refine int
 	// FinalDraws is the largest number of fresh draws for the final
 	// lower-bound estimate, taken in antithetic pairs (z and -z); 0 means
 	// 1000. Fits of very many subjects use fewer (as many as cost about
-	// 10^7 subject evaluations, at least 50).
+	// 2·10^6 subject evaluations, at least 20).
 	FinalDraws int
-	// FinalSE ends the final estimate early, after a multiple of 25 pairs
+	// FinalSE ends the final estimate early, after a multiple of 10 pairs
 	// of draws, once its Monte Carlo standard error is below FinalSE nats;
 	// 0 means 0.25, a negative value never.
 	FinalSE float64
@@ -183,7 +185,9 @@ type Settings struct {
 	Alpha float64
 	// Alpha0 is Snngm's step per square root of the number of variational
 	// parameters; 0 means DefaultAlpha0 for GVA and DefaultAlpha0RVB for
-	// RVB.
+	// RVB, times sqrt(RVBStepSubjects/n) for RVB targets of n >
+	// RVBStepSubjects subjects that start from their own mode (a Starter
+	// under InitMode).
 	Alpha0 float64
 	// Beta1 and Beta2 are the momentum and second-moment decay rates; 0
 	// means 0.9 and 0.999. For RVB, Snngm's Beta2 is the decay rate of the
@@ -214,6 +218,21 @@ const (
 	DefaultAlpha0    = 0.03
 	DefaultAlpha0RVB = 0.003
 )
+
+// RVBStepSubjects is the number of subjects beyond which RVB's default step
+// shrinks as one over the square root of the number of subjects, when the
+// target starts itself (package rvb's Start). Snngm's steps have a fixed
+// length, so the iterate wanders about the optimum, and what that costs in
+// the bound grows with the number of variational parameters: the
+// iterations of a fit of 10^4 subjects ended about as far below their
+// start's bound as they climbed. A start that is already RVB's own in the
+// global block is within a fraction of a posterior sd of the optimum when
+// there are many subjects, so the shorter step costs nothing in climbing:
+// on 10^4 and 10^5 simulated Bernoulli subjects the fits converge in 175
+// iterations instead of 500 and 475, at a bound as high or higher. The
+// short step also does the work of the refinement (Settings.Refine), which
+// is skipped: it gained 0.06 nat there and on Diabetes, for 75 iterations.
+const RVBStepSubjects = 1000
 
 // DefaultWindow and DefaultTol are the defaults of Settings.Window and
 // Settings.Tol.
