@@ -51,3 +51,34 @@ func Example() {
 	// t            -0.4 (sd 0.1)
 	// subjects: 200, draws of theta_g: 25
 }
+
+// Fit a Bernoulli random-intercept model the way glmmfit fit does by
+// default: the model on glmmfit's default prior, the method Choose picks,
+// zero settings.
+func ExampleFit() {
+	fr, truth, err := datasets.Simulate(datasets.SimSpec{Family: "bernoulli", Subjects: 300, Obs: 7,
+		Beta: []float64{-1, 0.5}, RECov: [][]float64{{1}}, Seed: 5})
+	if err != nil {
+		log.Fatal(err)
+	}
+	f, _ := formula.Parse(truth.Formula)
+	d, err := formula.Build(f, fr, formula.Options{Family: glmm.Bernoulli, Prior: formula.PriorAuto})
+	if err != nil {
+		log.Fatal(err)
+	}
+	m := d.Model()
+	method, expansion, why := posterior.Choose(m)
+	fmt.Printf("%s expanded at the %s: %s\n", method, expansion, why)
+	res, t, err := posterior.Fit(context.Background(), m, vi.Settings{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, err := posterior.SummarizeRVB(context.Background(), res, t.(*rvb.Target), 1000, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%v, random effects of %d subjects\n", res.Status, len(s.LocalMean))
+	// Output:
+	// rvb1 expanded at the start: for bernoulli, RVB1 expanded at the start reaches RVB2's lower bound at a third of the cost
+	// converged, random effects of 300 subjects
+}

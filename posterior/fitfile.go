@@ -88,12 +88,12 @@ func NewSavedFit(res *vi.Result, target vi.Target) (*SavedFit, error) {
 		if res.Method != vi.GVA {
 			return nil, fmt.Errorf("posterior: a %v fit of the model itself cannot be saved", res.Method)
 		}
-		s.Method, s.Model = "gva", t.Fingerprint()
+		s.Method, s.Model = GVA, t.Fingerprint()
 	case *rvb.Target:
 		s.Method, s.Model = t.Method().String(), t.Model().Fingerprint()
-		s.Expansion = "jeffreys"
+		s.Expansion = Jeffreys
 		if t.ExpandedAtStart() {
-			s.Expansion = "start"
+			s.Expansion = AtStart
 		}
 	default:
 		return nil, fmt.Errorf("posterior: cannot save a fit of a %T", target)
@@ -153,31 +153,17 @@ func (s *SavedFit) Load(ctx context.Context, m *glmm.Model) (*vi.Result, vi.Targ
 	res := &vi.Result{Optimizer: opt, Status: status, Iterations: s.Iterations, N: n, R: r, G: g,
 		Mu: s.Mu, Factor: s.Factor, LowerBound: float64(s.LowerBound), LowerBoundSE: float64(s.BoundSE),
 		LogWeights: s.LogWeights, ImportanceGlobal: s.ImportanceGlobal}
-	var target vi.Target
-	switch s.Method {
-	case "gva":
-		res.Method, target = vi.GVA, m
-	case "rvb1", "rvb2":
-		meth := rvb.RVB1
-		if s.Method == "rvb2" {
-			meth = rvb.RVB2
-		}
-		var t *rvb.Target
-		switch s.Expansion {
-		case "start":
-			t, err = rvb.NewAtStart(ctx, m, meth)
-		case "jeffreys":
-			t, err = rvb.New(m, meth)
-		default:
-			err = fmt.Errorf("unknown expansion %q", s.Expansion)
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("posterior: saved fit: %v", err)
-		}
-		res.Method, res.Reparametrised, target = vi.RVB, true, t
-	default:
+	switch {
+	case s.Method != GVA && s.Method != RVB1 && s.Method != RVB2:
 		return nil, nil, fmt.Errorf("posterior: saved fit: unknown method %q", s.Method)
+	case s.Method != GVA && s.Expansion != AtStart && s.Expansion != Jeffreys:
+		return nil, nil, fmt.Errorf("posterior: saved fit: unknown expansion %q", s.Expansion)
 	}
+	target, meth, err := NewTarget(ctx, m, s.Method, s.Expansion)
+	if err != nil {
+		return nil, nil, err
+	}
+	res.Method, res.Reparametrised = meth, meth == vi.RVB
 	factorLen := arrowhead.Len(n, r, g)
 	if res.Method == vi.RVB {
 		factorLen = blockdiag.Len(n, r, g)

@@ -6,13 +6,13 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 
 	"github.com/sparsevi/sparsevi/arrowhead"
 	"github.com/sparsevi/sparsevi/blockdiag"
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/parallel"
+	"github.com/sparsevi/sparsevi/posterior"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -20,9 +20,9 @@ import (
 // Methods of -method.
 const (
 	methodAuto = "auto"
-	methodGVA  = "gva"
-	methodRVB1 = "rvb1"
-	methodRVB2 = "rvb2"
+	methodGVA  = posterior.GVA
+	methodRVB1 = posterior.RVB1
+	methodRVB2 = posterior.RVB2
 )
 
 // Expansion points of RVB (-expansion).
@@ -30,10 +30,10 @@ const (
 	// expansionStart expands the log-likelihood about the linear
 	// predictor at the start's approximate posterior mode
 	// (rvb.NewAtStart).
-	expansionStart = "start"
+	expansionStart = posterior.AtStart
 	// expansionJeffreys expands it about the paper's data-based point
 	// (rvb.DefaultExpansion), as fit files without an expansion did.
-	expansionJeffreys = "jeffreys"
+	expansionJeffreys = posterior.Jeffreys
 )
 
 // approx is a fitted Gaussian approximation together with the model it
@@ -52,35 +52,15 @@ type approx struct {
 }
 
 // newTarget returns the vi target and vi method of the named method, RVB
-// expanded about the named point. The start expansion runs the model's
-// start (which the fit then reuses), so ctx can stop it.
+// expanded about the named point (posterior.NewTarget), and the RVB target
+// (nil for GVA).
 func newTarget(ctx context.Context, method, expansion string, m *glmm.Model) (vi.Target, vi.Method, *rvb.Target, error) {
-	switch method {
-	case methodGVA:
-		return m, vi.GVA, nil, nil
-	case methodRVB1, methodRVB2:
-		rm := rvb.RVB1
-		if method == methodRVB2 {
-			rm = rvb.RVB2
-		}
-		var (
-			t   *rvb.Target
-			err error
-		)
-		switch expansion {
-		case expansionStart:
-			t, err = rvb.NewAtStart(ctx, m, rm)
-		case expansionJeffreys, "":
-			t, err = rvb.New(m, rm)
-		default:
-			err = fmt.Errorf("unknown expansion %q", expansion)
-		}
-		if err != nil {
-			return nil, 0, nil, err
-		}
-		return t, vi.RVB, t, nil
+	t, vm, err := posterior.NewTarget(ctx, m, method, expansion)
+	if err != nil {
+		return nil, 0, nil, err
 	}
-	return nil, 0, nil, fmt.Errorf("unknown method %q", method)
+	rt, _ := t.(*rvb.Target)
+	return t, vm, rt, nil
 }
 
 // sampler draws theta = (b_1, ..., b_n, beta, omega) from q, with the

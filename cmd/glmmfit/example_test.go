@@ -114,7 +114,7 @@ func TestExampleFit(t *testing.T) {
 // TestSVGPlot checks that -plot FILE.svg writes well-formed SVG.
 func TestSVGPlot(t *testing.T) {
 	dir := t.TempDir()
-	r := glmmfit(t, dir, "", nil, "fit", "-example", "-method", "gva", "-plot", "fit.svg")
+	r := glmmfit(t, dir, "", nil, "fit", "-example", "-plot", "fit.svg")
 	mustSucceed(t, r, "fit -example -plot fit.svg")
 	f, err := os.Open(filepath.Join(dir, "fit.svg"))
 	if err != nil {

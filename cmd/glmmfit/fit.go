@@ -90,7 +90,7 @@ func (o *fitOptions) flagSet() *flag.FlagSet {
 	fs.StringVar(&o.method, "method", methodAuto, "")
 	fs.StringVar(&o.expansion, "expansion", expansionStart, "")
 	fs.StringVar(&o.optimizer, "optimizer", "snngm", "")
-	fs.Uint64Var(&o.seed, "seed", 1, "")
+	fs.Uint64Var(&o.seed, "seed", 0, "")
 	fs.IntVar(&o.maxIter, "max-iter", defaultMaxIter, "")
 	fs.Float64Var(&o.tol, "tol", defaultTol, "")
 	fs.DurationVar(&o.timeout, "timeout", 0, "")

@@ -398,19 +398,8 @@ func resolveMethod(method string, m *glmm.Model) (string, string) {
 	if method != methodAuto {
 		return method, ""
 	}
-	fam := m.Family()
-	if m.NumCrossed() > 0 {
-		return "gva", "chosen by -method auto: RVB is not available with crossed random effects"
-	}
-	if m.IndependentBlocks() {
-		return "gva", "chosen by -method auto: RVB is not available with independent blocks of random effects"
-	}
-	if fam.HasDispersion() {
-		return "gva", fmt.Sprintf("chosen by -method auto: RVB is not available for the %s family", fam)
-	}
-	// RVB1 expanded at the start reached RVB2's lower bound on every
-	// shipped data set at RVB1's cost (README, Choosing a method).
-	return methodRVB1, fmt.Sprintf("chosen by -method auto for %s: with -expansion start it reaches RVB2's lower bound at a third of the cost", fam)
+	method, _, why := posterior.Choose(m)
+	return method, "chosen by -method auto: " + why
 }
 
 // newDocument assembles the JSON document of a fit.

@@ -69,7 +69,7 @@ func (o *predictOptions) flagSet() *flag.FlagSet {
 	fs.StringVar(&o.data, "data", "", "")
 	fs.Float64Var(&o.level, "level", 0.95, "")
 	fs.IntVar(&o.draws, "draws", 2000, "")
-	fs.Uint64Var(&o.seed, "seed", 1, "")
+	fs.Uint64Var(&o.seed, "seed", 0, "")
 	fs.StringVar(&o.out, "out", "", "")
 	fs.StringVar(&o.missing, "missing", missingReject, "")
 	return fs

@@ -333,3 +333,58 @@ func TestDatasetFlag(t *testing.T) {
 		t.Errorf("-format json output holds the fit state; only -out files should")
 	}
 }
+
+// TestLibraryDefaultIsGlmmfitDefault checks that the library's default
+// path, posterior.Fit with zero settings on a model built as glmmfit
+// builds it, is glmmfit fit's default run bit for bit: the same method
+// (RVB1 at the start for epilepsy's Poisson random slope), the same bound
+// and iterations, and the same fixed effects and omega.
+func TestLibraryDefaultIsGlmmfitDefault(t *testing.T) {
+	dir := dataDir(t, "epilepsy.csv")
+	const fml = "y ~ lbase*trt + lage + V4 + (1 + V4 | subject)"
+	path := filepath.Join(dir, "epilepsy.csv")
+	r := glmmfit(t, "", "", nil, "fit", "-data", path, "-formula", fml, "-family", "poisson", "-format", "json")
+	mustSucceed(t, r, "fit epilepsy by default")
+	doc := readDoc(t, []byte(r.stdout))
+
+	fr, err := datasets.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := formula.Parse(fml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := formula.Build(f, fr, formula.Options{Family: glmm.Poisson, Prior: formula.PriorAuto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := d.Model()
+	method, _, _ := posterior.Choose(m)
+	res, target, err := posterior.Fit(context.Background(), m, vi.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Options.Method != method || method != "rvb1" {
+		t.Errorf("glmmfit fitted %s, the library chose %s; want rvb1", doc.Options.Method, method)
+	}
+	if _, ok := target.(*rvb.Target); !ok {
+		t.Errorf("the library fitted a %T", target)
+	}
+	if float64(doc.LowerBound.Value) != res.LowerBound || doc.Iterations != res.Iterations {
+		t.Errorf("glmmfit: bound %v after %d iterations; library %v after %d", doc.LowerBound.Value, doc.Iterations, res.LowerBound, res.Iterations)
+	}
+	for k, lib := range userFixed(d, res) {
+		if got := doc.Fixed[k]; float64(got.Estimate) != lib.Mean || float64(got.EstError) != lib.SD {
+			t.Errorf("%s: glmmfit %v ± %v, library %v ± %v", lib.Name, got.Estimate, got.EstError, lib.Mean, lib.SD)
+		}
+	}
+	n, r2, _ := m.Dims()
+	off := n*r2 + m.P()
+	cov := res.GlobalCov()
+	for k, om := range doc.Omega {
+		if float64(om.Estimate) != res.Mu[off+k] || float64(om.EstError) != math.Sqrt(cov.At(m.P()+k, m.P()+k)) {
+			t.Errorf("omega %d: glmmfit %v ± %v, library %v", k, om.Estimate, om.EstError, res.Mu[off+k])
+		}
+	}
+}

@@ -118,9 +118,6 @@ Fitting:
                    binomial and bernoulli, and gva for gaussian and
                    negbinomial models and for models with crossed factors or
                    independent blocks (||), which RVB does not fit.
-                   With gva the summaries are exactly those of the library's
-                   vi.Fit and posterior.Summarize with the same seed; with rvb1/rvb2
-                   the random effects are posterior.SummarizeRVB's.
   -expansion E     where RVB expands each observation's log-likelihood:
                    start (default): at the linear predictor of the start's
                    approximate posterior mode; jeffreys: at the paper's
@@ -129,8 +126,9 @@ Fitting:
   -optimizer R     step rule: snngm (default; the paper's normalised natural
                    gradient with momentum), adam, nadam, pga, nagm, or vogn
                    (gva only)
-  -seed N          seed of every random draw (default 1): the same seed and
-                   data give the same results for any -threads
+  -seed N          seed of every random draw (default 0, as the library's
+                   zero settings): the same seed and data give the same
+                   results for any -threads
   -max-iter N      iteration limit (default 20000)
   -tol NATS        convergence tolerance on the gain of the lower bound per
                    window of 50 iterations (default 0.0125)
@@ -210,7 +208,7 @@ Flags:
   -data FILE    CSV file of the rows to predict; - reads standard input
   -level L      probability of the intervals (default 0.95)
   -draws N      Monte Carlo draws (default 2000)
-  -seed N       seed of the draws (default 1)
+  -seed N       seed of the draws (default 0)
   -missing P    reject (default): a missing value in a column the model's
                 predictors use is an error; drop: leave such rows out (the
                 output's row column keeps the rows' numbers)
