@@ -8,12 +8,14 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -126,6 +128,12 @@ type Reader struct {
 	// content, with the field text as label; this keeps identifiers and
 	// codes such as "007" as written. Names not in the header are ignored.
 	Categorical []string
+	// SizeHint, if positive, is about how many bytes of CSV text the input
+	// holds (TextSize of a file). After the first rows Read reserves its
+	// columns for that much rather than growing them as it reads: growing
+	// copied each column's text several times over into fresh memory, a
+	// quarter of reading 10^5 subjects' 700,000 rows.
+	SizeHint int64
 
 	// Lines is set by Read: the line of the input on which each data row
 	// starts (rows may span lines inside quotes, and blank lines are
@@ -175,6 +183,7 @@ func readFile(path string, configure func(*Reader)) (*Frame, error) {
 	}
 	cr := NewReader(r)
 	cr.File = filepath.Base(path)
+	cr.SizeHint = TextSize(fh)
 	if configure != nil {
 		configure(cr)
 	}
@@ -261,6 +270,9 @@ func (r *Reader) Read() (*Frame, error) {
 			}
 		}
 		lines = append(lines, p.recLine)
+		if len(lines) == reserveAfter && r.SizeHint > 0 {
+			lines = reserve(cols, lines, r.SizeHint)
+		}
 	}
 	if len(lines) == 0 {
 		return nil, perr(max(p.line, headerLine+1), 0, "", ErrNoRows)
@@ -287,6 +299,64 @@ func (r *Reader) Read() (*Frame, error) {
 		f.cols = append(f.cols, c)
 	}
 	return f, nil
+}
+
+// reserveAfter is the number of rows from which Read estimates the size
+// of a row for SizeHint.
+const reserveAfter = 256
+
+// reserve grows the capacity of the columns and of lines for the rows that
+// size bytes of CSV hold, estimated from those read so far (their fields'
+// text and a separator each), with 5% to spare. It returns lines.
+func reserve(cols []colBuilder, lines []int, size int64) []int {
+	n := float64(len(lines))
+	rowBytes := float64(len(cols))
+	for j := range cols {
+		rowBytes += float64(len(cols[j].text)) / n
+	}
+	rows := int(min(1.05*float64(size)/rowBytes, float64(size)/float64(len(cols))))
+	if rows <= len(lines) {
+		return lines
+	}
+	for j := range cols {
+		c := &cols[j]
+		text := int(1.05 * float64(len(c.text)) / n * float64(rows))
+		c.text = slices.Grow(c.text, max(0, text-len(c.text)))
+		c.ends = slices.Grow(c.ends, rows-len(c.ends))
+		c.missing = slices.Grow(c.missing, rows-len(c.missing))
+	}
+	return slices.Grow(lines, rows-len(lines))
+}
+
+// TextSize returns about how many bytes of text the file f holds: its
+// size, or for a gzip-compressed file the size of the uncompressed data
+// that its trailer records (modulo 2^32; 0 when that is smaller than the
+// file, as it is past 4 GiB), or 0 when it cannot tell. It is a hint for
+// Reader.SizeHint and reads f only with ReadAt.
+func TextSize(f *os.File) int64 {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return 0
+	}
+	size := st.Size()
+	var b [4]byte
+	if size < 18 {
+		return size
+	}
+	if _, err := f.ReadAt(b[:2], 0); err != nil {
+		return 0
+	}
+	if b[0] != 0x1f || b[1] != 0x8b {
+		return size
+	}
+	if _, err := f.ReadAt(b[:], size-4); err != nil {
+		return 0
+	}
+	isize := int64(binary.LittleEndian.Uint32(b[:]))
+	if isize < size {
+		return 0
+	}
+	return isize
 }
 
 // colBuilder gathers the fields of one column before its kind is known.

@@ -43,6 +43,9 @@ type readOptions struct {
 	limitName string
 	// progress, when not nil, is told the bytes read so far.
 	progress func(read int64)
+	// sizeHint is about how many bytes of CSV the input holds, 0 if
+	// unknown (datasets.Reader.SizeHint).
+	sizeHint int64
 }
 
 // csvBytesMemory is the peak memory of reading CSV per byte of
@@ -75,6 +78,7 @@ func readInput(ctx context.Context, path string, stdin io.Reader, ro readOptions
 		}
 		defer fh.Close()
 		src = fh
+		ro.sizeHint = datasets.TextSize(fh)
 	}
 	return readCSVInput(&ctxReader{ctx: ctx, r: src, progress: ro.progress}, name, path, ro)
 }
@@ -161,6 +165,11 @@ func readCSVInput(src io.Reader, name, path string, ro readOptions) (*input, err
 	cr := datasets.NewReader(r)
 	cr.File = name
 	cr.Categorical = ro.categorical
+	cr.SizeHint = ro.sizeHint
+	if ro.maxMemory > 0 {
+		// Reserve no more than reading may take.
+		cr.SizeHint = min(cr.SizeHint, int64(ro.maxMemory/csvBytesMemory))
+	}
 	fr, err := cr.Read()
 	if tb := (*tooBigError)(nil); errors.As(err, &tb) {
 		return nil, tb
