@@ -809,7 +809,7 @@ func (d *Design) offset(fr *datasets.Frame, rows []int) ([]float64, error) {
 // grouping fills the subject index of each row from the grouping factor.
 func (d *Design) grouping(rnd *random, fr *datasets.Frame) error {
 	col, _ := fr.Column(rnd.group)
-	lev := levelsOf(col, d.rows)
+	lev, code := codesOf(col, d.rows)
 	if len(lev) < 2 {
 		return &DataError{Token: rnd.group, Pos: rnd.groupPos, Column: rnd.group, Row: -1,
 			Msg: fmt.Sprintf("the grouping factor has a single level %s: a random effect needs at least 2 groups", quoteList(lev, 1))}
@@ -819,10 +819,7 @@ func (d *Design) grouping(rnd *random, fr *datasets.Frame) error {
 	for i, s := range lev {
 		d.gindex[s] = i
 	}
-	d.cfg.Group = make([]int, len(d.rows))
-	for k, i := range d.rows {
-		d.cfg.Group[k] = d.gindex[label(col, i)]
-	}
+	d.cfg.Group = code
 	d.cfg.NumGroups = len(lev)
 	d.cfg.GroupName = rnd.group
 	d.cfg.GroupLevels = lev
@@ -840,7 +837,7 @@ type crossedCoding struct {
 // crossedFactor adds the crossed factor fc to the design's model.
 func (d *Design) crossedFactor(fc factor, fr *datasets.Frame) error {
 	col, _ := fr.Column(fc.group)
-	lev := levelsOf(col, d.rows)
+	lev, code := codesOf(col, d.rows)
 	if len(lev) < 2 {
 		return &DataError{Token: fc.group, Pos: fc.pos, Column: fc.group, Row: -1,
 			Msg: fmt.Sprintf("the grouping factor has a single level %s: a random effect needs at least 2 groups", quoteList(lev, 1))}
@@ -849,10 +846,7 @@ func (d *Design) crossedFactor(fc factor, fr *datasets.Frame) error {
 	for i, s := range lev {
 		cc.index[s] = i
 	}
-	cr := glmm.Crossed{Name: fc.group, NumLevels: len(lev), Levels: lev, Index: make([]int, len(d.rows))}
-	for k, i := range d.rows {
-		cr.Index[k] = cc.index[label(col, i)]
-	}
+	cr := glmm.Crossed{Name: fc.group, NumLevels: len(lev), Levels: lev, Index: code}
 	d.crossed = append(d.crossed, cc)
 	d.cfg.Crossed = append(d.cfg.Crossed, cr)
 	return nil

@@ -93,6 +93,54 @@ func levelsOf(c *datasets.Column, rows []int) []string {
 	return lev
 }
 
+// codesOf returns the sorted levels of c on the given rows, as levelsOf,
+// and the level of each of those rows. A numeric column is labelled once
+// per distinct value rather than once per row: formatting every row's
+// number took a quarter of building a model of 700,000 rows.
+func codesOf(c *datasets.Column, rows []int) (lev []string, code []int) {
+	code = make([]int, len(rows))
+	if c.Kind == datasets.Categorical {
+		first := make(map[string]int)
+		for k, i := range rows {
+			j, ok := first[c.Str[i]]
+			if !ok {
+				j = len(lev)
+				first[c.Str[i]] = j
+				lev = append(lev, c.Str[i])
+			}
+			code[k] = j
+		}
+	} else {
+		// Distinct bit patterns are distinct labels (shortest formatting
+		// tells every float64 apart, -0 from 0 included).
+		first := make(map[uint64]int)
+		for k, i := range rows {
+			b := math.Float64bits(c.Num[i])
+			j, ok := first[b]
+			if !ok {
+				j = len(lev)
+				first[b] = j
+				lev = append(lev, label(c, i))
+			}
+			code[k] = j
+		}
+	}
+	order := slices.Clone(lev)
+	sortLevels(lev)
+	pos := make(map[string]int, len(lev))
+	for j, s := range lev {
+		pos[s] = j
+	}
+	perm := make([]int, len(order))
+	for j, s := range order {
+		perm[j] = pos[s]
+	}
+	for k, j := range code {
+		code[k] = perm[j]
+	}
+	return lev, code
+}
+
 // newCoder decides the coding of every variable of m on the rows of fr and
 // lays out the columns. ref maps column names to reference levels; role
 // names the design in messages.
