@@ -19,14 +19,14 @@ import (
 // into prec, in the compressed arrowhead form of vi.Starter. It implements
 // vi.Starter.
 //
-// It transforms the model's Laplace-style start (glmm.Model.Start): theta_g
-// is the model's, b~_i = L_i^-1 (b_i - lambda_i) at that theta_g (about 0
-// for RVB2, whose lambda_i is the conditional mode), the local precision
-// blocks are the model's transformed to b~, L_i' S_i L_i (about I), and
-// the global block is the Schur complement of the model's precision, so
-// that the marginal covariance of theta_g, which the reparametrisation
-// leaves alone, is the model's. The cross blocks are zero, as in RVB's
-// factor. For RVB2 it also seeds the warm-start modes. A Target of
+// It transforms the model's start (glmm.Model.Start): b~_i = L_i^-1 (b_i -
+// lambda_i) at the model's theta_g (about 0 for RVB2, whose lambda_i is
+// the conditional mode), the local precision blocks are the model's
+// transformed to b~, L_i' S_i L_i (about I), and the global block starts
+// as the Schur complement of the model's precision, the model's marginal
+// of theta_g. Then startGlobal makes theta_g and its block RVB's own (see
+// the package documentation, The start). The cross blocks are zero, as in
+// RVB's factor. For RVB2 it also seeds the warm-start modes. A Target of
 // NewAtStart uses the start it computed, once.
 func (t *Target) Start(ctx context.Context, theta, prec []float64) error {
 	n, r, g := t.Dims()
