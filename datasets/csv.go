@@ -584,6 +584,31 @@ func (p *parser) skipBOM() error {
 }
 
 // next returns the next byte of the record, counting it against the limit.
+// run appends to p.buf the bytes of an unquoted field up to the next
+// ',', '\n' or '"' that the reader holds already, and consumes them: the
+// bulk of a file, read a slice at a time rather than a byte at a time
+// (which was a fifth of reading).
+func (p *parser) run() error {
+	buf, _ := p.br.Peek(p.br.Buffered())
+	i := 0
+	for i < len(buf) {
+		if b := buf[i]; b == ',' || b == '\n' || b == '"' {
+			break
+		}
+		i++
+	}
+	if i == 0 {
+		return nil
+	}
+	if p.nbytes+i > p.maxLine {
+		return fmt.Errorf("%w: more than %d bytes", ErrLineTooLong, p.maxLine)
+	}
+	p.nbytes += i
+	p.buf = append(p.buf, buf[:i]...)
+	p.br.Discard(i)
+	return nil
+}
+
 func (p *parser) next() (byte, error) {
 	c, err := p.br.ReadByte()
 	if err != nil {
@@ -721,6 +746,9 @@ func (p *parser) readField(col int) (endRec, quoted bool, err error) {
 			return false, false, ErrBareQuote
 		}
 		p.buf = append(p.buf, c)
+		if err := p.run(); err != nil {
+			return false, false, err
+		}
 		c, err = p.next()
 		if err == io.EOF {
 			if n := len(p.buf); n > start && p.buf[n-1] == '\r' {

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func TestReadCSVMalformed(t *testing.T) {
@@ -478,6 +479,22 @@ func FuzzReadCSV(f *testing.F) {
 		r.MaxLineBytes = 1 << 12
 		r.MaxColumns = 64
 		fr, err := r.Read()
+		// A byte at a time, the parser never takes the buffered runs of
+		// an unquoted field: the same frame or the same error.
+		r1 := NewReader(iotest.OneByteReader(bytes.NewReader(in)))
+		r1.MaxLineBytes = 1 << 12
+		r1.MaxColumns = 64
+		fr1, err1 := r1.Read()
+		switch {
+		case (err == nil) != (err1 == nil):
+			t.Fatalf("read whole: %v; a byte at a time: %v", err, err1)
+		case err != nil && err.Error() != err1.Error():
+			t.Fatalf("read whole: %v; a byte at a time: %v", err, err1)
+		case err == nil:
+			if msg := framesEqual(fr, fr1); msg != "" {
+				t.Fatalf("read whole and a byte at a time: %s", msg)
+			}
+		}
 		if err != nil {
 			var pe *ParseError
 			if !errors.As(err, &pe) {
