@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/sparsevi/sparsevi/internal/prefetch"
 )
 
 // Limits and defaults of a Reader.
@@ -157,6 +159,13 @@ func ReadCSV(r io.Reader) (*Frame, error) {
 	return NewReader(r).Read()
 }
 
+// Decompressed bytes are read ahead in prefetchDepth buffers of
+// prefetchSize bytes.
+const (
+	prefetchSize  = 1 << 18
+	prefetchDepth = 2
+)
+
 // ReadFile reads a Frame from the CSV file at path with the default
 // settings of NewReader. A gzip-compressed file is recognised by its magic
 // bytes and decompressed. Parse errors carry the file's base name.
@@ -179,7 +188,10 @@ func readFile(path string, configure func(*Reader)) (*Frame, error) {
 			return nil, fmt.Errorf("datasets: %s: %w", path, err)
 		}
 		defer zr.Close()
-		r = zr
+		// Decompress on another core while this one parses.
+		pr := prefetch.NewReader(zr, prefetchSize, prefetchDepth)
+		defer pr.Close()
+		r = pr
 	}
 	cr := NewReader(r)
 	cr.File = filepath.Base(path)

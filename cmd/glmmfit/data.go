@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 
 	"github.com/sparsevi/sparsevi/datasets"
+	"github.com/sparsevi/sparsevi/internal/prefetch"
 )
 
 // input is a data frame together with what error messages need to point
@@ -145,7 +146,10 @@ func readCSVInput(src io.Reader, name, path string, ro readOptions) (*input, err
 			return nil, fmt.Errorf("%s: %v", name, err)
 		}
 		defer zr.Close()
-		br = bufio.NewReaderSize(zr, 1<<16)
+		// Decompress on another core while this one parses.
+		pr := prefetch.NewReader(zr, 1<<18, 2)
+		defer pr.Close()
+		br = bufio.NewReaderSize(pr, 1<<16)
 	}
 	head, err := br.Peek(4096)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
