@@ -70,7 +70,7 @@ func NewTarget(ctx context.Context, m *glmm.Model, method, expansion string) (vi
 // Choose returns the method and RVB expansion by which Fit, and glmmfit
 // by default, fit m, and why: RVB1 expanded at the start wherever RVB
 // applies (it reached RVB2's lower bound and random-effect sds on every
-// shipped data set at about 1.4 times GVA's cost per iteration, where
+// shipped data set at about 1.3 times GVA's cost per iteration, where
 // GVA's intervals for the random-effect sds are about half as wide and
 // missed the truth on simulated data), GVA for crossed factors,
 // independent blocks of random effects and families with a dispersion
