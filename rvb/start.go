@@ -57,12 +57,7 @@ func (t *Target) Start(ctx context.Context, theta, prec []float64) error {
 			return err
 		}
 		blk := prec[i*stride : (i+1)*stride]
-		for u := range r {
-			for v := 0; v <= u; v++ {
-				si[u*r+v] = blk[u*(u+1)/2+v]
-				si[v*r+u] = blk[u*(u+1)/2+v]
-			}
-		}
+		small.UnpackSym(r, blk, si)
 		if !small.Chol(r, si, rf) {
 			return t.subjectError(i, fmt.Errorf("start: local precision %v is not positive definite", si))
 		}
@@ -156,12 +151,7 @@ func (t *Target) startGlobal(ctx context.Context, theta, prec []float64) error {
 	sg := prec[n*stride:]
 	hess := make([]float64, g*g)
 	lf := make([]float64, g*g)
-	for c := range g {
-		for e := 0; e <= c; e++ {
-			hess[c*g+e] = sg[c*(c+1)/2+e]
-			hess[e*g+c] = sg[c*(c+1)/2+e]
-		}
-	}
+	small.UnpackSym(g, sg, hess)
 	if !small.Chol(g, hess, lf) {
 		return nil
 	}
@@ -269,9 +259,9 @@ type gradEval struct {
 }
 
 type evalScratch struct {
-	ws        any
-	bt, gl    []float64
-	si, rf, z []float64
+	ws     any
+	bt, gl []float64
+	si, rf []float64
 }
 
 func newGradEval(ctx context.Context, t *Target, theta, prec []float64) *gradEval {
@@ -283,7 +273,7 @@ func newGradEval(ctx context.Context, t *Target, theta, prec []float64) *gradEva
 	size := parallel.DefaultChunkSize
 	for range workers {
 		e.free <- &evalScratch{ws: t.NewWorkspace(), bt: make([]float64, size*r), gl: make([]float64, size*r),
-			si: make([]float64, r*r), rf: make([]float64, r*r), z: make([]float64, r)}
+			si: make([]float64, r*r), rf: make([]float64, r*r)}
 	}
 	for k := range e.parts {
 		e.parts[k] = make([]float64, g)
@@ -310,13 +300,7 @@ func (e *gradEval) grad(thetaG []float64, d int, dst []float64) error {
 		lo, hi := e.chunks.Bounds(k)
 		rng := e.streams.At(uint64(d/2), k)
 		for i := lo; i < hi; i++ {
-			blk := e.prec[i*stride : i*stride+tri]
-			for u := range r {
-				for v := 0; v <= u; v++ {
-					sc.si[u*r+v] = blk[u*(u+1)/2+v]
-					sc.si[v*r+u] = blk[u*(u+1)/2+v]
-				}
-			}
+			small.UnpackSym(r, e.prec[i*stride:i*stride+tri], sc.si)
 			if !small.Chol(r, sc.si, sc.rf) {
 				return t.subjectError(i, fmt.Errorf("start: local precision is not positive definite"))
 			}
@@ -324,14 +308,7 @@ func (e *gradEval) grad(thetaG []float64, d int, dst []float64) error {
 			for u := range r {
 				x[u] = sign * rng.NormFloat64()
 			}
-			// R' x = z: a draw of covariance (R R')^-1.
-			for u := r - 1; u >= 0; u-- {
-				s := x[u]
-				for v := u + 1; v < r; v++ {
-					s -= sc.rf[v*r+u] * x[v]
-				}
-				x[u] = s / sc.rf[u*r+u]
-			}
+			small.LowerTSolve(r, sc.rf, x)
 			for u := range r {
 				x[u] += e.theta[i*r+u]
 			}

@@ -74,20 +74,8 @@ func InvFromChol(r int, rinv, dst []float64) {
 
 // SolveChol overwrites x with (R R')^-1 x, R lower triangular.
 func SolveChol(r int, rf, x []float64) {
-	for i := range r {
-		s := x[i]
-		for k := range i {
-			s -= rf[i*r+k] * x[k]
-		}
-		x[i] = s / rf[i*r+i]
-	}
-	for i := r - 1; i >= 0; i-- {
-		s := x[i]
-		for k := i + 1; k < r; k++ {
-			s -= rf[k*r+i] * x[k]
-		}
-		x[i] = s / rf[i*r+i]
-	}
+	LowerSolve(r, rf, x)
+	LowerTSolve(r, rf, x)
 }
 
 // SymMulVec writes a x into dst, a r×r in full storage.
@@ -131,6 +119,32 @@ func LowerSolve(r int, l, x []float64) {
 			s -= l[i*r+k] * x[k]
 		}
 		x[i] = s / l[i*r+i]
+	}
+}
+
+// LowerTSolve overwrites x with l^-T x, l lower triangular: with l the
+// Cholesky factor of a precision and x standard normal, the result is a
+// draw of covariance (l l')^-1.
+func LowerTSolve(r int, l, x []float64) {
+	for i := r - 1; i >= 0; i-- {
+		s := x[i]
+		for k := i + 1; k < r; k++ {
+			s -= l[k*r+i] * x[k]
+		}
+		x[i] = s / l[i*r+i]
+	}
+}
+
+// UnpackSym writes into dst (r×r, full) the symmetric matrix whose lower
+// triangle is packed by rows in packed: element (u, v), v <= u, at
+// u(u+1)/2 + v.
+func UnpackSym(r int, packed, dst []float64) {
+	for u := range r {
+		row := packed[u*(u+1)/2:]
+		for v := 0; v <= u; v++ {
+			dst[u*r+v] = row[v]
+			dst[v*r+u] = row[v]
+		}
 	}
 }
 

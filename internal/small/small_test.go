@@ -101,7 +101,28 @@ func TestAgainstGonum(t *testing.T) {
 		for i := range r {
 			check("LowerSolve", got[i], want.AtVec(i))
 		}
+		if err := want.SolveVec(lw.T(), xv); err != nil {
+			t.Fatal(err)
+		}
+		copy(got, x)
+		LowerTSolve(r, l, got)
+		for i := range r {
+			check("LowerTSolve", got[i], want.AtVec(i))
+		}
 		check("Quad", Quad(r, a, x), mat.Inner(xv, am, xv))
+		packed := make([]float64, 0, r*(r+1)/2)
+		for u := range r {
+			for v := 0; v <= u; v++ {
+				packed = append(packed, am.At(u, v))
+			}
+		}
+		full := make([]float64, r*r)
+		UnpackSym(r, packed, full)
+		for i := range r {
+			for j := range r {
+				check("UnpackSym", full[i*r+j], am.At(i, j))
+			}
+		}
 	}
 	// Not positive definite.
 	if Chol(2, []float64{1, 2, 2, 1}, make([]float64, 4)) {
