@@ -13,6 +13,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/sparsevi/sparsevi/arrowhead"
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -125,26 +126,14 @@ func globalSDs(sg []float64, g int) []float64 {
 // schurSDs returns the marginal sds of theta_g under the arrowhead
 // precision prec (dense reference: the whole matrix inverted).
 func schurSDs(prec []float64, n, r, g int) []float64 {
-	tri := r * (r + 1) / 2
-	stride := tri + g*r
-	s := mat.NewSymDense(n*r+g, nil)
-	for i := range n {
-		blk := prec[i*stride:]
-		for u := range r {
-			for v := 0; v <= u; v++ {
-				s.SetSym(i*r+u, i*r+v, blk[u*(u+1)/2+v])
-			}
-		}
-		for c := range g {
-			for u := range r {
-				s.SetSym(n*r+c, i*r+u, blk[tri+c*r+u])
-			}
-		}
-	}
-	sg := prec[n*stride:]
-	for c := range g {
-		for e := 0; e <= c; e++ {
-			s.SetSym(n*r+c, n*r+e, sg[c*(c+1)/2+e])
+	// The compressed precision has a factor's layout; its lower triangle
+	// read densely and mirrored is the precision.
+	tri := arrowhead.Wrap(n, r, g, prec).ToTriDense()
+	d := n*r + g
+	s := mat.NewSymDense(d, nil)
+	for i := range d {
+		for j := 0; j <= i; j++ {
+			s.SetSym(i, j, tri.At(i, j))
 		}
 	}
 	return lastSDs(s, g)
