@@ -39,32 +39,41 @@ func NewTarget(ctx context.Context, m *glmm.Model, method, expansion string) (vi
 	if m == nil {
 		return nil, 0, errors.New("posterior: nil model")
 	}
-	switch method {
-	case GVA:
-		return m, vi.GVA, nil
-	case RVB1, RVB2:
-		meth := rvb.RVB1
-		if method == RVB2 {
-			meth = rvb.RVB2
-		}
-		var (
-			t   *rvb.Target
-			err error
-		)
-		switch expansion {
-		case AtStart:
-			t, err = rvb.NewAtStart(ctx, m, meth)
-		case Jeffreys:
-			t, err = rvb.New(m, meth)
-		default:
-			err = fmt.Errorf("posterior: unknown expansion %q (want %q or %q)", expansion, AtStart, Jeffreys)
-		}
-		if err != nil {
-			return nil, 0, err
-		}
-		return t, vi.RVB, nil
+	if err := checkMethod(method, expansion); err != nil {
+		return nil, 0, fmt.Errorf("posterior: %w", err)
 	}
-	return nil, 0, fmt.Errorf("posterior: unknown method %q (want %q, %q or %q)", method, GVA, RVB1, RVB2)
+	if method == GVA {
+		return m, vi.GVA, nil
+	}
+	meth := rvb.RVB1
+	if method == RVB2 {
+		meth = rvb.RVB2
+	}
+	var (
+		t   *rvb.Target
+		err error
+	)
+	if expansion == AtStart {
+		t, err = rvb.NewAtStart(ctx, m, meth)
+	} else {
+		t, err = rvb.New(m, meth)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return t, vi.RVB, nil
+}
+
+// checkMethod reports whether method is one of GVA, RVB1 and RVB2 and,
+// for RVB, expansion one of AtStart and Jeffreys.
+func checkMethod(method, expansion string) error {
+	switch {
+	case method != GVA && method != RVB1 && method != RVB2:
+		return fmt.Errorf("unknown method %q (want %q, %q or %q)", method, GVA, RVB1, RVB2)
+	case method != GVA && expansion != AtStart && expansion != Jeffreys:
+		return fmt.Errorf("unknown expansion %q (want %q or %q)", expansion, AtStart, Jeffreys)
+	}
+	return nil
 }
 
 // Choose returns the method and RVB expansion by which Fit, and glmmfit

@@ -153,11 +153,8 @@ func (s *SavedFit) Load(ctx context.Context, m *glmm.Model) (*vi.Result, vi.Targ
 	res := &vi.Result{Optimizer: opt, Status: status, Iterations: s.Iterations, N: n, R: r, G: g,
 		Mu: s.Mu, Factor: s.Factor, LowerBound: float64(s.LowerBound), LowerBoundSE: float64(s.BoundSE),
 		LogWeights: s.LogWeights, ImportanceGlobal: s.ImportanceGlobal}
-	switch {
-	case s.Method != GVA && s.Method != RVB1 && s.Method != RVB2:
-		return nil, nil, fmt.Errorf("posterior: saved fit: unknown method %q", s.Method)
-	case s.Method != GVA && s.Expansion != AtStart && s.Expansion != Jeffreys:
-		return nil, nil, fmt.Errorf("posterior: saved fit: unknown expansion %q", s.Expansion)
+	if err := checkMethod(s.Method, s.Expansion); err != nil {
+		return nil, nil, fmt.Errorf("posterior: saved fit: %w", err)
 	}
 	target, meth, err := NewTarget(ctx, m, s.Method, s.Expansion)
 	if err != nil {

@@ -87,9 +87,43 @@ func TestSaveLoad(t *testing.T) {
 		if _, _, err := posterior.Load(ctx, strings.NewReader(saved), other); err == nil || !strings.Contains(err.Error(), "another model") {
 			t.Errorf("%s: loaded for another model: %v", c.name, err)
 		}
-		bad := strings.Replace(saved, `"version":1`, `"version":2`, 1)
+		bad := strings.Replace(saved, `"method":"`, `"method":"laplace-`, 1)
+		if _, _, err := posterior.Load(ctx, strings.NewReader(bad), m); err == nil || !strings.Contains(err.Error(), "saved fit: unknown method") {
+			t.Errorf("%s: loaded a fit of an unknown method: %v", c.name, err)
+		}
+		if method == vi.RVB {
+			bad = strings.Replace(saved, `"expansion":"`, `"expansion":"mid-`, 1)
+			if _, _, err := posterior.Load(ctx, strings.NewReader(bad), m); err == nil || !strings.Contains(err.Error(), "saved fit: unknown expansion") {
+				t.Errorf("%s: loaded a fit of an unknown expansion: %v", c.name, err)
+			}
+		}
+		bad = strings.Replace(saved, `"version":1`, `"version":2`, 1)
 		if _, _, err := posterior.Load(ctx, strings.NewReader(bad), m); err == nil || !strings.Contains(err.Error(), "version 2") {
 			t.Errorf("%s: loaded a file of version 2: %v", c.name, err)
+		}
+	}
+}
+
+// TestNewTargetRefuses: unknown methods and, for RVB, unknown expansions
+// are errors naming the value and the choices; GVA ignores the expansion.
+func TestNewTargetRefuses(t *testing.T) {
+	ctx := context.Background()
+	m := simModel(t, 20, 1)
+	for _, c := range []struct {
+		method, expansion, msg string
+	}{
+		{"laplace", "", `unknown method "laplace" (want "gva", "rvb1" or "rvb2")`},
+		{posterior.RVB1, "", `unknown expansion "" (want "start" or "jeffreys")`},
+		{posterior.RVB2, "mode", `unknown expansion "mode"`},
+		{posterior.GVA, "mode", ""},
+		{posterior.RVB2, posterior.Jeffreys, ""},
+	} {
+		_, _, err := posterior.NewTarget(ctx, m, c.method, c.expansion)
+		switch {
+		case c.msg == "" && err != nil:
+			t.Errorf("NewTarget(%q, %q): %v", c.method, c.expansion, err)
+		case c.msg != "" && (err == nil || !strings.Contains(err.Error(), c.msg)):
+			t.Errorf("NewTarget(%q, %q): %v, want an error containing %s", c.method, c.expansion, err, c.msg)
 		}
 	}
 }

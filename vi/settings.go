@@ -231,7 +231,7 @@ const (
 // start's bound as they climbed. A start that is already RVB's own in the
 // global block is within a fraction of a posterior sd of the optimum when
 // there are many subjects, so the shorter step costs nothing in climbing:
-// on 10^4 and 10^5 simulated Bernoulli subjects the fits converge in 175
+// on 10^4 and 10^5 simulated Bernoulli subjects the fits converge in 100
 // iterations instead of 500 and 475, at a bound as high or higher. The
 // short step also does the work of the refinement (Settings.Refine), which
 // is skipped: it gained 0.06 nat there and on Diabetes, for 75 iterations.
