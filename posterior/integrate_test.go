@@ -1,0 +1,146 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package posterior_test
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/posterior"
+)
+
+// tinyPoisson returns a Poisson model of a few subjects with an intercept
+// and, for r = 2, a random slope on t = -1, 0, 1, ..., and the data it was
+// built from.
+func tinyPoisson(t *testing.T, r int) (*glmm.Model, [][]float64) {
+	t.Helper()
+	counts := [][]float64{{0, 1, 2, 1}, {3, 5, 2, 4}, {1, 0, 0, 2}, {6, 4, 7, 5}, {2, 2, 1, 3}, {0, 0, 1, 0}}
+	var y, x, z []float64
+	var group []int
+	for i, c := range counts {
+		for j, v := range c {
+			tj := float64(j) - 1
+			y = append(y, v)
+			x = append(x, 1, tj)
+			z = append(z, 1)
+			if r == 2 {
+				z = append(z, tj)
+			}
+			group = append(group, i)
+		}
+	}
+	nobs := len(y)
+	m, err := glmm.New(glmm.Config{Family: glmm.Poisson, Y: y, X: mat.NewDense(nobs, 2, x), Z: mat.NewDense(nobs, r, z),
+		Group: group, NumGroups: len(counts), PriorSD: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, counts
+}
+
+// bruteLogLik returns log p(y | beta, omega) of tinyPoisson's data by the
+// trapezoid rule with spacing h over u ~ N(0, I) on [-9, 9]^r, b = W^-T u.
+func bruteLogLik(counts [][]float64, r int, beta, omega []float64, h float64) float64 {
+	w := make([]float64, r*r)
+	glmm.OmegaToW(omega, r, w)
+	var total float64
+	steps := int(math.Round(18 / h))
+	for _, c := range counts {
+		var acc float64
+		u := make([]float64, r)
+		b := make([]float64, r)
+		var walk func(a int, logw float64)
+		walk = func(a int, logw float64) {
+			if a == r {
+				// b = W^-T u: back substitution on W' (upper triangular).
+				for k := r - 1; k >= 0; k-- {
+					s := u[k]
+					for l := k + 1; l < r; l++ {
+						s -= w[l*r+k] * b[l]
+					}
+					b[k] = s / w[k*r+k]
+				}
+				ll := logw
+				for j, v := range c {
+					tj := float64(j) - 1
+					eta := beta[0] + beta[1]*tj + b[0]
+					if r == 2 {
+						eta += b[1] * tj
+					}
+					lg, _ := math.Lgamma(v + 1)
+					ll += v*eta - math.Exp(eta) - lg
+				}
+				acc += math.Exp(ll)
+				return
+			}
+			for s := 0; s <= steps; s++ {
+				u[a] = -9 + float64(s)*h
+				lw := logw - 0.5*u[a]*u[a] + math.Log(h/math.Sqrt(2*math.Pi))
+				if s == 0 || s == steps {
+					lw += math.Log(0.5)
+				}
+				walk(a+1, lw)
+			}
+		}
+		walk(0, 0)
+		total += math.Log(acc)
+	}
+	return total
+}
+
+// TestIntegratorBruteForce: log p(y | theta_g) by adaptive Gauss–Hermite
+// quadrature with the nodes ChooseNodes picks agrees with the trapezoid
+// rule (checked by halving its spacing) to 1e-3, for r = 1 and r = 2, at
+// the prior's centre and at a point with large random effects; the Laplace
+// approximation alone does not, so the test can tell.
+func TestIntegratorBruteForce(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		r      int
+		thetaG []float64
+	}{
+		{1, []float64{0.5, 0.1, 0}},
+		{1, []float64{0.3, -0.2, -1.2}},
+		{2, []float64{0.5, 0.1, 0, 0.3, 0.5}},
+		{2, []float64{0.3, -0.2, -1, 0.5, 0.2}},
+	} {
+		m, counts := tinyPoisson(t, c.r)
+		p := 2
+		want := bruteLogLik(counts, c.r, c.thetaG[:p], c.thetaG[p:], 0.05)
+		if half := bruteLogLik(counts, c.r, c.thetaG[:p], c.thetaG[p:], 0.025); math.Abs(half-want) > 1e-6 {
+			t.Fatalf("r=%d: the trapezoid rule has not converged: %v and %v", c.r, want, half)
+		}
+		nodes, qerr, err := posterior.ChooseNodes(ctx, m, c.thetaG, 1e-4, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nodes < 3 || !(qerr <= 1e-4) {
+			t.Errorf("r=%d at %v: ChooseNodes gave %d nodes, error %v", c.r, c.thetaG, nodes, qerr)
+		}
+		for _, k := range []int{1, nodes} {
+			in, err := posterior.NewIntegrator(ctx, m, k, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := in.LogLik(c.thetaG)
+			in.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			diff := math.Abs(got - want)
+			if k > 1 && diff > 1e-3 {
+				t.Errorf("r=%d at %v, %d nodes: %v, brute force %v", c.r, c.thetaG, k, got, want)
+			}
+			if k == 1 && diff < 1e-3 {
+				t.Errorf("r=%d at %v: the Laplace approximation %v is as good as %d nodes; the test cannot tell them apart", c.r, c.thetaG, got, nodes)
+			}
+			t.Logf("r=%d at %v, %d nodes: %.6f, brute force %.6f", c.r, c.thetaG, k, got, want)
+		}
+	}
+}
