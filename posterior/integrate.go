@@ -27,7 +27,7 @@ type LocalTarget interface {
 }
 
 // MaxGridPoints is the most quadrature points per subject an Integrator
-// uses: nodes^r may not exceed it, and beyond r = 9 only the Laplace
+// uses: nodes^r may not exceed it, so that beyond r = 6 only the Laplace
 // approximation (one node) is left.
 const MaxGridPoints = 1024
 
@@ -39,23 +39,33 @@ const MaxGridPoints = 1024
 // by adaptive Gauss–Hermite quadrature: Newton's method finds each
 // subject's conditional mode, and a product grid of nodes per dimension is
 // laid over the Gaussian of the curvature there. One node is the Laplace
-// approximation. Subjects are integrated in parallel chunks and summed in
-// chunk order, so the result does not depend on the number of workers.
-// Each subject's Newton iterations start from its last mode, so a sequence
-// of calls is deterministic given the sequence of theta_g.
+// approximation. Adapt chooses each subject's nodes by an error check and
+// the modes Newton starts from; every evaluation starts from those, so a
+// value depends only on theta_g, whatever the order of the calls and the
+// number of workers.
 //
 // An Integrator is not safe for concurrent use.
 type Integrator struct {
 	t       LocalTarget
 	n, r, g int
-	nodes   int
-	grid    []float64 // points × r standard normal nodes
-	logw    []float64 // log weight of each point plus |x|²/2
-	mode    []float64 // n × r: the last modes, warm starts
+	grids   []hermite
+	level   []uint8   // each subject's grid
+	start   []float64 // n × r: the modes Newton starts from
+	workers int
 	pool    *parallel.Pool
 	chunks  parallel.Chunking
 	parts   []float64
 	free    chan *integScratch
+}
+
+// hermite is a product grid of Gauss–Hermite points for the standard
+// normal: points × r nodes, and for each point the log of its weight plus
+// |x|²/2 (the weight of the integrand over the standard normal density,
+// up to (2 pi)^(r/2)).
+type hermite struct {
+	nodes int
+	x     []float64
+	logw  []float64
 }
 
 type integScratch struct {
@@ -65,27 +75,26 @@ type integScratch struct {
 	h, l             []float64
 }
 
-// NewIntegrator returns an Integrator of t with the given number of nodes
-// per dimension (1 for the Laplace approximation; see ChooseNodes) that
-// runs on up to workers goroutines (0 for GOMAXPROCS) until ctx ends. Its
-// warm starts are the target's zero. Close releases its workers.
-func NewIntegrator(ctx context.Context, t LocalTarget, nodes, workers int) (*Integrator, error) {
+// NewIntegrator returns an Integrator of t that runs on up to workers
+// goroutines (0 for GOMAXPROCS) until ctx ends, with one node (the Laplace
+// approximation) for every subject and Newton's method started at zero
+// until Adapt or SetNodes says otherwise. Close releases its workers.
+func NewIntegrator(ctx context.Context, t LocalTarget, workers int) (*Integrator, error) {
 	if t == nil {
 		return nil, errors.New("posterior: nil target")
 	}
 	n, r, g := t.Dims()
-	if nodes < 1 || gridSize(nodes, r) > MaxGridPoints {
-		return nil, fmt.Errorf("posterior: %d quadrature nodes per dimension in %d dimensions: want 1 to %d points", nodes, r, MaxGridPoints)
-	}
 	c := parallel.NewChunking(n, 0)
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	workers = max(min(workers, c.Len()), 1)
-	in := &Integrator{t: t, n: n, r: r, g: g, nodes: nodes, mode: make([]float64, n*r),
-		pool: parallel.NewPool(ctx, workers), chunks: c, parts: make([]float64, c.Len()),
+	workers = max(workers, 1)
+	in := &Integrator{t: t, n: n, r: r, g: g, level: make([]uint8, n), start: make([]float64, n*r),
+		workers: workers, pool: parallel.NewPool(ctx, workers), chunks: c, parts: make([]float64, c.Len()),
 		free: make(chan *integScratch, workers)}
-	in.grid, in.logw = hermiteGrid(nodes, r)
+	for k := 1; gridSize(k, r) <= MaxGridPoints; k = 2*k + 1 {
+		in.grids = append(in.grids, hermiteGrid(k, r))
+	}
 	for range workers {
 		in.free <- &integScratch{ws: t.NewWorkspace(), b: make([]float64, r), grad: make([]float64, r),
 			step: make([]float64, r), x: make([]float64, r), gG: make([]float64, g),
@@ -94,11 +103,113 @@ func NewIntegrator(ctx context.Context, t LocalTarget, nodes, workers int) (*Int
 	return in, nil
 }
 
-// Nodes returns the number of quadrature nodes per dimension.
-func (in *Integrator) Nodes() int { return in.nodes }
-
 // Close releases the Integrator's workers.
 func (in *Integrator) Close() { in.pool.Close() }
+
+// SetNodes gives every subject the grid of the given number of nodes per
+// dimension: 1 (the Laplace approximation) or 3, 7, 15, ... (each 2k+1 for
+// the last k) while nodes^r is at most MaxGridPoints.
+func (in *Integrator) SetNodes(nodes int) error {
+	for l, h := range in.grids {
+		if h.nodes == nodes {
+			for i := range in.level {
+				in.level[i] = uint8(l)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("posterior: %d quadrature nodes per dimension in %d dimensions: want 1, 3, 7, ... up to %d points", nodes, in.r, MaxGridPoints)
+}
+
+// Nodes returns the fewest and the most nodes per dimension of any
+// subject.
+func (in *Integrator) Nodes() (fewest, most int) {
+	lo, hi := len(in.grids), 0
+	for _, l := range in.level {
+		lo, hi = min(lo, int(l)), max(hi, int(l))
+	}
+	return in.grids[lo].nodes, in.grids[hi].nodes
+}
+
+// Adapt makes the conditional modes at thetaG the points Newton's method
+// starts from and gives each subject the fewest nodes, of 3, 7, 15, ...,
+// whose integral at thetaG changes by at most tol/n when they are doubled
+// (to 2k+1), tol in nats (DefaultQuadratureTol if 0). It returns the sum
+// of those changes over subjects, the estimated error of
+// log p(y | thetaG); where a subject reaches the largest grid allowed
+// (MaxGridPoints) without meeting its tolerance, the sum counts its last
+// change, and where no grid can be doubled (r of 4 or more), it is NaN.
+func (in *Integrator) Adapt(thetaG []float64, tol float64) (quadErr float64, err error) {
+	if tol == 0 {
+		tol = DefaultQuadratureTol
+	}
+	if !(tol > 0) || len(thetaG) != in.g {
+		return 0, fmt.Errorf("posterior: quadrature tolerance %v: want a positive number", tol)
+	}
+	if len(in.grids) == 1 {
+		return math.NaN(), in.eachSubject(thetaG, func(sc *integScratch, i int) (float64, error) {
+			_, err := in.mode(sc, i, thetaG)
+			copy(in.start[i*in.r:(i+1)*in.r], sc.b)
+			return 0, err
+		})
+	}
+	each := tol / float64(max(in.n, 1))
+	err = in.eachSubject(thetaG, func(sc *integScratch, i int) (float64, error) {
+		f, err := in.mode(sc, i, thetaG)
+		if err != nil {
+			return 0, err
+		}
+		copy(in.start[i*in.r:(i+1)*in.r], sc.b)
+		// The Laplace approximation is never chosen where a grid is
+		// allowed: it can agree with three nodes by chance.
+		prev, err := in.quadrature(sc, i, thetaG, f, 1)
+		if err != nil {
+			return 0, err
+		}
+		change := math.NaN() // with only three nodes allowed
+		for l := 2; l < len(in.grids); l++ {
+			v, err := in.quadrature(sc, i, thetaG, f, l)
+			if err != nil {
+				return 0, err
+			}
+			change = math.Abs(v - prev)
+			in.level[i] = uint8(l - 1)
+			if change <= each {
+				return change, nil
+			}
+			prev = v
+		}
+		in.level[i] = uint8(len(in.grids) - 1)
+		return change, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, v := range in.parts {
+		quadErr += v
+	}
+	return quadErr, nil
+}
+
+// eachSubject runs fn on every subject in parallel chunks and leaves the
+// sums of its values per chunk in in.parts.
+func (in *Integrator) eachSubject(thetaG []float64, fn func(sc *integScratch, i int) (float64, error)) error {
+	return in.pool.Run(in.chunks.Len(), func(k int) error {
+		sc := <-in.free
+		defer func() { in.free <- sc }()
+		lo, hi := in.chunks.Bounds(k)
+		var s float64
+		for i := lo; i < hi; i++ {
+			v, err := fn(sc, i)
+			if err != nil {
+				return err
+			}
+			s += v
+		}
+		in.parts[k] = s
+		return nil
+	})
+}
 
 // gridSize returns nodes^r, or MaxGridPoints+1 if it is larger.
 func gridSize(nodes, r int) int {
@@ -113,10 +224,8 @@ func gridSize(nodes, r int) int {
 }
 
 // hermiteGrid returns the product grid of nodes Gauss–Hermite points per
-// dimension for the standard normal in r dimensions, and for each point
-// the log of its weight plus |x|²/2 (the weight of the integrand divided
-// by the standard normal density, up to (2 pi)^(r/2)).
-func hermiteGrid(nodes, r int) (grid, logw []float64) {
+// dimension for the standard normal in r dimensions.
+func hermiteGrid(nodes, r int) hermite {
 	x1, w1 := make([]float64, nodes), make([]float64, nodes)
 	if nodes == 1 {
 		x1[0], w1[0] = 0, 1
@@ -128,42 +237,29 @@ func hermiteGrid(nodes, r int) (grid, logw []float64) {
 		}
 	}
 	points := gridSize(nodes, r)
-	grid = make([]float64, points*r)
-	logw = make([]float64, points)
+	h := hermite{nodes: nodes, x: make([]float64, points*r), logw: make([]float64, points)}
 	for p := range points {
 		q := p
 		for a := range r {
 			k := q % nodes
 			q /= nodes
-			grid[p*r+a] = x1[k]
-			logw[p] += math.Log(w1[k]) + 0.5*x1[k]*x1[k]
+			h.x[p*r+a] = x1[k]
+			h.logw[p] += math.Log(w1[k]) + 0.5*x1[k]*x1[k]
 		}
 	}
-	return grid, logw
+	return h
 }
 
 // LogLik returns log p(y | thetaG): the sum over subjects of the log of
-// each subject's integral. It returns an error naming the subject if a
-// mode cannot be found or a value is not finite, and the context's error
-// if it ends.
+// each subject's integral, subjects in parallel chunks summed in order. It
+// returns an error naming the subject if a mode cannot be found or a value
+// is not finite, and the context's error if it ends.
 func (in *Integrator) LogLik(thetaG []float64) (float64, error) {
 	if len(thetaG) != in.g {
 		panic("posterior: bad length of theta_g in LogLik")
 	}
-	err := in.pool.Run(in.chunks.Len(), func(k int) error {
-		sc := <-in.free
-		defer func() { in.free <- sc }()
-		lo, hi := in.chunks.Bounds(k)
-		var s float64
-		for i := lo; i < hi; i++ {
-			v, err := in.subject(sc, i, thetaG)
-			if err != nil {
-				return err
-			}
-			s += v
-		}
-		in.parts[k] = s
-		return nil
+	err := in.eachSubject(thetaG, func(sc *integScratch, i int) (float64, error) {
+		return in.subject(sc, i, thetaG)
 	})
 	if err != nil {
 		return math.NaN(), err
@@ -175,6 +271,32 @@ func (in *Integrator) LogLik(thetaG []float64) (float64, error) {
 	return s, nil
 }
 
+// logLiks writes into dst log p(y | theta) for each of the len(dst) rows
+// theta of thetas, the rows in parallel and the subjects of each in
+// order; a row whose integral fails gets -Inf. It returns the context's
+// error if it ends.
+func (in *Integrator) logLiks(ctx context.Context, thetas, dst []float64) error {
+	return in.pool.Run(len(dst), func(d int) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		sc := <-in.free
+		defer func() { in.free <- sc }()
+		th := thetas[d*in.g : (d+1)*in.g]
+		var s float64
+		for i := range in.n {
+			v, err := in.subject(sc, i, th)
+			if err != nil {
+				s = math.Inf(-1)
+				break
+			}
+			s += v
+		}
+		dst[d] = s
+		return nil
+	})
+}
+
 // Newton's method for a subject's mode.
 const (
 	modeIter   = 50    // at most this many steps
@@ -182,20 +304,31 @@ const (
 	modeHalves = 40    // step halvings before a step is given up
 )
 
-// subject returns log ∫ p_i(theta_i | thetaG) dtheta_i.
+// subject returns log ∫ p_i(theta_i | thetaG) dtheta_i on subject i's
+// grid.
 func (in *Integrator) subject(sc *integScratch, i int, thetaG []float64) (float64, error) {
+	f, err := in.mode(sc, i, thetaG)
+	if err != nil {
+		return 0, err
+	}
+	return in.quadrature(sc, i, thetaG, f, int(in.level[i]))
+}
+
+// mode leaves subject i's conditional mode at thetaG in sc.b and the
+// Cholesky factor of minus the Hessian there in sc.l, and returns the log
+// density there.
+func (in *Integrator) mode(sc *integScratch, i int, thetaG []float64) (float64, error) {
 	r := in.r
 	b := sc.b
-	copy(b, in.mode[i*r:(i+1)*r])
+	copy(b, in.start[i*r:(i+1)*r])
 	f, err := in.eval(sc, i, thetaG, b, true)
 	if err != nil {
-		// The last mode may be far off at this theta_g: start at zero.
+		// The start may be far off at this theta_g: try zero.
 		clear(b)
 		if f, err = in.eval(sc, i, thetaG, b, true); err != nil {
 			return 0, err
 		}
 	}
-	converged := false
 	for range modeIter {
 		if !in.curvature(sc, i, thetaG, b) {
 			return 0, in.subjectError(i, "the curvature at the conditional mode is not positive definite")
@@ -207,8 +340,7 @@ func (in *Integrator) subject(sc *integScratch, i int, thetaG []float64) (float6
 			decr += sc.step[a] * sc.grad[a]
 		}
 		if decr < modeTol {
-			converged = true
-			break
+			return f, nil
 		}
 		t := 1.0
 		accepted := false
@@ -229,33 +361,33 @@ func (in *Integrator) subject(sc *integScratch, i int, thetaG []float64) (float6
 		}
 		if !accepted {
 			// No ascent along the Newton direction: b is the mode to
-			// rounding.
-			converged = true
-			break
+			// rounding, and sc.l its curvature.
+			return f, nil
 		}
 	}
-	if !converged {
-		return 0, in.subjectError(i, "Newton's method did not find the conditional mode")
-	}
-	if !in.curvature(sc, i, thetaG, b) {
-		return 0, in.subjectError(i, "the curvature at the conditional mode is not positive definite")
-	}
-	copy(in.mode[i*r:(i+1)*r], b)
+	return 0, in.subjectError(i, "Newton's method did not find the conditional mode")
+}
+
+// quadrature returns log ∫ p_i on grid level about the mode that mode left
+// in sc, where the log density is f.
+func (in *Integrator) quadrature(sc *integScratch, i int, thetaG []float64, f float64, level int) (float64, error) {
+	r := in.r
 	// ∫ exp(f(b)) db = |L|^-1 (2 pi)^(r/2) E[exp(f(b + L^-T z) + z'z/2)]
 	// over z ~ N(0, I), with H = L L' the curvature at the mode.
 	logNorm := 0.5 * float64(r) * math.Log(2*math.Pi)
 	for a := range r {
 		logNorm -= math.Log(sc.l[a*r+a])
 	}
-	if in.nodes == 1 {
+	h := in.grids[level]
+	if h.nodes == 1 {
 		return f + logNorm, nil
 	}
 	var acc float64
-	for p, lw := range in.logw {
-		copy(sc.x, in.grid[p*r:(p+1)*r])
+	for p, lw := range h.logw {
+		copy(sc.x, h.x[p*r:(p+1)*r])
 		small.LowerTSolve(r, sc.l, sc.x)
 		for a := range r {
-			sc.x[a] += b[a]
+			sc.x[a] += sc.b[a]
 		}
 		fx, err := in.eval(sc, i, thetaG, sc.x, false)
 		if err != nil {
@@ -294,47 +426,6 @@ func (in *Integrator) subjectError(i int, msg string) error {
 	return fmt.Errorf("posterior: integrating subject %d: %s", i+1, msg)
 }
 
-// DefaultQuadratureTol is ChooseNodes' default tolerance, in nats of
+// DefaultQuadratureTol is Adapt's default tolerance, in nats of
 // log p(y | theta_g) summed over subjects.
 const DefaultQuadratureTol = 0.01
-
-// ChooseNodes returns the fewest Gauss–Hermite nodes per dimension, from
-// 1 (the Laplace approximation), 3, 7, 15, 31 (each 2k+1 for the last k),
-// whose log p(y | thetaG) differs from the next's by at most tol nats
-// (DefaultQuadratureTol if tol is 0), and that difference. Where even the
-// largest grid allowed in r dimensions (MaxGridPoints) misses tol, it
-// returns that grid and its difference from the one before; where only
-// the Laplace approximation is allowed, its error is unknown and returned
-// as NaN.
-func ChooseNodes(ctx context.Context, t LocalTarget, thetaG []float64, tol float64, workers int) (nodes int, quadErr float64, err error) {
-	if tol == 0 {
-		tol = DefaultQuadratureTol
-	}
-	if !(tol > 0) {
-		return 0, 0, fmt.Errorf("posterior: quadrature tolerance %v: want a positive number", tol)
-	}
-	_, r, _ := t.Dims()
-	prev, prevLL := 0, 0.0
-	for k := 1; gridSize(k, r) <= MaxGridPoints; k = 2*k + 1 {
-		in, err := NewIntegrator(ctx, t, k, workers)
-		if err != nil {
-			return 0, 0, err
-		}
-		ll, err := in.LogLik(thetaG)
-		in.Close()
-		if err != nil {
-			return 0, 0, err
-		}
-		if prev > 0 {
-			quadErr = math.Abs(ll - prevLL)
-			if quadErr <= tol {
-				return prev, quadErr, nil
-			}
-		}
-		prev, prevLL = k, ll
-	}
-	if prev == 1 {
-		return 1, math.NaN(), nil
-	}
-	return prev, quadErr, nil
-}

@@ -95,9 +95,9 @@ func bruteLogLik(counts [][]float64, r int, beta, omega []float64, h float64) fl
 }
 
 // TestIntegratorBruteForce: log p(y | theta_g) by adaptive Gauss–Hermite
-// quadrature with the nodes ChooseNodes picks agrees with the trapezoid
-// rule (checked by halving its spacing) to 1e-3, for r = 1 and r = 2, at
-// the prior's centre and at a point with large random effects; the Laplace
+// quadrature with the nodes Adapt picks agrees with the trapezoid rule
+// (checked by halving its spacing) to 1e-3, for r = 1 and r = 2, at the
+// prior's centre and at a point with large random effects; the Laplace
 // approximation alone does not, so the test can tell.
 func TestIntegratorBruteForce(t *testing.T) {
 	ctx := context.Background()
@@ -116,31 +116,36 @@ func TestIntegratorBruteForce(t *testing.T) {
 		if half := bruteLogLik(counts, c.r, c.thetaG[:p], c.thetaG[p:], 0.025); math.Abs(half-want) > 1e-6 {
 			t.Fatalf("r=%d: the trapezoid rule has not converged: %v and %v", c.r, want, half)
 		}
-		nodes, qerr, err := posterior.ChooseNodes(ctx, m, c.thetaG, 1e-4, 1)
+		in, err := posterior.NewIntegrator(ctx, m, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if nodes < 3 || !(qerr <= 1e-4) {
-			t.Errorf("r=%d at %v: ChooseNodes gave %d nodes, error %v", c.r, c.thetaG, nodes, qerr)
+		qerr, err := in.Adapt(c.thetaG, 1e-4)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, k := range []int{1, nodes} {
-			in, err := posterior.NewIntegrator(ctx, m, k, 2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := in.LogLik(c.thetaG)
-			in.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			diff := math.Abs(got - want)
-			if k > 1 && diff > 1e-3 {
-				t.Errorf("r=%d at %v, %d nodes: %v, brute force %v", c.r, c.thetaG, k, got, want)
-			}
-			if k == 1 && diff < 1e-3 {
-				t.Errorf("r=%d at %v: the Laplace approximation %v is as good as %d nodes; the test cannot tell them apart", c.r, c.thetaG, got, nodes)
-			}
-			t.Logf("r=%d at %v, %d nodes: %.6f, brute force %.6f", c.r, c.thetaG, k, got, want)
+		fewest, most := in.Nodes()
+		got, err := in.LogLik(c.thetaG)
+		if err != nil {
+			t.Fatal(err)
 		}
+		if most < 3 || !(qerr <= 1e-4) || math.Abs(got-want) > 1e-3 {
+			t.Errorf("r=%d at %v: %v with %d to %d nodes (error %.2g), brute force %v", c.r, c.thetaG, got, fewest, most, qerr, want)
+		}
+		t.Logf("r=%d at %v: %.6f with %d to %d nodes, brute force %.6f", c.r, c.thetaG, got, fewest, most, want)
+		if err := in.SetNodes(1); err != nil {
+			t.Fatal(err)
+		}
+		laplace, err := in.LogLik(c.thetaG)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(laplace-want) < 1e-3 {
+			t.Errorf("r=%d at %v: the Laplace approximation %v is as good; the test cannot tell them apart", c.r, c.thetaG, laplace)
+		}
+		if err := in.SetNodes(5); err == nil {
+			t.Error("SetNodes(5): no error")
+		}
+		in.Close()
 	}
 }
