@@ -62,9 +62,9 @@ type GlobalImportance struct {
 	// nodes set by ImportanceSettings.Nodes).
 	FewestNodes, MostNodes int
 	QuadratureError        float64
-	// QK is the Pareto k of the ratios of q's own marginal of theta_g;
-	// K that of the proposal the draws below come from, after Rounds
-	// rounds of adaptation.
+	// QK is the Pareto k of the ratios of q's own marginal of theta_g (a
+	// quarter of the draws); K that of the proposal the draws below come
+	// from, after Rounds rounds of adaptation.
 	QK, K  float64
 	Rounds int
 	// LogWeights holds log p(y, theta_s) - log r(theta_s) of each draw
@@ -126,8 +126,16 @@ func ImportanceGlobal(ctx context.Context, res *vi.Result, t LocalTarget, set Im
 	}
 	out := &GlobalImportance{QuadratureError: qerr}
 	out.FewestNodes, out.MostNodes = in.Nodes()
+	// Rounds of adaptation take a quarter of the draws each; the proposal
+	// kept is then topped up to the full number.
+	first := max(draws/4, min(draws, vi.MinImportanceDraws))
+	var best struct {
+		k          float64
+		mean, cov  []float64
+		logw, draw []float64
+	}
 	for round := 0; ; round++ {
-		logw, theta, err := in.draw(ctx, mean, cov, draws, set.Seed, uint64(round))
+		logw, theta, err := in.draw(ctx, mean, cov, first, set.Seed, uint64(round))
 		if err != nil {
 			return nil, err
 		}
@@ -138,26 +146,42 @@ func ImportanceGlobal(ctx context.Context, res *vi.Result, t LocalTarget, set Im
 		if round == 0 {
 			out.QK = k
 		}
-		if round == 0 || k < out.K {
-			out.K, out.Rounds, out.LogWeights, out.Global = k, round, logw, theta
+		if round == 0 || k < best.k {
+			best.k, best.mean, best.cov, best.logw, best.draw = k, mean, cov, logw, theta
+			out.Rounds = round
 		}
 		if k < ParetoKGood || round >= rounds {
-			return out, nil
+			break
 		}
 		inflate := 1.2 * 1.2
 		if EffectiveDraws(w) < float64(g+1) {
+			// Too few effective draws for a covariance: keep the last
+			// one, wider.
 			inflate = 1.5 * 1.5
 			mean, _ = weightedMoments(theta, w, g)
-			for k := range cov {
-				cov[k] *= inflate
-			}
-			continue
+			cov = append([]float64(nil), cov...)
+		} else {
+			mean, cov = weightedMoments(theta, w, g)
 		}
-		mean, cov = weightedMoments(theta, w, g)
 		for k := range cov {
 			cov[k] *= inflate
 		}
 	}
+	out.LogWeights, out.Global = best.logw, best.draw
+	if more := draws - first; more > 0 {
+		logw, theta, err := in.draw(ctx, best.mean, best.cov, more, set.Seed, uint64(1<<16+out.Rounds))
+		if err != nil {
+			return nil, err
+		}
+		out.LogWeights = append(out.LogWeights, logw...)
+		out.Global = append(out.Global, theta...)
+	}
+	k, _, err := ParetoK(out.LogWeights)
+	if err != nil {
+		return nil, err
+	}
+	out.K = k
+	return out, nil
 }
 
 // draw returns the log ratios log p(y, theta) - log N(theta; mean, cov) at
