@@ -18,10 +18,10 @@ import (
 // ImportanceSettings are the settings of ImportanceGlobal. The zero value gives
 // the defaults.
 type ImportanceSettings struct {
-	// Draws is the number of draws of theta_g per round; 0 means
-	// DefaultImportanceDraws. Fewer are taken where Draws times the number
-	// of subjects would exceed MaxSubjectIntegrals, and none below
-	// vi.MinImportanceDraws.
+	// Draws is the number of draws of theta_g, each integrating every
+	// subject; 0 means DefaultImportanceDraws, or fewer where that many
+	// times the number of subjects would exceed MaxSubjectIntegrals (none
+	// below vi.MinImportanceDraws: ErrTooManySubjects).
 	Draws int
 	// Rounds is the largest number of rounds of adaptation after the
 	// first, which draws from q's own marginal of theta_g; 0 means
@@ -38,12 +38,15 @@ type ImportanceSettings struct {
 	Workers int
 }
 
+// proposalDF is the degrees of freedom of the adapted proposals.
+const proposalDF = 5
+
 // Defaults of ImportanceSettings.
 const (
-	DefaultImportanceDraws  = 2000
+	DefaultImportanceDraws  = 1000
 	DefaultImportanceRounds = 2
-	// MaxSubjectIntegrals bounds the draws of a round so that a round
-	// integrates at most this many subjects.
+	// MaxSubjectIntegrals bounds the default number of draws so that
+	// they integrate at most this many subjects in all.
 	MaxSubjectIntegrals = 2_000_000
 )
 
@@ -98,9 +101,8 @@ func ImportanceGlobal(ctx context.Context, res *vi.Result, t LocalTarget, set Im
 	}
 	draws := set.Draws
 	if draws == 0 {
-		draws = DefaultImportanceDraws
+		draws = min(DefaultImportanceDraws, MaxSubjectIntegrals/max(n, 1))
 	}
-	draws = min(draws, MaxSubjectIntegrals/max(n, 1))
 	if draws < vi.MinImportanceDraws {
 		return nil, ErrTooManySubjects
 	}
@@ -135,7 +137,11 @@ func ImportanceGlobal(ctx context.Context, res *vi.Result, t LocalTarget, set Im
 		logw, draw []float64
 	}
 	for round := 0; ; round++ {
-		logw, theta, err := in.draw(ctx, mean, cov, first, set.Seed, uint64(round))
+		nu := 0 // q itself
+		if round > 0 {
+			nu = proposalDF
+		}
+		logw, theta, err := in.draw(ctx, mean, cov, nu, first, set.Seed, uint64(round))
 		if err != nil {
 			return nil, err
 		}
@@ -153,23 +159,25 @@ func ImportanceGlobal(ctx context.Context, res *vi.Result, t LocalTarget, set Im
 		if k < ParetoKGood || round >= rounds {
 			break
 		}
-		inflate := 1.2 * 1.2
 		if EffectiveDraws(w) < float64(g+1) {
 			// Too few effective draws for a covariance: keep the last
 			// one, wider.
-			inflate = 1.5 * 1.5
 			mean, _ = weightedMoments(theta, w, g)
 			cov = append([]float64(nil), cov...)
+			for k := range cov {
+				cov[k] *= 1.5 * 1.5
+			}
 		} else {
 			mean, cov = weightedMoments(theta, w, g)
-		}
-		for k := range cov {
-			cov[k] *= inflate
 		}
 	}
 	out.LogWeights, out.Global = best.logw, best.draw
 	if more := draws - first; more > 0 {
-		logw, theta, err := in.draw(ctx, best.mean, best.cov, more, set.Seed, uint64(1<<16+out.Rounds))
+		nu := 0
+		if out.Rounds > 0 {
+			nu = proposalDF
+		}
+		logw, theta, err := in.draw(ctx, best.mean, best.cov, nu, more, set.Seed, uint64(1<<16+out.Rounds))
 		if err != nil {
 			return nil, err
 		}
@@ -187,15 +195,26 @@ func ImportanceGlobal(ctx context.Context, res *vi.Result, t LocalTarget, set Im
 // draw returns the log ratios log p(y, theta) - log N(theta; mean, cov) at
 // s draws theta of N(mean, cov) (cov g×g, full) and the draws. A draw at
 // which the integrand is not finite gets a log ratio of -Inf.
-func (in *Integrator) draw(ctx context.Context, mean, cov []float64, s int, seed, round uint64) (logw, theta []float64, err error) {
+func (in *Integrator) draw(ctx context.Context, mean, cov []float64, nu, s int, seed, round uint64) (logw, theta []float64, err error) {
 	g := in.g
 	l := make([]float64, g*g)
 	if !small.Chol(g, cov, l) {
 		return nil, nil, errors.New("posterior: the proposal's covariance of theta_g is not positive definite")
 	}
-	logNorm := -0.5 * float64(g) * math.Log(2*math.Pi)
+	var logDet float64
 	for c := range g {
-		logNorm -= math.Log(l[c*g+c])
+		logDet += math.Log(l[c*g+c])
+	}
+	// The log density of z = L^-1 (theta - mean), less log |L|.
+	logDens := func(zz float64) float64 {
+		return -0.5*float64(g)*math.Log(2*math.Pi) - 0.5*zz
+	}
+	if nu > 0 {
+		fn, fg := float64(nu), float64(g)
+		a, _ := math.Lgamma((fn + fg) / 2)
+		b, _ := math.Lgamma(fn / 2)
+		c := a - b - 0.5*fg*math.Log(fn*math.Pi)
+		logDens = func(zz float64) float64 { return c - 0.5*(fn+fg)*math.Log1p(zz/fn) }
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x1a9<<32|round))
 	z := make([]float64, g)
@@ -205,6 +224,20 @@ func (in *Integrator) draw(ctx context.Context, mean, cov []float64, s int, seed
 		var zz float64
 		for c := range z {
 			z[c] = rng.NormFloat64()
+		}
+		if nu > 0 {
+			// z / sqrt(u / nu) with u ~ chi-squared(nu).
+			var u float64
+			for range nu {
+				x := rng.NormFloat64()
+				u += x * x
+			}
+			f := math.Sqrt(float64(nu) / u)
+			for c := range z {
+				z[c] *= f
+			}
+		}
+		for c := range z {
 			zz += z[c] * z[c]
 		}
 		th := theta[d*g : (d+1)*g]
@@ -212,7 +245,7 @@ func (in *Integrator) draw(ctx context.Context, mean, cov []float64, s int, seed
 		for c := range th {
 			th[c] += mean[c]
 		}
-		logq[d] = logNorm - 0.5*zz
+		logq[d] = logDens(zz) - logDet
 	}
 	logw = make([]float64, s)
 	if err := in.logLiks(ctx, theta, logw); err != nil {

@@ -92,8 +92,10 @@ func NewIntegrator(ctx context.Context, t LocalTarget, workers int) (*Integrator
 	in := &Integrator{t: t, n: n, r: r, g: g, level: make([]uint8, n), start: make([]float64, n*r),
 		workers: workers, pool: parallel.NewPool(ctx, workers), chunks: c, parts: make([]float64, c.Len()),
 		free: make(chan *integScratch, workers)}
-	for k := 1; gridSize(k, r) <= MaxGridPoints; k = 2*k + 1 {
-		in.grids = append(in.grids, hermiteGrid(k, r))
+	for _, k := range nodeCounts {
+		if gridSize(k, r) <= MaxGridPoints {
+			in.grids = append(in.grids, hermiteGrid(k, r))
+		}
 	}
 	for range workers {
 		in.free <- &integScratch{ws: t.NewWorkspace(), b: make([]float64, r), grad: make([]float64, r),
@@ -106,9 +108,16 @@ func NewIntegrator(ctx context.Context, t LocalTarget, workers int) (*Integrator
 // Close releases the Integrator's workers.
 func (in *Integrator) Close() { in.pool.Close() }
 
+// nodeCounts are the numbers of nodes per dimension an Integrator uses,
+// each about 1.4 times the last: Gauss–Hermite errors fall fast enough
+// with the count that the next count's value serves as the truth in
+// Adapt's check, and finer steps than doubling spare most subjects
+// nodes they do not need.
+var nodeCounts = []int{1, 3, 5, 7, 10, 14, 20, 28, 40, 56, 80}
+
 // SetNodes gives every subject the grid of the given number of nodes per
-// dimension: 1 (the Laplace approximation) or 3, 7, 15, ... (each 2k+1 for
-// the last k) while nodes^r is at most MaxGridPoints.
+// dimension, one of 1 (the Laplace approximation), 3, 5, 7, 10, 14, 20,
+// 28, 40, 56 and 80 with nodes^r at most MaxGridPoints.
 func (in *Integrator) SetNodes(nodes int) error {
 	for l, h := range in.grids {
 		if h.nodes == nodes {
@@ -118,7 +127,7 @@ func (in *Integrator) SetNodes(nodes int) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("posterior: %d quadrature nodes per dimension in %d dimensions: want 1, 3, 7, ... up to %d points", nodes, in.r, MaxGridPoints)
+	return fmt.Errorf("posterior: %d quadrature nodes per dimension in %d dimensions: want one of %v with at most %d points", nodes, in.r, nodeCounts, MaxGridPoints)
 }
 
 // Nodes returns the fewest and the most nodes per dimension of any
@@ -132,13 +141,14 @@ func (in *Integrator) Nodes() (fewest, most int) {
 }
 
 // Adapt makes the conditional modes at thetaG the points Newton's method
-// starts from and gives each subject the fewest nodes, of 3, 7, 15, ...,
-// whose integral at thetaG changes by at most tol/n when they are doubled
-// (to 2k+1), tol in nats (DefaultQuadratureTol if 0). It returns the sum
-// of those changes over subjects, the estimated error of
+// starts from and gives each subject the fewest nodes, of 3, 5, 7, 10,
+// ... (nodeCounts), whose integral at thetaG changes by at most tol/n at
+// the next count, tol in nats (DefaultQuadratureTol if 0). It returns the
+// sum of those changes over subjects, the estimated error of
 // log p(y | thetaG); where a subject reaches the largest grid allowed
 // (MaxGridPoints) without meeting its tolerance, the sum counts its last
-// change, and where no grid can be doubled (r of 4 or more), it is NaN.
+// change, and where only three nodes are allowed (r of 5 and 6), it is
+// NaN.
 func (in *Integrator) Adapt(thetaG []float64, tol float64) (quadErr float64, err error) {
 	if tol == 0 {
 		tol = DefaultQuadratureTol

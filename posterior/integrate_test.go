@@ -15,10 +15,11 @@ import (
 	"github.com/sparsevi/sparsevi/posterior"
 )
 
-// tinyPoisson returns a Poisson model of a few subjects with an intercept
-// and, for r = 2, a random slope on t = -1, 0, 1, ..., and the data it was
-// built from.
-func tinyPoisson(t *testing.T, r int) (*glmm.Model, [][]float64) {
+// tinyPoisson returns a Poisson model of six subjects of four counts
+// with prior sd 2: an intercept and, for p = 2, a slope on t = -1, 0, 1, 2
+// as fixed effects, and a random intercept and, for r = 2, a random slope
+// on t; and the counts it was built from.
+func tinyPoisson(t *testing.T, p, r int) (*glmm.Model, [][]float64) {
 	t.Helper()
 	counts := [][]float64{{0, 1, 2, 1}, {3, 5, 2, 4}, {1, 0, 0, 2}, {6, 4, 7, 5}, {2, 2, 1, 3}, {0, 0, 1, 0}}
 	var y, x, z []float64
@@ -27,7 +28,10 @@ func tinyPoisson(t *testing.T, r int) (*glmm.Model, [][]float64) {
 		for j, v := range c {
 			tj := float64(j) - 1
 			y = append(y, v)
-			x = append(x, 1, tj)
+			x = append(x, 1)
+			if p == 2 {
+				x = append(x, tj)
+			}
 			z = append(z, 1)
 			if r == 2 {
 				z = append(z, tj)
@@ -36,7 +40,7 @@ func tinyPoisson(t *testing.T, r int) (*glmm.Model, [][]float64) {
 		}
 	}
 	nobs := len(y)
-	m, err := glmm.New(glmm.Config{Family: glmm.Poisson, Y: y, X: mat.NewDense(nobs, 2, x), Z: mat.NewDense(nobs, r, z),
+	m, err := glmm.New(glmm.Config{Family: glmm.Poisson, Y: y, X: mat.NewDense(nobs, p, x), Z: mat.NewDense(nobs, r, z),
 		Group: group, NumGroups: len(counts), PriorSD: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +114,7 @@ func TestIntegratorBruteForce(t *testing.T) {
 		{2, []float64{0.5, 0.1, 0, 0.3, 0.5}},
 		{2, []float64{0.3, -0.2, -1, 0.5, 0.2}},
 	} {
-		m, counts := tinyPoisson(t, c.r)
+		m, counts := tinyPoisson(t, 2, c.r)
 		p := 2
 		want := bruteLogLik(counts, c.r, c.thetaG[:p], c.thetaG[p:], 0.05)
 		if half := bruteLogLik(counts, c.r, c.thetaG[:p], c.thetaG[p:], 0.025); math.Abs(half-want) > 1e-6 {
@@ -143,8 +147,8 @@ func TestIntegratorBruteForce(t *testing.T) {
 		if math.Abs(laplace-want) < 1e-3 {
 			t.Errorf("r=%d at %v: the Laplace approximation %v is as good; the test cannot tell them apart", c.r, c.thetaG, laplace)
 		}
-		if err := in.SetNodes(5); err == nil {
-			t.Error("SetNodes(5): no error")
+		if err := in.SetNodes(6); err == nil {
+			t.Error("SetNodes(6): no error")
 		}
 		in.Close()
 	}

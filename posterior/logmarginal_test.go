@@ -10,9 +10,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
-
-	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/posterior"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -58,26 +55,8 @@ func TestLogMarginalKnown(t *testing.T) {
 // checked by halving its spacing) within 4 of its standard errors plus
 // 1e-3.
 func TestLogMarginalBruteForce(t *testing.T) {
-	counts := [][]float64{{0, 1, 2, 1}, {3, 5, 2, 4}, {1, 0, 0, 2}, {6, 4, 7, 5}, {2, 2, 1, 3}, {0, 0, 1, 0}}
-	var y []float64
-	var group []int
-	for i, c := range counts {
-		for _, v := range c {
-			y = append(y, v)
-			group = append(group, i)
-		}
-	}
-	nobs := len(y)
-	ones := make([]float64, nobs)
-	for k := range ones {
-		ones[k] = 1
-	}
+	m, counts := tinyPoisson(t, 1, 1)
 	const priorSD = 2
-	m, err := glmm.New(glmm.Config{Family: glmm.Poisson, Y: y, X: mat.NewDense(nobs, 1, ones), Z: mat.NewDense(nobs, 1, ones),
-		Group: group, NumGroups: len(counts), PriorSD: priorSD})
-	if err != nil {
-		t.Fatal(err)
-	}
 	res, err := vi.Fit(context.Background(), m, vi.Settings{Seed: 3, Workers: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -5,9 +5,11 @@
 // Command diagnostic fits every shipped data set with its usual model by
 // glmmfit's defaults and tabulates what the approximation says of itself:
 // the method auto chose, the lower bound, the Pareto k of the importance
-// ratios, the importance-sampling estimate of log p(y) where k allows it,
-// and the first random-effect sd as the Gaussian approximation gives it
-// and as the importance-corrected summaries do. A model glmmfit refuses is
+// ratios over every variable, and, from the correction of theta_g
+// (-correct; run with -correct always where the default does not run it),
+// the Pareto k of q's marginal of theta_g and of the proposal it used, the
+// estimate of log p(y) and the first random-effect sd corrected, beside
+// the Gaussian approximation's. A model glmmfit refuses is
 // listed with the first line of its message. A second table gives the
 // summaries' time against the fit's on 10^4 and 10^5 simulated subjects.
 //
@@ -89,6 +91,14 @@ type result struct {
 		Estimate float64 `json:"estimate"`
 		EstError float64 `json:"est_error"`
 	} `json:"re_sd"`
+	Correction *struct {
+		Ran     bool    `json:"ran"`
+		Reason  string  `json:"reason"`
+		QK      float64 `json:"q_k"`
+		K       float64 `json:"k"`
+		Draws   int     `json:"draws"`
+		Seconds float64 `json:"seconds"`
+	} `json:"correction"`
 	PSISCorrected *struct {
 		EffectiveDraws float64 `json:"effective_draws"`
 		RESD           []struct {
@@ -112,8 +122,8 @@ func main() {
 	}
 	defer cleanup()
 	var md strings.Builder
-	fmt.Fprintf(&md, "| data | method | lower bound | Pareto k (draws) | log p(y) | first sd: q | first sd: PSIS-corrected | seconds |\n")
-	fmt.Fprintf(&md, "|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&md, "| data | method | lower bound | Pareto k (draws) | theta_g: k of q, corrected (draws) | log p(y) | first sd: q | first sd: corrected | seconds | correction (s) |\n")
+	fmt.Fprintf(&md, "|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, f := range fits {
 		args := []string{"fit", "-format", "json", "-quiet"}
 		for i := 0; i < len(f.args); i++ {
@@ -128,7 +138,7 @@ func main() {
 			}
 		}
 		if _, err := os.Stat(filepath.Join(data, f.name+".csv")); err != nil && !strings.HasPrefix(f.args[0], "-dataset") {
-			fmt.Fprintf(&md, "| %s | (data not found) | | | | | | |\n", f.name)
+			fmt.Fprintf(&md, "| %s | (data not found) | | | | | | | | |\n", f.name)
 			continue
 		}
 		cmd := exec.Command(bin, args...)
@@ -143,30 +153,49 @@ func main() {
 			if len(msg) > 120 {
 				msg = msg[:120] + "…"
 			}
-			fmt.Fprintf(&md, "| %s | refused: %s | | | | | | %.2f |\n", f.name, strings.ReplaceAll(msg, "|", "\\|"), secs)
+			fmt.Fprintf(&md, "| %s | refused: %s | | | | | | | %.2f | |\n", f.name, strings.ReplaceAll(msg, "|", "\\|"), secs)
 			continue
 		}
 		var r result
 		if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
 			log.Fatalf("%s: %v", f.name, err)
 		}
-		bound, k, lp, sdQ, sdC := "–", "–", "–", "–", "–"
+		// The correction of theta_g by importance sampling, run whether
+		// or not the default runs it.
+		c := r
+		if r.Correction == nil || !r.Correction.Ran {
+			out, err := exec.Command(bin, append(args, "-correct", "always")...).Output()
+			if err != nil {
+				log.Fatalf("%s -correct always: %v", f.name, err)
+			}
+			c = result{}
+			if err := json.Unmarshal(out, &c); err != nil {
+				log.Fatalf("%s: %v", f.name, err)
+			}
+		}
+		bound, k, kg, lp, sdQ, sdC, cs := "–", "–", "–", "–", "–", "–", "–"
 		if v := r.LowerBound.Value; v != nil {
 			bound = fmt.Sprintf("%.2f", *v)
 		}
 		if pk := r.LowerBound.ParetoK; pk != nil {
 			k = fmt.Sprintf("%.2f (%d)", pk.K, pk.Draws)
 		}
-		if m := r.LowerBound.LogMarginal; m != nil {
+		if cr := c.Correction; cr != nil && cr.Ran {
+			kg = fmt.Sprintf("%.2f, %.2f (%d)", cr.QK, cr.K, cr.Draws)
+			cs = fmt.Sprintf("%.2f", cr.Seconds)
+		} else if cr != nil {
+			kg = cr.Reason
+		}
+		if m := c.LowerBound.LogMarginal; m != nil {
 			lp = fmt.Sprintf("%.2f ± %.2f", m.Value, m.SE)
 		}
 		if len(r.RESD) > 0 {
 			sdQ = fmt.Sprintf("%s %.3f ± %.3f", r.RESD[0].Name, r.RESD[0].Estimate, r.RESD[0].EstError)
 		}
-		if pc := r.PSISCorrected; pc != nil && len(pc.RESD) > 0 {
+		if pc := c.PSISCorrected; pc != nil && len(pc.RESD) > 0 {
 			sdC = fmt.Sprintf("%.3f ± %.3f (%.0f effective)", pc.RESD[0].Estimate, pc.RESD[0].EstError, math.Round(pc.EffectiveDraws))
 		}
-		fmt.Fprintf(&md, "| %s | %s | %s | %s | %s | %s | %s | %.2f |\n", f.name, r.Options.Method, bound, k, lp, sdQ, sdC, secs)
+		fmt.Fprintf(&md, "| %s | %s | %s | %s | %s | %s | %s | %s | %.2f | %s |\n", f.name, r.Options.Method, bound, k, kg, lp, sdQ, sdC, secs, cs)
 	}
 	// The summaries' share of the time, by the default and by GVA.
 	fmt.Fprintf(&md, "\n| data | method | fit (s) | summaries (s) | summaries / fit |\n|---|---|---|---|---|\n")

@@ -46,7 +46,7 @@ func bestWindow(res *vi.Result) (float64, bool) {
 // predictor, all weights zero), and a lower bound whose Monte Carlo error
 // is large. The fit's results stand; the warnings say how they may be
 // wrong.
-func diagnose(m *glmm.Model, res *vi.Result) []string {
+func diagnose(m *glmm.Model, res *vi.Result, imp *posterior.GlobalImportance) []string {
 	var w []string
 	if v, ok := constantResponse(m); ok {
 		w = append(w, fmt.Sprintf("every response is %s: the data cannot place the fixed effects, whose estimates are driven by the prior", v))
@@ -103,7 +103,11 @@ func diagnose(m *glmm.Model, res *vi.Result) []string {
 		w = append(w, fmt.Sprintf("the lower bound's Monte Carlo standard error is %.3g nats: the approximation has heavy tails here, so the bound, and comparisons of models by it, are unreliable", se))
 	}
 	if k, _, err := posterior.ParetoK(res.LogWeights); err == nil && k > posterior.ParetoKWarn {
-		w = append(w, fmt.Sprintf("the Pareto k of the importance ratios p/q is %.2f, above %g: the Gaussian approximation misses part of the posterior (often the spread of the random-effect sds, which it understates); check against MCMC before relying on intervals", k, float64(posterior.ParetoKWarn)))
+		advice := "check against MCMC before relying on intervals"
+		if imp != nil && imp.K < posterior.ParetoKBad {
+			advice = fmt.Sprintf("the importance-corrected summaries of the fixed effects and sds (Pareto k %.2f with the random effects integrated out) take it into account; the random effects of each subject are q's", imp.K)
+		}
+		w = append(w, fmt.Sprintf("the Pareto k of the importance ratios p/q is %.2f, above %g: the Gaussian approximation misses part of the posterior (often the spread of the random-effect sds, which it understates); %s", k, float64(posterior.ParetoKWarn), advice))
 	}
 	return w
 }

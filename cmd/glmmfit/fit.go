@@ -42,6 +42,8 @@ type fitOptions struct {
 	timeout   time.Duration
 	threads   int
 	draws     int
+	correct   string
+	corrDraws int
 
 	format string
 	out    string
@@ -96,6 +98,8 @@ func (o *fitOptions) flagSet() *flag.FlagSet {
 	fs.DurationVar(&o.timeout, "timeout", 0, "")
 	fs.IntVar(&o.threads, "threads", 0, "")
 	fs.IntVar(&o.draws, "draws", defaultDraws, "")
+	fs.StringVar(&o.correct, "correct", correctAuto, "")
+	fs.IntVar(&o.corrDraws, "correct-draws", 0, "")
 	fs.StringVar(&o.format, "format", "text", "")
 	fs.StringVar(&o.out, "out", "", "")
 	fs.StringVar(&o.trace, "trace", "", "")
@@ -150,6 +154,14 @@ func (o *fitOptions) check(fs *flag.FlagSet) error {
 	}
 	if o.spec.PriorSD < minPriorSD || o.spec.PriorSD > maxPriorSD {
 		return bad("-prior-sd %v is outside [%g, %g]: a prior that narrow pins every coefficient to 0, and one that wide is no prior at all, so that the posterior of a weakly identified model is improper and the fit cannot settle; the default is %v", o.spec.PriorSD, minPriorSD, maxPriorSD, glmm.DefaultPriorSD)
+	}
+	switch o.correct {
+	case correctAuto, correctAlways, correctNever:
+	default:
+		return bad("-correct %q: want auto (the default), always or never", o.correct)
+	}
+	if o.corrDraws != 0 && o.corrDraws < vi.MinImportanceDraws {
+		return bad("-correct-draws must be at least %d, not %d", vi.MinImportanceDraws, o.corrDraws)
 	}
 	o.method = strings.ToLower(o.method)
 	switch o.method {

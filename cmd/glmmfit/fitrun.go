@@ -119,6 +119,14 @@ func runFit(e *env, args []string) error {
 	}
 	res, fitErr := vi.Fit(ctx, target, set)
 	fitSeconds := time.Since(fitStart).Seconds()
+	var (
+		imp     *posterior.GlobalImportance
+		corrDoc *correctionDoc
+	)
+	if res != nil {
+		prog.phase("correction: theta_g by importance sampling, the random effects integrated out")
+		imp, corrDoc = correct(ctx, m, res, o)
+	}
 	prog.phase("summaries: the posterior of every parameter and random effect")
 	if res == nil {
 		switch {
@@ -169,11 +177,12 @@ func runFit(e *env, args []string) error {
 	}
 	prog.done()
 	toUserScale(job.design, res, summary)
-	warnings := diagnose(m, res)
+	warnings := diagnose(m, res, imp)
 	for _, w := range warnings {
 		fmt.Fprintln(e.stderr, "glmmfit: warning: "+oneLine(w))
 	}
-	doc := newDocument(job, o, res, summary)
+	doc := newDocument(job, o, res, summary, imp)
+	doc.Correction = corrDoc
 	doc.Warnings = append(slices.Clone(job.design.Warnings()), warnings...)
 	doc.Prior = newPriorInfo(job.design)
 	doc.FixedCorrelation = fixedCorrelation(job.design, res)
@@ -403,7 +412,7 @@ func resolveMethod(method string, m *glmm.Model) (string, string) {
 }
 
 // newDocument assembles the JSON document of a fit.
-func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summary) *document {
+func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summary, imp *posterior.GlobalImportance) *document {
 	m := job.design.Model()
 	n, _, _ := m.Dims()
 	// Bounds of a standardised gaussian response are on the data's scale.
@@ -448,7 +457,17 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summar
 		}
 	}
 	doc.Crossed = crossedDocs(s.Crossed)
-	doc.PSISCorrected = psisCorrect(job.design, res)
+	logw, draws := res.LogWeights, res.ImportanceGlobal
+	if imp != nil {
+		// The correction's ratios are over theta_g alone, the random
+		// effects integrated out: where they can be trusted they replace
+		// the ratios over every variable.
+		if lp, se, err := posterior.LogMarginal(imp.LogWeights); err == nil && imp.K < posterior.ParetoKBad {
+			doc.LowerBound.LogMarginal = &logMarginal{Value: jfloat(lp + jac), SE: jfloat(se)}
+		}
+		logw, draws = imp.LogWeights, imp.Global
+	}
+	doc.PSISCorrected = psisCorrect(job.design, logw, draws)
 	switch {
 	case res.Status == vi.Cancelled:
 		doc.Message = "interrupted: the state is the last good one"

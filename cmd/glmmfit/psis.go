@@ -10,7 +10,6 @@ import (
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/posterior"
-	"github.com/sparsevi/sparsevi/vi"
 )
 
 // corrected holds the global parameters' summaries reweighted by Pareto
@@ -25,17 +24,18 @@ type corrected struct {
 	CrossedSD      []marginal `json:"crossed_sd,omitempty"`
 }
 
-// psisCorrect reweights the fit's importance draws of theta_g towards the
-// posterior when the Pareto k says the weights can be trusted (below
-// posterior.ParetoKBad), and returns nil otherwise.
-func psisCorrect(d *formula.Design, res *vi.Result) *corrected {
-	w, k, err := posterior.PSIS(res.LogWeights)
+// psisCorrect reweights importance draws of theta_g (rows of draws, with
+// log ratios logw) towards the posterior when the Pareto k says the
+// weights can be trusted (below posterior.ParetoKBad), and returns nil
+// otherwise.
+func psisCorrect(d *formula.Design, logw, draws []float64) *corrected {
+	w, k, err := posterior.PSIS(logw)
 	if err != nil || !(k < posterior.ParetoKBad) {
 		return nil
 	}
 	m := d.Model()
 	s := len(w)
-	g := len(res.ImportanceGlobal) / s
+	g := len(draws) / s
 	p, r := m.P(), m.R()
 	no := glmm.NumOmega(r)
 	fm := d.FixedMap()
@@ -48,7 +48,7 @@ func psisCorrect(d *formula.Design, res *vi.Result) *corrected {
 	beta := make([]float64, p)
 	omega := make([]float64, no)
 	for i := range s {
-		th := res.ImportanceGlobal[i*g : (i+1)*g]
+		th := draws[i*g : (i+1)*g]
 		if fm != nil {
 			fm.Apply(th[:p], beta)
 		} else {

@@ -54,6 +54,10 @@ type document struct {
 	// towards the posterior by Pareto smoothed importance sampling, when
 	// the Pareto k is below 0.7.
 	PSISCorrected *corrected `json:"psis_corrected,omitempty"`
+	// Correction says how the draws behind PSISCorrected were made when
+	// theta_g was sampled with the random effects integrated out
+	// (-correct), or why that did not run.
+	Correction *correctionDoc `json:"correction,omitempty"`
 	// Omega summarises the parameters omega = vech(W*) of the Cholesky
 	// factor W of the random-effect precision W W', on which the prior is.
 	Omega         []marginal    `json:"omega"`

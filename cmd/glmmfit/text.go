@@ -88,8 +88,27 @@ func writeText(w io.Writer, doc *document) {
 		}
 		line("Pareto k:", "%.2f of the importance ratios p/q at %d draws: %s", float64(pk.K), pk.Draws, verdict)
 	}
+	cr := doc.Correction
+	if cr != nil && cr.Ran {
+		line("Correction:", "%s; theta_g drawn from q's marginal (Pareto k %.2f)", cr.Reason, float64(cr.QK))
+		adapted := "q's marginal itself"
+		if cr.Rounds > 0 {
+			adapted = "a Gaussian adapted in 1 round"
+			if cr.Rounds > 1 {
+				adapted = fmt.Sprintf("a Gaussian adapted in %d rounds", cr.Rounds)
+			}
+		}
+		line("", "and from %s (k %.2f, %d draws), the random effects", adapted, float64(cr.K), cr.Draws)
+		line("", "integrated out by Gauss-Hermite quadrature (%d to %d nodes; %.2f s)", cr.FewestNodes, cr.MostNodes, cr.Seconds)
+	} else if cr != nil {
+		line("Correction:", "%s", cr.Reason)
+	}
 	if lm := doc.LowerBound.LogMarginal; lm != nil {
-		line("log p(y):", "%.2f ± %.2f (importance sampling from q; all constants included: compare models by it)", float64(lm.Value), float64(lm.SE))
+		from := "q"
+		if cr != nil && cr.Ran {
+			from = "the correction's draws"
+		}
+		line("log p(y):", "%.2f ± %.2f (importance sampling from %s; all constants included: compare models by it)", float64(lm.Value), float64(lm.SE), from)
 	}
 	if pr := doc.Prior; pr != nil && pr.Name == "auto" {
 		line("Priors:", "N(0, %g^2) on each coefficient per standard deviation of its", pr.SD)
@@ -143,7 +162,11 @@ func writeText(w io.Writer, doc *document) {
 	writeTable(w, doc.Fixed)
 	writeCorrelation(w, doc.Fixed, doc.FixedCorrelation)
 	if pc := doc.PSISCorrected; pc != nil {
-		fmt.Fprintf(w, "\nImportance-corrected (PSIS: k = %.2f, %.0f effective of %d draws from q):\n", float64(pc.K), float64(pc.EffectiveDraws), pc.Draws)
+		from := "q"
+		if cr != nil && cr.Ran {
+			from = "the correction"
+		}
+		fmt.Fprintf(w, "\nImportance-corrected (PSIS: k = %.2f, %.0f effective of %d draws from %s):\n", float64(pc.K), float64(pc.EffectiveDraws), pc.Draws, from)
 		rows := append(append([]marginal(nil), pc.Fixed...), pc.RESD...)
 		if pc.Dispersion != nil {
 			rows = append(rows, *pc.Dispersion)

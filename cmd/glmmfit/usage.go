@@ -146,6 +146,18 @@ Fitting:
                    rvb1/rvb2 the random effects use at most N draws of the
                    global parameters, fewer once every subject's mean has a
                    Monte Carlo error below 5% of its sd
+  -correct WHEN    auto (default), always or never: draw the fixed effects
+                   and sds by importance sampling with every subject's
+                   random effects integrated out (adaptive Gauss-Hermite
+                   quadrature), adapting the proposal from q, and report
+                   summaries corrected by those draws, their Pareto k and
+                   log p(y); auto does so where q's Pareto k is above 0.7
+                   and draws times subjects is at most 500,000 (toenail:
+                   about two seconds)
+  -correct-draws N draws of the correction (default 1000, fewer where that
+                   many times the subjects passes 2,000,000); each
+                   integrates every subject, and a quarter go to each round
+                   of adapting the proposal
 
 Output:
   -format F        text (default): the summary; json: the whole result as
