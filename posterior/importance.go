@@ -36,6 +36,10 @@ type ImportanceSettings struct {
 	Seed uint64
 	// Workers bounds the goroutines; 0 means GOMAXPROCS.
 	Workers int
+	// Progress, if not nil, is called between batches of draws with the
+	// number of draws evaluated so far in this round and the round's
+	// number of draws (round 0 draws from q).
+	Progress func(round, done, total int)
 }
 
 // proposalDF is the degrees of freedom of the adapted proposals.
@@ -141,7 +145,7 @@ func ImportanceGlobal(ctx context.Context, res *vi.Result, t LocalTarget, set Im
 		if round > 0 {
 			nu = proposalDF
 		}
-		logw, theta, err := in.draw(ctx, mean, cov, nu, first, set.Seed, uint64(round))
+		logw, theta, err := in.draw(ctx, mean, cov, nu, first, set.Seed, uint64(round), roundProgress(set.Progress, round))
 		if err != nil {
 			return nil, err
 		}
@@ -177,7 +181,7 @@ func ImportanceGlobal(ctx context.Context, res *vi.Result, t LocalTarget, set Im
 		if out.Rounds > 0 {
 			nu = proposalDF
 		}
-		logw, theta, err := in.draw(ctx, best.mean, best.cov, nu, more, set.Seed, uint64(1<<16+out.Rounds))
+		logw, theta, err := in.draw(ctx, best.mean, best.cov, nu, more, set.Seed, uint64(1<<16+out.Rounds), roundProgress(set.Progress, out.Rounds))
 		if err != nil {
 			return nil, err
 		}
@@ -195,7 +199,7 @@ func ImportanceGlobal(ctx context.Context, res *vi.Result, t LocalTarget, set Im
 // draw returns the log ratios log p(y, theta) - log N(theta; mean, cov) at
 // s draws theta of N(mean, cov) (cov g×g, full) and the draws. A draw at
 // which the integrand is not finite gets a log ratio of -Inf.
-func (in *Integrator) draw(ctx context.Context, mean, cov []float64, nu, s int, seed, round uint64) (logw, theta []float64, err error) {
+func (in *Integrator) draw(ctx context.Context, mean, cov []float64, nu, s int, seed, round uint64, progress func(done, total int)) (logw, theta []float64, err error) {
 	g := in.g
 	l := make([]float64, g*g)
 	if !small.Chol(g, cov, l) {
@@ -248,13 +252,31 @@ func (in *Integrator) draw(ctx context.Context, mean, cov []float64, nu, s int, 
 		logq[d] = logDens(zz) - logDet
 	}
 	logw = make([]float64, s)
-	if err := in.logLiks(ctx, theta, logw); err != nil {
-		return nil, nil, err
+	for lo := 0; lo < s; lo += progressBatch {
+		hi := min(lo+progressBatch, s)
+		if err := in.logLiks(ctx, theta[lo*g:hi*g], logw[lo:hi]); err != nil {
+			return nil, nil, err
+		}
+		if progress != nil {
+			progress(hi, s)
+		}
 	}
 	for d := range logw {
 		logw[d] += in.t.Global(theta[d*g:(d+1)*g], nil) - logq[d]
 	}
 	return logw, theta, nil
+}
+
+// progressBatch is the number of draws between calls of
+// ImportanceSettings.Progress.
+const progressBatch = 64
+
+// roundProgress binds a round to Progress.
+func roundProgress(p func(round, done, total int), round int) func(done, total int) {
+	if p == nil {
+		return nil
+	}
+	return func(done, total int) { p(round, done, total) }
 }
 
 // weightedMoments returns the mean and covariance (g×g, full) of the s

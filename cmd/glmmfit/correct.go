@@ -22,6 +22,10 @@ const (
 	correctNever  = "never"
 )
 
+// correctionInterrupted is the reason given when a signal or -timeout
+// stops the correction.
+const correctionInterrupted = "interrupted during the correction"
+
 // autoCorrectIntegrals bounds the subject integrals that -correct auto
 // spends: about two seconds on 300 subjects of 7 observations (toenail)
 // on two cores.
@@ -56,7 +60,7 @@ type correctionDoc struct {
 // posterior.ParetoKBad and the model is small enough for it to take about
 // a second. It returns the draws (nil if it did not run) and what to
 // report.
-func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions) (*posterior.GlobalImportance, *correctionDoc) {
+func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, prog *progress) (*posterior.GlobalImportance, *correctionDoc) {
 	doc := &correctionDoc{}
 	n, _, _ := m.Dims()
 	k, _, kerr := posterior.ParetoK(res.LogWeights)
@@ -82,11 +86,18 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions) 
 		doc.Reason = fmt.Sprintf("q's Pareto k over every variable is %.2f, above %g", k, posterior.ParetoKBad)
 	}
 	start := time.Now()
-	imp, err := posterior.ImportanceGlobal(ctx, res, m, posterior.ImportanceSettings{Draws: o.corrDraws, Seed: o.seed, Workers: o.threads})
+	imp, err := posterior.ImportanceGlobal(ctx, res, m, posterior.ImportanceSettings{Draws: o.corrDraws, Seed: o.seed, Workers: o.threads,
+		Progress: func(round, done, total int) {
+			from := "q's marginal"
+			if round > 0 {
+				from = fmt.Sprintf("proposal %d", round)
+			}
+			prog.phase(fmt.Sprintf("correction: theta_g from %s, %d of %d draws, the random effects integrated out", from, done, total))
+		}})
 	doc.Seconds = time.Since(start).Seconds()
 	switch {
 	case err != nil && ctx.Err() != nil:
-		doc.Reason = "interrupted during the correction"
+		doc.Reason = correctionInterrupted
 		return nil, doc
 	case errors.Is(err, posterior.ErrTooManySubjects):
 		doc.Reason = fmt.Sprintf("not run: %d subjects leave fewer than %d draws of theta_g", n, vi.MinImportanceDraws)

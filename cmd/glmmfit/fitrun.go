@@ -124,8 +124,7 @@ func runFit(e *env, args []string) error {
 		corrDoc *correctionDoc
 	)
 	if res != nil {
-		prog.phase("correction: theta_g by importance sampling, the random effects integrated out")
-		imp, corrDoc = correct(ctx, m, res, o)
+		imp, corrDoc = correct(ctx, m, res, o, prog)
 	}
 	prog.phase("summaries: the posterior of every parameter and random effect")
 	if res == nil {
@@ -167,7 +166,11 @@ func runFit(e *env, args []string) error {
 		if timedOut.Load() {
 			cause = fmt.Sprintf("at the time limit (-timeout %v)", o.timeout)
 		}
-		summaryNote = cause + " during the summaries: the random-effect sds, correlations and (rvb1, rvb2) each subject's random effects are from 2 draws"
+		during := "the summaries"
+		if corrDoc != nil && corrDoc.Reason == correctionInterrupted {
+			during = "the correction, which did not finish"
+		}
+		summaryNote = cause + " during " + during + ": the random-effect sds, correlations and (rvb1, rvb2) each subject's random effects are from 2 draws"
 	}
 	if err != nil {
 		if res.Status == vi.Diverged {
