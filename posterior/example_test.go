@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"math"
 
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
@@ -81,4 +82,46 @@ func ExampleFit() {
 	// Output:
 	// rvb1 expanded at the start: for bernoulli, RVB1 expanded at the start reaches RVB2's lower bound at a third of the cost
 	// converged, random effects of 300 subjects
+}
+
+// Check a fit's marginal of theta_g against the posterior and correct
+// it: draw theta_g with every subject's random effects integrated out,
+// read the Pareto k, and summarise the random-intercept sd and log p(y)
+// from the weighted draws.
+func ExampleImportanceGlobal() {
+	fr, truth, err := datasets.Simulate(datasets.SimSpec{Family: "bernoulli", Subjects: 100, Obs: 5,
+		Beta: []float64{-1, 0.5}, RECov: [][]float64{{4}}, Seed: 7})
+	if err != nil {
+		log.Fatal(err)
+	}
+	f, _ := formula.Parse(truth.Formula)
+	d, err := formula.Build(f, fr, formula.Options{Family: glmm.Bernoulli, Prior: formula.PriorAuto})
+	if err != nil {
+		log.Fatal(err)
+	}
+	m := d.Model()
+	ctx := context.Background()
+	res, _, err := posterior.Fit(ctx, m, vi.Settings{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	imp, err := posterior.ImportanceGlobal(ctx, res, m, posterior.ImportanceSettings{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	w, k, _ := posterior.PSIS(imp.LogWeights)
+	fmt.Printf("Pareto k: q's marginal %.1f, the proposal used %.1f\n", imp.QK, k)
+	// omega is the log precision of the random intercept: sd = exp(-omega).
+	n, r, g := m.Dims()
+	sd := make([]float64, len(w))
+	for s := range w {
+		sd[s] = math.Exp(-imp.Global[s*g+g-1])
+	}
+	fmt.Printf("random-intercept sd: q %.1f, corrected %.1f\n", math.Exp(-res.Mu[n*r+g-1]), posterior.WeightedMarginal("sd", sd, w).Mean)
+	lp, _, _ := posterior.LogMarginal(imp.LogWeights)
+	fmt.Printf("log p(y) %.0f, lower bound %.0f\n", lp, res.LowerBound)
+	// Output:
+	// Pareto k: q's marginal 0.5, the proposal used -0.3
+	// random-intercept sd: q 1.9, corrected 2.0
+	// log p(y) -306, lower bound -307
 }

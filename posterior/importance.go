@@ -34,6 +34,11 @@ type ImportanceSettings struct {
 	Tol   float64
 	// Seed seeds the draws.
 	Seed uint64
+	// LocalDraws is the number of draws of theta_g, resampled from the
+	// weighted draws, over which each subject's posterior moments are
+	// averaged (GlobalImportance.LocalMean); 0 means
+	// DefaultLocalDraws and a negative value none.
+	LocalDraws int
 	// Workers bounds the goroutines; 0 means GOMAXPROCS.
 	Workers int
 	// Progress, if not nil, is called between batches of draws with the
@@ -49,6 +54,7 @@ const proposalDF = 5
 const (
 	DefaultImportanceDraws  = 1000
 	DefaultImportanceRounds = 2
+	DefaultLocalDraws       = 200
 	// MaxSubjectIntegrals bounds the default number of draws so that
 	// they integrate at most this many subjects in all.
 	MaxSubjectIntegrals = 2_000_000
@@ -78,6 +84,13 @@ type GlobalImportance struct {
 	// theta_s of the proposal r, Global the draws, row by row.
 	LogWeights []float64
 	Global     []float64
+	// LocalMean (n×r) and LocalCov (n×r×r) are each subject's posterior
+	// mean and covariance of its local block: the moments given theta_g
+	// by the subject's quadrature, averaged over LocalDraws draws
+	// resampled systematically from the Pareto-smoothed weights (nil when
+	// K is 0.7 or more, or LocalDraws is negative).
+	LocalMean, LocalCov []float64
+	LocalDraws          int
 }
 
 // ImportanceGlobal draws theta_g from the marginal of the fitted approximation
@@ -188,12 +201,50 @@ func ImportanceGlobal(ctx context.Context, res *vi.Result, t LocalTarget, set Im
 		out.LogWeights = append(out.LogWeights, logw...)
 		out.Global = append(out.Global, theta...)
 	}
-	k, _, err := ParetoK(out.LogWeights)
+	w, k, err := PSIS(out.LogWeights)
 	if err != nil {
 		return nil, err
 	}
 	out.K = k
+	m := set.LocalDraws
+	if m == 0 {
+		m = DefaultLocalDraws
+	}
+	if m > 0 && k < ParetoKBad {
+		thetas, weights := resample(out.Global, w, g, m)
+		if out.LocalMean, out.LocalCov, err = in.LocalMoments(thetas, weights); err != nil {
+			return nil, err
+		}
+		out.LocalDraws = m
+	}
 	return out, nil
+}
+
+// resample returns m draws of the rows of theta (g columns) by systematic
+// resampling with weights w (summing to 1) at the points (j+1/2)/m, each
+// distinct row once with its share of the m as weight.
+func resample(theta, w []float64, g, m int) (rows, weights []float64) {
+	var cum float64
+	j := 0
+	for s, ws := range w {
+		cum += ws
+		c := 0
+		for j < m && (float64(j)+0.5)/float64(m) < cum {
+			c++
+			j++
+		}
+		if c > 0 {
+			rows = append(rows, theta[s*g:(s+1)*g]...)
+			weights = append(weights, float64(c)/float64(m))
+		}
+	}
+	if j < m {
+		// Rounding left the last points beyond the total: the last row.
+		s := len(w) - 1
+		rows = append(rows, theta[s*g:(s+1)*g]...)
+		weights = append(weights, float64(m-j)/float64(m))
+	}
+	return rows, weights
 }
 
 // draw returns the log ratios log p(y, theta) - log N(theta; mean, cov) at

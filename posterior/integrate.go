@@ -172,13 +172,13 @@ func (in *Integrator) Adapt(thetaG []float64, tol float64) (quadErr float64, err
 		copy(in.start[i*in.r:(i+1)*in.r], sc.b)
 		// The Laplace approximation is never chosen where a grid is
 		// allowed: it can agree with three nodes by chance.
-		prev, err := in.quadrature(sc, i, thetaG, f, 1)
+		prev, err := in.quadrature(sc, i, thetaG, f, 1, nil, nil)
 		if err != nil {
 			return 0, err
 		}
 		change := math.NaN() // with only three nodes allowed
 		for l := 2; l < len(in.grids); l++ {
-			v, err := in.quadrature(sc, i, thetaG, f, l)
+			v, err := in.quadrature(sc, i, thetaG, f, l, nil, nil)
 			if err != nil {
 				return 0, err
 			}
@@ -321,7 +321,7 @@ func (in *Integrator) subject(sc *integScratch, i int, thetaG []float64) (float6
 	if err != nil {
 		return 0, err
 	}
-	return in.quadrature(sc, i, thetaG, f, int(in.level[i]))
+	return in.quadrature(sc, i, thetaG, f, int(in.level[i]), nil, nil)
 }
 
 // mode leaves subject i's conditional mode at thetaG in sc.b and the
@@ -379,8 +379,11 @@ func (in *Integrator) mode(sc *integScratch, i int, thetaG []float64) (float64, 
 }
 
 // quadrature returns log ∫ p_i on grid level about the mode that mode left
-// in sc, where the log density is f.
-func (in *Integrator) quadrature(sc *integScratch, i int, thetaG []float64, f float64, level int) (float64, error) {
+// in sc, where the log density is f. Unless mean is nil, it also writes
+// the mean of theta_i under p_i normalised into mean and its second
+// moment E[theta_i theta_i'] (r×r) into second (for one node, the mode
+// and the inverse curvature).
+func (in *Integrator) quadrature(sc *integScratch, i int, thetaG []float64, f float64, level int, mean, second []float64) (float64, error) {
 	r := in.r
 	// ∫ exp(f(b)) db = |L|^-1 (2 pi)^(r/2) E[exp(f(b + L^-T z) + z'z/2)]
 	// over z ~ N(0, I), with H = L L' the curvature at the mode.
@@ -390,7 +393,22 @@ func (in *Integrator) quadrature(sc *integScratch, i int, thetaG []float64, f fl
 	}
 	h := in.grids[level]
 	if h.nodes == 1 {
+		if mean != nil {
+			copy(mean, sc.b)
+			linv := sc.h // the Hessian is no longer needed
+			small.LowerInv(r, sc.l, linv)
+			small.InvFromChol(r, linv, second)
+			for a := range r {
+				for c := range r {
+					second[a*r+c] += sc.b[a] * sc.b[c]
+				}
+			}
+		}
 		return f + logNorm, nil
+	}
+	if mean != nil {
+		clear(mean)
+		clear(second)
 	}
 	var acc float64
 	for p, lw := range h.logw {
@@ -403,12 +421,82 @@ func (in *Integrator) quadrature(sc *integScratch, i int, thetaG []float64, f fl
 		if err != nil {
 			fx = math.Inf(-1) // beyond where the density is representable
 		}
-		acc += math.Exp(lw + fx - f)
+		w := math.Exp(lw + fx - f)
+		acc += w
+		if mean != nil && w > 0 {
+			for a := range r {
+				mean[a] += w * sc.x[a]
+				for c := range r {
+					second[a*r+c] += w * sc.x[a] * sc.x[c]
+				}
+			}
+		}
 	}
 	if !(acc > 0) || math.IsInf(acc, 0) {
 		return 0, in.subjectError(i, "the quadrature sum is not positive and finite")
 	}
+	if mean != nil {
+		for a := range mean {
+			mean[a] /= acc
+		}
+		for k := range second {
+			second[k] /= acc
+		}
+	}
 	return f + logNorm + math.Log(acc), nil
+}
+
+// LocalMoments returns each subject's posterior mean (n×r) and
+// covariance (n×r×r, row-major blocks) of its local block under the
+// mixture sum_s w_s p(theta_i | theta_s, y) over the rows theta_s of
+// thetas (the weights sum to 1), each component's moments by the
+// subject's quadrature: the subjects in parallel chunks, the draws of
+// each in order, so the result does not depend on the number of workers.
+func (in *Integrator) LocalMoments(thetas, w []float64) (mean, cov []float64, err error) {
+	n, r, g := in.n, in.r, in.g
+	if len(thetas) != len(w)*g {
+		panic("posterior: bad length of thetas in LocalMoments")
+	}
+	mean = make([]float64, n*r)
+	cov = make([]float64, n*r*r)
+	err = in.pool.Run(in.chunks.Len(), func(k int) error {
+		sc := <-in.free
+		defer func() { in.free <- sc }()
+		lo, hi := in.chunks.Bounds(k)
+		m, sec := make([]float64, r), make([]float64, r*r)
+		for i := lo; i < hi; i++ {
+			mi, ci := mean[i*r:(i+1)*r], cov[i*r*r:(i+1)*r*r]
+			for s, ws := range w {
+				if ws == 0 {
+					continue
+				}
+				th := thetas[s*g : (s+1)*g]
+				f, err := in.mode(sc, i, th)
+				if err != nil {
+					return err
+				}
+				if _, err := in.quadrature(sc, i, th, f, int(in.level[i]), m, sec); err != nil {
+					return err
+				}
+				for a := range r {
+					mi[a] += ws * m[a]
+				}
+				for c := range ci {
+					ci[c] += ws * sec[c]
+				}
+			}
+			for a := range r {
+				for c := range r {
+					ci[a*r+c] -= mi[a] * mi[c]
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return mean, cov, nil
 }
 
 // eval returns subject i's log density at b, and with grad its gradient in

@@ -105,7 +105,7 @@ func diagnose(m *glmm.Model, res *vi.Result, imp *posterior.GlobalImportance) []
 	if k, _, err := posterior.ParetoK(res.LogWeights); err == nil && k > posterior.ParetoKWarn {
 		advice := "check against MCMC before relying on intervals"
 		if imp != nil && imp.K < posterior.ParetoKBad {
-			advice = fmt.Sprintf("the importance-corrected summaries of the fixed effects and sds (Pareto k %.2f with the random effects integrated out) take it into account; the random effects of each subject are q's", imp.K)
+			advice = fmt.Sprintf("the importance-corrected summaries (Pareto k %.2f with the random effects integrated out) take it into account", imp.K)
 		}
 		w = append(w, fmt.Sprintf("the Pareto k of the importance ratios p/q is %.2f, above %g: the Gaussian approximation misses part of the posterior (often the spread of the random-effect sds, which it understates); %s", k, float64(posterior.ParetoKWarn), advice))
 	}

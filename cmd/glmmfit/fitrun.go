@@ -470,7 +470,7 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summar
 		}
 		logw, draws = imp.LogWeights, imp.Global
 	}
-	doc.PSISCorrected = psisCorrect(job.design, logw, draws)
+	doc.PSISCorrected = psisCorrect(job.design, logw, draws, imp)
 	switch {
 	case res.Status == vi.Cancelled:
 		doc.Message = "interrupted: the state is the last good one"

@@ -194,7 +194,8 @@ func TestParetoKWarns(t *testing.T) {
 // TestCorrectionToenail: toenail's importance-corrected fixed effects and
 // random-intercept sd by default are within 0.1 posterior sd of a
 // long-run reference (benchmarks/correction/reference.sh: 40,000 draws,
-// another seed), and the -correct never run gives none.
+// another seed), and so are the patients' random intercepts; the
+// -correct never run gives none.
 func TestCorrectionToenail(t *testing.T) {
 	dir := dataDir(t, "toenail.csv")
 	raw, err := os.ReadFile(filepath.Join("..", "..", "benchmarks", "correction", "toenail_reference.json"))
@@ -210,7 +211,8 @@ func TestCorrectionToenail(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	pc := readDoc(t, []byte(r.stdout)).PSISCorrected
+	doc := readDoc(t, []byte(r.stdout))
+	pc := doc.PSISCorrected
 	if pc == nil {
 		t.Fatal("no corrected summaries")
 	}
@@ -226,6 +228,24 @@ func TestCorrectionToenail(t *testing.T) {
 		if g.Name != w.Name || d > 0.1 || math.Abs(float64(g.EstError/w.EstError)-1) > 0.15 {
 			t.Errorf("%s: %.4f ± %.4f, reference %s %.4f ± %.4f", g.Name, float64(g.Estimate), float64(g.EstError), w.Name, float64(w.Estimate), float64(w.EstError))
 		}
+	}
+	// Each patient's random intercept: within 0.1 of the reference's
+	// posterior sd, and wider than q's, as the sd is.
+	re, wantRE := pc.RandomEffects, ref.PSISCorrected.RandomEffects
+	if len(re) != len(wantRE) || len(re) != len(doc.RandomEffects.Subjects) {
+		t.Fatalf("%d corrected subjects, the reference %d, q %d", len(re), len(wantRE), len(doc.RandomEffects.Subjects))
+	}
+	var sum, most, wider float64
+	for i, w := range wantRE {
+		d := math.Abs(float64(re[i].Mean[0]-w.Mean[0])) / float64(w.SD[0])
+		sum += d
+		most = max(most, d)
+		wider += float64(re[i].SD[0] / doc.RandomEffects.Subjects[i].SD[0])
+	}
+	mean, wider := sum/float64(len(re)), wider/float64(len(re))
+	t.Logf("random intercepts: mean deviation %.3f sd, largest %.3f sd; corrected sds %.2f times q's", mean, most, wider)
+	if most > 0.1 || wider < 1.05 {
+		t.Errorf("random intercepts: mean deviation %.3f sd, largest %.3f sd from the reference; corrected sds %.2f times q's", mean, most, wider)
 	}
 	r = glmmfit(t, "", "", nil, append(args, "-correct", "never")...)
 	if doc := readDoc(t, []byte(r.stdout)); r.code != 0 || doc.PSISCorrected != nil || doc.Correction != nil {

@@ -22,13 +22,21 @@ type corrected struct {
 	RESD           []marginal `json:"re_sd"`
 	Dispersion     *marginal  `json:"dispersion,omitempty"`
 	CrossedSD      []marginal `json:"crossed_sd,omitempty"`
+	// RandomEffects are each subject's random effects corrected (the
+	// correction of theta_g only: -correct), with LocalDraws the draws of
+	// theta_g, resampled by the weights, they average over.
+	RandomEffects []subjectEffects `json:"random_effects,omitempty"`
+	LocalDraws    int              `json:"local_draws,omitempty"`
 }
 
 // psisCorrect reweights importance draws of theta_g (rows of draws, with
 // log ratios logw) towards the posterior when the Pareto k says the
 // weights can be trusted (below posterior.ParetoKBad), and returns nil
 // otherwise.
-func psisCorrect(d *formula.Design, logw, draws []float64) *corrected {
+//
+// With imp, the correction's draws, it also gives each subject's random
+// effects corrected.
+func psisCorrect(d *formula.Design, logw, draws []float64, imp *posterior.GlobalImportance) *corrected {
 	w, k, err := posterior.PSIS(logw)
 	if err != nil || !(k < posterior.ParetoKBad) {
 		return nil
@@ -100,6 +108,22 @@ func psisCorrect(d *formula.Design, logw, draws []float64) *corrected {
 	}
 	if len(ms) > 0 {
 		out.CrossedSD = marginals(ms)
+	}
+	if imp != nil && imp.LocalMean != nil {
+		levels := m.GroupLevels()
+		out.LocalDraws = imp.LocalDraws
+		out.RandomEffects = make([]subjectEffects, len(levels))
+		for i, lev := range levels {
+			se := subjectEffects{Level: lev, Mean: make([]jfloat, r), SD: make([]jfloat, r)}
+			for a := range r {
+				mean, sd := imp.LocalMean[i*r+a], math.Sqrt(imp.LocalCov[(i*r+a)*r+a])
+				if rs != nil && rs[a] != 0 {
+					mean, sd = mean/rs[a], sd/rs[a]
+				}
+				se.Mean[a], se.SD[a] = jfloat(mean), jfloat(sd)
+			}
+			out.RandomEffects[i] = se
+		}
 	}
 	return out
 }

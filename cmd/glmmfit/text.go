@@ -177,6 +177,9 @@ func writeText(w io.Writer, doc *document) {
 		}
 		writeTable(w, rows)
 		writeDrawNote(w, rows)
+		if pc.RandomEffects != nil {
+			fmt.Fprintf(w, "(each subject's random effects, corrected, are in -format json's psis_corrected: their\nmoments given theta_g averaged over %d draws resampled by the weights)\n", pc.LocalDraws)
+		}
 	}
 	fmt.Fprintf(w, "\nEstimate and Est.Error are the posterior mean and standard deviation under the\n")
 	fmt.Fprintf(w, "Gaussian approximation; 2.5%% and 97.5%% are the bounds of the 95%% credible interval.\n")
