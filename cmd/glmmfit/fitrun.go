@@ -469,6 +469,7 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summar
 			doc.LowerBound.LogMarginal = &logMarginal{Value: jfloat(lp + jac), SE: jfloat(se)}
 		}
 		logw, draws = imp.LogWeights, imp.Global
+		doc.corrLogWeights = imp.LogWeights
 	}
 	doc.PSISCorrected = psisCorrect(job.design, logw, draws, imp)
 	switch {

@@ -41,8 +41,11 @@ const (
 	// forestRow is the height each fixed effect gets at least.
 	forestRow = 0.18 * vg.Inch
 	// caterpillarBars is the most subjects drawn one error bar each;
-	// above it the sorted means and ±2 sd envelopes are drawn as lines.
-	caterpillarBars = 200
+	// above it the curve of the sorted means is drawn with the bars of an
+	// evenly spaced sample of caterpillarSampleBars (200 bars made a
+	// solid band on a panel 9 inches wide).
+	caterpillarBars       = 200
+	caterpillarSampleBars = 60
 	// caterpillarNamed is how many subjects at each end are named (and
 	// drawn whatever the sample) when there are more than
 	// caterpillarNamedAll, which are all named on the axis.
@@ -61,6 +64,8 @@ var (
 	colorLine  = color.RGBA{R: 31, G: 119, B: 180, A: 255}
 	colorPoint = color.RGBA{R: 214, G: 39, B: 40, A: 255}
 	colorZero  = color.Gray{Y: 140}
+	// colorCorr draws the importance correction of theta_g (-correct).
+	colorCorr = color.RGBA{R: 255, G: 127, B: 14, A: 255}
 )
 
 // writePlot draws the panels of doc into path, a .png or .svg file.
@@ -234,32 +239,35 @@ func forestPlot(doc *document) (*plot.Plot, error) {
 		p.HideAxes()
 		return p, nil
 	}
-	pts := make(plotter.XYs, k)
-	errs := make(plotter.XErrors, k)
+	// With the correction, q's interval sits above each row's line and
+	// the corrected one below it.
+	var corr []marginal
+	if pc := doc.PSISCorrected; pc != nil && doc.Correction != nil && doc.Correction.Ran && len(pc.Fixed) == k {
+		corr = pc.Fixed
+	}
+	shift := 0.0
+	if corr != nil {
+		shift = 0.15
+	}
+	bars, sc, err := intervals(doc.Fixed, k, shift, colorLine, colorPoint)
+	if err != nil {
+		return nil, err
+	}
 	names := make([]string, k)
 	for j, m := range doc.Fixed {
-		y := float64(k - 1 - j)
-		est := float64(m.Estimate)
-		pts[j] = plotter.XY{X: est, Y: y}
-		errs[j].Low, errs[j].High = est-float64(m.Q025), float64(m.Q975)-est
 		names[k-1-j] = m.Name
 	}
-	bars, err := plotter.NewXErrorBars(struct {
-		plotter.XYs
-		plotter.XErrors
-	}{pts, errs})
-	if err != nil {
-		return nil, err
+	var extra []plot.Plotter
+	if corr != nil {
+		cbars, csc, err := intervals(corr, k, -shift, colorCorr, colorCorr)
+		if err != nil {
+			return nil, err
+		}
+		extra = append(extra, cbars, csc)
+		p.Legend.Add("q", sc)
+		p.Legend.Add(fmt.Sprintf("importance-corrected (k = %.2f)", float64(doc.Correction.K)), csc)
+		p.Legend.Top = true
 	}
-	bars.LineStyle.Width = vg.Points(1.5)
-	bars.LineStyle.Color = colorLine
-	sc, err := plotter.NewScatter(pts)
-	if err != nil {
-		return nil, err
-	}
-	sc.GlyphStyle.Color = colorPoint
-	sc.GlyphStyle.Shape = draw.CircleGlyph{}
-	sc.GlyphStyle.Radius = vg.Points(3)
 	zero, err := plotter.NewLine(plotter.XYs{{X: 0, Y: -0.5}, {X: 0, Y: float64(k) - 0.5}})
 	if err != nil {
 		return nil, err
@@ -267,16 +275,46 @@ func forestPlot(doc *document) (*plot.Plot, error) {
 	zero.Color = colorZero
 	zero.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 	p.Add(plotter.NewGrid(), zero, bars, sc)
+	p.Add(extra...)
 	p.NominalY(names...)
 	// Each effect has at least forestRow of height (plotHeight).
 	p.Y.Tick.Label.Font.Size = min(p.Y.Tick.Label.Font.Size, vg.Points(9))
 	p.Y.Min, p.Y.Max = -0.5, float64(k)-0.5
 	lo, hi := 0.0, 0.0
-	for _, m := range doc.Fixed {
+	for _, m := range append(slices.Clone(doc.Fixed), corr...) {
 		lo, hi = math.Min(lo, float64(m.Q025)), math.Max(hi, float64(m.Q975))
 	}
 	p.X.Min, p.X.Max = padRange(lo, hi)
 	return p, nil
+}
+
+// intervals returns the 95% intervals of the k marginals ms as horizontal
+// error bars and their means as points, row j at height k-1-j+dy.
+func intervals(ms []marginal, k int, dy float64, line, point color.Color) (*plotter.XErrorBars, *plotter.Scatter, error) {
+	pts := make(plotter.XYs, k)
+	errs := make(plotter.XErrors, k)
+	for j, m := range ms {
+		est := float64(m.Estimate)
+		pts[j] = plotter.XY{X: est, Y: float64(k-1-j) + dy}
+		errs[j].Low, errs[j].High = est-float64(m.Q025), float64(m.Q975)-est
+	}
+	bars, err := plotter.NewXErrorBars(struct {
+		plotter.XYs
+		plotter.XErrors
+	}{pts, errs})
+	if err != nil {
+		return nil, nil, err
+	}
+	bars.LineStyle.Width = vg.Points(1.5)
+	bars.LineStyle.Color = line
+	sc, err := plotter.NewScatter(pts)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc.GlyphStyle.Color = point
+	sc.GlyphStyle.Shape = draw.CircleGlyph{}
+	sc.GlyphStyle.Radius = vg.Points(3)
+	return bars, sc, nil
 }
 
 // caterpillarPlot draws random effect a of every subject, sorted by
@@ -366,7 +404,7 @@ func caterpillarPlot(doc *document, a int) (*plot.Plot, error) {
 		}
 		p.X.Label.Text = fmt.Sprintf("rank of %d %s\nlowest %s; highest %s", n, re.Group, strings.Join(lo, ", "), strings.Join(hi, ", "))
 		if step > 1 {
-			p.Title.Text = fmt.Sprintf("%s by %s: sorted means; ± 2 sd of every %dth", name, re.Group, step)
+			p.Title.Text = fmt.Sprintf("%s by %s: sorted means; ± 2 sd of every %s", name, re.Group, ordinal(step))
 		}
 	}
 	p.X.Min, p.X.Max = 0, float64(n+1)
@@ -383,7 +421,10 @@ func caterpillarPlot(doc *document, a int) (*plot.Plot, error) {
 // all of them up to caterpillarBars, else every step-th and those at both
 // ends.
 func caterpillarSample(n int) (ranks []int, step int) {
-	step = max(1, (n+caterpillarBars-1)/caterpillarBars)
+	step = 1
+	if n > caterpillarBars {
+		step = (n + caterpillarSampleBars - 1) / caterpillarSampleBars
+	}
 	for i := range n {
 		if i%step == 0 || i < caterpillarNamed || i >= n-caterpillarNamed {
 			ranks = append(ranks, i)
@@ -417,38 +458,80 @@ func paretoPlot(doc *document) (*plot.Plot, error) {
 		verdict = "usable"
 	}
 	p.Title.Text = fmt.Sprintf("Importance ratios' tail: Pareto k = %.2f (%s)", k, verdict)
+	sc, line, err := tailSeries(lw, k, pk.Tail, colorLine, colorPoint)
+	if err != nil {
+		return nil, err
+	}
+	p.Add(plotter.NewGrid(), sc, line)
+	p.Legend.Add(fmt.Sprintf("every variable: slope −k = %.2f", -k), line)
+	if cr, clw := doc.Correction, doc.corrLogWeights; cr != nil && cr.Ran && len(clw) > 1 {
+		ck, tail, err := posterior.ParetoK(clw)
+		if err == nil {
+			csc, cline, err := tailSeries(clw, ck, tail, colorCorr, colorCorr)
+			if err != nil {
+				return nil, err
+			}
+			p.Add(csc, cline)
+			p.Legend.Add(fmt.Sprintf("theta_g, corrected: slope −k = %.2f", -ck), cline)
+			p.Title.Text = fmt.Sprintf("Importance ratios' tail: Pareto k = %.2f\n(%s); theta_g corrected: %.2f", k, verdict, ck)
+			// The corrected ratios run along the top: the legend goes
+			// below the steeper tail of the others.
+			p.Legend.Top, p.Legend.Left = false, true
+			return p, nil
+		}
+	}
+	p.Legend.Top = true
+	return p, nil
+}
+
+// tailSeries returns the largest log ratios of lw less the largest
+// against the log of their rank (three times the tail's length of them),
+// and the line of slope -k through the centroid of the tail's points.
+func tailSeries(lw []float64, k float64, tail int, points, line color.Color) (*plotter.Scatter, *plotter.Line, error) {
 	sorted := slices.Clone(lw)
 	slices.SortFunc(sorted, func(a, b float64) int { return cmp.Compare(b, a) })
 	top := sorted[0]
-	m := min(len(sorted), max(pk.Tail, 2)*3)
+	m := min(len(sorted), max(tail, 2)*3)
 	pts := make(plotter.XYs, m)
 	for i := range m {
 		pts[i] = plotter.XY{X: math.Log(float64(i + 1)), Y: sorted[i] - top}
 	}
 	sc, err := plotter.NewScatter(pts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	sc.GlyphStyle.Color = colorLine
+	sc.GlyphStyle.Color = points
 	sc.GlyphStyle.Shape = draw.CircleGlyph{}
 	sc.GlyphStyle.Radius = vg.Points(1.5)
-	// The line of slope -k through the centroid of the tail's points.
-	t := max(min(pk.Tail, m), 2)
+	t := max(min(tail, m), 2)
 	var cx, cy float64
 	for _, xy := range pts[:t] {
 		cx, cy = cx+xy.X/float64(t), cy+xy.Y/float64(t)
 	}
 	x1 := pts[m-1].X
-	line, err := plotter.NewLine(plotter.XYs{{X: 0, Y: cy + k*cx}, {X: x1, Y: cy - k*(x1-cx)}})
+	l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: cy + k*cx}, {X: x1, Y: cy - k*(x1-cx)}})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	line.Color = colorPoint
-	line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-	p.Add(plotter.NewGrid(), sc, line)
-	p.Legend.Add(fmt.Sprintf("slope −k = %.2f", -k), line)
-	p.Legend.Top = true
-	return p, nil
+	l.Color = line
+	l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	return sc, l, nil
+}
+
+// ordinal returns n as an English ordinal: 2nd, 3rd, 11th, 21st.
+func ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
 }
 
 // padRange widens [lo, hi] by 5% on each side, so that nothing is drawn on

@@ -87,6 +87,9 @@ func TestPlotLayout(t *testing.T) {
 				t.Fatalf("n=%d: ranks %d and %d drawn, %d apart with step %d", c.n, ranks[j-1], ranks[j], gap, step)
 			}
 		}
+		if c.n > caterpillarBars && len(ranks) > caterpillarSampleBars+2*caterpillarNamed {
+			t.Errorf("n=%d: %d error bars, want at most %d", c.n, len(ranks), caterpillarSampleBars+2*caterpillarNamed)
+		}
 		if c.n <= caterpillarBars && len(ranks) != c.n {
 			t.Errorf("n=%d: %d error bars, want every subject's", c.n, len(ranks))
 		}
@@ -106,5 +109,39 @@ func TestPlotLayout(t *testing.T) {
 				t.Errorf("n=%d: axis label %q does not name s%d and s%d at the ends", c.n, label, lo, hi)
 			}
 		}
+	}
+}
+
+// TestOrdinal: English ordinals, as the caterpillar plot's title uses them.
+func TestOrdinal(t *testing.T) {
+	for n, want := range map[int]string{1: "1st", 2: "2nd", 3: "3rd", 4: "4th", 11: "11th", 12: "12th", 13: "13th", 21: "21st", 82: "82nd", 103: "103rd", 111: "111th"} {
+		if got := ordinal(n); got != want {
+			t.Errorf("ordinal(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// TestForestPlotCorrected: with the correction, the forest plot's range
+// holds the corrected intervals as well as q's; without it, q's alone.
+func TestForestPlotCorrected(t *testing.T) {
+	doc := &document{
+		Fixed:         []marginal{{Name: "a", Estimate: 0, Q025: -1, Q975: 1}, {Name: "b", Estimate: 1, Q025: 0.5, Q975: 1.5}},
+		Correction:    &correctionDoc{Ran: true, K: 0.3},
+		PSISCorrected: &corrected{Fixed: []marginal{{Name: "a", Estimate: -0.5, Q025: -3, Q975: 2}, {Name: "b", Estimate: 1.2, Q025: 0.4, Q975: 4}}},
+	}
+	p, err := forestPlot(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.X.Min > -3 || p.X.Max < 4 {
+		t.Errorf("x range [%v, %v] does not hold the corrected intervals [-3, 4]", p.X.Min, p.X.Max)
+	}
+	doc.Correction = nil
+	q, err := forestPlot(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.X.Min < -1.5 || q.X.Max > 2 {
+		t.Errorf("without the correction the x range [%v, %v] is wider than q's intervals", q.X.Min, q.X.Max)
 	}
 }

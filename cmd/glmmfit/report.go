@@ -67,6 +67,8 @@ type document struct {
 
 	// logWeights are the fit's log importance ratios, for -plot only.
 	logWeights []float64
+	// corrLogWeights are the correction's log ratios, for -plot only.
+	corrLogWeights []float64
 
 	// State and Training are written to fit files only.
 	State *posterior.SavedFit `json:"state,omitempty"`
