@@ -14,7 +14,9 @@
 //
 // Summarize summarises a GVA fit of a glmm.Model, whose marginals of
 // beta, omega and the b_i are exactly Gaussian; SummarizeRVB a fit of an
-// rvb.Target, whose b_i are mapped back from the reparametrised variables.
+// rvb.Target, whose b_i are mapped back from the reparametrised variables;
+// SummarizeFit either, as glmmfit fit reports it. Predict predicts new
+// rows, of the model's subjects or new ones, as glmmfit predict does.
 //
 // # How good the approximation is
 //

@@ -289,21 +289,7 @@ func SDCorrMarginals(m *glmm.Model, draws int, next func(omega []float64) error)
 // with the Monte Carlo standard errors of all five for independent draws.
 func SampleMarginal(name string, x []float64) Marginal {
 	slices.Sort(x)
-	var mean, ss float64
-	for _, v := range x {
-		mean += v
-	}
-	mean /= float64(len(x))
-	for _, v := range x {
-		ss += (v - mean) * (v - mean)
-	}
-	q := func(p float64) float64 {
-		// Linear interpolation between order statistics (R's type 7).
-		h := p * float64(len(x)-1)
-		lo := int(math.Floor(h))
-		hi := min(lo+1, len(x)-1)
-		return x[lo] + (h-float64(lo))*(x[hi]-x[lo])
-	}
-	sd := math.Sqrt(ss / float64(max(1, len(x)-1)))
+	mean, sd := meanSD(x)
+	q := func(p float64) float64 { return quantile(x, p) }
 	return Marginal{Name: name, Mean: mean, SD: sd, Q025: q(0.025), Q50: q(0.5), Q975: q(0.975), MCSE: drawErrors(sd, float64(len(x)), q)}
 }

@@ -7,6 +7,7 @@ package posterior_test
 import (
 	"context"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -140,5 +141,56 @@ func TestSummarizeRefusesMisuse(t *testing.T) {
 		if got.LocalMean[k] != want.LocalMean[k] || got.LocalSD[k] != want.LocalSD[k] {
 			t.Fatalf("SummarizeRVB and rvb.Target.Summarize differ at %d", k)
 		}
+	}
+}
+
+// TestSummarizeFit: for GVA it is Summarize, bit for bit; for RVB the
+// fixed effects are SummarizeRVB's exact marginals, every subject is
+// summarised, and the sds come from draws; a target of another model, or
+// of no known kind, is refused.
+func TestSummarizeFit(t *testing.T) {
+	ctx := context.Background()
+	m, other := simModel(t, 30, 4), simModel(t, 30, 5)
+	res, err := vi.Fit(ctx, m, vi.Settings{Seed: 1, MaxIter: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := posterior.SummarizeFit(ctx, res, m, m, 200, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := posterior.Summarize(res, m, 200, 3)
+	if !reflect.DeepEqual(got, want) {
+		t.Error("GVA: SummarizeFit differs from Summarize")
+	}
+	rt, err := rvb.New(m, rvb.RVB1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rres, err := vi.Fit(ctx, rt, vi.Settings{Method: vi.RVB, Seed: 1, MaxIter: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := posterior.SummarizeFit(ctx, rres, rt, m, 200, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := posterior.SummarizeRVB(ctx, rres, rt, 200, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, f := range s.Fixed {
+		if f.Mean != rs.GlobalMean[k] || f.SD != rs.GlobalSD[k] {
+			t.Errorf("RVB fixed effect %d: %v ± %v, SummarizeRVB %v ± %v", k, f.Mean, f.SD, rs.GlobalMean[k], rs.GlobalSD[k])
+		}
+	}
+	if len(s.Subjects) != 30 || len(s.SD) != 2 || s.SD[0].MCSE.Mean == 0 {
+		t.Errorf("RVB: %d subjects, %d sds (MCSE %v)", len(s.Subjects), len(s.SD), s.SD)
+	}
+	if _, err := posterior.SummarizeFit(ctx, rres, rt, other, 200, 3); err == nil {
+		t.Error("an rvb.Target of another model: no error")
+	}
+	if _, err := posterior.SummarizeFit(ctx, res, other, m, 200, 3); err == nil {
+		t.Error("a target that is neither m nor an rvb.Target of it: no error")
 	}
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/internal/atomicfile"
-	"github.com/sparsevi/sparsevi/rvb"
 )
 
 // A fit file is the JSON document of the fit with two more members: state,
@@ -188,8 +187,7 @@ func readFitFile(path string) (*savedFit, error) {
 		// user of the command.
 		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "posterior: "))
 	}
-	a := &approx{method: st.Method, model: m, n: n, r: r, g: g, res: res, target: target}
-	a.rt, _ = target.(*rvb.Target)
+	a := &approx{method: st.Method, model: m, res: res, target: target}
 	return &savedFit{doc: &doc, design: d, approx: a}, nil
 }
 

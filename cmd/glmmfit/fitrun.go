@@ -153,15 +153,14 @@ func runFit(e *env, args []string) error {
 		expansion = ""
 	}
 	job.expansion = expansion
-	a := &approx{method: job.method, model: m, rt: rt, res: res, target: target}
-	a.n, a.r, a.g = m.Dims()
+	a := &approx{method: job.method, model: m, res: res, target: target}
 	summaryStart := time.Now()
-	summary, err := summarize(ctx, a, res, o.draws, o.seed)
+	summary, err := posterior.SummarizeFit(ctx, res, target, m, o.draws, o.seed)
 	summaryNote := ""
 	if err != nil && ctx.Err() != nil {
 		// Interrupted in the summaries: summarise from as few draws as
 		// will do, so that the state is written at once.
-		summary, err = summarize(context.Background(), a, res, 2, o.seed)
+		summary, err = posterior.SummarizeFit(context.Background(), res, target, m, 2, o.seed)
 		cause := "interrupted"
 		if timedOut.Load() {
 			cause = fmt.Sprintf("at the time limit (-timeout %v)", o.timeout)

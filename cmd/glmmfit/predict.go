@@ -12,8 +12,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -21,9 +19,8 @@ import (
 
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
-	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/internal/atomicfile"
-	"github.com/sparsevi/sparsevi/parallel"
+	"github.com/sparsevi/sparsevi/posterior"
 )
 
 // predictOptions are the flags of 'glmmfit predict'.
@@ -74,13 +71,6 @@ func (o *predictOptions) flagSet() *flag.FlagSet {
 	fs.StringVar(&o.missing, "missing", missingReject, "")
 	return fs
 }
-
-// Stream indices of predict's random draws: q, and the random effects of
-// new subjects.
-const (
-	predictStream    = 2
-	newSubjectStream = 3
-)
 
 func runPredict(e *env, args []string) error {
 	o, err := parsePredictFlags(e, args)
@@ -141,26 +131,18 @@ func runPredict(e *env, args []string) error {
 
 // predictions holds the summaries of each row's draws.
 type predictions struct {
-	group                        string
-	rows                         []int
-	labels                       []string
-	known                        []bool
-	eta, etaSD, etaLo, etaHi     []float64
-	mean, meanSD, meanLo, meanHi []float64
+	group  string
+	rows   []int
+	labels []string
+	known  []bool
+	*posterior.Predictions
 	// warnings say how the predictions may mislead.
 	warnings []string
 }
 
-// predict draws the linear predictor of every row of in: conditional on
-// the subject's random effects for subjects of the training data, and over
-// the random-effect distribution N(0, Sigma(omega)) for new subjects, each
-// row of which gets its own draw of b. Both integrate over q by Monte
-// Carlo.
-// predictBatch is the number of row-draws predict holds at once: rows are
-// predicted in batches of predictBatch/draws, so that memory does not grow
-// with rows times draws.
-var predictBatch = 1 << 20
-
+// predict codes the rows of in as the fitted model's design and predicts
+// them (posterior.Predict): known subjects conditionally on their random
+// effects, new ones over the random-effect distribution.
 func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 	d := sf.design
 	X, Z, group, known, err := d.NewData(in.frame)
@@ -176,10 +158,6 @@ func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 		return nil, dataError(err, in)
 	}
 	a := sf.approx
-	m := a.model
-	n, r, g := a.n, a.r, a.g
-	p := m.P()
-	rows := in.frame.NumRows()
 	pr := &predictions{group: d.GroupName(), known: known, labels: groupLabels(d.WithGroups(in.frame), d.GroupName())}
 	if st := sf.doc.Status; st != "converged" {
 		pr.warnings = append(pr.warnings, fmt.Sprintf("the fit's status is %s: the predictions are from its last good state, which may be far from the optimum", st))
@@ -187,115 +165,15 @@ func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 	if w := extrapolation(d, X, in); w != "" {
 		pr.warnings = append(pr.warnings, w)
 	}
-
-	batch := max(1, predictBatch/o.draws)
-	etaDraws := make([]float64, min(batch, rows)*o.draws)
-	meanDraws := make([]float64, len(etaDraws))
-	theta := make([]float64, n*r+g)
-	smp := a.newSampler(o.seed, predictStream)
-	zk := make([]float64, r)
-	bNew := make([]float64, r)
-	uNew := make([]float64, len(crossed))
-	beta := make([]float64, p)
-	var chol mat.Cholesky
-	var lower mat.TriDense
-	alpha := (1 - o.level) / 2
-	// A gaussian response fitted standardised: eta on the data's scale is
-	// center + scale eta*, with the offset as the data give it.
 	rc, rs := d.ResponseScale()
-	for lo := 0; lo < rows; lo += batch {
-		hi := min(rows, lo+batch)
-		// Only the subjects of the batch's rows need their random effects.
-		var need []int
-		seen := make(map[int]bool)
-		for k := lo; k < hi; k++ {
-			if i := group[k]; known[k] && !seen[i] {
-				seen[i] = true
-				need = append(need, i)
-			}
-		}
-		slices.Sort(need)
-		for s := range o.draws {
-			if err := smp.draw(uint64(s), theta, need); err != nil {
-				return nil, err
-			}
-			copy(beta, theta[n*r:n*r+p])
-			omega := slices.Clone(theta[n*r+p : n*r+p+glmm.NumOmega(r)])
-			m.MaskOmega(omega)
-			if !chol.Factorize(glmm.RECov(omega, r)) {
-				return nil, fmt.Errorf("draw %d: random-effect covariance is not positive definite", s)
-			}
-			chol.LTo(&lower)
-			// A new subject's random effects: one draw per draw of q,
-			// the same for every new row, so that identical rows get
-			// identical predictions.
-			s1, s2 := parallel.StreamSeed(o.seed, newSubjectStream, uint64(s))
-			rng := rand.New(rand.NewPCG(s1, s2))
-			for j := range zk {
-				zk[j] = rng.NormFloat64()
-			}
-			for j := range r {
-				bNew[j] = 0
-				for l := 0; l <= j; l++ {
-					bNew[j] += lower.At(j, l) * zk[l]
-				}
-			}
-			// A new level of a crossed factor: one draw of its effect
-			// per draw of q, from N(0, exp(-2 omega_u)).
-			for c := range crossed {
-				_, _, _, omega := m.CrossedFactor(c)
-				uNew[c] = math.Exp(-theta[n*r+omega]) * rng.NormFloat64()
-			}
-			for k := lo; k < hi; k++ {
-				eta := 0.0
-				if X != nil {
-					for j := range p {
-						eta += X.At(k, j) * beta[j]
-					}
-				}
-				scaled := rc != 0 || rs != 1
-				if off != nil && !scaled {
-					eta += off[k]
-				}
-				b := bNew
-				if known[k] {
-					b = theta[group[k]*r : (group[k]+1)*r]
-				}
-				for j := range r {
-					eta += Z.At(k, j) * b[j]
-				}
-				for c, idx := range crossed {
-					if l := idx[k]; l >= 0 {
-						_, _, first, omega := m.CrossedFactor(c)
-						a := m.CrossedWeights(c)[l]
-						eta += math.Exp(-a*theta[n*r+omega]) * theta[n*r+first+l]
-					} else {
-						eta += uNew[c]
-					}
-				}
-				if scaled {
-					eta = rc + rs*eta
-					if off != nil {
-						eta += off[k]
-					}
-				}
-				etaDraws[(k-lo)*o.draws+s] = eta
-				meanDraws[(k-lo)*o.draws+s] = m.Mean(eta)
-			}
-		}
-		for k := lo; k < hi; k++ {
-			pr.rows = append(pr.rows, k+1)
-			eta := etaDraws[(k-lo)*o.draws : (k-lo+1)*o.draws]
-			slices.Sort(eta)
-			mu, sd := meanSD(eta)
-			pr.eta, pr.etaSD = append(pr.eta, mu), append(pr.etaSD, sd)
-			pr.etaLo, pr.etaHi = append(pr.etaLo, quantile(eta, alpha)), append(pr.etaHi, quantile(eta, 1-alpha))
-			mean := meanDraws[(k-lo)*o.draws : (k-lo+1)*o.draws]
-			slices.Sort(mean)
-			mu, sd = meanSD(mean)
-			pr.mean, pr.meanSD = append(pr.mean, mu), append(pr.meanSD, sd)
-			pr.meanLo, pr.meanHi = append(pr.meanLo, quantile(mean, alpha)), append(pr.meanHi, quantile(mean, 1-alpha))
-		}
+	nd := posterior.NewData{X: X, Z: Z, Group: group, Known: known, Offset: off, Crossed: crossed, ResponseCenter: rc, ResponseScale: rs}
+	pr.Predictions, err = posterior.Predict(context.Background(), a.res, a.target, a.model, nd,
+		posterior.PredictSettings{Draws: o.draws, Seed: o.seed, Level: o.level})
+	if err != nil {
+		return nil, err
+	}
+	for k := range known {
+		pr.rows = append(pr.rows, k+1)
 	}
 	return pr, nil
 }
@@ -386,8 +264,8 @@ func (pr *predictions) write(w io.Writer) error {
 			typ = "conditional"
 		}
 		cw.Write([]string{strconv.Itoa(row), pr.labels[k], typ,
-			csvFloat(pr.eta[k]), csvFloat(pr.etaSD[k]), csvFloat(pr.etaLo[k]), csvFloat(pr.etaHi[k]),
-			csvFloat(pr.mean[k]), csvFloat(pr.meanSD[k]), csvFloat(pr.meanLo[k]), csvFloat(pr.meanHi[k])})
+			csvFloat(pr.Eta[k]), csvFloat(pr.EtaSD[k]), csvFloat(pr.EtaLo[k]), csvFloat(pr.EtaHi[k]),
+			csvFloat(pr.Mean[k]), csvFloat(pr.MeanSD[k]), csvFloat(pr.MeanLo[k]), csvFloat(pr.MeanHi[k])})
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {

@@ -1,0 +1,211 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package posterior
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
+	"github.com/sparsevi/sparsevi/rvb"
+	"github.com/sparsevi/sparsevi/vi"
+)
+
+// NewData holds rows to predict, coded as the model's own design (as
+// formula.Design's NewData, NewOffset and NewCrossed code them).
+type NewData struct {
+	// X (rows×p; nil when p = 0) and Z (rows×r) are the fixed- and
+	// random-effect designs of the rows.
+	X, Z mat.Matrix
+	// Group is the subject of each row where Known says it is one of the
+	// model's; other rows belong to new subjects.
+	Group []int
+	Known []bool
+	// Offset is added to each row's linear predictor on the data's scale;
+	// nil for none.
+	Offset []float64
+	// Crossed holds, for each crossed factor of the model, the level of
+	// each row, or -1 for a level the model has not seen.
+	Crossed [][]int
+	// ResponseCenter and ResponseScale map a linear predictor fitted to a
+	// standardised gaussian response back to the data's scale: center +
+	// scale eta. Zero values mean 0 and 1.
+	ResponseCenter, ResponseScale float64
+}
+
+// PredictSettings are the settings of Predict.
+type PredictSettings struct {
+	// Draws is the number of draws of q; 0 means 2000.
+	Draws int
+	// Seed seeds them.
+	Seed uint64
+	// Level is the probability of the intervals; 0 means 0.95.
+	Level float64
+}
+
+// Predictions holds, for each row, the posterior mean, sd and interval of
+// its linear predictor and of its mean response.
+type Predictions struct {
+	Eta, EtaSD, EtaLo, EtaHi     []float64
+	Mean, MeanSD, MeanLo, MeanHi []float64
+}
+
+// predictBatch is the number of row-draws Predict holds at once: rows are
+// predicted in batches of predictBatch/draws, so that memory does not grow
+// with rows times draws.
+var predictBatch = 1 << 20
+
+// Predict draws the linear predictor of every row of nd from the fit res
+// of target t to the GLMM m (m itself, or an rvb.Target of it):
+// conditional on the subject's random effects for the model's subjects,
+// and over the random-effect distribution N(0, Sigma(omega)) for new
+// subjects, whose random effects (and those of new levels of crossed
+// factors) are drawn once per draw of q, the same for every new row, so
+// that identical rows get identical predictions. Both integrate over q by
+// Monte Carlo; the draws depend only on the seed.
+func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd NewData, set PredictSettings) (*Predictions, error) {
+	if res == nil || t == nil || m == nil {
+		return nil, errors.New("posterior: nil result, target or model")
+	}
+	rt, _ := t.(*rvb.Target)
+	draws, level := set.Draws, set.Level
+	if draws == 0 {
+		draws = 2000
+	}
+	if level == 0 {
+		level = 0.95
+	}
+	if draws < 2 || !(level > 0 && level < 1) {
+		return nil, fmt.Errorf("posterior: Predict with %d draws at level %v: want at least 2 draws and a level in (0, 1)", draws, level)
+	}
+	n, r, g := m.Dims()
+	p := m.P()
+	rows := len(nd.Known)
+	if nd.Z == nil || len(nd.Group) != rows || len(nd.Crossed) != m.NumCrossed() {
+		return nil, errors.New("posterior: Predict: the new data do not match the model")
+	}
+	rc, rs := nd.ResponseCenter, nd.ResponseScale
+	if rs == 0 {
+		rs = 1
+	}
+	pr := &Predictions{}
+	batch := max(1, predictBatch/draws)
+	etaDraws := make([]float64, min(batch, rows)*draws)
+	meanDraws := make([]float64, len(etaDraws))
+	theta := make([]float64, n*r+g)
+	smp := newSampler(res, rt, set.Seed, predictStream)
+	zk := make([]float64, r)
+	bNew := make([]float64, r)
+	uNew := make([]float64, len(nd.Crossed))
+	beta := make([]float64, p)
+	var chol mat.Cholesky
+	var lower mat.TriDense
+	alpha := (1 - level) / 2
+	// A gaussian response fitted standardised: eta on the data's scale is
+	// center + scale eta*, with the offset as the data give it.
+	scaled := rc != 0 || rs != 1
+	for lo := 0; lo < rows; lo += batch {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hi := min(rows, lo+batch)
+		// Only the subjects of the batch's rows need their random effects.
+		var need []int
+		seen := make(map[int]bool)
+		for k := lo; k < hi; k++ {
+			if i := nd.Group[k]; nd.Known[k] && !seen[i] {
+				seen[i] = true
+				need = append(need, i)
+			}
+		}
+		slices.Sort(need)
+		for s := range draws {
+			if err := smp.draw(uint64(s), theta, need); err != nil {
+				return nil, err
+			}
+			copy(beta, theta[n*r:n*r+p])
+			omega := slices.Clone(theta[n*r+p : n*r+p+glmm.NumOmega(r)])
+			m.MaskOmega(omega)
+			if !chol.Factorize(glmm.RECov(omega, r)) {
+				return nil, fmt.Errorf("posterior: draw %d: random-effect covariance is not positive definite", s)
+			}
+			chol.LTo(&lower)
+			// A new subject's random effects: one draw per draw of q,
+			// the same for every new row.
+			s1, s2 := parallel.StreamSeed(set.Seed, newSubjectStream, uint64(s))
+			rng := rand.New(rand.NewPCG(s1, s2))
+			for j := range zk {
+				zk[j] = rng.NormFloat64()
+			}
+			for j := range r {
+				bNew[j] = 0
+				for l := 0; l <= j; l++ {
+					bNew[j] += lower.At(j, l) * zk[l]
+				}
+			}
+			// A new level of a crossed factor: one draw of its effect
+			// per draw of q, from N(0, exp(-2 omega_u)).
+			for c := range nd.Crossed {
+				_, _, _, omega := m.CrossedFactor(c)
+				uNew[c] = math.Exp(-theta[n*r+omega]) * rng.NormFloat64()
+			}
+			for k := lo; k < hi; k++ {
+				eta := 0.0
+				if nd.X != nil {
+					for j := range p {
+						eta += nd.X.At(k, j) * beta[j]
+					}
+				}
+				if nd.Offset != nil && !scaled {
+					eta += nd.Offset[k]
+				}
+				b := bNew
+				if nd.Known[k] {
+					b = theta[nd.Group[k]*r : (nd.Group[k]+1)*r]
+				}
+				for j := range r {
+					eta += nd.Z.At(k, j) * b[j]
+				}
+				for c, idx := range nd.Crossed {
+					if l := idx[k]; l >= 0 {
+						_, _, first, omega := m.CrossedFactor(c)
+						a := m.CrossedWeights(c)[l]
+						eta += math.Exp(-a*theta[n*r+omega]) * theta[n*r+first+l]
+					} else {
+						eta += uNew[c]
+					}
+				}
+				if scaled {
+					eta = rc + rs*eta
+					if nd.Offset != nil {
+						eta += nd.Offset[k]
+					}
+				}
+				etaDraws[(k-lo)*draws+s] = eta
+				meanDraws[(k-lo)*draws+s] = m.Mean(eta)
+			}
+		}
+		for k := lo; k < hi; k++ {
+			eta := etaDraws[(k-lo)*draws : (k-lo+1)*draws]
+			slices.Sort(eta)
+			mu, sd := meanSD(eta)
+			pr.Eta, pr.EtaSD = append(pr.Eta, mu), append(pr.EtaSD, sd)
+			pr.EtaLo, pr.EtaHi = append(pr.EtaLo, quantile(eta, alpha)), append(pr.EtaHi, quantile(eta, 1-alpha))
+			mean := meanDraws[(k-lo)*draws : (k-lo+1)*draws]
+			slices.Sort(mean)
+			mu, sd = meanSD(mean)
+			pr.Mean, pr.MeanSD = append(pr.Mean, mu), append(pr.MeanSD, sd)
+			pr.MeanLo, pr.MeanHi = append(pr.MeanLo, quantile(mean, alpha)), append(pr.MeanHi, quantile(mean, 1-alpha))
+		}
+	}
+	return pr, nil
+}

@@ -1,0 +1,118 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package posterior
+
+import (
+	"context"
+	"math"
+	"reflect"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sparsevi/sparsevi/datasets"
+	"github.com/sparsevi/sparsevi/formula"
+	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/rvb"
+	"github.com/sparsevi/sparsevi/vi"
+)
+
+// TestPredictBatches: Predict's numbers do not depend on how many rows it
+// holds at once, identical rows get identical predictions (of a known
+// subject, and of new subjects), and for GVA a known row's mean linear
+// predictor is x'beta + z'b_i at q's mean, within its Monte Carlo error.
+func TestPredictBatches(t *testing.T) {
+	fr, truth, err := datasets.Simulate(datasets.SimSpec{Family: "poisson", Subjects: 30, Obs: 4,
+		Beta: []float64{0.2, -0.5}, RECov: [][]float64{{0.5, 0.1}, {0.1, 0.3}}, Seed: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := formula.Parse(truth.Formula)
+	d, err := formula.Build(f, fr, formula.Options{Family: glmm.Poisson})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := d.Model()
+	n, r, _ := m.Dims()
+	p := m.P()
+	// Rows: subject 0's, subject 1's as new rows, then subject 0's first
+	// again and a copy of the first new row.
+	X, Z := m.FixedDesign(), m.RandomDesign()
+	lo0, hi0 := m.SubjectRows(0)
+	lo1, hi1 := m.SubjectRows(1)
+	var src []int
+	var known []bool
+	for j := lo0; j < hi0; j++ {
+		src, known = append(src, j), append(known, true)
+	}
+	for j := lo1; j < hi1; j++ {
+		src, known = append(src, j), append(known, false)
+	}
+	src, known = append(src, lo0, lo1), append(known, true, false)
+	rows := len(src)
+	nx, nz := mat.NewDense(rows, p, nil), mat.NewDense(rows, r, nil)
+	group := make([]int, rows)
+	for k, j := range src {
+		for c := range p {
+			nx.Set(k, c, X.At(j, c))
+		}
+		for c := range r {
+			nz.Set(k, c, Z.At(j, c))
+		}
+	}
+	nd := NewData{X: nx, Z: nz, Group: group, Known: known}
+	ctx := context.Background()
+	rt, err := rvb.New(m, rvb.RVB1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		target vi.Target
+		method vi.Method
+	}{{"gva", m, vi.GVA}, {"rvb1", rt, vi.RVB}} {
+		res, err := vi.Fit(ctx, c.target, vi.Settings{Method: c.method, Seed: 2, Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := PredictSettings{Draws: 400, Seed: 5}
+		whole, err := Predict(ctx, res, c.target, m, nd, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved := predictBatch
+		predictBatch = 2 * set.Draws // two rows at a time
+		batched, err := Predict(ctx, res, c.target, m, nd, set)
+		predictBatch = saved
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(whole, batched) {
+			t.Errorf("%s: predictions differ with two rows at a time", c.name)
+		}
+		last := rows - 1
+		for _, pair := range [][2]int{{0, last - 1}, {hi0 - lo0, last}} {
+			a, b := pair[0], pair[1]
+			if whole.Eta[a] != whole.Eta[b] || whole.MeanSD[a] != whole.MeanSD[b] {
+				t.Errorf("%s: identical rows %d and %d predicted %v ± %v and %v ± %v", c.name, a, b, whole.Eta[a], whole.EtaSD[a], whole.Eta[b], whole.EtaSD[b])
+			}
+		}
+		if c.method != vi.GVA {
+			continue
+		}
+		for k := range hi0 - lo0 {
+			want := 0.0
+			for j := range p {
+				want += nx.At(k, j) * res.Mu[n*r+j]
+			}
+			for j := range r {
+				want += nz.At(k, j) * res.Mu[j]
+			}
+			if se := whole.EtaSD[k] / math.Sqrt(float64(set.Draws)); math.Abs(whole.Eta[k]-want) > 4*se {
+				t.Errorf("gva row %d: eta %v ± %v (Monte Carlo error %.2g), q's mean %v", k, whole.Eta[k], whole.EtaSD[k], se, want)
+			}
+		}
+	}
+}
