@@ -121,7 +121,7 @@ func ExampleImportanceGlobal() {
 	lp, _, _ := posterior.LogMarginal(imp.LogWeights)
 	fmt.Printf("log p(y) %.0f, lower bound %.0f\n", lp, res.LowerBound)
 	// Output:
-	// Pareto k: q's marginal 0.5, the proposal used -0.3
+	// Pareto k: q's marginal 0.5, the proposal used -0.2
 	// random-intercept sd: q 1.9, corrected 2.0
 	// log p(y) -306, lower bound -307
 }

@@ -50,10 +50,15 @@ type ImportanceSettings struct {
 // proposalDF is the degrees of freedom of the adapted proposals.
 const proposalDF = 5
 
+// adaptESS is how many effective draws per dimension of theta_g (plus
+// one) a round needs for its weighted covariance to be the next
+// proposal's; with fewer the last covariance is widened instead.
+const adaptESS = 5
+
 // Defaults of ImportanceSettings.
 const (
 	DefaultImportanceDraws  = 1000
-	DefaultImportanceRounds = 2
+	DefaultImportanceRounds = 4
 	DefaultLocalDraws       = 200
 	// MaxSubjectIntegrals bounds the default number of draws so that
 	// they integrate at most this many subjects in all.
@@ -176,7 +181,24 @@ func ImportanceGlobal(ctx context.Context, res *vi.Result, t LocalTarget, set Im
 		if k < ParetoKGood || round >= rounds {
 			break
 		}
-		if EffectiveDraws(w) < float64(g+1) {
+		switch {
+		case round == 0:
+			// The Laplace approximation of theta_g's posterior, the
+			// random effects integrated out, from q's mean and scale.
+			sd := make([]float64, g)
+			for c := range g {
+				sd[c] = math.Sqrt(cov[c*g+c])
+			}
+			m, c, err := in.laplace(ctx, mean, sd)
+			if err != nil {
+				if e := ctx.Err(); e != nil {
+					return nil, e
+				}
+				mean, cov = weightedMoments(theta, w, g)
+				break
+			}
+			mean, cov = m, c
+		case EffectiveDraws(w) < float64(adaptESS*(g+1)):
 			// Too few effective draws for a covariance: keep the last
 			// one, wider.
 			mean, _ = weightedMoments(theta, w, g)
@@ -184,7 +206,7 @@ func ImportanceGlobal(ctx context.Context, res *vi.Result, t LocalTarget, set Im
 			for k := range cov {
 				cov[k] *= 1.5 * 1.5
 			}
-		} else {
+		default:
 			mean, cov = weightedMoments(theta, w, g)
 		}
 	}
@@ -328,6 +350,115 @@ func roundProgress(p func(round, done, total int), round int) func(done, total i
 		return nil
 	}
 	return func(done, total int) { p(round, done, total) }
+}
+
+// Newton steps of laplace.
+const (
+	laplaceSteps = 6    // at most this many
+	laplaceDecr  = 1e-3 // stop when g'H^-1 g falls below this
+	laplaceH     = 0.2  // central differences this many of q's sds apart
+)
+
+// laplace returns the mode of log p(y, theta_g), the random effects
+// integrated out, and minus the inverse of its Hessian there, by Newton's
+// method from theta with the gradient and Hessian by central differences
+// (steps laplaceH sd apart); a Newton step that does not raise the log
+// density is halved. It returns an error when the Hessian is not negative
+// definite or an evaluation fails.
+func (in *Integrator) laplace(ctx context.Context, theta, sd []float64) (mode, cov []float64, err error) {
+	g := in.g
+	f := func(th []float64) (float64, error) {
+		ll, err := in.LogLik(th)
+		if err != nil {
+			return 0, err
+		}
+		return ll + in.t.Global(th, nil), nil
+	}
+	x := append([]float64(nil), theta...)
+	fx, err := f(x)
+	if err != nil {
+		return nil, nil, err
+	}
+	grad, hess, l := make([]float64, g), make([]float64, g*g), make([]float64, g*g)
+	y, step := make([]float64, g), make([]float64, g)
+	// derivs sets grad and the negated Hessian at x.
+	derivs := func() error {
+		fp, fm := make([]float64, g), make([]float64, g)
+		for c := range g {
+			copy(y, x)
+			y[c] = x[c] + laplaceH*sd[c]
+			if fp[c], err = f(y); err != nil {
+				return err
+			}
+			y[c] = x[c] - laplaceH*sd[c]
+			if fm[c], err = f(y); err != nil {
+				return err
+			}
+			grad[c] = (fp[c] - fm[c]) / (2 * laplaceH * sd[c])
+			hess[c*g+c] = -(fp[c] - 2*fx + fm[c]) / (laplaceH * sd[c] * laplaceH * sd[c])
+		}
+		for c := range g {
+			for e := range c {
+				hc, he := laplaceH*sd[c], laplaceH*sd[e]
+				var v [4]float64
+				for k, sgn := range [4][2]float64{{1, 1}, {1, -1}, {-1, 1}, {-1, -1}} {
+					copy(y, x)
+					y[c] += sgn[0] * hc
+					y[e] += sgn[1] * he
+					if v[k], err = f(y); err != nil {
+						return err
+					}
+				}
+				h := -(v[0] - v[1] - v[2] + v[3]) / (4 * hc * he)
+				hess[c*g+e], hess[e*g+c] = h, h
+			}
+		}
+		return nil
+	}
+	for range laplaceSteps {
+		if err := derivs(); err != nil {
+			return nil, nil, err
+		}
+		if !small.Chol(g, hess, l) {
+			return nil, nil, errors.New("posterior: the Hessian of theta_g's log posterior is not negative definite")
+		}
+		copy(step, grad)
+		small.SolveChol(g, l, step)
+		decr := 0.0
+		for c := range g {
+			decr += step[c] * grad[c]
+		}
+		if decr < laplaceDecr {
+			break
+		}
+		t := 1.0
+		for range 20 {
+			for c := range g {
+				y[c] = x[c] + t*step[c]
+			}
+			fy, err := f(y)
+			if err == nil && fy > fx {
+				copy(x, y)
+				fx = fy
+				break
+			}
+			t /= 2
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := derivs(); err != nil {
+		return nil, nil, err
+	}
+	if !small.Chol(g, hess, l) {
+		return nil, nil, errors.New("posterior: the Hessian of theta_g's log posterior is not negative definite")
+	}
+	linv := make([]float64, g*g)
+	cov = make([]float64, g*g)
+	small.LowerInv(g, l, linv)
+	small.InvFromChol(g, linv, cov)
+	return x, cov, nil
 }
 
 // weightedMoments returns the mean and covariance (g×g, full) of the s

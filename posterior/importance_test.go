@@ -273,3 +273,123 @@ func TestImportanceGlobalParetoK(t *testing.T) {
 		t.Errorf("q three times too narrow: k %.2f, adapted in %d rounds %.2f", imp.QK, imp.Rounds, imp.K)
 	}
 }
+
+// TestImportanceGlobalRandomSlope: on tinyPoisson's counts with a random
+// intercept and slope and no fixed effects (theta_g = omega, G = 3), the
+// importance estimates of log p(y) and of omega's posterior means and sds
+// agree, within 4 Monte Carlo standard errors plus 1e-3, with the
+// trapezoid rule on a grid of omega (checked against a coarser grid) over
+// log p(y | omega) by an Integrator, which TestIntegratorBruteForce checks
+// against brute force for r = 2. q's sd of the slope's log precision is a
+// third of the posterior's there (q's k 0.8), and the adapted proposal
+// recovers it.
+func TestImportanceGlobalRandomSlope(t *testing.T) {
+	m, _ := tinyPoisson(t, 0, 2)
+	ctx := context.Background()
+	res, err := vi.Fit(ctx, m, vi.Settings{Seed: 3, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp, err := posterior.ImportanceGlobal(ctx, res, m, posterior.ImportanceSettings{Seed: 4, Draws: 4000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := posterior.NewIntegrator(ctx, m, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	n, r, g := m.Dims()
+	mu := res.Mu[n*r:]
+	cov := res.GlobalCov()
+	if _, err := in.Adapt(mu, 1e-4); err != nil {
+		t.Fatal(err)
+	}
+	sd, half := make([]float64, g), make([]float64, g)
+	for c := range g {
+		sd[c] = math.Sqrt(cov.At(c, c))
+		// q's sd of the slope's log precision is a third of the
+		// posterior's: the grid spans at least 6 either side of q's mean.
+		half[c] = max(7*sd[c], 6)
+	}
+	// grid returns log p(y) and omega's posterior means and sds by the
+	// trapezoid rule on steps+1 points a side.
+	grid := func(steps int) (logp float64, mean, sdev [3]float64) {
+		var lw []float64
+		var pts [][3]float64
+		th := make([]float64, g)
+		logCell := 0.0
+		for c := range g {
+			logCell += math.Log(2 * half[c] / float64(steps))
+		}
+		for a := 0; a <= steps; a++ {
+			for b := 0; b <= steps; b++ {
+				for e := 0; e <= steps; e++ {
+					idx := [3]int{a, b, e}
+					v := logCell
+					for c := range g {
+						th[c] = mu[c] - half[c] + 2*half[c]*float64(idx[c])/float64(steps)
+						if idx[c] == 0 || idx[c] == steps {
+							v += math.Log(0.5)
+						}
+					}
+					ll, err := in.LogLik(th)
+					if err != nil {
+						t.Fatal(err)
+					}
+					lw = append(lw, v+ll+m.Global(th, nil))
+					pts = append(pts, [3]float64{th[0], th[1], th[2]})
+				}
+			}
+		}
+		top := math.Inf(-1)
+		for _, v := range lw {
+			top = max(top, v)
+		}
+		var z float64
+		var s1, s2 [3]float64
+		for k, v := range lw {
+			w := math.Exp(v - top)
+			z += w
+			for c := range 3 {
+				s1[c] += w * pts[k][c]
+				s2[c] += w * pts[k][c] * pts[k][c]
+			}
+		}
+		for c := range 3 {
+			mean[c] = s1[c] / z
+			sdev[c] = math.Sqrt(s2[c]/z - mean[c]*mean[c])
+		}
+		return top + math.Log(z), mean, sdev
+	}
+	coarse, cmean, _ := grid(20)
+	logp, mean, sdev := grid(28)
+	// The grids' difference in omega's means is part of the tolerance.
+	gridErr := 0.0
+	for c := range g {
+		gridErr = max(gridErr, math.Abs(cmean[c]-mean[c]))
+	}
+	if math.Abs(coarse-logp) > 1e-3 || gridErr > 0.01 {
+		t.Fatalf("the grid has not converged: log p(y) %v with 20 steps, %v with 28; omega_2 %v, %v", coarse, logp, cmean[2], mean[2])
+	}
+	got, se, err := posterior.LogMarginal(imp.LogWeights)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("log p(y): %.4f ± %.4f, grid %.4f; k %.2f (q's %.2f)", got, se, logp, imp.K, imp.QK)
+	if math.Abs(got-logp) > 4*se+1e-3 {
+		t.Errorf("log p(y) %v ± %v, grid %v", got, se, logp)
+	}
+	w, _, _ := posterior.PSIS(imp.LogWeights)
+	for c := range g {
+		x := make([]float64, len(w))
+		for s := range w {
+			x[s] = imp.Global[s*g+c]
+		}
+		wm := posterior.WeightedMarginal("omega", x, w)
+		t.Logf("omega_%d: %.4f ± %.4f (MCSE %.4f, %.4f), grid %.4f ± %.4f, q %.4f ± %.4f", c, wm.Mean, wm.SD, wm.MCSE.Mean, wm.MCSE.SD, mean[c], sdev[c], mu[c], sd[c])
+		if math.Abs(wm.Mean-mean[c]) > 4*wm.MCSE.Mean+1e-3+gridErr || math.Abs(wm.SD-sdev[c]) > 4*wm.MCSE.SD+1e-3+gridErr {
+			t.Errorf("omega_%d: %.4f ± %.4f, grid %.4f ± %.4f", c, wm.Mean, wm.SD, mean[c], sdev[c])
+		}
+	}
+}

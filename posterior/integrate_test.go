@@ -16,8 +16,8 @@ import (
 )
 
 // tinyPoisson returns a Poisson model of six subjects of four counts
-// with prior sd 2: an intercept and, for p = 2, a slope on t = -1, 0, 1, 2
-// as fixed effects, and a random intercept and, for r = 2, a random slope
+// with prior sd 2: no fixed effects (p = 0), an intercept, or with p = 2
+// also a slope on t = -1, 0, 1, 2, and a random intercept and, for r = 2, a random slope
 // on t; and the counts it was built from.
 func tinyPoisson(t *testing.T, p, r int) (*glmm.Model, [][]float64) {
 	t.Helper()
@@ -40,7 +40,11 @@ func tinyPoisson(t *testing.T, p, r int) (*glmm.Model, [][]float64) {
 		}
 	}
 	nobs := len(y)
-	m, err := glmm.New(glmm.Config{Family: glmm.Poisson, Y: y, X: mat.NewDense(nobs, p, x), Z: mat.NewDense(nobs, r, z),
+	var xm mat.Matrix
+	if p > 0 {
+		xm = mat.NewDense(nobs, p, x)
+	}
+	m, err := glmm.New(glmm.Config{Family: glmm.Poisson, Y: y, X: xm, Z: mat.NewDense(nobs, r, z),
 		Group: group, NumGroups: len(counts), PriorSD: 2})
 	if err != nil {
 		t.Fatal(err)

@@ -102,12 +102,17 @@ func diagnose(m *glmm.Model, res *vi.Result, imp *posterior.GlobalImportance) []
 	if se := res.LowerBoundSE; se > boundSEWarn {
 		w = append(w, fmt.Sprintf("the lower bound's Monte Carlo standard error is %.3g nats: the approximation has heavy tails here, so the bound, and comparisons of models by it, are unreliable", se))
 	}
-	if k, _, err := posterior.ParetoK(res.LogWeights); err == nil && k > posterior.ParetoKWarn {
-		advice := "check against MCMC before relying on intervals"
-		if imp != nil && imp.K < posterior.ParetoKBad {
-			advice = fmt.Sprintf("the importance-corrected summaries (Pareto k %.2f with the random effects integrated out) take it into account", imp.K)
+	switch {
+	case imp != nil && imp.QK > posterior.ParetoKBad && imp.K < posterior.ParetoKBad:
+		// The correction's own draws say how far q's marginal of theta_g
+		// is, and its corrected figures are there to read.
+		w = append(w, fmt.Sprintf("the Pareto k of q's marginal of the fixed effects and variance parameters is %.2f (the random effects integrated out), above %g: the Gaussian approximation misses part of their posterior (often the spread of the random-effect sds, which it understates); read the importance-corrected summaries (Pareto k %.2f), not q's", imp.QK, float64(posterior.ParetoKBad), imp.K))
+	case imp != nil && !(imp.K < posterior.ParetoKBad):
+		w = append(w, fmt.Sprintf("even importance sampling of the fixed effects and variance parameters with a proposal adapted to them has Pareto k %.2f, above %g: neither q's summaries nor corrected ones can be trusted here; check against MCMC", imp.K, float64(posterior.ParetoKBad)))
+	case imp == nil:
+		if k, _, err := posterior.ParetoK(res.LogWeights); err == nil && k > posterior.ParetoKWarn {
+			w = append(w, fmt.Sprintf("the Pareto k of the importance ratios p/q is %.2f, above %g: the Gaussian approximation misses part of the posterior (often the spread of the random-effect sds, which it understates); -correct always corrects the fixed effects and sds, or check against MCMC before relying on intervals", k, float64(posterior.ParetoKWarn)))
 		}
-		w = append(w, fmt.Sprintf("the Pareto k of the importance ratios p/q is %.2f, above %g: the Gaussian approximation misses part of the posterior (often the spread of the random-effect sds, which it understates); %s", k, float64(posterior.ParetoKWarn), advice))
 	}
 	return w
 }

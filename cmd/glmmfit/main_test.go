@@ -77,10 +77,11 @@ func glmmfit(t *testing.T, dir, stdin string, env []string, args ...string) resu
 }
 
 // mustSucceed fails the test unless the run exited 0 with nothing on
-// standard error.
+// standard error but the Pareto diagnostic's warnings, which depend on the
+// posterior's shape rather than on what the test checks.
 func mustSucceed(t *testing.T, r result, args ...string) {
 	t.Helper()
-	if r.code != 0 || r.stderr != "" {
+	if r.code != 0 || dropParetoWarning(r.stderr) != "" {
 		t.Fatalf("glmmfit %s: exit %d, stderr %q", strings.Join(args, " "), r.code, r.stderr)
 	}
 }
