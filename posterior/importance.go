@@ -363,8 +363,9 @@ const (
 // integrated out, and minus the inverse of its Hessian there, by Newton's
 // method from theta with the gradient and Hessian by central differences
 // (steps laplaceH sd apart); a Newton step that does not raise the log
-// density is halved. It returns an error when the Hessian is not negative
-// definite or an evaluation fails.
+// density is halved, and a Hessian that is not negative definite is
+// damped. It returns an error when even damping leaves it indefinite or an
+// evaluation fails.
 func (in *Integrator) laplace(ctx context.Context, theta, sd []float64) (mode, cov []float64, err error) {
 	g := in.g
 	f := func(th []float64) (float64, error) {
@@ -415,11 +416,31 @@ func (in *Integrator) laplace(ctx context.Context, theta, sd []float64) (mode, c
 		}
 		return nil
 	}
+	// factor factors minus the Hessian, adding multiples of q's
+	// precision's diagonal (1e-3, 1e-2, ...) where it is not positive
+	// definite: away from the mode, or along a direction the data leave
+	// flat, as the correlation of two random effects can be.
+	damped := make([]float64, g*g)
+	factor := func() bool {
+		if small.Chol(g, hess, l) {
+			return true
+		}
+		for lambda := 1e-3; lambda <= 1e3; lambda *= 10 {
+			copy(damped, hess)
+			for c := range g {
+				damped[c*g+c] += lambda / (sd[c] * sd[c])
+			}
+			if small.Chol(g, damped, l) {
+				return true
+			}
+		}
+		return false
+	}
 	for range laplaceSteps {
 		if err := derivs(); err != nil {
 			return nil, nil, err
 		}
-		if !small.Chol(g, hess, l) {
+		if !factor() {
 			return nil, nil, errors.New("posterior: the Hessian of theta_g's log posterior is not negative definite")
 		}
 		copy(step, grad)
@@ -451,7 +472,7 @@ func (in *Integrator) laplace(ctx context.Context, theta, sd []float64) (mode, c
 	if err := derivs(); err != nil {
 		return nil, nil, err
 	}
-	if !small.Chol(g, hess, l) {
+	if !factor() {
 		return nil, nil, errors.New("posterior: the Hessian of theta_g's log posterior is not negative definite")
 	}
 	linv := make([]float64, g*g)
