@@ -93,9 +93,9 @@ func writeText(w io.Writer, doc *document) {
 		line("Correction:", "%s; theta_g drawn from q's marginal (Pareto k %.2f)", cr.Reason, float64(cr.QK))
 		adapted := "q's marginal itself"
 		if cr.Rounds > 0 {
-			adapted = "a Gaussian adapted in 1 round"
+			adapted = "a t distribution adapted in 1 round"
 			if cr.Rounds > 1 {
-				adapted = fmt.Sprintf("a Gaussian adapted in %d rounds", cr.Rounds)
+				adapted = fmt.Sprintf("a t distribution adapted in %d rounds", cr.Rounds)
 			}
 		}
 		line("", "and from %s (k %.2f, %d draws), the random effects", adapted, float64(cr.K), cr.Draws)
@@ -105,7 +105,7 @@ func writeText(w io.Writer, doc *document) {
 	}
 	if lm := doc.LowerBound.LogMarginal; lm != nil {
 		from := "q"
-		if cr != nil && cr.Ran {
+		if cr != nil && cr.Ran && float64(cr.K) < posterior.ParetoKBad {
 			from = "the correction's draws"
 		}
 		line("log p(y):", "%.2f ± %.2f (importance sampling from %s; all constants included: compare models by it)", float64(lm.Value), float64(lm.SE), from)
