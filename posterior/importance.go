@@ -375,7 +375,8 @@ const (
 
 // laplace returns the mode of log p(y, theta_g), the random effects
 // integrated out, and minus the inverse of its Hessian there, by Newton's
-// method from theta with the gradient and Hessian by central differences
+// method from theta (the Hessian of theta for every step) with the
+// gradient and Hessian by central differences
 // (steps laplaceH sd apart); a Newton step that does not raise the log
 // density is halved, and a Hessian that is not negative definite is
 // damped. It returns an error when even damping leaves it indefinite or an
@@ -396,8 +397,8 @@ func (in *Integrator) laplace(ctx context.Context, theta, sd []float64) (mode, c
 	}
 	grad, hess, l := make([]float64, g), make([]float64, g*g), make([]float64, g*g)
 	y, step := make([]float64, g), make([]float64, g)
-	// derivs sets grad and the negated Hessian at x.
-	derivs := func() error {
+	// derivs sets grad and, with hessian, the negated Hessian at x.
+	derivs := func(hessian bool) error {
 		fp, fm := make([]float64, g), make([]float64, g)
 		for c := range g {
 			copy(y, x)
@@ -411,6 +412,9 @@ func (in *Integrator) laplace(ctx context.Context, theta, sd []float64) (mode, c
 			}
 			grad[c] = (fp[c] - fm[c]) / (2 * laplaceH * sd[c])
 			hess[c*g+c] = -(fp[c] - 2*fx + fm[c]) / (laplaceH * sd[c] * laplaceH * sd[c])
+		}
+		if !hessian {
+			return nil
 		}
 		for c := range g {
 			for e := range c {
@@ -450,12 +454,20 @@ func (in *Integrator) laplace(ctx context.Context, theta, sd []float64) (mode, c
 		}
 		return false
 	}
-	for range laplaceSteps {
-		if err := derivs(); err != nil {
-			return nil, nil, err
-		}
-		if !factor() {
-			return nil, nil, errors.New("posterior: the Hessian of theta_g's log posterior is not negative definite")
+	// The Hessian of the start serves every Newton step (its cross terms
+	// cost 2G(G-1) evaluations, the gradient 2G); it is estimated again at
+	// the mode for the proposal.
+	if err := derivs(true); err != nil {
+		return nil, nil, err
+	}
+	if !factor() {
+		return nil, nil, errors.New("posterior: the Hessian of theta_g's log posterior is not negative definite")
+	}
+	for it := range laplaceSteps {
+		if it > 0 {
+			if err := derivs(false); err != nil {
+				return nil, nil, err
+			}
 		}
 		copy(step, grad)
 		small.SolveChol(g, l, step)
@@ -483,7 +495,7 @@ func (in *Integrator) laplace(ctx context.Context, theta, sd []float64) (mode, c
 			return nil, nil, err
 		}
 	}
-	if err := derivs(); err != nil {
+	if err := derivs(true); err != nil {
 		return nil, nil, err
 	}
 	if !factor() {

@@ -57,19 +57,17 @@ type correctionDoc struct {
 
 // correct runs posterior.ImportanceGlobal on the fit when -correct asks
 // for it: always, or (auto) when q's Pareto k over every variable is above
-// posterior.ParetoKBad and the model is small enough for it to take about
-// a second. It returns the draws (nil if it did not run) and what to
+// posterior.ParetoKBad and the model is small enough for it to take a
+// second or two: subjects times the draws and the Laplace step's 2G²
+// evaluations at most autoCorrectIntegrals. It returns the draws (nil if it did not run) and what to
 // report.
 func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, prog *progress) (*posterior.GlobalImportance, *correctionDoc) {
 	doc := &correctionDoc{}
-	n, _, _ := m.Dims()
+	n, _, g := m.Dims()
 	k, _, kerr := posterior.ParetoK(res.LogWeights)
 	switch {
 	case o.correct == correctNever:
 		return nil, nil
-	case m.NumCrossed() > 0:
-		doc.Reason = "not available with crossed random effects"
-		return nil, doc
 	case res.Status == vi.Cancelled || res.Status == vi.Diverged:
 		doc.Reason = "not run: the fit did not end normally"
 		return nil, doc
@@ -79,7 +77,7 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 		return nil, nil
 	case !(k > posterior.ParetoKBad):
 		return nil, nil
-	case n*max(o.corrDraws, posterior.DefaultImportanceDraws) > autoCorrectIntegrals:
+	case n*(max(o.corrDraws, posterior.DefaultImportanceDraws)+2*g*g) > autoCorrectIntegrals:
 		doc.Reason = fmt.Sprintf("not run: q's Pareto k is %.2f, but with %d subjects the correction would take long; -correct always runs it", k, n)
 		return nil, doc
 	default:
