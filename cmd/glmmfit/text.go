@@ -91,14 +91,15 @@ func writeText(w io.Writer, doc *document) {
 	cr := doc.Correction
 	if cr != nil && cr.Ran {
 		line("Correction:", "%s; theta_g drawn from q's marginal (Pareto k %.2f)", cr.Reason, float64(cr.QK))
-		adapted := "q's marginal itself"
-		if cr.Rounds > 0 {
-			adapted = "a t distribution adapted in 1 round"
+		if cr.Rounds == 0 {
+			line("", "alone (k %.2f at all %d draws), the random effects", float64(cr.K), cr.Draws)
+		} else {
+			rounds := "1 round"
 			if cr.Rounds > 1 {
-				adapted = fmt.Sprintf("a t distribution adapted in %d rounds", cr.Rounds)
+				rounds = fmt.Sprintf("%d rounds", cr.Rounds)
 			}
+			line("", "then from a t distribution adapted in %s (k %.2f, %d draws), the random effects", rounds, float64(cr.K), cr.Draws)
 		}
-		line("", "and from %s (k %.2f, %d draws), the random effects", adapted, float64(cr.K), cr.Draws)
 		line("", "integrated out by Gauss-Hermite quadrature (%d to %d nodes; %.2f s)", cr.FewestNodes, cr.MostNodes, cr.Seconds)
 	} else if cr != nil {
 		line("Correction:", "%s", cr.Reason)
