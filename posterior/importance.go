@@ -29,7 +29,8 @@ type ImportanceSettings struct {
 	Rounds int
 	// Nodes is the number of quadrature nodes per dimension of every
 	// subject; 0 means each subject's own, chosen by Integrator.Adapt at
-	// q's mean of theta_g with tolerance Tol.
+	// q's mean of theta_g with tolerance Tol nats (0 means
+	// DefaultQuadratureTol).
 	Nodes int
 	Tol   float64
 	// Seed seeds the draws.
@@ -69,13 +70,13 @@ const (
 	MaxSubjectIntegrals = 2_000_000
 )
 
-// ErrTooManySubjects is returned by ImportanceGlobal when the number of
-// subjects leaves fewer than vi.MinImportanceDraws draws a round.
+// ErrTooManySubjects is returned by ImportanceGlobal when, by default, the
+// number of subjects leaves fewer than vi.MinImportanceDraws draws.
 var ErrTooManySubjects = errors.New("posterior: too many subjects for importance sampling of theta_g")
 
 // GlobalImportance holds importance draws of theta_g whose ratios have the
 // random effects integrated out (an Integrator), from q's marginal of
-// theta_g or a Gaussian adapted from it.
+// theta_g or a t distribution adapted from it.
 type GlobalImportance struct {
 	// FewestNodes and MostNodes are the fewest and most quadrature nodes
 	// per dimension of any subject, and QuadratureError the estimated
@@ -134,11 +135,13 @@ func ImportanceGlobal(ctx context.Context, res *vi.Result, t LocalTarget, set Im
 		return nil, fmt.Errorf("posterior: result of dimensions (%d, %d, %d), target (%d, %d, %d)", res.N, res.R, res.G, n, r, g)
 	}
 	draws := set.Draws
-	if draws == 0 {
-		draws = min(DefaultImportanceDraws, MaxSubjectIntegrals/max(n, 1))
-	}
-	if draws < vi.MinImportanceDraws {
-		return nil, ErrTooManySubjects
+	switch {
+	case draws == 0:
+		if draws = min(DefaultImportanceDraws, MaxSubjectIntegrals/max(n, 1)); draws < vi.MinImportanceDraws {
+			return nil, ErrTooManySubjects
+		}
+	case draws < vi.MinImportanceDraws:
+		return nil, fmt.Errorf("posterior: %d importance draws: want at least %d", draws, vi.MinImportanceDraws)
 	}
 	rounds := set.Rounds
 	if rounds == 0 {
