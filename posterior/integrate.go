@@ -56,6 +56,10 @@ type Integrator struct {
 	chunks  parallel.Chunking
 	parts   []float64
 	free    chan *integScratch
+	// cur is the theta_g of the running LogLik, and runLogLik its chunk
+	// function bound once.
+	cur       []float64
+	runLogLik func(int) error
 }
 
 // hermite is a product grid of Gauss–Hermite points for the standard
@@ -92,6 +96,7 @@ func NewIntegrator(ctx context.Context, t LocalTarget, workers int) (*Integrator
 	in := &Integrator{t: t, n: n, r: r, g: g, level: make([]uint8, n), start: make([]float64, n*r),
 		workers: workers, pool: parallel.NewPool(ctx, workers), chunks: c, parts: make([]float64, c.Len()),
 		free: make(chan *integScratch, workers)}
+	in.runLogLik = in.logLikChunk
 	for _, k := range nodeCounts {
 		if gridSize(k, r) <= MaxGridPoints {
 			in.grids = append(in.grids, hermiteGrid(k, r))
@@ -268,9 +273,9 @@ func (in *Integrator) LogLik(thetaG []float64) (float64, error) {
 	if len(thetaG) != in.g {
 		panic("posterior: bad length of theta_g in LogLik")
 	}
-	err := in.eachSubject(thetaG, func(sc *integScratch, i int) (float64, error) {
-		return in.subject(sc, i, thetaG)
-	})
+	in.cur = thetaG
+	err := in.pool.Run(in.chunks.Len(), in.runLogLik)
+	in.cur = nil
 	if err != nil {
 		return math.NaN(), err
 	}
@@ -279,6 +284,25 @@ func (in *Integrator) LogLik(thetaG []float64) (float64, error) {
 		s += v
 	}
 	return s, nil
+}
+
+// logLikChunk sums the integrals of chunk k's subjects at in.cur into
+// in.parts[k]; LogLik runs it as runLogLik, bound once so that a call
+// allocates nothing.
+func (in *Integrator) logLikChunk(k int) error {
+	sc := <-in.free
+	defer func() { in.free <- sc }()
+	lo, hi := in.chunks.Bounds(k)
+	var s float64
+	for i := lo; i < hi; i++ {
+		v, err := in.subject(sc, i, in.cur)
+		if err != nil {
+			return err
+		}
+		s += v
+	}
+	in.parts[k] = s
+	return nil
 }
 
 // logLiks writes into dst log p(y | theta) for each of the len(dst) rows

@@ -11,6 +11,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/sparsevi/sparsevi/datasets"
+	"github.com/sparsevi/sparsevi/formula"
+
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/posterior"
 )
@@ -156,4 +159,63 @@ func TestIntegratorBruteForce(t *testing.T) {
 		}
 		in.Close()
 	}
+}
+
+// TestIntegratorAllocs: LogLik, which the correction's draws and its
+// Laplace step call thousands of times, allocates nothing.
+func TestIntegratorAllocs(t *testing.T) {
+	m, _ := tinyPoisson(t, 2, 2)
+	in, err := posterior.NewIntegrator(context.Background(), m, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	theta := []float64{0.5, 0.1, 0, 0.3, 0.5}
+	if _, err := in.Adapt(theta, 1e-4); err != nil {
+		t.Fatal(err)
+	}
+	if a := testing.AllocsPerRun(50, func() {
+		if _, err := in.LogLik(theta); err != nil {
+			t.Fatal(err)
+		}
+	}); a != 0 {
+		t.Errorf("%v allocations per LogLik", a)
+	}
+}
+
+// BenchmarkIntegratorLogLik reports the cost of one subject's integral on
+// toenail-like data: a Bernoulli random intercept of sd 3 on 7
+// observations per subject.
+func BenchmarkIntegratorLogLik(b *testing.B) {
+	fr, truth, err := datasets.Simulate(datasets.SimSpec{Family: "bernoulli", Subjects: 300, Obs: 7,
+		Beta: []float64{-1.5, -0.4}, RECov: [][]float64{{9}}, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, _ := formula.Parse(truth.Formula)
+	d, err := formula.Build(f, fr, formula.Options{Family: glmm.Bernoulli})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := d.Model()
+	in, err := posterior.NewIntegrator(context.Background(), m, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer in.Close()
+	theta := []float64{-1.5, -0.4, -math.Log(3)}
+	if _, err := in.Adapt(theta, 0); err != nil {
+		b.Fatal(err)
+	}
+	fewest, most := in.Nodes()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := in.LogLik(theta); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*300), "ns/subject")
+	b.ReportMetric(float64(fewest), "fewest-nodes")
+	b.ReportMetric(float64(most), "most-nodes")
 }
