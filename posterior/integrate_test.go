@@ -13,7 +13,6 @@ import (
 
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
-
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/posterior"
 )
