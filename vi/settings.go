@@ -168,9 +168,6 @@ type Settings struct {
 	// of draws, once its Monte Carlo standard error is below FinalSE nats;
 	// 0 means 0.25, a negative value never.
 	FinalSE float64
-	// SummaryDraws is the number of draws for posterior summaries computed
-	// by sampling; 0 means 4000.
-	SummaryDraws int
 	// ImportanceDraws is the number of independent draws from the fitted
 	// q at which the log importance weight log p(theta) - log q(theta) is
 	// recorded in Result.LogWeights, for the Pareto diagnostic of package
@@ -298,7 +295,6 @@ func (s Settings) withDefaults() Settings {
 	} else if s.Refine < 0 {
 		s.Refine = 0
 	}
-	def(&s.SummaryDraws, 4000)
 	deff(&s.Tol, DefaultTol)
 	if s.RelTol == 0 {
 		s.RelTol = 1e-6
@@ -343,7 +339,7 @@ func (s Settings) validate() error {
 	}{
 		{"Workers", s.Workers}, {"ChunkSize", s.ChunkSize}, {"MaxIter", s.MaxIter},
 		{"Window", s.Window}, {"ConvergenceDraws", s.ConvergenceDraws}, {"Patience", s.Patience},
-		{"FinalDraws", s.FinalDraws}, {"SummaryDraws", s.SummaryDraws}, {"ImportanceDraws", s.ImportanceDraws},
+		{"FinalDraws", s.FinalDraws}, {"ImportanceDraws", s.ImportanceDraws},
 	} {
 		if f.v < 0 {
 			return bad(f.name, f.v, "a positive number, or 0 for the default")

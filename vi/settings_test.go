@@ -53,7 +53,6 @@ func TestSettingsValidation(t *testing.T) {
 		{"negative Patience", Settings{Patience: -3}, "Settings.Patience is -3"},
 		{"negative ConvergenceDraws", Settings{ConvergenceDraws: -1}, "Settings.ConvergenceDraws is -1"},
 		{"negative FinalDraws", Settings{FinalDraws: -1}, "Settings.FinalDraws is -1"},
-		{"negative SummaryDraws", Settings{SummaryDraws: -1}, "Settings.SummaryDraws is -1"},
 		{"negative TimeLimit", Settings{TimeLimit: -time.Second}, "Settings.TimeLimit is -1s"},
 	} {
 		t.Run(test.name, func(t *testing.T) {

@@ -51,8 +51,9 @@ type Reparametrised interface {
 }
 
 // LocalHessianer is implemented by Targets that can give the Hessian of a
-// subject's log density with respect to its own local block. Fit uses it to
-// initialise the local blocks of the factor at the curvature of the target.
+// subject's log density with respect to its own local block. Fit does not
+// use it; package posterior's Integrator does, to find each subject's
+// conditional mode and the curvature there.
 type LocalHessianer interface {
 	// LocalHessian writes the r×r Hessian of log p_i(theta_i | theta_g) with
 	// respect to theta_i, row-major, into h.

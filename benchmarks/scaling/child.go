@@ -350,7 +350,7 @@ func fit(j job, mod *glmm.Model, o *outcome, summarize bool) error {
 	o.Q025, o.Q975 = make([]float64, p), make([]float64, p)
 	if summarize && set.Method == vi.GVA {
 		t0 := time.Now()
-		// posterior.Summarize needs at least 2 draws: pass vi's default SummaryDraws.
+		// posterior.Summarize needs at least 2 draws: pass glmmfit's default -draws.
 		s, err := posterior.Summarize(res, mod, summaryDraws, j.Seed)
 		if err != nil {
 			return err
@@ -378,7 +378,7 @@ func fit(j job, mod *glmm.Model, o *outcome, summarize bool) error {
 // progressEvery is the number of windows between progress lines of a child.
 const progressEvery = 20
 
-// summaryDraws is vi's default Settings.SummaryDraws.
+// summaryDraws is glmmfit fit's default -draws.
 const summaryDraws = 4000
 
 // z975 is the 97.5% quantile of the standard normal distribution.
