@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sparsevi/sparsevi/glmm"
@@ -58,9 +59,9 @@ type correctionDoc struct {
 // correct runs posterior.ImportanceGlobal on the fit when -correct asks
 // for it: always, or (auto) when q's Pareto k over every variable is above
 // posterior.ParetoKBad and the model is small enough for it to take a
-// second or two: subjects times the draws and the Laplace step's 2G²
-// evaluations at most autoCorrectIntegrals. It returns the draws (nil if it did not run) and what to
-// report.
+// second or two (subjects times the draws and the Laplace step's 2G²
+// evaluations at most autoCorrectIntegrals). It returns the draws (nil if
+// it did not run) and what to report.
 func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, prog *progress) (*posterior.GlobalImportance, *correctionDoc) {
 	doc := &correctionDoc{}
 	n, _, g := m.Dims()
@@ -101,7 +102,9 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 		doc.Reason = fmt.Sprintf("not run: %d subjects leave fewer than %d draws of theta_g", n, vi.MinImportanceDraws)
 		return nil, doc
 	case err != nil:
-		doc.Reason = "failed: " + err.Error()
+		// Without the library's package name, which means nothing to a
+		// user of the command.
+		doc.Reason = "failed: " + strings.TrimPrefix(err.Error(), "posterior: ")
 		return nil, doc
 	}
 	w, _, _ := posterior.PSIS(imp.LogWeights)
