@@ -91,7 +91,7 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 			if round > 0 {
 				from = fmt.Sprintf("proposal %d", round)
 			}
-			prog.phase(fmt.Sprintf("correction: theta_g from %s, %d of %d draws, the random effects integrated out", from, done, total))
+			prog.phase(fmt.Sprintf("correction: fixed effects and variance parameters from %s, %d of %d draws", from, done, total))
 		}})
 	doc.Seconds = time.Since(start).Seconds()
 	switch {
@@ -99,7 +99,7 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 		doc.Reason = correctionInterrupted
 		return nil, doc
 	case errors.Is(err, posterior.ErrTooManySubjects):
-		doc.Reason = fmt.Sprintf("not run: %d subjects leave fewer than %d draws of theta_g", n, vi.MinImportanceDraws)
+		doc.Reason = fmt.Sprintf("not run: %d subjects leave fewer than %d draws of the fixed effects and variance parameters", n, vi.MinImportanceDraws)
 		return nil, doc
 	case err != nil:
 		// Without the library's package name, which means nothing to a

@@ -472,8 +472,8 @@ func paretoPlot(doc *document) (*plot.Plot, error) {
 				return nil, err
 			}
 			p.Add(csc, cline)
-			p.Legend.Add(fmt.Sprintf("theta_g, corrected: slope −k = %.2f", -ck), cline)
-			p.Title.Text = fmt.Sprintf("Importance ratios' tail: Pareto k = %.2f\n(%s); theta_g corrected: %.2f", k, verdict, ck)
+			p.Legend.Add(fmt.Sprintf("fixed effects and variances: slope −k = %.2f", -ck), cline)
+			p.Title.Text = fmt.Sprintf("Importance ratios' tail: Pareto k = %.2f\n(%s); corrected: %.2f", k, verdict, ck)
 			// The corrected ratios run along the top: the legend goes
 			// below the steeper tail of the others.
 			p.Legend.Top, p.Legend.Left = false, true

@@ -90,17 +90,19 @@ func writeText(w io.Writer, doc *document) {
 	}
 	cr := doc.Correction
 	if cr != nil && cr.Ran {
-		line("Correction:", "%s; theta_g drawn from q's marginal (Pareto k %.2f)", cr.Reason, float64(cr.QK))
+		line("Correction:", "%s;", cr.Reason)
+		line("", "the fixed effects and variance parameters drawn from q's marginal (Pareto k %.2f)", float64(cr.QK))
 		if cr.Rounds == 0 {
-			line("", "alone (k %.2f at all %d draws), the random effects", float64(cr.K), cr.Draws)
+			line("", "alone (k %.2f at all %d draws), the random effects integrated out", float64(cr.K), cr.Draws)
 		} else {
 			rounds := "1 round"
 			if cr.Rounds > 1 {
 				rounds = fmt.Sprintf("%d rounds", cr.Rounds)
 			}
-			line("", "then from a t distribution adapted in %s (k %.2f, %d draws), the random effects", rounds, float64(cr.K), cr.Draws)
+			line("", "then from a t distribution adapted in %s (k %.2f, %d draws),", rounds, float64(cr.K), cr.Draws)
+			line("", "the random effects integrated out")
 		}
-		line("", "integrated out by Gauss-Hermite quadrature (%d to %d nodes; %.2f s)", cr.FewestNodes, cr.MostNodes, cr.Seconds)
+		line("", "by Gauss-Hermite quadrature (%d to %d nodes; %.2f s)", cr.FewestNodes, cr.MostNodes, cr.Seconds)
 	} else if cr != nil {
 		line("Correction:", "%s", cr.Reason)
 	}
@@ -179,7 +181,7 @@ func writeText(w io.Writer, doc *document) {
 		writeTable(w, rows)
 		writeDrawNote(w, rows)
 		if pc.RandomEffects != nil {
-			fmt.Fprintf(w, "(each subject's random effects, corrected, are in -format json's psis_corrected: their\nmoments given theta_g averaged over %d draws resampled by the weights)\n", pc.LocalDraws)
+			fmt.Fprintf(w, "(each subject's random effects, corrected, are in -format json's psis_corrected: their\nmoments given the fixed effects and variance parameters, averaged over %d of their draws)\n", pc.LocalDraws)
 		}
 	}
 	fmt.Fprintf(w, "\nEstimate and Est.Error are the posterior mean and standard deviation under the\n")
