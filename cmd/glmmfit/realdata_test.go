@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -385,6 +386,92 @@ func TestLibraryDefaultIsGlmmfitDefault(t *testing.T) {
 	for k, om := range doc.Omega {
 		if float64(om.Estimate) != res.Mu[off+k] || float64(om.EstError) != math.Sqrt(cov.At(m.P()+k, m.P()+k)) {
 			t.Errorf("omega %d: glmmfit %v ± %v, library %v", k, om.Estimate, om.EstError, res.Mu[off+k])
+		}
+	}
+}
+
+// TestLibraryPredictIsGlmmfitPredict: predictions made with the library
+// (formula.Build, posterior.Fit, the design's NewData, posterior.Predict,
+// zero settings) are glmmfit fit -out and glmmfit predict's, bit for bit,
+// for rows of known subjects and of a new one.
+func TestLibraryPredictIsGlmmfitPredict(t *testing.T) {
+	dir := dataDir(t, "epilepsy.csv")
+	const fml = "y ~ lbase*trt + lage + V4 + (1 + V4 | subject)"
+	path := filepath.Join(dir, "epilepsy.csv")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Twelve rows: the first eight as they are, four of them again as a
+	// subject the fit has not seen.
+	lines := strings.SplitAfter(string(raw), "\n")
+	header := strings.Split(strings.TrimSpace(lines[0]), ",")
+	col := slices.Index(header, "subject")
+	newCSV := lines[0]
+	for k, l := range lines[1:13] {
+		if k >= 8 {
+			f := strings.Split(strings.TrimRight(l, "\n"), ",")
+			f[col] = "9999"
+			l = strings.Join(f, ",") + "\n"
+		}
+		newCSV += l
+	}
+	tmp := t.TempDir()
+	writeFile(t, tmp, "new.csv", newCSV)
+	mustSucceed(t, glmmfit(t, tmp, "", nil, "fit", "-data", path, "-formula", fml, "-family", "poisson", "-out", "fit.json", "-quiet"), "fit -out")
+	r := glmmfit(t, tmp, "", nil, "predict", "-fit", "fit.json", "-data", "new.csv")
+	mustSucceed(t, r, "predict")
+	rows := strings.Split(strings.TrimSpace(r.stdout), "\n")[1:]
+
+	fr, err := datasets.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := formula.Parse(fml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := formula.Build(f, fr, formula.Options{Family: glmm.Poisson, Prior: formula.PriorAuto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := d.Model()
+	ctx := context.Background()
+	res, target, err := posterior.Fit(ctx, m, vi.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nf, err := datasets.ReadCSV(strings.NewReader(newCSV))
+	if err != nil {
+		t.Fatal(err)
+	}
+	X, Z, group, known, err := d.NewData(nf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := d.NewOffset(nf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, rs := d.ResponseScale()
+	pr, err := posterior.Predict(ctx, res, target, m, posterior.NewData{X: X, Z: Z, Group: group, Known: known, Offset: off, ResponseCenter: rc, ResponseScale: rs}, posterior.PredictSettings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 12 || len(pr.Eta) != 12 {
+		t.Fatalf("glmmfit predicted %d rows, the library %d", len(rows), len(pr.Eta))
+	}
+	for k, row := range rows {
+		f := strings.Split(row, ",")
+		lib := []float64{pr.Eta[k], pr.EtaSD[k], pr.EtaLo[k], pr.EtaHi[k], pr.Mean[k], pr.MeanSD[k], pr.MeanLo[k], pr.MeanHi[k]}
+		for j, v := range lib {
+			got, err := strconv.ParseFloat(f[3+j], 64)
+			if err != nil || got != v {
+				t.Errorf("row %d (%s), column %d: glmmfit %s, library %v", k+1, f[2], j+3, f[3+j], v)
+			}
+		}
+		if want := k < 8; known[k] != want || (f[2] == "conditional") != want {
+			t.Errorf("row %d: known %v, glmmfit says %s", k+1, known[k], f[2])
 		}
 	}
 }
