@@ -51,15 +51,17 @@ type Integrator struct {
 	grids   []hermite
 	level   []uint8   // each subject's grid
 	start   []float64 // n × r: the modes Newton starts from
-	workers int
 	pool    *parallel.Pool
 	chunks  parallel.Chunking
 	parts   []float64
 	free    chan *integScratch
-	// cur is the theta_g of the running LogLik, and runLogLik its chunk
-	// function bound once.
-	cur       []float64
-	runLogLik func(int) error
+	// each is the function eachSubject runs on every subject, and
+	// runEach its chunk function, bound once; cur is LogLik's theta_g
+	// and atCur its function, bound once: LogLik allocates nothing.
+	each    func(sc *integScratch, i int) (float64, error)
+	runEach func(int) error
+	cur     []float64
+	atCur   func(sc *integScratch, i int) (float64, error)
 }
 
 // hermite is a product grid of Gauss–Hermite points for the standard
@@ -77,6 +79,7 @@ type integScratch struct {
 	b, grad, step, x []float64
 	gG               []float64
 	h, l             []float64
+	m, sec           []float64 // one component's moments in LocalMoments
 }
 
 // NewIntegrator returns an Integrator of t that runs on up to workers
@@ -94,9 +97,10 @@ func NewIntegrator(ctx context.Context, t LocalTarget, workers int) (*Integrator
 	}
 	workers = max(workers, 1)
 	in := &Integrator{t: t, n: n, r: r, g: g, level: make([]uint8, n), start: make([]float64, n*r),
-		workers: workers, pool: parallel.NewPool(ctx, workers), chunks: c, parts: make([]float64, c.Len()),
+		pool: parallel.NewPool(ctx, workers), chunks: c, parts: make([]float64, c.Len()),
 		free: make(chan *integScratch, workers)}
-	in.runLogLik = in.logLikChunk
+	in.runEach = in.eachChunk
+	in.atCur = func(sc *integScratch, i int) (float64, error) { return in.subject(sc, i, in.cur) }
 	for _, k := range nodeCounts {
 		if gridSize(k, r) <= MaxGridPoints {
 			in.grids = append(in.grids, hermiteGrid(k, r))
@@ -105,7 +109,7 @@ func NewIntegrator(ctx context.Context, t LocalTarget, workers int) (*Integrator
 	for range workers {
 		in.free <- &integScratch{ws: t.NewWorkspace(), b: make([]float64, r), grad: make([]float64, r),
 			step: make([]float64, r), x: make([]float64, r), gG: make([]float64, g),
-			h: make([]float64, r*r), l: make([]float64, r*r)}
+			h: make([]float64, r*r), l: make([]float64, r*r), m: make([]float64, r), sec: make([]float64, r*r)}
 	}
 	return in, nil
 }
@@ -162,14 +166,14 @@ func (in *Integrator) Adapt(thetaG []float64, tol float64) (quadErr float64, err
 		return 0, fmt.Errorf("posterior: quadrature tolerance %v: want a positive number", tol)
 	}
 	if len(in.grids) == 1 {
-		return math.NaN(), in.eachSubject(thetaG, func(sc *integScratch, i int) (float64, error) {
+		return math.NaN(), in.eachSubject(func(sc *integScratch, i int) (float64, error) {
 			_, err := in.mode(sc, i, thetaG)
 			copy(in.start[i*in.r:(i+1)*in.r], sc.b)
 			return 0, err
 		})
 	}
 	each := tol / float64(max(in.n, 1))
-	err = in.eachSubject(thetaG, func(sc *integScratch, i int) (float64, error) {
+	err = in.eachSubject(func(sc *integScratch, i int) (float64, error) {
 		f, err := in.mode(sc, i, thetaG)
 		if err != nil {
 			return 0, err
@@ -206,24 +210,31 @@ func (in *Integrator) Adapt(thetaG []float64, tol float64) (quadErr float64, err
 	return quadErr, nil
 }
 
-// eachSubject runs fn on every subject in parallel chunks and leaves the
-// sums of its values per chunk in in.parts.
-func (in *Integrator) eachSubject(thetaG []float64, fn func(sc *integScratch, i int) (float64, error)) error {
-	return in.pool.Run(in.chunks.Len(), func(k int) error {
-		sc := <-in.free
-		defer func() { in.free <- sc }()
-		lo, hi := in.chunks.Bounds(k)
-		var s float64
-		for i := lo; i < hi; i++ {
-			v, err := fn(sc, i)
-			if err != nil {
-				return err
-			}
-			s += v
+// eachSubject runs fn on every subject in parallel chunks, the subjects
+// of a chunk in order, and leaves the sums of its values per chunk in
+// in.parts.
+func (in *Integrator) eachSubject(fn func(sc *integScratch, i int) (float64, error)) error {
+	in.each = fn
+	defer func() { in.each = nil }()
+	return in.pool.Run(in.chunks.Len(), in.runEach)
+}
+
+// eachChunk runs in.each on chunk k's subjects (eachSubject's chunk
+// function).
+func (in *Integrator) eachChunk(k int) error {
+	sc := <-in.free
+	defer func() { in.free <- sc }()
+	lo, hi := in.chunks.Bounds(k)
+	var s float64
+	for i := lo; i < hi; i++ {
+		v, err := in.each(sc, i)
+		if err != nil {
+			return err
 		}
-		in.parts[k] = s
-		return nil
-	})
+		s += v
+	}
+	in.parts[k] = s
+	return nil
 }
 
 // gridSize returns nodes^r, or MaxGridPoints+1 if it is larger.
@@ -274,7 +285,7 @@ func (in *Integrator) LogLik(thetaG []float64) (float64, error) {
 		panic("posterior: bad length of theta_g in LogLik")
 	}
 	in.cur = thetaG
-	err := in.pool.Run(in.chunks.Len(), in.runLogLik)
+	err := in.eachSubject(in.atCur)
 	in.cur = nil
 	if err != nil {
 		return math.NaN(), err
@@ -284,25 +295,6 @@ func (in *Integrator) LogLik(thetaG []float64) (float64, error) {
 		s += v
 	}
 	return s, nil
-}
-
-// logLikChunk sums the integrals of chunk k's subjects at in.cur into
-// in.parts[k]; LogLik runs it as runLogLik, bound once so that a call
-// allocates nothing.
-func (in *Integrator) logLikChunk(k int) error {
-	sc := <-in.free
-	defer func() { in.free <- sc }()
-	lo, hi := in.chunks.Bounds(k)
-	var s float64
-	for i := lo; i < hi; i++ {
-		v, err := in.subject(sc, i, in.cur)
-		if err != nil {
-			return err
-		}
-		s += v
-	}
-	in.parts[k] = s
-	return nil
 }
 
 // logLiks writes into dst log p(y | theta) for each of the len(dst) rows
@@ -483,39 +475,33 @@ func (in *Integrator) LocalMoments(thetas, w []float64) (mean, cov []float64, er
 	}
 	mean = make([]float64, n*r)
 	cov = make([]float64, n*r*r)
-	err = in.pool.Run(in.chunks.Len(), func(k int) error {
-		sc := <-in.free
-		defer func() { in.free <- sc }()
-		lo, hi := in.chunks.Bounds(k)
-		m, sec := make([]float64, r), make([]float64, r*r)
-		for i := lo; i < hi; i++ {
-			mi, ci := mean[i*r:(i+1)*r], cov[i*r*r:(i+1)*r*r]
-			for s, ws := range w {
-				if ws == 0 {
-					continue
-				}
-				th := thetas[s*g : (s+1)*g]
-				f, err := in.mode(sc, i, th)
-				if err != nil {
-					return err
-				}
-				if _, err := in.quadrature(sc, i, th, f, int(in.level[i]), m, sec); err != nil {
-					return err
-				}
-				for a := range r {
-					mi[a] += ws * m[a]
-				}
-				for c := range ci {
-					ci[c] += ws * sec[c]
-				}
+	err = in.eachSubject(func(sc *integScratch, i int) (float64, error) {
+		mi, ci := mean[i*r:(i+1)*r], cov[i*r*r:(i+1)*r*r]
+		for s, ws := range w {
+			if ws == 0 {
+				continue
+			}
+			th := thetas[s*g : (s+1)*g]
+			f, err := in.mode(sc, i, th)
+			if err != nil {
+				return 0, err
+			}
+			if _, err := in.quadrature(sc, i, th, f, int(in.level[i]), sc.m, sc.sec); err != nil {
+				return 0, err
 			}
 			for a := range r {
-				for c := range r {
-					ci[a*r+c] -= mi[a] * mi[c]
-				}
+				mi[a] += ws * sc.m[a]
+			}
+			for c := range ci {
+				ci[c] += ws * sc.sec[c]
 			}
 		}
-		return nil
+		for a := range r {
+			for c := range r {
+				ci[a*r+c] -= mi[a] * mi[c]
+			}
+		}
+		return 0, nil
 	})
 	if err != nil {
 		return nil, nil, err
