@@ -44,7 +44,8 @@ type ImportanceSettings struct {
 	Workers int
 	// Progress, if not nil, is called between batches of draws with the
 	// number of draws evaluated so far in this round and the round's
-	// number of draws (round 0 draws from q).
+	// number of draws (round 0 draws from q), and with done = 0 at each
+	// step of building a round's proposal (the Laplace approximation).
 	Progress func(round, done, total int)
 }
 
@@ -206,7 +207,11 @@ func ImportanceGlobal(ctx context.Context, res *vi.Result, t LocalTarget, set Im
 			for c := range g {
 				sd[c] = math.Sqrt(cov[c*g+c])
 			}
-			m, c, err := in.laplace(ctx, mean, sd)
+			var tick func()
+			if set.Progress != nil {
+				tick = func() { set.Progress(round+1, 0, first) }
+			}
+			m, c, err := in.laplace(ctx, mean, sd, tick)
 			if err != nil {
 				if e := ctx.Err(); e != nil {
 					return nil, e
@@ -382,9 +387,9 @@ const (
 // gradient and Hessian by central differences
 // (steps laplaceH sd apart); a Newton step that does not raise the log
 // density is halved, and a Hessian that is not negative definite is
-// damped. It returns an error when even damping leaves it indefinite or an
-// evaluation fails.
-func (in *Integrator) laplace(ctx context.Context, theta, sd []float64) (mode, cov []float64, err error) {
+// damped; tick, unless nil, is called before each gradient. It returns an
+// error when even damping leaves it indefinite or an evaluation fails.
+func (in *Integrator) laplace(ctx context.Context, theta, sd []float64, tick func()) (mode, cov []float64, err error) {
 	g := in.g
 	f := func(th []float64) (float64, error) {
 		ll, err := in.LogLik(th)
@@ -402,6 +407,9 @@ func (in *Integrator) laplace(ctx context.Context, theta, sd []float64) (mode, c
 	y, step := make([]float64, g), make([]float64, g)
 	// derivs sets grad and, with hessian, the negated Hessian at x.
 	derivs := func(hessian bool) error {
+		if tick != nil {
+			tick()
+		}
 		fp, fm := make([]float64, g), make([]float64, g)
 		for c := range g {
 			copy(y, x)

@@ -91,6 +91,10 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 			if round > 0 {
 				from = fmt.Sprintf("proposal %d", round)
 			}
+			if done == 0 && round > 0 {
+				prog.phase(fmt.Sprintf("correction: building proposal %d (the Laplace approximation of the fixed effects and variance parameters)", round))
+				return
+			}
 			prog.phase(fmt.Sprintf("correction: fixed effects and variance parameters from %s, %d of %d draws", from, done, total))
 		}})
 	doc.Seconds = time.Since(start).Seconds()
