@@ -118,3 +118,16 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 	doc.FewestNodes, doc.MostNodes, doc.QuadratureError = imp.FewestNodes, imp.MostNodes, jfloat(imp.QuadratureError)
 	return imp, doc
 }
+
+// trusted reports whether the correction's draws can be trusted (their
+// Pareto k below posterior.ParetoKBad), so that they, not the draws over
+// every variable, give the corrected summaries and log p(y).
+func trusted(imp *posterior.GlobalImportance) bool {
+	return imp != nil && imp.K < posterior.ParetoKBad
+}
+
+// trusted reports, of a document read back as well, what trusted reports
+// of the correction it describes.
+func (c *correctionDoc) trusted() bool {
+	return c != nil && c.Ran && float64(c.K) < posterior.ParetoKBad
+}

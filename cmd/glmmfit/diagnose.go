@@ -103,11 +103,11 @@ func diagnose(m *glmm.Model, res *vi.Result, imp *posterior.GlobalImportance) []
 		w = append(w, fmt.Sprintf("the lower bound's Monte Carlo standard error is %.3g nats: the approximation has heavy tails here, so the bound, and comparisons of models by it, are unreliable", se))
 	}
 	switch {
-	case imp != nil && imp.QK > posterior.ParetoKBad && imp.K < posterior.ParetoKBad:
+	case trusted(imp) && imp.QK > posterior.ParetoKBad:
 		// The correction's own draws say how far q's marginal of theta_g
 		// is, and its corrected figures are there to read.
 		w = append(w, fmt.Sprintf("the Pareto k of q's marginal of the fixed effects and variance parameters is %.2f (the random effects integrated out), above %g: the Gaussian approximation misses part of their posterior (often the spread of the random-effect sds, which it understates); read the importance-corrected summaries (Pareto k %.2f), not q's", imp.QK, float64(posterior.ParetoKBad), imp.K))
-	case imp != nil && !(imp.K < posterior.ParetoKBad):
+	case imp != nil && !trusted(imp):
 		w = append(w, fmt.Sprintf("even importance sampling of the fixed effects and variance parameters with a proposal adapted to them has Pareto k %.2f, above %g: neither q's summaries nor corrected ones can be trusted here; check against MCMC", imp.K, float64(posterior.ParetoKBad)))
 	case imp == nil:
 		if k, _, err := posterior.ParetoK(res.LogWeights); err == nil && k > posterior.ParetoKWarn {

@@ -461,14 +461,18 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summar
 	doc.Crossed = crossedDocs(s.Crossed)
 	logw, draws := res.LogWeights, res.ImportanceGlobal
 	if imp != nil {
+		doc.corrLogWeights = imp.LogWeights
+	}
+	if trusted(imp) {
 		// The correction's ratios are over theta_g alone, the random
 		// effects integrated out: where they can be trusted they replace
 		// the ratios over every variable.
-		if lp, se, err := posterior.LogMarginal(imp.LogWeights); err == nil && imp.K < posterior.ParetoKBad {
+		if lp, se, err := posterior.LogMarginal(imp.LogWeights); err == nil {
 			doc.LowerBound.LogMarginal = &logMarginal{Value: jfloat(lp + jac), SE: jfloat(se)}
 		}
 		logw, draws = imp.LogWeights, imp.Global
-		doc.corrLogWeights = imp.LogWeights
+	} else {
+		imp = nil
 	}
 	doc.PSISCorrected = psisCorrect(job.design, logw, draws, imp)
 	switch {

@@ -34,8 +34,8 @@ type corrected struct {
 // weights can be trusted (below posterior.ParetoKBad), and returns nil
 // otherwise.
 //
-// With imp, the correction's draws, it also gives each subject's random
-// effects corrected.
+// With imp, the correction whose draws these are, it also gives each
+// subject's random effects corrected.
 func psisCorrect(d *formula.Design, logw, draws []float64, imp *posterior.GlobalImportance) *corrected {
 	w, k, err := posterior.PSIS(logw)
 	if err != nil || !(k < posterior.ParetoKBad) {

@@ -108,7 +108,7 @@ func writeText(w io.Writer, doc *document) {
 	}
 	if lm := doc.LowerBound.LogMarginal; lm != nil {
 		from := "q"
-		if cr != nil && cr.Ran && float64(cr.K) < posterior.ParetoKBad {
+		if cr.trusted() {
 			from = "the correction's draws"
 		}
 		line("log p(y):", "%.2f ± %.2f (importance sampling from %s; all constants included: compare models by it)", float64(lm.Value), float64(lm.SE), from)
@@ -166,7 +166,7 @@ func writeText(w io.Writer, doc *document) {
 	writeCorrelation(w, doc.Fixed, doc.FixedCorrelation)
 	if pc := doc.PSISCorrected; pc != nil {
 		from := "q"
-		if cr != nil && cr.Ran {
+		if cr.trusted() {
 			from = "the correction"
 		}
 		fmt.Fprintf(w, "\nImportance-corrected (PSIS: k = %.2f, %.0f effective of %d draws from %s):\n", float64(pc.K), float64(pc.EffectiveDraws), pc.Draws, from)
