@@ -348,24 +348,9 @@ func TestLibraryDefaultIsGlmmfitDefault(t *testing.T) {
 	mustSucceed(t, r, "fit epilepsy by default")
 	doc := readDoc(t, []byte(r.stdout))
 
-	fr, err := datasets.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := formula.Parse(fml)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := formula.Build(f, fr, formula.Options{Family: glmm.Poisson, Prior: formula.PriorAuto})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, res, target := libraryFit(t, path, fml)
 	m := d.Model()
 	method, _, _ := posterior.Choose(m)
-	res, target, err := posterior.Fit(context.Background(), m, vi.Settings{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if doc.Options.Method != method || method != "rvb1" {
 		t.Errorf("glmmfit fitted %s, the library chose %s; want rvb1", doc.Options.Method, method)
 	}
@@ -388,6 +373,30 @@ func TestLibraryDefaultIsGlmmfitDefault(t *testing.T) {
 			t.Errorf("omega %d: glmmfit %v ± %v, library %v", k, om.Estimate, om.EstError, res.Mu[off+k])
 		}
 	}
+}
+
+// libraryFit fits the Poisson model fml to the CSV file at path as a
+// library user would to get glmmfit fit's default: formula.Build on
+// glmmfit's default prior, posterior.Fit with zero settings.
+func libraryFit(t *testing.T, path, fml string) (*formula.Design, *vi.Result, vi.Target) {
+	t.Helper()
+	fr, err := datasets.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := formula.Parse(fml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := formula.Build(f, fr, formula.Options{Family: glmm.Poisson, Prior: formula.PriorAuto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, target, err := posterior.Fit(context.Background(), d.Model(), vi.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, res, target
 }
 
 // TestLibraryPredictIsGlmmfitPredict: predictions made with the library
@@ -423,24 +432,9 @@ func TestLibraryPredictIsGlmmfitPredict(t *testing.T) {
 	mustSucceed(t, r, "predict")
 	rows := strings.Split(strings.TrimSpace(r.stdout), "\n")[1:]
 
-	fr, err := datasets.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := formula.Parse(fml)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := formula.Build(f, fr, formula.Options{Family: glmm.Poisson, Prior: formula.PriorAuto})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, res, target := libraryFit(t, path, fml)
 	m := d.Model()
 	ctx := context.Background()
-	res, target, err := posterior.Fit(ctx, m, vi.Settings{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	nf, err := datasets.ReadCSV(strings.NewReader(newCSV))
 	if err != nil {
 		t.Fatal(err)
