@@ -34,10 +34,9 @@ const (
 
 // approx is a fitted Gaussian approximation together with the model it
 // approximates. For RVB the local blocks of the fit's mean and factor are
-// the reparametrised b~_i; draws are mapped back to b_i.
+// the reparametrised b~_i, which package posterior maps back to b_i.
 type approx struct {
-	method string
-	model  *glmm.Model
+	model *glmm.Model
 	// res and target are the fit (its Mu and Factor are the state) and
 	// what it was of, which a fit file saves (posterior.SavedFit).
 	res    *vi.Result

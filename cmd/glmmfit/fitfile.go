@@ -187,7 +187,7 @@ func readFitFile(path string) (*savedFit, error) {
 		// user of the command.
 		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "posterior: "))
 	}
-	a := &approx{method: st.Method, model: m, res: res, target: target}
+	a := &approx{model: m, res: res, target: target}
 	return &savedFit{doc: &doc, design: d, approx: a}, nil
 }
 

@@ -153,7 +153,7 @@ func runFit(e *env, args []string) error {
 		expansion = ""
 	}
 	job.expansion = expansion
-	a := &approx{method: job.method, model: m, res: res, target: target}
+	a := &approx{model: m, res: res, target: target}
 	summaryStart := time.Now()
 	summary, err := posterior.SummarizeFit(ctx, res, target, m, o.draws, o.seed)
 	summaryNote := ""
