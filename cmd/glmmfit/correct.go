@@ -65,6 +65,10 @@ type correctionDoc struct {
 func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, prog *progress) (*posterior.GlobalImportance, *correctionDoc) {
 	doc := &correctionDoc{}
 	n, _, g := m.Dims()
+	draws := o.corrDraws
+	if draws == 0 {
+		draws = posterior.DefaultImportanceDraws
+	}
 	k, _, kerr := posterior.ParetoK(res.LogWeights)
 	switch {
 	case o.correct == correctNever:
@@ -78,7 +82,7 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 		return nil, nil
 	case !(k > posterior.ParetoKBad):
 		return nil, nil
-	case n*(max(o.corrDraws, posterior.DefaultImportanceDraws)+2*g*g) > autoCorrectIntegrals:
+	case n*(draws+2*g*g) > autoCorrectIntegrals:
 		doc.Reason = fmt.Sprintf("not run: q's Pareto k is %.2f, but with %d subjects the correction would take long; -correct always runs it", k, n)
 		return nil, doc
 	default:
