@@ -174,7 +174,7 @@ func TestCrossedFitRecovers(t *testing.T) {
 	nn, r, g := mod.Dims()
 	theta := make([]float64, nn*r+g)
 	prec := make([]float64, arrowhead.Len(nn, r, g))
-	if err := mod.Start(context.Background(), theta, prec); err != nil {
+	if err := startModel(mod, theta, prec); err != nil {
 		t.Fatal(err)
 	}
 	checkPositiveDefinite(t, nn, r, g, prec)

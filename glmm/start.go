@@ -5,7 +5,6 @@
 package glmm
 
 import (
-	"context"
 	"math"
 	"slices"
 
@@ -25,8 +24,9 @@ const startRounds = 8
 // (length n*r + G, laid out subject-major, then (beta, omega)) and an
 // approximate posterior precision into prec, in the compressed arrowhead
 // form of package arrowhead (per subject the packed lower triangle of S_i
-// and the G×r block S_gi, then the packed lower triangle of S_g). It
-// implements vi.Starter.
+// and the G×r block S_gi, then the packed lower triangle of S_g). Its
+// passes over the subjects run on pool and stop when pool's context ends.
+// It implements vi.Starter.
 //
 // Given W, it takes damped joint Newton steps in (b, beta) on the
 // conditional log density, solving the block-arrowhead Newton system by
@@ -41,7 +41,7 @@ const startRounds = 8
 // 2n (log-diagonal) or n (off-diagonal) for omega, the curvature of the
 // complete-data log density of W at the EM update, and no correlation
 // between omega and the rest.
-func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
+func (mod *Model) Start(pool *parallel.Pool, theta, prec []float64) error {
 	n, r, g := mod.Dims()
 	p := mod.p
 	tri, gtri := r*(r+1)/2, g*(g+1)/2
@@ -50,7 +50,7 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 		panic("glmm: bad length in Start")
 	}
 	clear(theta)
-	st := &starter{mod: mod, chunks: parallel.NewChunking(n, 0)}
+	st := &starter{mod: mod, pool: pool, chunks: parallel.NewChunking(n, 0)}
 	st.b = theta[:n*r]
 	st.beta = theta[n*r : n*r+p]
 	no := NumOmega(r)
@@ -79,12 +79,12 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 		}
 		st.crossedDataStart(thetaG)
 	}
-	if err := st.dataStart(ctx); err != nil {
+	if err := st.dataStart(); err != nil {
 		return err
 	}
 	if mod.nd == 1 {
 		st.partP = scratch.Partials(nc, 2)
-		if err := st.initPsi(ctx); err != nil {
+		if err := st.initPsi(); err != nil {
 			return err
 		}
 	}
@@ -114,17 +114,17 @@ func (mod *Model) Start(ctx context.Context, theta, prec []float64) error {
 			steps = 1
 		}
 		for range steps {
-			if err := st.newton(ctx); err != nil {
+			if err := st.newton(); err != nil {
 				return err
 			}
 		}
 		if mod.nd == 1 {
-			if err := st.updatePsi(ctx); err != nil {
+			if err := st.updatePsi(); err != nil {
 				return err
 			}
 		}
 		if mod.cross != nil {
-			if err := st.updateCrossed(ctx, thetaG); err != nil {
+			if err := st.updateCrossed(thetaG); err != nil {
 				return err
 			}
 		}
@@ -225,13 +225,13 @@ const crossStep = 2.0
 // updateCrossed takes, factor by factor, one Newton step in each crossed
 // effect given everything else (the levels are independent then), and
 // updates its precision by EM, exp(-2 omega_u) = mean of u_l^2 + 1/H_l.
-func (st *starter) updateCrossed(ctx context.Context, thetaG []float64) error {
+func (st *starter) updateCrossed(thetaG []float64) error {
 	mod := st.mod
 	for c := range mod.cross {
 		f := &mod.cross[c]
 		nl := len(f.levels)
 		part := scratch.Partials(st.chunks.Len(), 2*nl)
-		err := parallel.For(ctx, 0, st.chunks, func(k, lo, hi int) error {
+		err := st.each(func(k, lo, hi int) error {
 			sc := st.newScratch()
 			g, h := part[k][:nl], part[k][nl:]
 			for i := lo; i < hi; i++ {
@@ -287,7 +287,7 @@ const (
 // initPsi sets psi at the data start: the log of the root mean square
 // residual for the Gaussian, and then (for every family) a few Newton
 // steps of updatePsi.
-func (st *starter) initPsi(ctx context.Context) error {
+func (st *starter) initPsi() error {
 	mod := st.mod
 	if mod.family == Gaussian {
 		var ss, sw float64
@@ -311,7 +311,7 @@ func (st *starter) initPsi(ctx context.Context) error {
 		}
 	}
 	for range 3 {
-		if err := st.updatePsi(ctx); err != nil {
+		if err := st.updatePsi(); err != nil {
 			return err
 		}
 	}
@@ -321,9 +321,9 @@ func (st *starter) initPsi(ctx context.Context) error {
 // updatePsi takes one damped Newton step in psi on the expected log
 // likelihood (with its prior) at the current (b, beta) and Gaussians,
 // with the curvature from a finite difference of the derivative.
-func (st *starter) updatePsi(ctx context.Context) error {
+func (st *starter) updatePsi() error {
 	mod := st.mod
-	err := parallel.For(ctx, 0, st.chunks, func(k, lo, hi int) error {
+	err := st.each(func(k, lo, hi int) error {
 		sc := st.newScratch()
 		var d0, d1 float64
 		for i := lo; i < hi; i++ {
@@ -362,8 +362,17 @@ func (st *starter) updatePsi(ctx context.Context) error {
 }
 
 // starter holds Start's state.
+// each runs fn on every chunk of subjects on the starter's pool.
+func (st *starter) each(fn func(chunk, lo, hi int) error) error {
+	return st.pool.Run(st.chunks.Len(), func(k int) error {
+		lo, hi := st.chunks.Bounds(k)
+		return fn(k, lo, hi)
+	})
+}
+
 type starter struct {
 	mod    *Model
+	pool   *parallel.Pool
 	chunks parallel.Chunking
 	b      []float64 // n*r
 	beta   []float64
@@ -399,10 +408,10 @@ type starter struct {
 // pass computes, per subject at the current (b, beta), the Newton pieces and
 // the chunk partials of the Schur system in beta; with objective only, it
 // just sums the conditional log density into partF.
-func (st *starter) pass(ctx context.Context, objective bool) error {
+func (st *starter) pass(objective bool) error {
 	mod := st.mod
 	r, p := mod.r, mod.p
-	return parallel.For(ctx, 0, st.chunks, func(k, lo, hi int) error {
+	return st.each(func(k, lo, hi int) error {
 		sc := st.newScratch()
 		pg, pi, pr := st.partG[k], st.partI[k], st.partR[k]
 		if !objective {
@@ -508,8 +517,8 @@ func (st *starter) reduce() (info, rhs []float64) {
 	return info, rhs
 }
 
-func (st *starter) objective(ctx context.Context) (float64, error) {
-	if err := st.pass(ctx, true); err != nil {
+func (st *starter) objective() (float64, error) {
+	if err := st.pass(true); err != nil {
 		return 0, err
 	}
 	return st.sumF(), nil
@@ -542,10 +551,10 @@ func (st *starter) sumF() float64 {
 // newton takes one damped joint Newton step in (b, beta), with the
 // Gaussians' covariances V held fixed during the step and updated to the
 // new curvature after it.
-func (st *starter) newton(ctx context.Context) error {
+func (st *starter) newton() error {
 	mod := st.mod
 	r, p := mod.r, mod.p
-	if err := st.pass(ctx, false); err != nil {
+	if err := st.pass(false); err != nil {
 		return err
 	}
 	defer func() { st.v, st.vnew = st.vnew, st.v }()
@@ -579,7 +588,7 @@ func (st *starter) newton(ctx context.Context) error {
 		for c := range p {
 			st.beta[c] = beta0[c] + t*dbeta[c]
 		}
-		f, err := st.objective(ctx)
+		f, err := st.objective()
 		if err != nil {
 			return err
 		}
@@ -592,16 +601,16 @@ func (st *starter) newton(ctx context.Context) error {
 	// progress.
 	copy(st.b, st.b0)
 	copy(st.beta, beta0)
-	return st.subjectSteps(ctx)
+	return st.subjectSteps()
 }
 
 // subjectSteps takes, per subject, a Newton step in b_i at fixed beta
 // (st.a, from the last pass at st.b0), halved until the subject's
 // objective does not decrease; a subject with no such step keeps b_i.
-func (st *starter) subjectSteps(ctx context.Context) error {
+func (st *starter) subjectSteps() error {
 	mod := st.mod
 	r := mod.r
-	return parallel.For(ctx, 0, st.chunks, func(_, lo, hi int) error {
+	return st.each(func(_, lo, hi int) error {
 		sc := st.newScratch()
 		for i := lo; i < hi; i++ {
 			bi, b0 := st.b[i*r:(i+1)*r], st.b0[i*r:(i+1)*r]
@@ -639,7 +648,7 @@ func allZero(x []float64) bool {
 // A constant column of X gets the mean of the subjects' levels, a
 // constant column of Z each subject's deviation from it; without such
 // columns beta and b stay 0.
-func (st *starter) dataStart(ctx context.Context) error {
+func (st *starter) dataStart() error {
 	mod := st.mod
 	r := mod.r
 	xbuf := make([]float64, mod.p)
@@ -651,7 +660,7 @@ func (st *starter) dataStart(ctx context.Context) error {
 	// Each subject's level at beta = 0, NaN without information
 	// (zero weights), in st.fi, free until the first pass.
 	level := st.fi
-	err := parallel.For(ctx, 0, st.chunks, func(_, lo, hi int) error {
+	err := st.each(func(_, lo, hi int) error {
 		sc := st.newScratch()
 		zero := make([]float64, mod.p)
 		for i := lo; i < hi; i++ {

@@ -13,6 +13,7 @@ import (
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
 )
 
 // BenchmarkStart times Model.Start, on the hot path of every fit, on the
@@ -47,10 +48,12 @@ func BenchmarkStart(b *testing.B) {
 				nn, r, g := m.Dims()
 				theta := make([]float64, nn*r+g)
 				prec := make([]float64, arrowhead.Len(nn, r, g))
+				pool := parallel.NewPool(context.Background(), 0)
+				defer pool.Close()
 				b.ReportAllocs()
 				cpu0, okCPU := processCPU()
 				for b.Loop() {
-					if err := m.Start(context.Background(), theta, prec); err != nil {
+					if err := m.Start(pool, theta, prec); err != nil {
 						b.Fatal(err)
 					}
 				}

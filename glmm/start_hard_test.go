@@ -5,7 +5,6 @@
 package glmm_test
 
 import (
-	"context"
 	"math"
 	"testing"
 
@@ -77,7 +76,7 @@ func TestStartHugeCounts(t *testing.T) {
 			n, r, g := m.Dims()
 			theta := make([]float64, n*r+g)
 			prec := make([]float64, arrowhead.Len(n, r, g))
-			if err := m.Start(context.Background(), theta, prec); err != nil {
+			if err := startModel(m, theta, prec); err != nil {
 				t.Fatal(err)
 			}
 			for k, v := range theta {

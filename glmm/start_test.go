@@ -13,6 +13,7 @@ import (
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/vi"
 )
 
@@ -63,7 +64,7 @@ func TestStart(t *testing.T) {
 			n, r, g := m.Dims()
 			theta := make([]float64, n*r+g)
 			prec := make([]float64, arrowhead.Len(n, r, g))
-			if err := m.Start(context.Background(), theta, prec); err != nil {
+			if err := startModel(m, theta, prec); err != nil {
 				t.Fatal(err)
 			}
 			checkPositiveDefinite(t, n, r, g, prec)
@@ -107,4 +108,11 @@ func checkPositiveDefinite(t *testing.T, n, r, g int, prec []float64) {
 	if err := tf.CholGlobal(tf.Data(), sum); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// startModel runs m's start on a pool of GOMAXPROCS workers.
+func startModel(m *glmm.Model, theta, prec []float64) error {
+	pool := parallel.NewPool(context.Background(), 0)
+	defer pool.Close()
+	return m.Start(pool, theta, prec)
 }

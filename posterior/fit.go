@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -33,9 +34,9 @@ const (
 // NewTarget returns what vi.Fit fits for the given method of m, and the
 // vi method to fit it by: m itself for GVA, its RVB reparametrisation
 // expanded about the given point (AtStart or Jeffreys) otherwise. An
-// expansion at the start runs m's start, which ctx can stop and which the
-// fit then reuses.
-func NewTarget(ctx context.Context, m *glmm.Model, method, expansion string) (vi.Target, vi.Method, error) {
+// expansion at the start runs m's start on pool, whose context can stop
+// it, and the fit then reuses it.
+func NewTarget(pool *parallel.Pool, m *glmm.Model, method, expansion string) (vi.Target, vi.Method, error) {
 	if m == nil {
 		return nil, 0, errors.New("posterior: nil model")
 	}
@@ -54,7 +55,7 @@ func NewTarget(ctx context.Context, m *glmm.Model, method, expansion string) (vi
 		err error
 	)
 	if expansion == AtStart {
-		t, err = rvb.NewAtStart(ctx, m, meth)
+		t, err = rvb.NewAtStart(pool, m, meth)
 	} else {
 		t, err = rvb.New(m, meth)
 	}
@@ -107,7 +108,11 @@ func Fit(ctx context.Context, m *glmm.Model, set vi.Settings) (*vi.Result, vi.Ta
 		return nil, nil, errors.New("posterior: nil model")
 	}
 	method, expansion, _ := Choose(m)
-	t, meth, err := NewTarget(ctx, m, method, expansion)
+	// The start runs on as many workers as the fit (Settings.WorkersFor),
+	// and its pool is closed before the fit's opens.
+	pool := parallel.NewPool(ctx, set.WorkersFor(m))
+	t, meth, err := NewTarget(pool, m, method, expansion)
+	pool.Close()
 	if err != nil {
 		return nil, nil, err
 	}

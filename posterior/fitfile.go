@@ -15,6 +15,7 @@ import (
 	"github.com/sparsevi/sparsevi/arrowhead"
 	"github.com/sparsevi/sparsevi/blockdiag"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -156,7 +157,9 @@ func (s *SavedFit) Load(ctx context.Context, m *glmm.Model) (*vi.Result, vi.Targ
 	if err := checkMethod(s.Method, s.Expansion); err != nil {
 		return nil, nil, fmt.Errorf("posterior: saved fit: %w", err)
 	}
-	target, meth, err := NewTarget(ctx, m, s.Method, s.Expansion)
+	pool := parallel.NewPool(ctx, vi.Settings{}.WorkersFor(m))
+	target, meth, err := NewTarget(pool, m, s.Method, s.Expansion)
+	pool.Close()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/posterior"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
@@ -28,7 +29,9 @@ func TestSaveLoad(t *testing.T) {
 	}{
 		{"gva", func() (vi.Target, vi.Method) { return m, vi.GVA }},
 		{"rvb1 at the start", func() (vi.Target, vi.Method) {
-			tg, err := rvb.NewAtStart(ctx, m, rvb.RVB1)
+			pool := parallel.NewPool(ctx, 0)
+			defer pool.Close()
+			tg, err := rvb.NewAtStart(pool, m, rvb.RVB1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +110,8 @@ func TestSaveLoad(t *testing.T) {
 // TestNewTargetRefuses: unknown methods and, for RVB, unknown expansions
 // are errors naming the value and the choices; GVA ignores the expansion.
 func TestNewTargetRefuses(t *testing.T) {
-	ctx := context.Background()
+	pool := parallel.NewPool(context.Background(), 0)
+	defer pool.Close()
 	m := simModel(t, 20, 1)
 	for _, c := range []struct {
 		method, expansion, msg string
@@ -118,7 +122,7 @@ func TestNewTargetRefuses(t *testing.T) {
 		{posterior.GVA, "mode", ""},
 		{posterior.RVB2, posterior.Jeffreys, ""},
 	} {
-		_, _, err := posterior.NewTarget(ctx, m, c.method, c.expansion)
+		_, _, err := posterior.NewTarget(pool, m, c.method, c.expansion)
 		switch {
 		case c.msg == "" && err != nil:
 			t.Errorf("NewTarget(%q, %q): %v", c.method, c.expansion, err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -94,8 +95,8 @@ type faulty struct {
 
 // Start, NumObs and LocalHessian are forwarded so that the fit starts as
 // it would on the wrapped target.
-func (f *faulty) Start(ctx context.Context, theta, prec []float64) error {
-	return f.Target.(vi.Starter).Start(ctx, theta, prec)
+func (f *faulty) Start(pool *parallel.Pool, theta, prec []float64) error {
+	return f.Target.(vi.Starter).Start(pool, theta, prec)
 }
 
 func (f *faulty) NumObs() int { return f.Target.(vi.NumObser).NumObs() }

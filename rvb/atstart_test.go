@@ -32,13 +32,12 @@ func TestStartExpansion(t *testing.T) {
 		m := randomModel(t, rng, c.fam, 30, 3, c.r, false)
 		n, r, g := m.Dims()
 		p := m.P()
-		ctx := context.Background()
 		theta := make([]float64, n*r+g)
 		prec := make([]float64, n*(r*(r+1)/2+g*r)+g*(g+1)/2)
-		if err := m.Start(ctx, theta, prec); err != nil {
+		if err := m.Start(testPool(t), theta, prec); err != nil {
 			t.Fatal(err)
 		}
-		eta, err := StartExpansion(ctx, m)
+		eta, err := StartExpansion(testPool(t), m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +59,7 @@ func TestStartExpansion(t *testing.T) {
 			}
 		}
 
-		at, err := NewAtStart(ctx, m, c.meth)
+		at, err := NewAtStart(testPool(t), m, c.meth)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,10 +69,10 @@ func TestStartExpansion(t *testing.T) {
 		}
 		th1, th2 := make([]float64, len(theta)), make([]float64, len(theta))
 		pr1, pr2 := make([]float64, len(prec)), make([]float64, len(prec))
-		if err := at.Start(ctx, th1, pr1); err != nil {
+		if err := at.Start(testPool(t), th1, pr1); err != nil {
 			t.Fatal(err)
 		}
-		if err := ref.Start(ctx, th2, pr2); err != nil {
+		if err := ref.Start(testPool(t), th2, pr2); err != nil {
 			t.Fatal(err)
 		}
 		for k := range th1 {
@@ -87,7 +86,7 @@ func TestStartExpansion(t *testing.T) {
 			}
 		}
 		// Once used, the start is computed again, to the same values.
-		if err := at.Start(ctx, th1, pr1); err != nil || th1[0] != th2[0] || pr1[len(pr1)-1] != pr2[len(pr2)-1] {
+		if err := at.Start(testPool(t), th1, pr1); err != nil || th1[0] != th2[0] || pr1[len(pr1)-1] != pr2[len(pr2)-1] {
 			t.Errorf("%v r=%d: a second Start differs (%v)", c.fam, r, err)
 		}
 		grad1, grad2 := make([]float64, len(theta)), make([]float64, len(theta))
@@ -126,7 +125,7 @@ func TestAtStartReachesRVB2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	at, err := NewAtStart(context.Background(), m, RVB1)
+	at, err := NewAtStart(testPool(t), m, RVB1)
 	if err != nil {
 		t.Fatal(err)
 	}

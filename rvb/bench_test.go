@@ -25,7 +25,7 @@ func BenchmarkLocal(b *testing.B) {
 				n, r, g := tg.Dims()
 				theta := make([]float64, n*r+g)
 				prec := make([]float64, n*(r*(r+1)/2+g*r)+g*(g+1)/2)
-				if err := tg.Start(b.Context(), theta, prec); err != nil {
+				if err := tg.Start(testPool(b), theta, prec); err != nil {
 					b.Fatal(err)
 				}
 				rng := rand.New(rand.NewPCG(1, 2))

@@ -13,6 +13,7 @@ import (
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -61,7 +62,9 @@ func TestCoverageKnownTruth(t *testing.T) {
 						t.Fatal(err)
 					}
 					m := d.Model()
-					tg, err := rvb.NewAtStart(context.Background(), m, method)
+					pool := parallel.NewPool(context.Background(), 0)
+					tg, err := rvb.NewAtStart(pool, m, method)
+					pool.Close()
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -35,7 +35,7 @@ func TestModeConvergesOnPaperData(t *testing.T) {
 			tri := r * (r + 1) / 2
 			theta := make([]float64, n*r+g)
 			prec := make([]float64, n*(tri+g*r)+g*(g+1)/2)
-			if err := tg.Start(t.Context(), theta, prec); err != nil {
+			if err := tg.Start(testPool(t), theta, prec); err != nil {
 				t.Fatal(err)
 			}
 			// Start's global block is the marginal precision of theta_g.

@@ -5,10 +5,8 @@
 package rvb
 
 import (
-	"context"
 	"fmt"
 	"math"
-	"runtime"
 
 	"github.com/sparsevi/sparsevi/internal/small"
 	"github.com/sparsevi/sparsevi/parallel"
@@ -27,8 +25,10 @@ import (
 // of theta_g. Then startGlobal makes theta_g and its block RVB's own (see
 // the package documentation, The start). The cross blocks are zero, as in
 // RVB's factor. For RVB2 it also seeds the warm-start modes. A Target of
-// NewAtStart uses the start it computed, once.
-func (t *Target) Start(ctx context.Context, theta, prec []float64) error {
+// NewAtStart uses the start it computed, once. Its parallel loops run on
+// pool, whose context stops it.
+func (t *Target) Start(pool *parallel.Pool, theta, prec []float64) error {
+	ctx := pool.Context()
 	n, r, g := t.Dims()
 	p := t.p
 	tri, gtri := r*(r+1)/2, g*(g+1)/2
@@ -41,7 +41,7 @@ func (t *Target) Start(ctx context.Context, theta, prec []float64) error {
 		copy(theta, st.theta)
 		copy(prec, st.prec)
 		t.start = nil
-	} else if err := t.m.Start(ctx, theta, prec); err != nil {
+	} else if err := t.m.Start(pool, theta, prec); err != nil {
 		return err
 	}
 	thetaG := theta[n*r:]
@@ -115,7 +115,7 @@ func (t *Target) Start(ctx context.Context, theta, prec []float64) error {
 		}
 		clear(sgi)
 	}
-	return t.startGlobal(ctx, theta, prec)
+	return t.startGlobal(pool, theta, prec)
 }
 
 // Newton steps on theta_g in startGlobal.
@@ -143,7 +143,8 @@ const (
 // Diabetes' 46 coefficients), and takes Newton steps with that curvature.
 // If an evaluation fails or the curvature is not positive definite, the
 // model's start is kept (a failure of the fit itself then says why).
-func (t *Target) startGlobal(ctx context.Context, theta, prec []float64) error {
+func (t *Target) startGlobal(pool *parallel.Pool, theta, prec []float64) error {
+	ctx := pool.Context()
 	n, r, g := t.Dims()
 	p := t.p
 	stride := r*(r+1)/2 + g*r
@@ -161,8 +162,7 @@ func (t *Target) startGlobal(ctx context.Context, theta, prec []float64) error {
 	small.InvFromChol(g, linv, cov)
 
 	pairs := min(max((startDraws+n-1)/max(n, 1), 1), startMaxPairs)
-	ev := newGradEval(ctx, t, theta, prec)
-	defer ev.close()
+	ev := newGradEval(pool, t, theta, prec)
 	grad := make([]float64, g)
 	gp := make([]float64, g)
 	gm := make([]float64, g)
@@ -264,11 +264,12 @@ type evalScratch struct {
 	si, rf []float64
 }
 
-func newGradEval(ctx context.Context, t *Target, theta, prec []float64) *gradEval {
+// newGradEval returns a gradEval that runs on pool.
+func newGradEval(pool *parallel.Pool, t *Target, theta, prec []float64) *gradEval {
 	n, r, g := t.Dims()
 	c := parallel.NewChunking(n, 0)
-	workers := min(runtime.GOMAXPROCS(0), c.Len())
-	e := &gradEval{t: t, theta: theta, prec: prec, pool: parallel.NewPool(ctx, workers), chunks: c,
+	workers := pool.Workers()
+	e := &gradEval{t: t, theta: theta, prec: prec, pool: pool, chunks: c,
 		streams: parallel.NewStreams(startSeed, c.Len()), parts: make([][]float64, c.Len()), free: make(chan *evalScratch, workers)}
 	size := parallel.DefaultChunkSize
 	for range workers {
@@ -280,8 +281,6 @@ func newGradEval(ctx context.Context, t *Target, theta, prec []float64) *gradEva
 	}
 	return e
 }
-
-func (e *gradEval) close() { e.pool.Close() }
 
 // grad writes into dst the gradient at thetaG with the locals of draw d:
 // pair d/2, sign by d%2.

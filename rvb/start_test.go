@@ -15,6 +15,7 @@ import (
 
 	"github.com/sparsevi/sparsevi/arrowhead"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/vi"
 )
 
@@ -39,13 +40,13 @@ func TestStartIsRVBs(t *testing.T) {
 		n, r, g := m.Dims()
 		p := m.P()
 		ctx := context.Background()
-		tg, err := NewAtStart(ctx, m, c.meth)
+		tg, err := NewAtStart(testPool(t), m, c.meth)
 		if err != nil {
 			t.Fatal(err)
 		}
 		theta := make([]float64, n*r+g)
 		prec := make([]float64, n*(r*(r+1)/2+g*r)+g*(g+1)/2)
-		if err := tg.Start(ctx, theta, prec); err != nil {
+		if err := tg.Start(testPool(t), theta, prec); err != nil {
 			t.Fatal(err)
 		}
 		startSD := globalSDs(prec[len(prec)-g*(g+1)/2:], g)
@@ -67,7 +68,7 @@ func TestStartIsRVBs(t *testing.T) {
 		}
 		if c.fam == glmm.Bernoulli {
 			mprec := make([]float64, len(prec))
-			if err := m.Start(ctx, make([]float64, len(theta)), mprec); err != nil {
+			if err := m.Start(testPool(t), make([]float64, len(theta)), mprec); err != nil {
 				t.Fatal(err)
 			}
 			// The Schur complement of the model's precision.
@@ -93,7 +94,7 @@ func TestStartDeterministic(t *testing.T) {
 		}
 		theta := make([]float64, n*r+g)
 		prec := make([]float64, n*(r*(r+1)/2+g*r)+g*(g+1)/2)
-		if err := tg.Start(context.Background(), theta, prec); err != nil {
+		if err := tg.Start(testPool(t), theta, prec); err != nil {
 			t.Fatal(err)
 		}
 		return theta, prec
@@ -155,4 +156,12 @@ func lastSDs(s *mat.SymDense, k int) []float64 {
 		sd[j] = math.Sqrt(cov.At(d-k+j, d-k+j))
 	}
 	return sd
+}
+
+// testPool returns a pool of GOMAXPROCS workers that lives until the test
+// ends.
+func testPool(tb testing.TB) *parallel.Pool {
+	p := parallel.NewPool(tb.Context(), 0)
+	tb.Cleanup(func() { p.Close() })
+	return p
 }

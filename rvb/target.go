@@ -5,7 +5,6 @@
 package rvb
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -13,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mathext"
 
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
 )
 
 // Method selects the affine reparametrisation of the random effects.
@@ -265,13 +265,13 @@ func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
 // expanded about the linear predictor at the model's start
 // (glmm.Model.Start): X_i beta^ + Z_i b^_i + offset, with beta^ and the
 // random-effect covariance at an approximate posterior mode and b^_i each
-// subject's conditional mode there (StartExpansion). For Bernoulli data,
+// subject's conditional mode there (StartExpansion), computed on pool. For Bernoulli data,
 // whose Jeffreys point ±2 (DefaultExpansion) carries little information,
 // RVB1 expanded there reaches RVB2's lower bound at RVB1's cost. The start
 // is computed once: the Target's Start transforms it rather than computing
 // it again. An Expansion option is overridden.
-func NewAtStart(ctx context.Context, m *glmm.Model, method Method, opts ...Option) (*Target, error) {
-	st, err := startOf(ctx, m)
+func NewAtStart(pool *parallel.Pool, m *glmm.Model, method Method, opts ...Option) (*Target, error) {
+	st, err := startOf(pool, m)
 	if err != nil {
 		return nil, err
 	}
@@ -289,9 +289,9 @@ func (t *Target) ExpandedAtStart() bool { return t.atStart }
 
 // StartExpansion returns the expansion point of NewAtStart: the linear
 // predictor of every data row (in the order given to glmm.New) at the
-// model's start.
-func StartExpansion(ctx context.Context, m *glmm.Model) ([]float64, error) {
-	st, err := startOf(ctx, m)
+// model's start, computed on pool.
+func StartExpansion(pool *parallel.Pool, m *glmm.Model) ([]float64, error) {
+	st, err := startOf(pool, m)
 	if err != nil {
 		return nil, err
 	}
@@ -299,10 +299,10 @@ func StartExpansion(ctx context.Context, m *glmm.Model) ([]float64, error) {
 }
 
 // startOf returns the model's start.
-func startOf(ctx context.Context, m *glmm.Model) (*modelStart, error) {
+func startOf(pool *parallel.Pool, m *glmm.Model) (*modelStart, error) {
 	n, r, g := m.Dims()
 	st := &modelStart{theta: make([]float64, n*r+g), prec: make([]float64, n*(r*(r+1)/2+g*r)+g*(g+1)/2)}
-	if err := m.Start(ctx, st.theta, st.prec); err != nil {
+	if err := m.Start(pool, st.theta, st.prec); err != nil {
 		return nil, err
 	}
 	return st, nil

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"time"
 
@@ -67,12 +66,7 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 		}
 	}
 	if set.Workers == 0 && n > 0 {
-		cs := set.ChunkSize
-		if cs <= 0 {
-			cs = parallel.DefaultChunkSize
-		}
-		chunks := (n + cs - 1) / cs
-		set.Workers = DefaultWorkers(target, min(runtime.GOMAXPROCS(0), chunks))
+		set.Workers = set.WorkersFor(target)
 	}
 	set = set.withDefaults()
 	if n < 0 || r < 0 || g < 0 || n*r+g == 0 {

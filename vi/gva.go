@@ -69,7 +69,7 @@ func (f *gva) init(ctx context.Context, how Init) error {
 	clear(f.lam[:f.d])
 	f.t.SetIdentity(math.Sqrt(float64(max(1, f.nobs))))
 	if how == InitMode {
-		return initMode(ctx, f.base, func(_ []float64, t *arrowhead.Factor) error {
+		return initMode(f.base, func(_ []float64, t *arrowhead.Factor) error {
 			f.t.CopyFrom(t)
 			return nil
 		})

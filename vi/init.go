@@ -5,7 +5,6 @@
 package vi
 
 import (
-	"context"
 	"fmt"
 	"math"
 
@@ -21,20 +20,22 @@ type Starter interface {
 	// into theta, and into prec an approximate posterior precision in the
 	// compressed form of package arrowhead: for each subject the packed
 	// lower triangle of S_i and the G×r block S_gi, then the packed lower
-	// triangle of S_g (length arrowhead.Len(n, r, G)).
-	Start(ctx context.Context, theta, prec []float64) error
+	// triangle of S_g (length arrowhead.Len(n, r, G)). It runs its
+	// parallel loops on p, whose context stops it: Fit passes its own
+	// pool, so that Settings.Workers bounds the start too.
+	Start(p *parallel.Pool, theta, prec []float64) error
 }
 
 // initMode starts the mean and the factor from the target's Starter, if it
 // has one. The precision S is passed to set both as given (in arrowhead
 // form) and factorised, S = T T'; each family takes what it can represent.
-func initMode(ctx context.Context, b *base, set func(s []float64, t *arrowhead.Factor) error) error {
+func initMode(b *base, set func(s []float64, t *arrowhead.Factor) error) error {
 	s, ok := b.target.(Starter)
 	if !ok {
 		return nil
 	}
 	t := arrowhead.New(b.n, b.r, b.g)
-	if err := s.Start(ctx, b.lam[:b.d], t.Data()); err != nil {
+	if err := s.Start(b.pool, b.lam[:b.d], t.Data()); err != nil {
 		return fmt.Errorf("vi: initialisation: %w", err)
 	}
 	prec := append([]float64(nil), t.Data()...)

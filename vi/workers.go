@@ -4,6 +4,12 @@
 
 package vi
 
+import (
+	"runtime"
+
+	"github.com/sparsevi/sparsevi/parallel"
+)
+
 // An ObsCounter reports the number of observations of a target. Targets
 // that implement it (glmm.Model and rvb.Target do) let Fit size its worker
 // pool by the work of a pass over the subjects rather than by their number.
@@ -34,4 +40,23 @@ func DefaultWorkers(target Target, maxWorkers int) int {
 	}
 	w := (work + WorkPerWorker - 1) / WorkPerWorker
 	return max(1, min(w, maxWorkers))
+}
+
+// WorkersFor returns the number of workers Fit runs target on under the
+// settings: Workers if it is positive, else DefaultWorkers with at most
+// one per core and one per chunk of subjects. Work that comes before the
+// fit, such as a start computed to build the target (rvb.NewAtStart),
+// runs on a pool of this many workers so that Workers: 1 keeps a whole
+// fit on one goroutine.
+func (s Settings) WorkersFor(target Target) int {
+	if s.Workers > 0 {
+		return s.Workers
+	}
+	n, _, _ := target.Dims()
+	cs := s.ChunkSize
+	if cs <= 0 {
+		cs = parallel.DefaultChunkSize
+	}
+	chunks := max(1, (n+cs-1)/cs)
+	return DefaultWorkers(target, min(runtime.GOMAXPROCS(0), chunks))
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -71,7 +72,9 @@ func target(b *testing.B, m *glmm.Model, method string) (vi.Target, vi.Method) {
 	if method == "rvb2" {
 		rm = rvb.RVB2
 	}
-	t, err := rvb.NewAtStart(context.Background(), m, rm)
+	pool := parallel.NewPool(context.Background(), 0)
+	defer pool.Close()
+	t, err := rvb.NewAtStart(pool, m, rm)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -103,12 +106,14 @@ func BenchmarkStart(b *testing.B) {
 				theta := make([]float64, n*r+g)
 				prec := make([]float64, arrowhead.Len(n, r, g))
 				st := t.(vi.Starter)
+				pool := parallel.NewPool(context.Background(), 0)
+				defer pool.Close()
 				b.ReportAllocs()
 				for b.Loop() {
 					if rt, ok := t.(*rvb.Target); ok {
 						rt.ResetModes()
 					}
-					if err := st.Start(context.Background(), theta, prec); err != nil {
+					if err := st.Start(pool, theta, prec); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -28,7 +29,9 @@ func rvbTarget(m *glmm.Model, method string) (vi.Target, vi.Method, error) {
 	case "rvb2":
 		t, err = rvb.New(m, rvb.RVB2)
 	case "rvb1s":
-		t, err = rvb.NewAtStart(context.Background(), m, rvb.RVB1)
+		pool := parallel.NewPool(context.Background(), 0)
+		t, err = rvb.NewAtStart(pool, m, rvb.RVB1)
+		pool.Close()
 	default:
 		return nil, 0, fmt.Errorf("unknown method %q (want gva, vb, rvb1, rvb2 or rvb1s)", method)
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/posterior"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
@@ -45,9 +46,12 @@ type approx struct {
 
 // newTarget returns the vi target and vi method of the named method, RVB
 // expanded about the named point (posterior.NewTarget), and the RVB target
-// (nil for GVA).
-func newTarget(ctx context.Context, method, expansion string, m *glmm.Model) (vi.Target, vi.Method, *rvb.Target, error) {
-	t, vm, err := posterior.NewTarget(ctx, m, method, expansion)
+// (nil for GVA). RVB's start runs on as many workers as the fit will
+// (threads as -threads).
+func newTarget(ctx context.Context, threads int, method, expansion string, m *glmm.Model) (vi.Target, vi.Method, *rvb.Target, error) {
+	pool := parallel.NewPool(ctx, vi.Settings{Workers: threads}.WorkersFor(m))
+	t, vm, err := posterior.NewTarget(pool, m, method, expansion)
+	pool.Close()
 	if err != nil {
 		return nil, 0, nil, err
 	}

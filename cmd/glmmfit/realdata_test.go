@@ -20,6 +20,7 @@ import (
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/posterior"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
@@ -266,7 +267,9 @@ func checkLibrary(t *testing.T, path string, rf realFit, doc *document) {
 		if rf.wantMethod == "rvb2" {
 			rm = rvb.RVB2
 		}
-		tg, err := rvb.NewAtStart(context.Background(), m, rm)
+		pool := parallel.NewPool(context.Background(), 0)
+		tg, err := rvb.NewAtStart(pool, m, rm)
+		pool.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
