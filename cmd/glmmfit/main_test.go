@@ -81,7 +81,7 @@ func glmmfit(t *testing.T, dir, stdin string, env []string, args ...string) resu
 // posterior's shape rather than on what the test checks.
 func mustSucceed(t *testing.T, r result, args ...string) {
 	t.Helper()
-	if r.code != 0 || dropParetoWarning(r.stderr) != "" {
+	if r.code != 0 || dropDiagnosticWarnings(r.stderr) != "" {
 		t.Fatalf("glmmfit %s: exit %d, stderr %q", strings.Join(args, " "), r.code, r.stderr)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -165,6 +166,9 @@ func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 	if w := extrapolation(d, X, in); w != "" {
 		pr.warnings = append(pr.warnings, w)
 	}
+	if w := correctionGap(sf.doc); w != "" {
+		pr.warnings = append(pr.warnings, w)
+	}
 	rc, rs := d.ResponseScale()
 	nd := posterior.NewData{X: X, Z: Z, Group: group, Known: known, Offset: off, Crossed: crossed, ResponseCenter: rc, ResponseScale: rs}
 	pr.Predictions, err = posterior.Predict(context.Background(), a.res, a.target, a.model, nd,
@@ -311,4 +315,54 @@ func dropMissing(in *input, sf *savedFit) ([]int, error) {
 		return nil, nil
 	}
 	return keep, nil
+}
+
+// correctionGapSD is how many of the corrected posterior's sds a
+// parameter of q may be from its corrected mean or sd before predict warns
+// that its draws, which are q's, differ from the fit's corrected summary.
+const correctionGapSD = 0.25
+
+// correctionGap returns a warning when the fit's summaries were corrected
+// (-correct) and q's mean or sd of a fixed effect, random-effect sd or
+// dispersion differs from the corrected one by more than correctionGapSD
+// corrected sds: predictions draw from q, so their intervals inherit q's
+// error (on toenail, q's sd((Intercept)) is 3.49 and the corrected 4.15).
+// It names the parameter that differs most.
+func correctionGap(doc *document) string {
+	c := doc.PSISCorrected
+	if c == nil || doc.Correction == nil || !doc.Correction.Ran {
+		return ""
+	}
+	qs := make(map[string]marginal)
+	for _, m := range slices.Concat(doc.Fixed, doc.RESD) {
+		qs[m.Name] = m
+	}
+	if doc.Dispersion != nil {
+		qs[doc.Dispersion.Name] = *doc.Dispersion
+	}
+	cs := slices.Concat(c.Fixed, c.RESD)
+	if c.Dispersion != nil {
+		cs = append(cs, *c.Dispersion)
+	}
+	var (
+		worst      float64
+		what       string
+		qv, cv, sd float64
+	)
+	for _, cm := range cs {
+		qm, ok := qs[cm.Name]
+		if !ok || !(cm.EstError > 0) {
+			continue
+		}
+		for k, v := range [2][2]float64{{float64(qm.Estimate), float64(cm.Estimate)}, {float64(qm.EstError), float64(cm.EstError)}} {
+			if gap := math.Abs(v[0]-v[1]) / float64(cm.EstError); gap > worst {
+				worst, qv, cv, sd = gap, v[0], v[1], float64(cm.EstError)
+				what = [2]string{"mean", "posterior sd"}[k] + " of " + cm.Name
+			}
+		}
+	}
+	if worst <= correctionGapSD {
+		return ""
+	}
+	return fmt.Sprintf("the predictions are drawn from the variational approximation, not from the fit's corrected posterior (-correct): the approximation's %s is %.4g, the corrected %.4g (%.2g corrected posterior sds of %.3g apart), so the predictions' intervals may be too narrow or shifted, those of new subjects most", what, qv, cv, worst, sd)
 }

@@ -385,3 +385,47 @@ func TestPredictCrossed(t *testing.T) {
 		t.Errorf("new item: interval [%v, %v], want the width of the items' spread (sd about 1)", at(3, lo), at(3, hi))
 	}
 }
+
+// TestCorrectionGap: predict warns when the fit's corrected summaries are
+// far from q's, which its draws come from, naming the parameter and both
+// figures, and not when the correction did not run or agrees with q.
+func TestCorrectionGap(t *testing.T) {
+	sd := func(est, err float64) marginal {
+		return marginal{Name: "sd((Intercept))", Estimate: jfloat(est), EstError: jfloat(err)}
+	}
+	beta := func(est, err float64) marginal {
+		return marginal{Name: "time", Estimate: jfloat(est), EstError: jfloat(err)}
+	}
+	doc := func(ran bool, q, c []marginal) *document {
+		d := &document{Fixed: q[:1], RESD: q[1:], Correction: &correctionDoc{Ran: ran}}
+		if c != nil {
+			d.PSISCorrected = &corrected{Fixed: c[:1], RESD: c[1:]}
+		}
+		return d
+	}
+	for _, c := range []struct {
+		name string
+		doc  *document
+		want []string // in the warning; nil for none
+	}{
+		{"no correction", doc(false, []marginal{beta(-1.6, 0.17), sd(3.49, 0.25)}, nil), nil},
+		{"toenail", doc(true, []marginal{beta(-1.62, 0.17), sd(3.49, 0.25)}, []marginal{beta(-1.71, 0.19), sd(4.15, 0.40)}),
+			[]string{"mean of sd((Intercept)) is 3.49,", "the corrected 4.15", "1.7 corrected posterior sds"}},
+		{"an sd too narrow", doc(true, []marginal{beta(-1.6, 0.10), sd(3.5, 0.4)}, []marginal{beta(-1.6, 0.2), sd(3.5, 0.4)}),
+			[]string{"posterior sd of time is 0.1,", "the corrected 0.2"}},
+		{"agrees", doc(true, []marginal{beta(-1.6, 0.19), sd(4.1, 0.40)}, []marginal{beta(-1.62, 0.19), sd(4.15, 0.40)}), nil},
+	} {
+		got := correctionGap(c.doc)
+		if c.want == nil {
+			if got != "" {
+				t.Errorf("%s: warning %q, want none", c.name, got)
+			}
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: warning %q does not contain %q", c.name, got, w)
+			}
+		}
+	}
+}

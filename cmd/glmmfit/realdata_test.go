@@ -70,7 +70,7 @@ func TestRealData(t *testing.T) {
 			r := glmmfit(t, tmp, "", nil, args...)
 			// toenail's skewed posterior earns the Pareto warning
 			// (TestParetoKWarns); nothing else may be said.
-			r.stderr = dropParetoWarning(r.stderr)
+			r.stderr = dropDiagnosticWarnings(r.stderr)
 			mustSucceed(t, r, args...)
 			b, err := os.ReadFile(filepath.Join(tmp, "fit.json"))
 			if err != nil {

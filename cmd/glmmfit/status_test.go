@@ -33,7 +33,7 @@ func TestNotConverged(t *testing.T) {
 		}
 		// A fit stopped early may be far from the posterior, and the
 		// Pareto diagnostic may say so.
-		r.stderr = dropParetoWarning(r.stderr)
+		r.stderr = dropDiagnosticWarnings(r.stderr)
 		if strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, "-out fit.json, -trace trace.csv") {
 			t.Errorf("%v: stderr %q", c.limit, r.stderr)
 		}
