@@ -122,19 +122,25 @@ func (f *faulty) Local(ws vi.Workspace, lo, hi int, thetaG, local, gradLocal, gr
 // and the target's error, which names the subject; a failure at a single
 // iteration costs one back-off and the fit carries on. A target that
 // returns NaN without an error is caught as a non-finite bound, but
-// cannot be named.
+// cannot be named. VOGN, whose steps fuse evaluation and update, backs
+// off as the gradient rules do.
 func TestTargetFailureNamesSubject(t *testing.T) {
 	const from = 137 // in the third window of 50 (the sixth of 25)
 	m := smallModel(t, "bernoulli", 60, 42)
 	tg := rvbTarget(t, m)
-	for _, method := range []vi.Method{vi.GVA, vi.RVB} {
+	for _, c := range []struct {
+		method vi.Method
+		opt    vi.Optimizer
+	}{{vi.GVA, vi.Snngm}, {vi.RVB, vi.Snngm}, {vi.GVA, vi.VOGN}, {vi.RVB, vi.VOGN}} {
+		method := c.method
 		var inner vi.Target = m
 		if method == vi.RVB {
 			inner = tg
 		}
-		t.Run(method.String()+"/persistent", func(t *testing.T) {
+		name := method.String() + "/" + c.opt.String()
+		t.Run(name+"/persistent", func(t *testing.T) {
 			f := &faulty{Target: inner, bad: 17, label: m.GroupLevels()[17], from: from, to: math.MaxInt64}
-			res, err := vi.Fit(context.Background(), f, vi.Settings{Method: method, Seed: 6, MaxIter: 400, FinalDraws: 100})
+			res, err := vi.Fit(context.Background(), f, vi.Settings{Method: method, Optimizer: c.opt, Seed: 6, MaxIter: 400, FinalDraws: 100})
 			var de *vi.DivergedError
 			if !errors.As(err, &de) || res == nil || res.Status != vi.Diverged {
 				t.Fatalf("error %v, want a divergence", err)
@@ -159,17 +165,17 @@ func TestTargetFailureNamesSubject(t *testing.T) {
 			}
 			checkResult(t, "persistent failure", res, err, vi.Diverged)
 		})
-		t.Run(method.String()+"/transient", func(t *testing.T) {
+		t.Run(name+"/transient", func(t *testing.T) {
 			f := &faulty{Target: inner, bad: 17, label: m.GroupLevels()[17], from: from, to: from}
-			res, err := vi.Fit(context.Background(), f, vi.Settings{Method: method, Seed: 6, MaxIter: 400, FinalDraws: 100})
+			res, err := vi.Fit(context.Background(), f, vi.Settings{Method: method, Optimizer: c.opt, Seed: 6, MaxIter: 400, FinalDraws: 100})
 			checkResult(t, "transient failure", res, err, vi.Converged, vi.MaxIterations)
 			if res.Backoffs != 1 {
 				t.Errorf("%d back-offs, want 1", res.Backoffs)
 			}
 		})
-		t.Run(method.String()+"/NaN without error", func(t *testing.T) {
+		t.Run(name+"/NaN without error", func(t *testing.T) {
 			f := &faulty{Target: inner, bad: 17, from: from, to: math.MaxInt64, nanOnly: true}
-			res, err := vi.Fit(context.Background(), f, vi.Settings{Method: method, Seed: 6, MaxIter: 400, FinalDraws: 100})
+			res, err := vi.Fit(context.Background(), f, vi.Settings{Method: method, Optimizer: c.opt, Seed: 6, MaxIter: 400, FinalDraws: 100})
 			var de *vi.DivergedError
 			if !errors.As(err, &de) || res == nil || res.Status != vi.Diverged {
 				t.Fatalf("error %v, want a divergence", err)

@@ -89,7 +89,9 @@
 //
 // A non-finite bound, gradient or step, a factor with a non-positive
 // diagonal, or a bound fallen far below its starting value restores the
-// best state seen and halves the step, up to five times; then the fit ends
+// best state seen and halves the step, up to five times, for every rule
+// alike (one loop drives them all: VOGN's steps, which draw, evaluate and
+// update at once, are backed off as the others); then the fit ends
 // with status Diverged and a *DivergedError naming the iteration. A
 // cancelled context ends it with status Cancelled and the last good state.
 //

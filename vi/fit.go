@@ -110,17 +110,17 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	good := append([]float64(nil), lambda...)
 	goodIter := 0
 
-	var runErr error
-	var fail *DivergedError
+	var it iterator
 	if set.Optimizer == VOGN {
 		v, ok := fam.(vognFamily)
 		if !ok {
 			return nil, errors.New("vi: VOGN is not available for this method")
 		}
-		runErr, fail = runVOGN(ctx, v, set, res, start, good, &goodIter)
+		it = newVOGNIterator(v, set)
 	} else {
-		runErr, fail = runStepper(ctx, fam, set, pool, res, start, good, &goodIter)
+		it = newGradientIterator(fam, set, pool)
 	}
+	runErr, fail := run(ctx, fam, it, set, res, start, good, &goodIter)
 
 	switch {
 	case fail != nil:
@@ -181,26 +181,31 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	return res, res.Err
 }
 
-// runStepper is the loop of every rule but VOGN. It returns an error that
-// stopped it (cancellation) or a divergence.
-func runStepper(ctx context.Context, fam family, set Settings, pool *parallel.Pool, res *Result, start time.Time, good []float64, goodIter *int) (error, *DivergedError) {
+// An iterator takes the iterations of one step rule for run: the
+// gradient rules through a stepper, VOGN through its family's
+// Gauss–Newton step.
+type iterator interface {
+	// iterate draws at iteration iter, evaluates h there and, where h is
+	// finite, steps lambda. It returns h, the norm of the step and the
+	// fraction of it that a safeguard let through. An error from the
+	// target is returned as evalErr, any other (the context's) as err.
+	iterate(iter uint64) (h, stepNorm, frac float64, evalErr, err error)
+	// divide divides the step size by f.
+	divide(f float64)
+	// reset forgets what the rule has accumulated, as after lambda is
+	// restored to an earlier state.
+	reset()
+}
+
+// run is the loop of every rule: it iterates, tracks the bound by windows,
+// keeps the best state, backs off from failures (restoring the best state
+// and halving the step, at most maxBackoffs times), refines the step and
+// stops at convergence or a limit. It returns an error that stopped it
+// (cancellation) or a divergence.
+func run(ctx context.Context, fam family, it iterator, set Settings, res *Result, start time.Time, good []float64, goodIter *int) (error, *DivergedError) {
 	lambda := fam.lambda()
-	st := newStepper(set.Optimizer, set, lambda, fam.kinds(), fam.precision(), pool, fam.stepBlocks())
-	wantNat, wantEuc, noEnt := st.needs()
-	var nat, euc []float64
-	if wantNat {
-		nat = make([]float64, len(lambda))
-	}
-	if wantEuc {
-		euc = make([]float64, len(lambda))
-	}
-	grad := nat
-	if grad == nil {
-		grad = euc
-	}
 	tr := newTracker(set)
 	res.Status = MaxIterations
-	var stepNorm float64
 	refinements := 0
 	// best is the state with the highest bound at the fixed draws.
 	best := append([]float64(nil), lambda...)
@@ -211,16 +216,14 @@ func runStepper(ctx context.Context, fam family, set Settings, pool *parallel.Po
 	if err != nil {
 		return err, nil
 	}
-	// backOff restores the best state and halves the step, up to
-	// maxBackoffs times; then the failure is a divergence.
 	backOff := func(fail *DivergedError) *DivergedError {
 		if res.Backoffs >= maxBackoffs {
 			return fail
 		}
 		res.Backoffs++
 		copy(lambda, best)
-		st.reset()
-		st.alpha /= 2
+		it.reset()
+		it.divide(2)
 		tr.restart()
 		return nil
 	}
@@ -228,26 +231,23 @@ func runStepper(ctx context.Context, fam family, set Settings, pool *parallel.Po
 		if err := ctx.Err(); err != nil {
 			return err, nil
 		}
-		h, err := fam.estimate(uint64(iter), nat, euc, noEnt)
-		if err != nil && ctx.Err() != nil {
+		h, stepNorm, frac, evalErr, err := it.iterate(uint64(iter))
+		if (evalErr != nil || err != nil) && ctx.Err() != nil {
 			return ctx.Err(), nil
+		}
+		if err != nil {
+			return err, nil
 		}
 		var fail *DivergedError
 		switch {
-		case err != nil:
-			fail = &DivergedError{Iter: iter, Reason: "target evaluation failed", Err: err}
+		case evalErr != nil:
+			fail = &DivergedError{Iter: iter, Reason: "target evaluation failed", Err: evalErr}
 		case math.IsNaN(h) || math.IsInf(h, 0):
 			fail = &DivergedError{Iter: iter, Reason: "non-finite lower bound"}
-		default:
-			stepNorm, err = st.step(grad, fam.fisher)
-			if err != nil {
-				return err, nil
-			}
-			if math.IsNaN(stepNorm) || math.IsInf(stepNorm, 0) {
-				fail = &DivergedError{Iter: iter, Reason: "non-finite step"}
-			} else if st.lastFrac < minStepFraction {
-				fail = &DivergedError{Iter: iter, Reason: fmt.Sprintf("the step had to be shortened %.3g-fold to keep the factor's diagonal positive: the step size is too large", 1/st.lastFrac)}
-			}
+		case math.IsNaN(stepNorm) || math.IsInf(stepNorm, 0):
+			fail = &DivergedError{Iter: iter, Reason: "non-finite step"}
+		case frac < minStepFraction:
+			fail = &DivergedError{Iter: iter, Reason: fmt.Sprintf("the step had to be shortened %.3g-fold to keep the factor's diagonal positive: the step size is too large", 1/frac)}
 		}
 		if fail != nil {
 			if fail = backOff(fail); fail != nil {
@@ -300,7 +300,7 @@ func runStepper(ctx context.Context, fam family, set Settings, pool *parallel.Po
 		if conv {
 			if refinements < set.Refine {
 				refinements++
-				st.alpha /= 10
+				it.divide(10)
 				tr.refine()
 				continue
 			}

@@ -498,3 +498,42 @@ func (s *stepper) apply() (float64, error) {
 	}
 	return math.Sqrt(ss), nil
 }
+
+// gradientIterator is the iterator of the gradient rules: the family's
+// estimate of h and its gradients, then the stepper's step.
+type gradientIterator struct {
+	fam            family
+	st             *stepper
+	nat, euc, grad []float64
+	noEnt          bool
+}
+
+func newGradientIterator(fam family, set Settings, pool *parallel.Pool) *gradientIterator {
+	lambda := fam.lambda()
+	it := &gradientIterator{fam: fam, st: newStepper(set.Optimizer, set, lambda, fam.kinds(), fam.precision(), pool, fam.stepBlocks())}
+	wantNat, wantEuc, noEnt := it.st.needs()
+	if wantNat {
+		it.nat = make([]float64, len(lambda))
+	}
+	if wantEuc {
+		it.euc = make([]float64, len(lambda))
+	}
+	it.grad, it.noEnt = it.nat, noEnt
+	if it.grad == nil {
+		it.grad = it.euc
+	}
+	return it
+}
+
+func (it *gradientIterator) iterate(iter uint64) (h, stepNorm, frac float64, evalErr, err error) {
+	h, evalErr = it.fam.estimate(iter, it.nat, it.euc, it.noEnt)
+	if evalErr != nil || math.IsNaN(h) || math.IsInf(h, 0) {
+		return h, 0, 1, evalErr, nil
+	}
+	stepNorm, err = it.st.step(it.grad, it.fam.fisher)
+	return h, stepNorm, it.st.lastFrac, nil, err
+}
+
+func (it *gradientIterator) divide(f float64) { it.st.alpha /= f }
+
+func (it *gradientIterator) reset() { it.st.reset() }

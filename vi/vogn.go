@@ -5,10 +5,7 @@
 package vi
 
 import (
-	"context"
-	"fmt"
 	"math"
-	"time"
 
 	"github.com/sparsevi/sparsevi/arrowhead"
 	"github.com/sparsevi/sparsevi/internal/scratch"
@@ -22,86 +19,48 @@ type vognFamily interface {
 	// momentum of grad log p, and the mean, and refactors. It returns
 	// h(theta) at the draw.
 	vognStep(iter uint64, set Settings, alpha float64) (float64, error)
+	// vognReset drops the precision and momentum, so that the next step
+	// forms them again from lambda's factor.
+	vognReset()
 }
 
-// runVOGN is the loop of variational online Gauss-Newton (Khan et al.
-// 2018, as adapted in the paper's supplement S5.1).
-func runVOGN(ctx context.Context, f vognFamily, set Settings, res *Result, start time.Time, good []float64, goodIter *int) (error, *DivergedError) {
+// vognIterator is the iterator of variational online Gauss-Newton (Khan
+// et al. 2018, as adapted in the paper's supplement S5.1): the family's
+// fused step, which draws, evaluates, updates the precision and the mean
+// and refactors.
+type vognIterator struct {
+	f     vognFamily
+	set   Settings
+	alpha float64
+	prev  []float64 // lambda before the step, for its norm
+}
+
+func newVOGNIterator(f vognFamily, set Settings) *vognIterator {
 	alpha := set.Alpha
 	if alpha <= 0 {
 		alpha = 1e-3
 	}
-	tr := newTracker(set)
-	lambda := f.lambda()
-	res.Status = MaxIterations
-	refinements := 0
-	firstBound, err := startBound(f, set)
-	if err != nil {
-		return err, nil
-	}
-	for iter := 1; iter <= set.MaxIter; iter++ {
-		if err := ctx.Err(); err != nil {
-			return err, nil
-		}
-		h, err := f.vognStep(uint64(iter), set, alpha)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err(), nil
-			}
-			return nil, &DivergedError{Iter: iter, Reason: "VOGN step", Err: err}
-		}
-		if math.IsNaN(h) || math.IsInf(h, 0) {
-			return nil, &DivergedError{Iter: iter, Reason: "non-finite lower bound"}
-		}
-		res.Iterations = iter
-		if !tr.add(h) {
-			continue
-		}
-		if err := f.check(); err != nil {
-			return nil, &DivergedError{Iter: iter, Reason: "factor", Err: err}
-		}
-		copy(good, lambda)
-		*goodIter = iter
-		for k := range tr.cur {
-			h, err := f.estimate(crnIterBase+uint64(k), nil, nil, false)
-			if err != nil && ctx.Err() != nil {
-				return ctx.Err(), nil
-			}
-			tr.cur[k] = h
-		}
-		var crnSum float64
-		for _, h := range tr.cur {
-			crnSum += h
-		}
-		crnMean := crnSum / float64(len(tr.cur))
-		if collapsed(crnMean, firstBound) || math.IsNaN(crnMean) {
-			return nil, &DivergedError{Iter: iter, Reason: fmt.Sprintf("lower bound collapsed to %.4g from %.4g", crnMean, firstBound)}
-		}
-		res.bestBound = max(res.bestBound, crnMean)
-		conv := tr.crn()
-		elapsed := time.Since(start)
-		res.Trace = append(res.Trace, TracePoint{Iter: iter, LowerBound: tr.last(), Gain: tr.lastGain, Elapsed: elapsed})
-		if set.Progress != nil {
-			set.Progress(Progress{Iter: iter, LowerBound: tr.last(), Elapsed: elapsed, MaxIter: set.MaxIter,
-				Flat: min(tr.flat, set.Patience), Patience: set.Patience, Refined: refinements, Refine: max(set.Refine, 0)})
-		}
-		if conv {
-			if refinements < set.Refine {
-				refinements++
-				alpha /= 10
-				tr.refine()
-				continue
-			}
-			res.Status = Converged
-			return nil, nil
-		}
-		if set.TimeLimit > 0 && elapsed >= set.TimeLimit {
-			res.Status = TimeLimit
-			return nil, nil
-		}
-	}
-	return nil, nil
+	return &vognIterator{f: f, set: set, alpha: alpha, prev: make([]float64, len(f.lambda()))}
 }
+
+func (it *vognIterator) iterate(iter uint64) (h, stepNorm, frac float64, evalErr, err error) {
+	lambda := it.f.lambda()
+	copy(it.prev, lambda)
+	if h, evalErr = it.f.vognStep(iter, it.set, it.alpha); evalErr != nil {
+		return h, 0, 1, evalErr, nil
+	}
+	for j, x := range lambda {
+		it.prev[j] = x - it.prev[j]
+	}
+	sc, sq := scaledSumSq(it.prev)
+	return h, sc * math.Sqrt(sq), 1, nil, nil
+}
+
+func (it *vognIterator) divide(f float64) { it.alpha /= f }
+
+// reset drops VOGN's precision and momentum: the next step forms the
+// precision again from the factor, which run has restored.
+func (it *vognIterator) reset() { it.f.vognReset() }
 
 // vognCore is the state VOGN keeps beside lambda in both families.
 type vognCore struct {
@@ -385,3 +344,5 @@ func (f *gva) vognStep(iter uint64, set Settings, alpha float64) (float64, error
 	}
 	return h, nil
 }
+
+func (f *gva) vognReset() { f.vs = nil }

@@ -206,3 +206,5 @@ func (f *rvbFamily) vognStep(iter uint64, set Settings, alpha float64) (float64,
 	}
 	return h, nil
 }
+
+func (f *rvbFamily) vognReset() { f.vs = nil }
