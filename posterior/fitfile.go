@@ -51,6 +51,50 @@ type SavedFit struct {
 	// for the Pareto diagnostic and corrections after loading.
 	LogWeights       []float64 `json:"log_weights,omitempty"`
 	ImportanceGlobal []float64 `json:"importance_global,omitempty"`
+	// Correction, if not nil, is an importance correction of theta_g of
+	// the fit (SetCorrection), from which predictions can be drawn after
+	// loading (PredictSettings.Correction).
+	Correction *SavedCorrection `json:"correction,omitempty"`
+}
+
+// SavedCorrection is an importance correction of theta_g as a SavedFit
+// keeps it: the draws of theta_g (rows of G) and their log ratios, a draw
+// whose integral failed having a log ratio of -Inf (null in JSON).
+type SavedCorrection struct {
+	Global     []float64 `json:"global"`
+	LogWeights []jsonNum `json:"log_weights"`
+}
+
+// SetCorrection keeps the draws of imp, an importance correction of the
+// fit's theta_g, in s.
+func (s *SavedFit) SetCorrection(imp *GlobalImportance) {
+	c := &SavedCorrection{Global: imp.Global, LogWeights: make([]jsonNum, len(imp.LogWeights))}
+	for k, v := range imp.LogWeights {
+		c.LogWeights[k] = jsonNum(v)
+	}
+	s.Correction = c
+}
+
+// Importance returns the saved correction's draws, their log ratios and
+// their Pareto k, as PredictSettings.Correction takes them, or an error if
+// they do not match theta_g's size g.
+func (c *SavedCorrection) Importance(g int) (*GlobalImportance, error) {
+	if len(c.LogWeights) == 0 || len(c.Global) != len(c.LogWeights)*g {
+		return nil, fmt.Errorf("posterior: saved correction of %d values of theta_g for %d draws of %d", len(c.Global), len(c.LogWeights), g)
+	}
+	imp := &GlobalImportance{Global: c.Global, LogWeights: make([]float64, len(c.LogWeights))}
+	for k, v := range c.LogWeights {
+		imp.LogWeights[k] = float64(v)
+		if math.IsNaN(imp.LogWeights[k]) {
+			imp.LogWeights[k] = math.Inf(-1)
+		}
+	}
+	_, k, err := PSIS(imp.LogWeights)
+	if err != nil {
+		return nil, fmt.Errorf("posterior: saved correction: %v", err)
+	}
+	imp.K = k
+	return imp, nil
 }
 
 // jsonNum is a float64 that is null in JSON when not finite, as the bound
@@ -142,6 +186,11 @@ func (s *SavedFit) Load(ctx context.Context, m *glmm.Model) (*vi.Result, vi.Targ
 	n, r, g := m.Dims()
 	if s.N != n || s.R != r || s.G != g {
 		return nil, nil, fmt.Errorf("posterior: saved fit of dimensions (%d, %d, %d), model (%d, %d, %d)", s.N, s.R, s.G, n, r, g)
+	}
+	if s.Correction != nil {
+		if _, err := s.Correction.Importance(g); err != nil {
+			return nil, nil, err
+		}
 	}
 	opt, err := vi.ParseOptimizer(s.Optimizer)
 	if err != nil {

@@ -126,7 +126,7 @@ func TestImportanceGlobalBruteForce(t *testing.T) {
 
 	// Each subject's posterior mean and sd of b_i: the grid's posterior
 	// weights times b_i's conditional moments by the trapezoid rule.
-	bm, bs := bruteLocalMoments(counts, mu, sb, so, 60, 0.05, logPrior)
+	bm, bs, _, _ := bruteLocalMoments(counts, mu, sb, so, 60, 0.05, logPrior)
 	if imp.LocalMean == nil {
 		t.Fatal("no local moments")
 	}
@@ -143,12 +143,14 @@ func TestImportanceGlobalBruteForce(t *testing.T) {
 // bruteLocalMoments returns each subject's posterior mean and sd of b_i
 // in tinyPoisson(1, 1)'s model: (beta, omega) on a grid of steps+1 points
 // a side spanning 12 sds either side of mu, b_i = exp(-omega) u with u by
-// the trapezoid rule of spacing h on [-9, 9].
-func bruteLocalMoments(counts [][]float64, mu []float64, sb, so float64, steps int, h float64, logPrior func(float64) float64) (mean, sd []float64) {
+// the trapezoid rule of spacing h on [-9, 9]. It also returns the
+// posterior mean and sd of each subject's linear predictor beta + b_i and,
+// last, of a new subject's, beta + b with b ~ N(0, exp(-2 omega)).
+func bruteLocalMoments(counts [][]float64, mu []float64, sb, so float64, steps int, h float64, logPrior func(float64) float64) (mean, sd, etaMean, etaSD []float64) {
 	n := len(counts)
 	db, do := 24*sb/float64(steps), 24*so/float64(steps)
 	var logw []float64
-	var m1, m2 [][]float64
+	var m1, m2, h1, h2 [][]float64
 	for a := 0; a <= steps; a++ {
 		for c := 0; c <= steps; c++ {
 			beta, omega := mu[0]-12*sb+float64(a)*db, mu[1]-12*so+float64(c)*do
@@ -175,8 +177,14 @@ func bruteLocalMoments(counts [][]float64, mu []float64, sb, so float64, steps i
 				lw += math.Log(z * h / math.Sqrt(2*math.Pi))
 				e1[i], e2[i] = z1/z, z2/z
 			}
+			f1, f2 := make([]float64, n+1), make([]float64, n+1)
+			for i := range n {
+				f1[i], f2[i] = beta+e1[i], beta*beta+2*beta*e1[i]+e2[i]
+			}
+			f1[n], f2[n] = beta, beta*beta+s*s
 			logw = append(logw, lw)
 			m1, m2 = append(m1, e1), append(m2, e2)
+			h1, h2 = append(h1, f1), append(h2, f2)
 		}
 	}
 	top := math.Inf(-1)
@@ -185,7 +193,8 @@ func bruteLocalMoments(counts [][]float64, mu []float64, sb, so float64, steps i
 	}
 	var tot float64
 	mean, sd = make([]float64, n), make([]float64, n)
-	sec := make([]float64, n)
+	etaMean, etaSD = make([]float64, n+1), make([]float64, n+1)
+	sec, etaSec := make([]float64, n), make([]float64, n+1)
 	for k, v := range logw {
 		w := math.Exp(v - top)
 		tot += w
@@ -193,12 +202,20 @@ func bruteLocalMoments(counts [][]float64, mu []float64, sb, so float64, steps i
 			mean[i] += w * m1[k][i]
 			sec[i] += w * m2[k][i]
 		}
+		for i := range n + 1 {
+			etaMean[i] += w * h1[k][i]
+			etaSec[i] += w * h2[k][i]
+		}
 	}
 	for i := range n {
 		mean[i] /= tot
 		sd[i] = math.Sqrt(sec[i]/tot - mean[i]*mean[i])
 	}
-	return mean, sd
+	for i := range n + 1 {
+		etaMean[i] /= tot
+		etaSD[i] = math.Sqrt(etaSec[i]/tot - etaMean[i]*etaMean[i])
+	}
+	return mean, sd, etaMean, etaSD
 }
 
 // gaussToy is a target whose joint density is Gaussian: theta_g ~ N(0,

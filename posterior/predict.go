@@ -50,6 +50,17 @@ type PredictSettings struct {
 	Seed uint64
 	// Level is the probability of the intervals; 0 means 0.95.
 	Level float64
+	// Correction, unless nil, is an importance correction of theta_g of
+	// the fit (ImportanceGlobal; its Pareto k must be below ParetoKBad)
+	// whose posterior the predictions are drawn from instead of q's:
+	// theta_g from its weighted draws, resampled systematically into
+	// Draws draws, and each known subject's random effects given that
+	// theta_g from the Gaussian with their conditional mean and
+	// covariance, by the subject's quadrature.
+	Correction *GlobalImportance
+	// Workers bounds the goroutines of a correction's integrals; 0 means
+	// GOMAXPROCS.
+	Workers int
 }
 
 // Predictions holds, for each row, the posterior mean, sd and interval of
@@ -70,8 +81,9 @@ var predictBatch = 1 << 20
 // and over the random-effect distribution N(0, Sigma(omega)) for new
 // subjects, whose random effects (and those of new levels of crossed
 // factors) are drawn once per draw of q, the same for every new row, so
-// that identical rows get identical predictions. Both integrate over q by
-// Monte Carlo; the draws depend only on the seed.
+// that identical rows get identical predictions. Both integrate over q, or
+// over the posterior of PredictSettings.Correction, by Monte Carlo; the
+// draws depend only on the seed.
 func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd NewData, set PredictSettings) (*Predictions, error) {
 	if res == nil || t == nil || m == nil {
 		return nil, errors.New("posterior: nil result, target or model")
@@ -102,7 +114,18 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 	etaDraws := make([]float64, min(batch, rows)*draws)
 	meanDraws := make([]float64, len(etaDraws))
 	theta := make([]float64, n*r+g)
-	smp := newSampler(res, rt, set.Seed, predictStream)
+	var smp interface {
+		draw(k uint64, theta []float64, subjects []int) error
+	} = newSampler(res, rt, set.Seed, predictStream)
+	var cs *correctedSampler
+	if set.Correction != nil {
+		var err error
+		if cs, err = newCorrectedSampler(ctx, res, m, set.Correction, draws, set.Seed, set.Workers); err != nil {
+			return nil, err
+		}
+		defer cs.close()
+		smp = cs
+	}
 	zk := make([]float64, r)
 	bNew := make([]float64, r)
 	uNew := make([]float64, len(nd.Crossed))
@@ -128,6 +151,11 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 			}
 		}
 		slices.Sort(need)
+		if cs != nil {
+			if err := cs.prepare(need); err != nil {
+				return nil, err
+			}
+		}
 		for s := range draws {
 			if err := smp.draw(uint64(s), theta, need); err != nil {
 				return nil, err

@@ -21,6 +21,7 @@ const (
 	summaryStream    = 1 // SummarizeFit's draws of omega (RVB)
 	predictStream    = 2 // Predict's draws of q
 	newSubjectStream = 3 // Predict's random effects of new subjects
+	correctedStream  = 4 // Predict's random effects of known subjects under a correction
 )
 
 // sampler draws theta = (b_1, ..., b_n, theta_g) from a fit's q with the

@@ -42,6 +42,9 @@ type approx struct {
 	// what it was of, which a fit file saves (posterior.SavedFit).
 	res    *vi.Result
 	target vi.Target
+	// corr is the fit's importance correction of theta_g where it can be
+	// trusted (-correct), which predictions are drawn from; nil otherwise.
+	corr *posterior.GlobalImportance
 }
 
 // newTarget returns the vi target and vi method of the named method, RVB

@@ -188,6 +188,12 @@ func readFitFile(path string) (*savedFit, error) {
 		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "posterior: "))
 	}
 	a := &approx{model: m, res: res, target: target}
+	if st.Correction != nil {
+		// Load has checked its size.
+		if c, err := st.Correction.Importance(g); err == nil && trusted(c) {
+			a.corr = c
+		}
+	}
 	return &savedFit{doc: &doc, design: d, approx: a}, nil
 }
 

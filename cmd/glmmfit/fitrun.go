@@ -154,6 +154,9 @@ func runFit(e *env, args []string) error {
 	}
 	job.expansion = expansion
 	a := &approx{model: m, res: res, target: target}
+	if trusted(imp) {
+		a.corr = imp
+	}
 	summaryStart := time.Now()
 	summary, err := posterior.SummarizeFit(ctx, res, target, m, o.draws, o.seed)
 	summaryNote := ""
@@ -264,6 +267,9 @@ func writeFitOutputs(ctx context.Context, e *env, prog *progress, job *fitJob, o
 		st, err := posterior.NewSavedFit(a.res, a.target)
 		if err != nil {
 			return nil, fmt.Errorf("-out: %v", err)
+		}
+		if a.corr != nil {
+			st.SetCorrection(a.corr)
 		}
 		enc := <-training
 		td, err := enc.td, enc.err

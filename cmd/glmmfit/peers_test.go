@@ -310,3 +310,36 @@ func TestCorrectionCrossed(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictCorrectedToenail: a fit file of a corrected fit keeps the
+// correction's draws, and predict draws from the corrected posterior
+// without a warning: a new patient's linear predictor has an sd of at
+// least 0.9 sqrt(E[sd((Intercept))^2]) by the corrected summary (4.17; the
+// fixed effects' uncertainty adds to it, the Monte Carlo error is about
+// 0.1), where draws from q gave 3.47.
+func TestPredictCorrectedToenail(t *testing.T) {
+	dir := dataDir(t, "toenail.csv")
+	work := t.TempDir()
+	r := glmmfit(t, work, "", nil, "fit", "-format", "json", "-quiet", "-data", filepath.Join(dir, "toenail.csv"),
+		"-formula", "outcome ~ treatment*time + (1 | patientID)", "-ref", "outcome=none or mild", "-out", "fit.json")
+	if r.code != 0 {
+		t.Fatalf("fit: exit %d: %s", r.code, r.stderr)
+	}
+	doc := readDoc(t, []byte(r.stdout))
+	if doc.PSISCorrected == nil || len(doc.PSISCorrected.RESD) != 1 {
+		t.Fatal("the fit was not corrected")
+	}
+	c := doc.PSISCorrected.RESD[0]
+	sd := math.Hypot(float64(c.Estimate), float64(c.EstError))
+	writeCSV(t, filepath.Join(work, "new.csv"), [][]string{{"patientID", "treatment", "time"}, {"new", "terbinafine", "0"}})
+	r = glmmfit(t, work, "", nil, "predict", "-fit", "fit.json", "-data", "new.csv", "-out", "pred.csv")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("predict: exit %d, stderr %q", r.code, r.stderr)
+	}
+	pred := readCSV(t, filepath.Join(work, "pred.csv"))
+	got, _ := strconv.ParseFloat(pred[1][colIndex(t, pred[0], "eta_sd")], 64)
+	t.Logf("new patient: eta sd %.3f; corrected root mean square of sd((Intercept)) %.3f, q's mean %.3f", got, sd, float64(doc.RESD[0].Estimate))
+	if got < 0.9*sd {
+		t.Errorf("new patient: eta sd %.3f, below 0.9 times the corrected root mean square of sd((Intercept)), %.3f", got, sd)
+	}
+}

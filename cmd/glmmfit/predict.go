@@ -166,13 +166,17 @@ func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 	if w := extrapolation(d, X, in); w != "" {
 		pr.warnings = append(pr.warnings, w)
 	}
-	if w := correctionGap(sf.doc); w != "" {
-		pr.warnings = append(pr.warnings, w)
+	if a := sf.approx; a.corr == nil {
+		// A fit file of an earlier version, without the correction's
+		// draws.
+		if w := correctionGap(sf.doc); w != "" {
+			pr.warnings = append(pr.warnings, w)
+		}
 	}
 	rc, rs := d.ResponseScale()
 	nd := posterior.NewData{X: X, Z: Z, Group: group, Known: known, Offset: off, Crossed: crossed, ResponseCenter: rc, ResponseScale: rs}
 	pr.Predictions, err = posterior.Predict(context.Background(), a.res, a.target, a.model, nd,
-		posterior.PredictSettings{Draws: o.draws, Seed: o.seed, Level: o.level})
+		posterior.PredictSettings{Draws: o.draws, Seed: o.seed, Level: o.level, Correction: a.corr})
 	if err != nil {
 		return nil, err
 	}

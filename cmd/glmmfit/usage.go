@@ -214,7 +214,11 @@ side and the grouping factor, not the response. Rows of a subject seen in the
 training data are predicted conditionally on that subject's random effects
 (type "conditional"); rows of a new subject marginally over the random-effect
 distribution (type "marginal"). Both average over the approximate posterior
-by Monte Carlo.
+by Monte Carlo: over the importance-corrected posterior where the fit was
+corrected (fit -correct; the fit file keeps the correction's draws, and a
+known subject's random effects are drawn given each draw of the fixed
+effects and variance parameters), over the variational approximation
+otherwise.
 
 Flags:
   -fit FILE     the fit saved by 'glmmfit fit -out FILE'
