@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/internal/longtest"
 	"github.com/sparsevi/sparsevi/vi"
 )
 
@@ -23,9 +24,7 @@ import (
 // count is 57 of 60; 51 is 2.8 binomial sds below it), and the
 // intervals of the structure's sds in at least 80%.
 func TestStructureCoverage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("fits 90 models; run without -short")
-	}
+	longtest.Require(t, "fits 90 models")
 	const reps = 30
 	beta := []float64{-0.3, 0.6}
 	for _, tc := range []struct {

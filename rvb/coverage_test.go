@@ -13,6 +13,7 @@ import (
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/internal/longtest"
 	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
@@ -26,9 +27,7 @@ import (
 // covers beta of the Poisson random slope 77 of 90 times by either method
 // (the binomial sd of the count is 2).
 func TestCoverageKnownTruth(t *testing.T) {
-	if testing.Short() {
-		t.Skip("fits 180 models")
-	}
+	longtest.Require(t, "fits 180 models")
 	const reps = 30
 	for _, tc := range []struct {
 		family string

@@ -12,6 +12,7 @@ import (
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/internal/longtest"
 	"github.com/sparsevi/sparsevi/posterior"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -21,9 +22,7 @@ import (
 // seeded replicates, for every family and r in {1, 2}, and so do those of
 // the dispersion parameter of the families with one.
 func TestCoverageKnownTruth(t *testing.T) {
-	if testing.Short() {
-		t.Skip("fits 450 models; run without -short")
-	}
+	longtest.Require(t, "fits 450 models")
 	const reps = 50
 	for _, tc := range []struct {
 		family string

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/sparsevi/sparsevi/internal/longtest"
 	"github.com/sparsevi/sparsevi/vi"
 	"os"
 	"os/exec"
@@ -313,9 +314,7 @@ func signalWhen(t *testing.T, dir, want string, sig os.Signal, args ...string) (
 // simulateHuge writes huge.csv, 100,000 Bernoulli subjects, into dir.
 func simulateHuge(t *testing.T, dir string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("simulates 100,000 subjects")
-	}
+	longtest.Require(t, "simulates 100,000 subjects and fits them, signalled in each phase")
 	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "bernoulli", "-subjects", "100000", "-obs", "4",
 		"-beta", "-0.5,0.8,0.4", "-re-sd", "1", "-seed", "9", "-out", "huge.csv"))
 }
