@@ -34,6 +34,15 @@ type workspace struct {
 	prod     float64
 	prodRows int
 
+	// theta is the theta_g of w and scale, gen counts its changes, and
+	// fixed holds subject fixedI's X beta + offset and crossed effects at
+	// generation fixedGen: posterior's quadrature evaluates one subject
+	// at many points at one theta_g, which then reuse them.
+	theta         []float64
+	gen, fixedGen uint64
+	fixed         []float64
+	fixedI        int
+
 	_ [scratch.Line]byte
 }
 
@@ -49,8 +58,56 @@ func (w *workspace) flush() float64 {
 // LocalHessian. It is a vi.Workspace.
 func (mod *Model) NewWorkspace() any {
 	r, ni := mod.r, mod.maxNi
-	c := scratch.NewCarver(r*r + r + 2*ni + mod.nscale)
-	return &workspace{w: c.Take(r * r), u: c.Take(r), eta: c.Take(ni), res: c.Take(ni), scale: c.Take(mod.nscale), prod: 1}
+	_, _, g := mod.Dims()
+	c := scratch.NewCarver(r*r + r + 3*ni + mod.nscale + g)
+	return &workspace{w: c.Take(r * r), u: c.Take(r), eta: c.Take(ni), res: c.Take(ni), scale: c.Take(mod.nscale),
+		fixed: c.Take(ni), theta: c.Take(g)[:0], fixedI: -1, prod: 1}
+}
+
+// setGlobal makes w (and scale, with crossed factors) those of thetaG,
+// unless they already are.
+func (mod *Model) setGlobal(work *workspace, thetaG []float64) {
+	if len(work.theta) == len(thetaG) && equalValues(work.theta, thetaG) {
+		return
+	}
+	r, p := mod.r, mod.p
+	OmegaToW(thetaG[p:p+NumOmega(r)], r, work.w)
+	mod.maskW(work.w)
+	if mod.cross != nil {
+		mod.crossedScales(thetaG, work.scale)
+	}
+	work.theta = append(work.theta[:0], thetaG...)
+	work.gen++
+}
+
+// equalValues reports whether a and b (of one length) hold the same
+// values; NaNs differ.
+func equalValues(a, b []float64) bool {
+	for k, v := range a {
+		if v != b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// fixedEta writes subject i's X beta + offset, and crossed effects, at
+// the theta_g that setGlobal last set into eta; with cache, it keeps
+// them for the next call with the same subject and theta_g, or takes
+// them from the last.
+func (mod *Model) fixedEta(work *workspace, i int, thetaG, eta []float64, cache bool) {
+	if cache && work.fixedI == i && work.fixedGen == work.gen {
+		copy(eta, work.fixed)
+		return
+	}
+	mod.FixedEta(i, thetaG[:mod.p], eta)
+	if mod.cross != nil {
+		mod.addCrossed(mod.start[i], thetaG, work.scale, eta)
+	}
+	if cache {
+		work.fixed = append(work.fixed[:0], eta...)
+		work.fixedI, work.fixedGen = i, work.gen
+	}
 }
 
 // Dims returns the number of subjects n, the number of random effects r
@@ -115,12 +172,8 @@ func (mod *Model) Local(ws any, lo, hi int, thetaG, local, gradLocal, gradG []fl
 	if mod.nd == 1 {
 		psi = thetaG[p+no]
 	}
+	mod.setGlobal(work, thetaG)
 	w := work.w
-	OmegaToW(omega, r, w)
-	mod.maskW(w)
-	if mod.cross != nil {
-		mod.crossedScales(thetaG, work.scale)
-	}
 	// Per subject: -(r/2) log 2 pi + (1/2) log |W W'|, with the log
 	// determinant the sum of the diagonal of W*.
 	logNorm := -0.5 * float64(r) * log2Pi
@@ -143,7 +196,7 @@ func (mod *Model) Local(ws any, lo, hi int, thetaG, local, gradLocal, gradG []fl
 			gb = gradLocal[(i-lo)*r : (i-lo+1)*r]
 			clear(gb)
 		}
-		ll, check := mod.subjectLik(work, i, thetaG, psi, b, gb, gradG, &gpsi)
+		ll, check := mod.subjectLik(work, i, thetaG, psi, b, gb, gradG, &gpsi, hi == lo+1)
 
 		// Random-effect density: -1/2 |W' b|^2.
 		var uu float64
@@ -206,13 +259,10 @@ func (mod *Model) Local(ws any, lo, hi int, thetaG, local, gradLocal, gradG []fl
 // It works in three passes over the rows (linear predictors, family terms,
 // gradients) so that the exponentials of different rows, the bulk of the
 // cost, are independent and overlap in the processor.
-func (mod *Model) subjectLik(work *workspace, i int, thetaG []float64, psi float64, b, gb, gradG []float64, gpsi *float64) (ll, check float64) {
+func (mod *Model) subjectLik(work *workspace, i int, thetaG []float64, psi float64, b, gb, gradG []float64, gpsi *float64, cache bool) (ll, check float64) {
 	s, e := mod.start[i], mod.start[i+1]
 	eta := work.eta[:e-s]
-	mod.FixedEta(i, thetaG[:mod.p], eta)
-	if mod.cross != nil {
-		mod.addCrossed(s, thetaG, work.scale, eta)
-	}
+	mod.fixedEta(work, i, thetaG, eta, cache)
 	r := mod.r
 	zs := mod.z[s*r : e*r]
 	if r == 1 {
@@ -366,21 +416,16 @@ func (mod *Model) LocalHessian(ws any, i int, thetaG, thetaI, h []float64) {
 		panic("glmm: bad index or length in LocalHessian")
 	}
 	work := ws.(*workspace)
+	mod.setGlobal(work, thetaG)
 	w := work.w
 	no := NumOmega(r)
-	OmegaToW(thetaG[p:p+no], r, w)
-	mod.maskW(w)
 	var psi float64
 	if mod.nd == 1 {
 		psi = thetaG[p+no]
 	}
 	s, e := mod.start[i], mod.start[i+1]
 	eta := work.eta[:e-s]
-	mod.FixedEta(i, thetaG[:p], eta)
-	if mod.cross != nil {
-		mod.crossedScales(thetaG, work.scale)
-		mod.addCrossed(s, thetaG, work.scale, eta)
-	}
+	mod.fixedEta(work, i, thetaG, eta, true)
 	clear(h)
 	for j := s; j < e; j++ {
 		zr := mod.z[j*r : j*r+r]
