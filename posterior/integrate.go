@@ -530,7 +530,16 @@ func (in *Integrator) curvature(sc *integScratch, i int, thetaG, b []float64) bo
 	return small.Chol(r, sc.h, sc.l)
 }
 
+// subjectError returns an error naming subject i: by the grouping
+// factor's name and level where the target has them (glmm.Model does),
+// else by its number from 1.
 func (in *Integrator) subjectError(i int, msg string) error {
+	if l, ok := in.t.(interface {
+		GroupName() string
+		GroupLevels() []string
+	}); ok && i < len(l.GroupLevels()) {
+		return fmt.Errorf("posterior: integrating the random effects of %s %q: %s", l.GroupName(), l.GroupLevels()[i], msg)
+	}
 	return fmt.Errorf("posterior: integrating subject %d: %s", i+1, msg)
 }
 

@@ -6,7 +6,9 @@ package posterior_test
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -15,6 +17,7 @@ import (
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/posterior"
+	"github.com/sparsevi/sparsevi/vi"
 )
 
 // tinyPoisson returns a Poisson model of six subjects of four counts
@@ -218,3 +221,48 @@ func BenchmarkIntegratorLogLik(b *testing.B) {
 	b.ReportMetric(float64(fewest), "fewest-nodes")
 	b.ReportMetric(float64(most), "most-nodes")
 }
+
+// labelledToy is gaussToy with a Hessian of the wrong sign and subjects
+// labelled as glmm.Model labels them.
+type labelledToy struct{ gaussToy }
+
+func (labelledToy) LocalHessian(_ vi.Workspace, _ int, _, _, h []float64) { h[0] = 1 }
+
+func (labelledToy) GroupName() string { return "patient" }
+
+func (m labelledToy) GroupLevels() []string {
+	l := make([]string, len(m.y))
+	for i := range l {
+		l[i] = fmt.Sprintf("p%d", i+1)
+	}
+	return l
+}
+
+// TestIntegratorNamesSubject: where a subject cannot be integrated, the
+// error names it by the grouping factor and its level when the target
+// labels its subjects, and by its number otherwise.
+func TestIntegratorNamesSubject(t *testing.T) {
+	toy := gaussToy{x: []float64{0, 1, 2}, y: []float64{0.5, -0.2, 1}}
+	for _, c := range []struct {
+		t    posterior.LocalTarget
+		want string
+	}{
+		{labelledToy{toy}, `integrating the random effects of patient "p1": the curvature at the conditional mode is not positive definite`},
+		{unlabelledToy{toy}, "integrating subject 1: the curvature"},
+	} {
+		in, err := posterior.NewIntegrator(context.Background(), c.t, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = in.LogLik([]float64{0, 0})
+		in.Close()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want one containing %q", err, c.want)
+		}
+	}
+}
+
+// unlabelledToy is labelledToy without labels.
+type unlabelledToy struct{ gaussToy }
+
+func (unlabelledToy) LocalHessian(_ vi.Workspace, _ int, _, _, h []float64) { h[0] = 1 }
