@@ -110,9 +110,10 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 		doc.Reason = fmt.Sprintf("not run: %d subjects leave fewer than %d draws of the fixed effects and variance parameters", n, vi.MinImportanceDraws)
 		return nil, doc
 	case err != nil:
-		// Without the library's package name, which means nothing to a
-		// user of the command.
-		doc.Reason = "failed: " + strings.TrimPrefix(err.Error(), "posterior: ")
+		// Without the libraries' package names, which mean nothing to a
+		// user of the command (glmm's, from a subject's density at q's
+		// mean).
+		doc.Reason = "failed: " + strings.TrimPrefix(strings.TrimPrefix(err.Error(), "posterior: "), "glmm: ")
 		return nil, doc
 	}
 	w, _, _ := posterior.PSIS(imp.LogWeights)
