@@ -16,8 +16,8 @@
 // workers are managed by an errgroup.Group created with WithContext and
 // SetLimit; cancelling the Pool's context stops the loop between chunks.
 // Each worker runs a contiguous share of a loop's chunks and then helps with
-// the others'; between loops, an idle worker polls briefly for the next one
-// when it has a core of its own.
+// the others'. In a pool made by NewPollingPool, between loops, an idle
+// worker polls briefly for the next one when it has a core of its own.
 //
 // Streams gives every chunk its own random number stream, a PCG generator
 // seeded from (seed, iteration, chunk), so draws do not depend on which worker

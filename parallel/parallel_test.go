@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sync/atomic"
 	"testing"
 )
@@ -210,4 +211,34 @@ func ExamplePool() {
 	}
 	fmt.Println(c.Len(), "chunks, sum", total)
 	// Output: 3 chunks, sum 45
+}
+
+// TestPolling: only a pool of NewPollingPool polls, and only while it is
+// the one polling pool open; blocking pools do not count.
+func TestPolling(t *testing.T) {
+	if min(runtime.GOMAXPROCS(0), runtime.NumCPU()) < 2 {
+		t.Skip("needs two cores")
+	}
+	ctx := context.Background()
+	blocking := NewPool(ctx, 2)
+	defer blocking.Close()
+	if blocking.polling() {
+		t.Error("a pool of NewPool polls")
+	}
+	a := NewPollingPool(ctx, 2)
+	if !a.polling() {
+		t.Error("the one polling pool open does not poll, beside a blocking pool")
+	}
+	b := NewPollingPool(ctx, 2)
+	if a.polling() || b.polling() {
+		t.Error("two polling pools open poll")
+	}
+	b.Close()
+	if !a.polling() {
+		t.Error("the polling pool left open does not poll")
+	}
+	a.Close()
+	if c := NewPollingPool(ctx, 1); c.polling() {
+		t.Error("a pool of one worker polls")
+	}
 }

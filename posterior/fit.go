@@ -110,7 +110,7 @@ func Fit(ctx context.Context, m *glmm.Model, set vi.Settings) (*vi.Result, vi.Ta
 	method, expansion, _ := Choose(m)
 	// The start runs on as many workers as the fit (Settings.WorkersFor),
 	// and its pool is closed before the fit's opens.
-	pool := parallel.NewPool(ctx, set.WorkersFor(m))
+	pool := parallel.NewPollingPool(ctx, set.WorkersFor(m))
 	t, meth, err := NewTarget(pool, m, method, expansion)
 	pool.Close()
 	if err != nil {

@@ -206,7 +206,7 @@ func (s *SavedFit) Load(ctx context.Context, m *glmm.Model) (*vi.Result, vi.Targ
 	if err := checkMethod(s.Method, s.Expansion); err != nil {
 		return nil, nil, fmt.Errorf("posterior: saved fit: %w", err)
 	}
-	pool := parallel.NewPool(ctx, vi.Settings{}.WorkersFor(m))
+	pool := parallel.NewPollingPool(ctx, vi.Settings{}.WorkersFor(m))
 	target, meth, err := NewTarget(pool, m, s.Method, s.Expansion)
 	pool.Close()
 	if err != nil {

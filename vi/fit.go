@@ -82,7 +82,7 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 		return nil, fmt.Errorf("vi: unknown optimizer %v", set.Optimizer)
 	}
 	start := time.Now()
-	pool := parallel.NewPool(ctx, set.Workers)
+	pool := parallel.NewPollingPool(ctx, set.Workers)
 	defer pool.Close()
 
 	fam, err := newFamily(target, set, pool)

@@ -52,7 +52,7 @@ type approx struct {
 // (nil for GVA). RVB's start runs on as many workers as the fit will
 // (threads as -threads).
 func newTarget(ctx context.Context, threads int, method, expansion string, m *glmm.Model) (vi.Target, vi.Method, *rvb.Target, error) {
-	pool := parallel.NewPool(ctx, vi.Settings{Workers: threads}.WorkersFor(m))
+	pool := parallel.NewPollingPool(ctx, vi.Settings{Workers: threads}.WorkersFor(m))
 	t, vm, err := posterior.NewTarget(pool, m, method, expansion)
 	pool.Close()
 	if err != nil {
