@@ -65,7 +65,7 @@ func BenchmarkKernels(b *testing.B) {
 		for _, g := range []int{5, 10} {
 			f := New(n, r, g)
 			f.SetIdentity(1)
-			d := f.Order()
+			d := f.Dim()
 			x, y, z, mu := make([]float64, d), make([]float64, d), make([]float64, d), make([]float64, d)
 			for i := range z {
 				z[i] = float64(i%7) - 3

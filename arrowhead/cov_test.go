@@ -17,7 +17,7 @@ func TestCov(t *testing.T) {
 		t.Run(s.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(40, seedOf(s)))
 			f := randFactor(rng, s)
-			d, nr := f.Order(), s.n*s.r
+			d, nr := f.Dim(), s.n*s.r
 			tinv := denseInverse(t, denseOf(f))
 			var sig mat.Dense
 			sig.Mul(tinv.T(), tinv)

@@ -101,8 +101,8 @@
 //
 //   - DrawGlobal and SolveTransGlobal set the global part first; DrawRange and
 //     SolveTransRange read it.
-//   - SolveRange, MulRange and CholRange add their range's contribution to the
-//     global block into a partial sum; SolveGlobal, MulGlobal and CholGlobal
+//   - SolveRange, MulVecRange and CholRange add their range's contribution to the
+//     global block into a partial sum; SolveGlobal, MulVecGlobal and CholGlobal
 //     take the total. Partial sums are added, not overwritten: zero them
 //     first.
 //   - NatGradRange and NatGradStepRange take tz = T_g z_g for the T_g of the

@@ -80,8 +80,8 @@ func Wrap(n, r, g int, data []float64) *Factor {
 // and the order g of the global block.
 func (f *Factor) Dims() (n, r, g int) { return f.n, f.r, f.g }
 
-// Order returns the order d = n*r + g of T.
-func (f *Factor) Order() int { return f.n*f.r + f.g }
+// Dim returns the order d = n*r + g of T.
+func (f *Factor) Dim() int { return f.n*f.r + f.g }
 
 // Data returns the compressed storage of f. The slice aliases the Factor.
 func (f *Factor) Data() []float64 { return f.data }
@@ -122,7 +122,7 @@ func (f *Factor) Span(lo, hi int) (start, end int) {
 
 // At returns element (i, j) of T as a d×d matrix, zero off the pattern.
 func (f *Factor) At(i, j int) float64 {
-	d := f.Order()
+	d := f.Dim()
 	if uint(i) >= uint(d) || uint(j) >= uint(d) {
 		panic(badRange)
 	}

@@ -21,8 +21,8 @@ func TestLayout(t *testing.T) {
 			if got, want := Len(s.n, s.r, s.g), s.n*(s.r*(s.r+1)/2+s.g*s.r)+s.g*(s.g+1)/2; got != want || len(f.Data()) != want {
 				t.Fatalf("Len = %d, len(Data) = %d, want %d", got, len(f.Data()), want)
 			}
-			if f.Order() != d {
-				t.Errorf("Order = %d, want %d", f.Order(), d)
+			if f.Dim() != d {
+				t.Errorf("Order = %d, want %d", f.Dim(), d)
 			}
 			want := denseOf(f)
 			// At, ToTriDense and ToCSR against the layout.
@@ -167,7 +167,7 @@ func TestAddScaled(t *testing.T) {
 
 func TestPanics(t *testing.T) {
 	f := New(3, 2, 2)
-	d := f.Order()
+	d := f.Dim()
 	ok := make([]float64, d)
 	for _, tc := range []struct {
 		name string

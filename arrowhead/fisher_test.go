@@ -122,7 +122,7 @@ func TestNatGradIsSparseNaturalGradient(t *testing.T) {
 		t.Run(s.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(31, seedOf(s)))
 			f := randFactor(rng, s)
-			d := f.Order()
+			d := f.Dim()
 			tt := denseOf(f)
 			fs := patternFisher(s, lemma1Fisher(t, tt))
 			dr := denseDraw(t, rng, f)

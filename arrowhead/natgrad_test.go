@@ -21,7 +21,7 @@ type draw struct {
 
 func denseDraw(t *testing.T, rng *rand.Rand, f *Factor) draw {
 	t.Helper()
-	d := f.Order()
+	d := f.Dim()
 	tt, td := denseOf(f), blockDiagOf(f)
 	dr := draw{mu: randVec(rng, d), z: randVec(rng, d), grad: randVec(rng, d)}
 	var x, u, v mat.VecDense
@@ -78,7 +78,7 @@ func restrict(s dims, m *mat.Dense) *mat.Dense {
 // grad holds A_i, B_gi, A_g in storage order.
 func theorem4(t *testing.T, s dims, f *Factor, grad []float64) *mat.Dense {
 	t.Helper()
-	d := f.Order()
+	d := f.Dim()
 	gm := mat.NewDense(d, d, nil)
 	for k, ij := range pos(s) {
 		gm.Set(ij[0], ij[1], grad[k])
@@ -113,7 +113,7 @@ func TestNatGradMatchesTheorem4(t *testing.T) {
 			rng := rand.New(rand.NewPCG(20, seedOf(s)))
 			f := randFactor(rng, s)
 			dr := denseDraw(t, rng, f)
-			d := f.Order()
+			d := f.Dim()
 			// Algorithm 2S: G-bar is -u v' on the pattern of T.
 			var uv mat.Dense
 			uv.Outer(-1, mat.NewVecDense(d, dr.u), mat.NewVecDense(d, dr.v))
@@ -177,7 +177,7 @@ func TestEuclidGrad(t *testing.T) {
 			rng := rand.New(rand.NewPCG(21, seedOf(s)))
 			f := randFactor(rng, s)
 			dr := denseDraw(t, rng, f)
-			d := f.Order()
+			d := f.Dim()
 			// -(theta - mu) v' on the pattern (the dense G_2 of Theorem 1).
 			x := make([]float64, d)
 			for i := range x {
@@ -207,7 +207,7 @@ func TestEuclidGradFiniteDifference(t *testing.T) {
 		t.Run(s.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(22, seedOf(s)))
 			f := randFactor(rng, s)
-			d := f.Order()
+			d := f.Dim()
 			mu, z := randVec(rng, d), randVec(rng, d)
 			// A smooth h coupling every coordinate: -(x-c)'A(x-c)/2 + sum sin x.
 			c := randVec(rng, d)

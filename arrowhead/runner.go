@@ -92,7 +92,7 @@ func NewRunner(p *parallel.Pool, c parallel.Chunking) *Runner {
 		lo, hi := r.chunks.Bounds(k)
 		s := r.partial(k)
 		clear(s)
-		r.f.MulRange(lo, hi, r.v1, r.v2, s)
+		r.f.MulVecRange(lo, hi, r.v1, r.v2, s)
 		return nil
 	}
 	r.natFn = func(k int) error {
@@ -249,7 +249,7 @@ func (r *Runner) Mul(f *Factor, y, x []float64) error {
 		return err
 	}
 	r.reduce()
-	f.MulGlobal(y, x, r.tmp)
+	f.MulVecGlobal(y, x, r.tmp)
 	return nil
 }
 

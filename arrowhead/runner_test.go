@@ -19,7 +19,7 @@ func runAll(t *testing.T, workers int) []float64 {
 	s := dims{37, 2, 3}
 	rng := rand.New(rand.NewPCG(70, 0))
 	f := randFactor(rng, s)
-	d, m := f.Order(), len(f.Data())
+	d, m := f.Dim(), len(f.Data())
 	run := newRunner(t, workers, s.n, 4)
 	var out []float64
 	add := func(err error, v ...[]float64) {
@@ -82,7 +82,7 @@ func TestChunkPartials(t *testing.T) {
 	s := dims{50, 3, 4}
 	rng := rand.New(rand.NewPCG(71, 0))
 	f := randFactor(rng, s)
-	d := f.Order()
+	d := f.Dim()
 	g := randVec(rng, d)
 	c := parallel.NewChunking(s.n, 7)
 	want := make([]float64, d)
@@ -118,7 +118,7 @@ func TestCancelled(t *testing.T) {
 	defer p.Close()
 	run := NewRunner(p, parallel.NewChunking(s.n, 3))
 	cancel()
-	v := make([]float64, f.Order())
+	v := make([]float64, f.Dim())
 	if err := run.Solve(f, v, v); err != context.Canceled {
 		t.Errorf("Solve on a cancelled pool: %v, want context.Canceled", err)
 	}
@@ -128,7 +128,7 @@ func TestZeroAllocs(t *testing.T) {
 	s := dims{64, 2, 5}
 	rng := rand.New(rand.NewPCG(73, 0))
 	f := randFactor(rng, s)
-	d, m := f.Order(), len(f.Data())
+	d, m := f.Dim(), len(f.Data())
 	for _, w := range []int{1, 2} {
 		run := newRunner(t, w, s.n, 8)
 		b, mu, z := randVec(rng, d), randVec(rng, d), randVec(rng, d)

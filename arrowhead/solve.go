@@ -331,11 +331,11 @@ func (f *Factor) GlobalMul(dst, x []float64) {
 	}
 }
 
-// MulRange sets y_i = T_i x_i for the subjects i in [lo, hi) and adds
-// sum_i T_gi x_i into sum (length g); MulGlobal completes y = T x. The
+// MulVecRange sets y_i = T_i x_i for the subjects i in [lo, hi) and adds
+// sum_i T_gi x_i into sum (length g); MulVecGlobal completes y = T x. The
 // vectors have length d and are indexed globally. y and x may be the same
 // slice. Calls on disjoint ranges may run concurrently with their own sum.
-func (f *Factor) MulRange(lo, hi int, y, x, sum []float64) {
+func (f *Factor) MulVecRange(lo, hi int, y, x, sum []float64) {
 	f.checkRange(lo, hi)
 	f.checkVec(y)
 	f.checkVec(x)
@@ -353,10 +353,10 @@ func (f *Factor) MulRange(lo, hi int, y, x, sum []float64) {
 	}
 }
 
-// MulGlobal sets y_g = T_g x_g + sum, where sum is the total of the partial
-// sums from MulRange; a nil sum counts as zero. y and x may be the same
+// MulVecGlobal sets y_g = T_g x_g + sum, where sum is the total of the partial
+// sums from MulVecRange; a nil sum counts as zero. y and x may be the same
 // slice.
-func (f *Factor) MulGlobal(y, x, sum []float64) {
+func (f *Factor) MulVecGlobal(y, x, sum []float64) {
 	f.checkVec(y)
 	f.checkVec(x)
 	nr := f.n * f.r

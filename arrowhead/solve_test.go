@@ -21,7 +21,7 @@ func TestSolveTrans(t *testing.T) {
 		t.Run(s.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(10, seedOf(s)))
 			f := randFactor(rng, s)
-			d := f.Order()
+			d := f.Dim()
 			w := randVec(rng, d)
 			w0 := append([]float64(nil), w...)
 			var want mat.VecDense
@@ -50,7 +50,7 @@ func TestSolve(t *testing.T) {
 		t.Run(s.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(11, seedOf(s)))
 			f := randFactor(rng, s)
-			d := f.Order()
+			d := f.Dim()
 			g := randVec(rng, d)
 			g0 := append([]float64(nil), g...)
 			var want mat.VecDense
@@ -81,14 +81,14 @@ func TestMul(t *testing.T) {
 		t.Run(s.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(12, seedOf(s)))
 			f := randFactor(rng, s)
-			d := f.Order()
+			d := f.Dim()
 			x := randVec(rng, d)
 			var want mat.VecDense
 			want.MulVec(denseOf(f), mat.NewVecDense(d, append([]float64(nil), x...)))
 			y := make([]float64, d)
 			sum := make([]float64, s.g)
-			f.MulRange(0, s.n, y, x, sum)
-			f.MulGlobal(y, x, sum)
+			f.MulVecRange(0, s.n, y, x, sum)
+			f.MulVecGlobal(y, x, sum)
 			checkClose(t, "kernels", y, want.RawVector().Data, tol)
 			if s.g > 0 {
 				nr := s.n * s.r
@@ -112,7 +112,7 @@ func TestPrecSolve(t *testing.T) {
 		t.Run(s.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(13, seedOf(s)))
 			f := randFactor(rng, s)
-			d := f.Order()
+			d := f.Dim()
 			b := randVec(rng, d)
 			// (T T')^-1 b = T^-T (T^-1 b), with dense triangular solves.
 			tt := denseOf(f)
@@ -138,7 +138,7 @@ func TestDraw(t *testing.T) {
 		t.Run(s.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(14, seedOf(s)))
 			f := randFactor(rng, s)
-			d := f.Order()
+			d := f.Dim()
 			mu, z := randVec(rng, d), randVec(rng, d)
 			var x, u mat.VecDense
 			if err := x.SolveVec(denseOf(f).T(), mat.NewVecDense(d, append([]float64(nil), z...))); err != nil {

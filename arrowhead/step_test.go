@@ -51,7 +51,7 @@ type stepper struct {
 
 func newStepper(f *Factor, pool *parallel.Pool, chunkSize int, seed uint64, store bool) *stepper {
 	n, r, g := f.Dims()
-	d := f.Order()
+	d := f.Dim()
 	c := parallel.NewChunking(n, chunkSize)
 	s := &stepper{
 		f: f, pool: pool, chunks: c, st: parallel.NewStreams(seed, c.Len()+1), rho: 0.01, store: store,
@@ -185,7 +185,7 @@ func TestStep(t *testing.T) {
 		t.Run(fmt.Sprintf("%v/store=%v", s, tc.store), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(60, seedOf(s)))
 			f := randFactor(rng, s)
-			d := f.Order()
+			d := f.Dim()
 			pool := parallel.NewPool(context.Background(), 2)
 			defer pool.Close()
 			st := newStepper(f, pool, 4, 7, tc.store)
@@ -248,7 +248,7 @@ func TestStepPipelined(t *testing.T) {
 			f := randFactor(rng, s)
 			g := New(s.n, s.r, s.g)
 			g.CopyFrom(f)
-			d := f.Order()
+			d := f.Dim()
 			pool := parallel.NewPool(context.Background(), w)
 			st := newStepper(f, pool, 4, 9, store)
 			run := NewRunner(pool, st.chunks)

@@ -163,7 +163,7 @@ func BenchmarkKernels(b *testing.B) {
 			{"LogDet", func() { _ = f.LogDetRange(0, n) }},
 			{"NatGrad", func() { f.NatGradRange(0, n, y, dC, z, x) }},
 			{"InvFisher", func() { f.InvFisherRange(0, n, y, dC, x, aC) }},
-			{"Cholesky", func() { _ = g.CholeskyRange(0, n, spd) }},
+			{"Cholesky", func() { _ = g.CholRange(0, n, spd) }},
 		} {
 			b.Run(fmt.Sprintf("%s/r=%d", k.name, r), func(b *testing.B) {
 				b.ReportAllocs()

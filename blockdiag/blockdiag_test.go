@@ -285,7 +285,7 @@ func TestOperationsAgainstDense(t *testing.T) {
 					break
 				}
 				blk.Reset()
-				fx.f.SubjectCovTo(i, &blk)
+				fx.f.LocalCovTo(i, &blk)
 				got := mat.DenseCopyOf(&blk)
 				want := sd.Slice(i*fx.s.r, (i+1)*fx.s.r, i*fx.s.r, (i+1)*fx.s.r)
 				out = append(out, result{got.RawMatrix().Data, mat.DenseCopyOf(want).RawMatrix().Data})
@@ -484,7 +484,7 @@ func TestSetters(t *testing.T) {
 		}
 		// Data, Subject and Global alias the storage.
 		if s.n > 0 && s.r > 0 {
-			f.Subject(s.n - 1)[0] = 42
+			f.Local(s.n - 1)[0] = 42
 			if f.At((s.n-1)*s.r, (s.n-1)*s.r) != 42 {
 				t.Errorf("%v: Subject does not alias the factor", s)
 			}
@@ -560,7 +560,7 @@ func TestLogDet(t *testing.T) {
 	}{{0, math.Inf(-1)}, {math.Inf(1), math.Inf(1)}, {math.NaN(), math.NaN()}} {
 		f := New(2000, 2, 2)
 		f.SetIdentity(1)
-		f.Subject(1500)[2] = tc.v
+		f.Local(1500)[2] = tc.v
 		got := f.LogDetRange(0, 2000)
 		if !(got == tc.want || math.IsNaN(got) && math.IsNaN(tc.want)) {
 			t.Errorf("diagonal %v: log|det C| = %v, want %v", tc.v, got, tc.want)
@@ -584,10 +584,10 @@ func TestPanics(t *testing.T) {
 		{"vector length", func() { f.DrawRange(0, 3, good, short, good) }},
 		{"global vector length", func() { f.SolveTransGlobal(short, good) }},
 		{"compressed length", func() { f.NatGradRange(0, 3, good, comp[1:], good, good) }},
-		{"subject index", func() { f.Subject(3) }},
+		{"subject index", func() { f.Local(3) }},
 		{"At", func() { f.At(d, 0) }},
 		{"CopyFrom", func() { f.CopyFrom(New(3, 2, 5)) }},
-		{"cov dst", func() { f.SubjectCovTo(0, mat.NewSymDense(3, nil)) }},
+		{"cov dst", func() { f.LocalCovTo(0, mat.NewSymDense(3, nil)) }},
 		{"runner chunking", func() { NewRunner(f, nil, parallel.NewChunking(4, 2)) }},
 	} {
 		func() {

@@ -73,7 +73,7 @@ func TestCholeskyAgainstDense(t *testing.T) {
 			f := New(s.n, s.r, s.g)
 			p := parallel.NewPool(t.Context(), workers)
 			run := NewRunner(f, p, parallel.NewChunking(s.n, 3))
-			if err := run.Cholesky(sc); err != nil {
+			if err := run.Chol(sc); err != nil {
 				t.Fatalf("%v: %v", s, err)
 			}
 			if !sameBits(sc, orig) {
@@ -96,7 +96,7 @@ func TestCholeskyAgainstDense(t *testing.T) {
 			}
 			// In place.
 			g := Wrap(s.n, s.r, s.g, append([]float64(nil), sc...))
-			check(t, NewRunner(g, p, parallel.NewChunking(s.n, 5)).Cholesky(g.Data()))
+			check(t, NewRunner(g, p, parallel.NewChunking(s.n, 5)).Chol(g.Data()))
 			if !sameBits(g.Data(), f.Data()) {
 				t.Errorf("%v: in-place factorisation differs", s)
 			}
@@ -157,13 +157,13 @@ func TestCholeskyErrors(t *testing.T) {
 				if workers > 0 {
 					p = parallel.NewPool(t.Context(), workers)
 				}
-				err := NewRunner(f, p, parallel.NewChunking(s.n, 2)).Cholesky(sc)
+				err := NewRunner(f, p, parallel.NewChunking(s.n, 2)).Chol(sc)
 				if p != nil {
 					p.Close()
 				}
-				var npd *NotPosDefError
+				var npd *NotPositiveDefiniteError
 				if !errors.As(err, &npd) {
-					t.Errorf("r=%d %s workers=%d: error %v, want *NotPosDefError", r, tc.name, workers, err)
+					t.Errorf("r=%d %s workers=%d: error %v, want *NotPositiveDefiniteError", r, tc.name, workers, err)
 					continue
 				}
 				if npd.Subject != tc.subject || npd.Row != tc.row {

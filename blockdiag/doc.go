@@ -104,5 +104,5 @@
 // Kernels panic on dimension mismatches, which are programmer errors. The
 // Cholesky factorisation of a block-diagonal matrix reports a block that is
 // not positive definite, or that contains NaN or infinite values, by a
-// *NotPosDefError naming the subject (or -1 for the global block).
+// *NotPositiveDefiniteError naming the subject (or -1 for the global block).
 package blockdiag

@@ -20,7 +20,7 @@ func ExampleFactor() {
 		0.1, 0.2, 0.3, // C_g = [[0.1 0] [0.2 0.3]]
 	})
 	fmt.Println("d =", f.Dim(), "stored =", blockdiag.Len(2, 2, 2))
-	fmt.Println("C_2 =", f.Subject(1), "C(3,2) =", f.At(3, 2))
+	fmt.Println("C_2 =", f.Local(1), "C(3,2) =", f.At(3, 2))
 
 	// theta = mu + C z, blockwise.
 	mu := []float64{0, 0, 10, 10, 0, 0}

@@ -70,8 +70,8 @@ func (f *Factor) Dim() int { return f.n*f.r + f.g }
 // factor: changes to its elements change C.
 func (f *Factor) Data() []float64 { return f.data }
 
-// Subject returns the packed lower triangle of C_i, aliasing the factor.
-func (f *Factor) Subject(i int) []float64 {
+// Local returns the packed lower triangle of C_i, subject i's block, aliasing the factor.
+func (f *Factor) Local(i int) []float64 {
 	if i < 0 || i >= f.n {
 		panic(errSubject)
 	}
@@ -137,11 +137,11 @@ func (f *Factor) CopyFrom(src *Factor) {
 	copy(f.data, src.data)
 }
 
-// SubjectCovTo stores in dst the marginal covariance C_i C_i' of the local
+// LocalCovTo stores in dst the marginal covariance C_i C_i' of the local
 // block of subject i. If dst is empty it is resized to r×r; otherwise it
 // must be r×r. If r is zero, dst is reset to empty.
-func (f *Factor) SubjectCovTo(i int, dst *mat.SymDense) {
-	covTo(f.r, f.Subject(i), dst)
+func (f *Factor) LocalCovTo(i int, dst *mat.SymDense) {
+	covTo(f.r, f.Local(i), dst)
 }
 
 // GlobalCovTo stores in dst the marginal covariance C_g C_g' of the global

@@ -82,7 +82,7 @@ func blockDense(s size, f *Factor, k int) (*mat.Dense, int) {
 	if k == s.n {
 		m, c = s.g, f.Global()
 	} else {
-		c = f.Subject(k)
+		c = f.Local(k)
 	}
 	if m == 0 {
 		return nil, 0
@@ -458,7 +458,7 @@ func TestNatGradVanishesAtOptimum(t *testing.T) {
 					}
 				}
 			}
-			check(t, fx.run.Cholesky(sComp))
+			check(t, fx.run.Chol(sComp))
 			_, _, nMu, nC := expectedGrads(fx, gt, gt.c)
 			var size float64
 			for _, v := range cat(nMu, nC) {

@@ -51,7 +51,7 @@ func randFactor(rng *rand.Rand, s size, negDiag bool) *Factor {
 		}
 	}
 	for i := range s.n {
-		fill(s.r, f.Subject(i))
+		fill(s.r, f.Local(i))
 	}
 	fill(s.g, f.Global())
 	return f

@@ -6,9 +6,9 @@ package blockdiag
 
 import "fmt"
 
-// NotPosDefError reports a block of a block-diagonal matrix that is not
+// NotPositiveDefiniteError reports a block of a block-diagonal matrix that is not
 // positive definite, or whose factorisation met NaN or infinite values.
-type NotPosDefError struct {
+type NotPositiveDefiniteError struct {
 	// Subject is the subject of the failing block, or -1 for the global
 	// block.
 	Subject int
@@ -19,7 +19,7 @@ type NotPosDefError struct {
 }
 
 // Error implements the error interface.
-func (e *NotPosDefError) Error() string {
+func (e *NotPositiveDefiniteError) Error() string {
 	if e.Subject < 0 {
 		return fmt.Sprintf("blockdiag: global block not positive definite (pivot %g at row %d)", e.Pivot, e.Row)
 	}
@@ -436,45 +436,45 @@ func (f *Factor) CovGlobal(dst []float64) {
 	blockCov(f.g, f.Global(), dst[nt:])
 }
 
-// CholeskyRange sets C_i, for the subjects i in [lo, hi), to the lower
+// CholRange sets C_i, for the subjects i in [lo, hi), to the lower
 // Cholesky factor of the symmetric positive definite block S_i whose lower
 // triangle is stored in the compressed s. s may alias the factor's storage,
 // in which case the blocks are factorised in place.
 //
 // If a block is not positive definite, or its factorisation meets NaN or
-// +Inf, CholeskyRange stops and returns a *NotPosDefError for the first such
+// +Inf, CholRange stops and returns a *NotPositiveDefiniteError for the first such
 // subject; the blocks of earlier subjects have been factorised and the
 // failing block is partly overwritten.
-func (f *Factor) CholeskyRange(lo, hi int, s []float64) error {
+func (f *Factor) CholRange(lo, hi int, s []float64) error {
 	f.checkRange(lo, hi)
 	f.checkComp(s)
 	r, t := f.r, f.tr
 	switch r {
 	case 1:
 		if k, piv := cholesky1(f.data[lo:hi], s[lo:hi]); k >= 0 {
-			return &NotPosDefError{Subject: lo + k, Row: 0, Pivot: piv}
+			return &NotPositiveDefiniteError{Subject: lo + k, Row: 0, Pivot: piv}
 		}
 	case 2:
 		if k, row, piv := cholesky2(f.data[lo*t:hi*t], s[lo*t:hi*t]); k >= 0 {
-			return &NotPosDefError{Subject: lo + k, Row: row, Pivot: piv}
+			return &NotPositiveDefiniteError{Subject: lo + k, Row: row, Pivot: piv}
 		}
 	default:
 		for i := lo; i < hi; i++ {
 			if row, piv, ok := blockCholesky(r, f.data[i*t:(i+1)*t], s[i*t:(i+1)*t]); !ok {
-				return &NotPosDefError{Subject: i, Row: row, Pivot: piv}
+				return &NotPositiveDefiniteError{Subject: i, Row: row, Pivot: piv}
 			}
 		}
 	}
 	return nil
 }
 
-// CholeskyGlobal is CholeskyRange for the global block; its error has
+// CholGlobal is CholRange for the global block; its error has
 // Subject -1.
-func (f *Factor) CholeskyGlobal(s []float64) error {
+func (f *Factor) CholGlobal(s []float64) error {
 	f.checkComp(s)
 	nt := f.n * f.tr
 	if row, piv, ok := blockCholesky(f.g, f.Global(), s[nt:]); !ok {
-		return &NotPosDefError{Subject: -1, Row: row, Pivot: piv}
+		return &NotPositiveDefiniteError{Subject: -1, Row: row, Pivot: piv}
 	}
 	return nil
 }

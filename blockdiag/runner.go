@@ -138,7 +138,7 @@ func (r *Runner) run(k int) error {
 		case opCov:
 			f.CovGlobal(a)
 		case opCholesky:
-			return f.CholeskyGlobal(a)
+			return f.CholGlobal(a)
 		}
 		return nil
 	}
@@ -180,7 +180,7 @@ func (r *Runner) run(k int) error {
 	case opCov:
 		f.CovRange(lo, hi, a)
 	case opCholesky:
-		return f.CholeskyRange(lo, hi, a)
+		return f.CholRange(lo, hi, a)
 	}
 	return nil
 }
@@ -300,12 +300,12 @@ func (r *Runner) Cov(dst []float64) error {
 	return r.loop(opCov, dst, nil, nil, nil)
 }
 
-// Cholesky sets C to the block-diagonal Cholesky factor of the symmetric
+// Chol sets C to the block-diagonal Cholesky factor of the symmetric
 // block-diagonal matrix whose lower triangles are in the compressed s; s may
 // alias the factor's storage. A block that is not positive definite gives a
-// *NotPosDefError; if several fail, the error names the lowest subject, or
+// *NotPositiveDefiniteError; if several fail, the error names the lowest subject, or
 // the global block if no subject fails.
-func (r *Runner) Cholesky(s []float64) error {
+func (r *Runner) Chol(s []float64) error {
 	r.f.checkComp(s)
 	return r.loop(opCholesky, s, nil, nil, nil)
 }

@@ -56,7 +56,7 @@ func trajectory(t *testing.T, s size, chunk, workers int, fused bool) []float64 
 	}
 	cv := make([]float64, len(f.Data()))
 	check(t, run.Cov(cv))
-	check(t, run.Cholesky(cv))
+	check(t, run.Chol(cv))
 	return append(out, f.Data()...)
 }
 
@@ -113,7 +113,7 @@ func TestRunnerAllocatesNothing(t *testing.T) {
 		{"Update", func() { must(run.Update(0, v3, v1, c1)) }},
 		{"Step", func() { copy(v2, fx.g); must(run.Step(0, v3, fx.z, v2)) }},
 		{"Cov", func() { must(run.Cov(c1)) }},
-		{"Cholesky", func() { copy(c2, spd); must(run.Cholesky(c2)) }}, // last but one: it overwrites the factor
+		{"Cholesky", func() { copy(c2, spd); must(run.Chol(c2)) }}, // last but one: it overwrites the factor
 		{"RangeKernels", func() {
 			f := fx.f
 			f.MulVecRange(0, s.n, v1, fx.x)
@@ -202,7 +202,7 @@ func ExampleRunner() {
 	// max ||C| - I| < 0.1: true
 }
 
-func ExampleFactor_CholeskyRange() {
+func ExampleFactor_CholRange() {
 	// Two subjects with 2×2 blocks and a 1×1 global block, given by the
 	// lower triangles of a block-diagonal matrix. Subject 1 is indefinite.
 	s := []float64{
@@ -211,14 +211,14 @@ func ExampleFactor_CholeskyRange() {
 		9, // global
 	}
 	f := New(2, 2, 1)
-	err := f.CholeskyRange(0, 2, s)
+	err := f.CholRange(0, 2, s)
 	fmt.Println(err)
-	var npd *NotPosDefError
+	var npd *NotPositiveDefiniteError
 	if errors.As(err, &npd) {
 		fmt.Println("subject", npd.Subject)
 	}
-	fmt.Println("subject 0 factor:", f.Subject(0))
-	fmt.Println(f.CholeskyGlobal(s), f.Global())
+	fmt.Println("subject 0 factor:", f.Local(0))
+	fmt.Println(f.CholGlobal(s), f.Global())
 	// Output:
 	// blockdiag: block of subject 1 not positive definite (pivot -8 at row 1)
 	// subject 1

@@ -183,7 +183,7 @@ func (t *Target) Summarize(ctx context.Context, mu, factor []float64, maxDraws i
 					// Given theta_g: mean lambda_i + L_i mu_i, covariance
 					// (L_i C_i)(L_i C_i)'.
 					small.LowerMulVec(r, ws.l, mu[i*r:(i+1)*r], mean)
-					ci := c.Subject(i)
+					ci := c.Local(i)
 					for a := range r {
 						var v float64
 						for q := 0; q <= a; q++ {

@@ -170,7 +170,7 @@ func TestSummarize(t *testing.T) {
 				}
 				c := blockdiag.Wrap(n, r, g, res.Factor)
 				for i := range n {
-					ci := c.Subject(i)
+					ci := c.Local(i)
 					for a := range r {
 						for q := 0; q <= a; q++ {
 							ci[a*(a+1)/2+q] = 0.3 * rng.NormFloat64()
@@ -212,7 +212,7 @@ func TestSummarize(t *testing.T) {
 							lb[a*r+q] = col[a] - centre[a]
 						}
 					}
-					ci := c.Subject(i)
+					ci := c.Local(i)
 					cd := mat.NewTriDense(r, mat.Lower, nil)
 					for a := range r {
 						for q := 0; q <= a; q++ {
@@ -301,7 +301,7 @@ func TestSummarizeMixture(t *testing.T) {
 				}
 				c := blockdiag.Wrap(n, r, g, res.Factor)
 				for i := range n {
-					ci := c.Subject(i)
+					ci := c.Local(i)
 					for a := range r {
 						for q := 0; q < a; q++ {
 							ci[a*(a+1)/2+q] = 0.2 * rng.NormFloat64()
@@ -341,7 +341,7 @@ func TestSummarizeMixture(t *testing.T) {
 					}
 					c.DrawGlobal(theta, res.Mu, z)
 					for i := range n {
-						ci := c.Subject(i)
+						ci := c.Local(i)
 						bt := make([]float64, r)
 						for a := range r {
 							v := res.Mu[i*r+a]

@@ -96,7 +96,7 @@ func (f *gva) drawPass(k int) error {
 	clear(s1)
 	if !f.noEntropy {
 		// grad h = grad log p + T z: v holds T z for the chunk.
-		f.t.MulRange(lo, hi, f.v, f.z, s1)
+		f.t.MulVecRange(lo, hi, f.v, f.z, s1)
 		for j := lo * f.r; j < hi*f.r; j++ {
 			f.grad[j] += f.v[j]
 		}
@@ -150,7 +150,7 @@ func (f *gva) estimate(iter uint64, nat, euc []float64, noEntropy bool) (float64
 	}
 	if !noEntropy {
 		// (T z)_g = T_g z_g + sum_i T_gi z_i.
-		f.t.MulGlobal(f.v, f.z, f.sumS1)
+		f.t.MulVecGlobal(f.v, f.z, f.sumS1)
 		for j := nr; j < d; j++ {
 			f.grad[j] += f.v[j]
 		}

@@ -78,7 +78,7 @@ func (f *rvbFamily) init(ctx context.Context, how Init) error {
 			tri := r * (r + 1) / 2
 			stride := tri + g*r
 			for i := range n {
-				if err := invCholInto(r, s[i*stride:i*stride+tri], f.c.Subject(i)); err != nil {
+				if err := invCholInto(r, s[i*stride:i*stride+tri], f.c.Local(i)); err != nil {
 					return fmt.Errorf("vi: initialisation: subject %d: %w", i, err)
 				}
 			}

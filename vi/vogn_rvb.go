@@ -36,7 +36,7 @@ func (f *rvbFamily) vognInit() {
 	// S = (C C')^-1 blockwise at the start.
 	tri := r * (r + 1) / 2
 	for i := range n {
-		precOfCov(r, f.c.Subject(i), vs.s[i*tri:(i+1)*tri], make([]float64, 2*r*r))
+		precOfCov(r, f.c.Local(i), vs.s[i*tri:(i+1)*tri], make([]float64, 2*r*r))
 	}
 	precOfCov(g, f.c.Global(), vs.s[n*tri:], vs.gwork)
 	vs.passS = f.vognSPass
@@ -161,7 +161,7 @@ func (f *rvbFamily) vognMuPass(k int) error {
 	r := f.r
 	tri := r * (r + 1) / 2
 	for i := lo; i < hi; i++ {
-		c := f.c.Subject(i)
+		c := f.c.Local(i)
 		if err := covFactorOfPrec(r, vs.s[i*tri:(i+1)*tri], c, vs.work[k]); err != nil {
 			return err
 		}
