@@ -149,7 +149,7 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 		return nil, errors.New("formula: Build needs a formula and a data frame")
 	}
 	if fr.NumRows() == 0 {
-		return nil, &DataError{Row: -1, Msg: "the data frame has no rows"}
+		return nil, &DataError{Msg: "the data frame has no rows"}
 	}
 	if err := checkRandom(f, opts); err != nil {
 		return nil, err
@@ -392,7 +392,7 @@ func columnStats(x mat.Matrix) []colStat {
 // CorrelatedDoubleBar, one grouping factor) and the || policy.
 func checkRandom(f *Formula, opts Options) error {
 	if len(f.randoms) == 0 {
-		return &DataError{Token: "~", Pos: strings.Index(f.src, "~") + 1, Row: -1,
+		return &DataError{Token: "~", Pos: strings.Index(f.src, "~") + 1,
 			Msg: "the formula has no random-effects term such as (1 | g); sparsevi fits mixed models"}
 	}
 	if opts.DoubleBar == CorrelatedDoubleBar || opts.DoubleBar == IndependentDoubleBar {
@@ -400,14 +400,14 @@ func checkRandom(f *Formula, opts Options) error {
 	}
 	for _, r := range f.randoms {
 		if r.double {
-			return &DataError{Token: "||", Pos: r.barTok.pos, Row: -1, Err: ErrUnsupported,
+			return &DataError{Token: "||", Pos: r.barTok.pos, Err: ErrUnsupported,
 				Msg: "uncorrelated random effects (||): sparsevi fits one full covariance per grouping factor; write | , or set Options.DoubleBar to CorrelatedDoubleBar to fit them as correlated"}
 		}
 	}
 	for _, fc := range factorsOf(f.randoms) {
 		if len(fc.terms) > 1 {
 			r := fc.terms[1]
-			return &DataError{Token: "(", Pos: r.pos, Row: -1, Err: ErrUnsupported,
+			return &DataError{Token: "(", Pos: r.pos, Err: ErrUnsupported,
 				Msg: fmt.Sprintf("several random-effects terms for %s (independent blocks): combine them into one term such as (1 + x | %s), or set Options.DoubleBar to CorrelatedDoubleBar", r.group, r.group)}
 		}
 	}
@@ -454,7 +454,7 @@ func factorsOf(rs []random) []factor {
 func chooseLocal(facs []factor, fr *datasets.Frame, rows []int, opts Options) (int, error) {
 	if len(facs) == 1 {
 		if opts.LocalFactor != "" && opts.LocalFactor != facs[0].group {
-			return 0, &DataError{Token: "Options.LocalFactor", Row: -1,
+			return 0, &DataError{Token: "Options.LocalFactor",
 				Msg: fmt.Sprintf("%q is not a grouping factor of the formula (it has %s)", opts.LocalFactor, facs[0].group)}
 		}
 		return 0, nil
@@ -467,7 +467,7 @@ func chooseLocal(facs []factor, fr *datasets.Frame, rows []int, opts Options) (i
 			for _, f := range facs {
 				names = append(names, f.group)
 			}
-			return 0, &DataError{Token: "Options.LocalFactor", Row: -1,
+			return 0, &DataError{Token: "Options.LocalFactor",
 				Msg: fmt.Sprintf("%q is not a grouping factor of the formula (it has %s)", opts.LocalFactor, strings.Join(names, ", "))}
 		}
 	}
@@ -476,7 +476,7 @@ func chooseLocal(facs []factor, fr *datasets.Frame, rows []int, opts Options) (i
 			continue
 		}
 		if local >= 0 {
-			return 0, &DataError{Token: f.group, Pos: f.pos, Row: -1, Err: ErrUnsupported,
+			return 0, &DataError{Token: f.group, Pos: f.pos, Err: ErrUnsupported,
 				Msg: fmt.Sprintf("random slopes for %s, a grouping factor crossed with %s: a crossed factor has a random intercept only, (1 | %s); the factor with slopes must be the subjects' (Options.LocalFactor)", f.group, facs[local].group, f.group)}
 		}
 		local = k
@@ -620,11 +620,11 @@ func resolve(uses []use, fr *datasets.Frame) error {
 	for _, u := range uses {
 		col, ok := fr.Column(u.col)
 		if !ok {
-			return &DataError{Token: u.tok, Pos: u.pos, Column: u.col, Row: -1,
+			return &DataError{Token: u.tok, Pos: u.pos, Column: u.col,
 				Msg: "no such column in the data (columns: " + strings.Join(firstN(fr.Names(), 20), ", ") + ")"}
 		}
 		if u.numeric && col.Kind != datasets.Numeric {
-			return &DataError{Token: u.tok, Pos: u.pos, Column: u.col, Row: -1,
+			return &DataError{Token: u.tok, Pos: u.pos, Column: u.col,
 				Msg: "the column is categorical: " + u.why}
 		}
 	}
@@ -653,7 +653,7 @@ rowLoop:
 			if c.Missing[i] || c.Kind == datasets.Numeric && math.IsNaN(c.Num[i]) {
 				if policy == RejectMissing {
 					u := uses[k]
-					return nil, &DataError{Token: u.tok, Pos: u.pos, Column: u.col, Row: i,
+					return nil, &DataError{Token: u.tok, Pos: u.pos, Column: u.col, Row: i + 1,
 						Msg: "missing value (set Options.Missing to DropMissing to leave such rows out)"}
 				}
 				continue rowLoop
@@ -662,7 +662,7 @@ rowLoop:
 		rows = append(rows, i)
 	}
 	if len(rows) == 0 {
-		return nil, &DataError{Row: -1, Msg: "no row is complete in the columns the model uses"}
+		return nil, &DataError{Msg: "no row is complete in the columns the model uses"}
 	}
 	return rows, nil
 }
@@ -672,11 +672,11 @@ func family(f *Formula, fr *datasets.Frame, opts Options) (glmm.Family, error) {
 	r := f.resp
 	fam := opts.Family
 	if fam != 0 && !fam.Valid() {
-		return 0, &DataError{Token: "Options.Family", Row: -1, Msg: fmt.Sprintf("unknown family %v", fam)}
+		return 0, &DataError{Token: "Options.Family", Msg: fmt.Sprintf("unknown family %v", fam)}
 	}
 	if r.kind != respSingle {
 		if fam != 0 && fam != glmm.Binomial {
-			return 0, &DataError{Token: "cbind", Pos: r.pos, Row: -1,
+			return 0, &DataError{Token: "cbind", Pos: r.pos,
 				Msg: fmt.Sprintf("a cbind() response needs the binomial family, not %v", fam)}
 		}
 		return glmm.Binomial, nil
@@ -692,7 +692,7 @@ func family(f *Formula, fr *datasets.Frame, opts Options) (glmm.Family, error) {
 	if col, ok := fr.Column(r.y.col); ok && col.Kind == datasets.Categorical {
 		return glmm.Bernoulli, nil
 	}
-	return 0, &DataError{Token: r.y.label, Pos: r.y.pos, Row: -1,
+	return 0, &DataError{Token: r.y.label, Pos: r.y.pos,
 		Msg: "a numeric response needs a family: set Options.Family (poisson, bernoulli, binomial, gaussian or negbinomial)"}
 }
 
@@ -722,7 +722,7 @@ func (d *Design) response(fr *datasets.Frame, opts Options) error {
 	d.cfg.Y = make([]float64, len(rows))
 	if yc.Kind == datasets.Categorical {
 		if d.cfg.Family != glmm.Bernoulli && d.cfg.Family != glmm.Binomial {
-			return &DataError{Token: r.y.label, Pos: r.y.pos, Column: r.y.col, Row: -1,
+			return &DataError{Token: r.y.label, Pos: r.y.pos, Column: r.y.col,
 				Msg: fmt.Sprintf("a categorical response needs the bernoulli family, not %v", d.cfg.Family)}
 		}
 		lev := levelsOf(yc, rows)
@@ -730,13 +730,13 @@ func (d *Design) response(fr *datasets.Frame, opts Options) error {
 			if ref, ok := opts.Reference[r.y.col]; ok {
 				i := slices.Index(lev, ref)
 				if i < 0 {
-					return &DataError{Token: r.y.label, Pos: r.y.pos, Column: r.y.col, Row: -1,
+					return &DataError{Token: r.y.label, Pos: r.y.pos, Column: r.y.col,
 						Msg: fmt.Sprintf("reference level %q is not among the levels %s", ref, quoteList(lev, 12))}
 				}
 				lev = append([]string{ref}, slices.Delete(slices.Clone(lev), i, i+1)...)
 			}
 			if len(lev) != 2 {
-				return &DataError{Token: r.y.label, Pos: r.y.pos, Column: r.y.col, Row: -1,
+				return &DataError{Token: r.y.label, Pos: r.y.pos, Column: r.y.col,
 					Msg: fmt.Sprintf("a categorical response must have two levels, found %d %s", len(lev), quoteList(lev, 6))}
 			}
 		} else {
@@ -790,10 +790,10 @@ func (d *Design) offset(fr *datasets.Frame, rows []int) ([]float64, error) {
 	for _, v := range offs {
 		col, ok := fr.Column(v.col)
 		if !ok {
-			return nil, &DataError{Token: v.label, Pos: v.pos, Column: v.col, Row: -1, Msg: "no such column in the data"}
+			return nil, &DataError{Token: v.label, Pos: v.pos, Column: v.col, Msg: "no such column in the data"}
 		}
 		if col.Kind != datasets.Numeric {
-			return nil, &DataError{Token: v.label, Pos: v.pos, Column: v.col, Row: -1, Msg: "the column is categorical: an offset must be numeric"}
+			return nil, &DataError{Token: v.label, Pos: v.pos, Column: v.col, Msg: "the column is categorical: an offset must be numeric"}
 		}
 		for k, i := range rows {
 			x, err := numValue(v, col, i)
@@ -811,7 +811,7 @@ func (d *Design) grouping(rnd *random, fr *datasets.Frame) error {
 	col, _ := fr.Column(rnd.group)
 	lev, code := codesOf(col, d.rows)
 	if len(lev) < 2 {
-		return &DataError{Token: rnd.group, Pos: rnd.groupPos, Column: rnd.group, Row: -1,
+		return &DataError{Token: rnd.group, Pos: rnd.groupPos, Column: rnd.group,
 			Msg: fmt.Sprintf("the grouping factor has a single level %s: a random effect needs at least 2 groups", quoteList(lev, 1))}
 	}
 	d.group = rnd.group
@@ -839,7 +839,7 @@ func (d *Design) crossedFactor(fc factor, fr *datasets.Frame) error {
 	col, _ := fr.Column(fc.group)
 	lev, code := codesOf(col, d.rows)
 	if len(lev) < 2 {
-		return &DataError{Token: fc.group, Pos: fc.pos, Column: fc.group, Row: -1,
+		return &DataError{Token: fc.group, Pos: fc.pos, Column: fc.group,
 			Msg: fmt.Sprintf("the grouping factor has a single level %s: a random effect needs at least 2 groups", quoteList(lev, 1))}
 	}
 	cc := crossedCoding{group: fc.group, pos: fc.pos, levels: lev, index: make(map[string]int, len(lev))}
@@ -943,20 +943,18 @@ func designMatrix(b bound, rows []int) (mat.Matrix, error) {
 // modelError turns an error of glmm.New into a *DataError naming the
 // response column at fault for impossible responses.
 func (d *Design) modelError(err error, fr *datasets.Frame) error {
-	de := &DataError{Row: -1, Msg: "invalid model", Err: err}
+	de := &DataError{Msg: "invalid model", Err: err}
 	// glmm's errors name the row and the design column; the response is
 	// named here, by its token.
 	var ge *glmm.DataError
 	if errors.As(err, &ge) {
-		if ge.Row > 0 {
-			de.Row = ge.Row - 1
-		}
+		de.Row = ge.Row
 		de.Err = ge.Err
 		if errors.Is(err, glmm.ErrResponse) {
 			r := d.f.resp
 			v, role := r.y, ""
-			if de.Row >= 0 {
-				v, role = d.responseCulprit(fr, de.Row)
+			if de.Row > 0 {
+				v, role = d.responseCulprit(fr, de.Row-1)
 			}
 			de.Token, de.Pos, de.Column = r.String(), v.pos, v.col
 			de.Msg = d.cfg.Family.String() + " family"
@@ -1089,7 +1087,7 @@ func (c *coder) blocks(fc factor) ([]int, error) {
 			if k != interceptKey {
 				what = "the term " + k
 			}
-			return &DataError{Token: "(", Pos: r.pos, Row: -1, Err: ErrUnsupported,
+			return &DataError{Token: "(", Pos: r.pos, Err: ErrUnsupported,
 				Msg: fmt.Sprintf("%s is in two random-effects terms for %s", what, fc.group)}
 		}
 		blockOf[k] = b

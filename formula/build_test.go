@@ -481,8 +481,8 @@ func TestBuildOffsetWeightsMissing(t *testing.T) {
 	g, _ := Parse("y ~ x1 + (1 | id)")
 	_, err = Build(g, miss, Options{Family: glmm.Poisson})
 	var de *DataError
-	if !errors.As(err, &de) || de.Row != 4 || de.Column != "x1" || de.Token != "x1" || de.Pos != 5 {
-		t.Errorf("missing value: error %#v, want row 4 of x1", err)
+	if !errors.As(err, &de) || de.Row != 5 || de.Column != "x1" || de.Token != "x1" || de.Pos != 5 {
+		t.Errorf("missing value: error %#v, want row 5 of x1", err)
 	} else if !strings.Contains(err.Error(), "row 5") {
 		t.Errorf("message %q does not give the 1-based row 5", err)
 	}
@@ -533,33 +533,33 @@ func TestBuildErrors(t *testing.T) {
 		msg     string
 		unsup   bool
 	}{
-		{"y ~ nope + (1 | id)", fr, pois, "nope", 5, "nope", -1, "no such column", false},
-		{"y ~ x + (1 | nope)", fr, pois, "nope", 14, "nope", -1, "no such column", false},
-		{"nope ~ x + (1 | id)", fr, Options{}, "nope", 1, "nope", -1, "no such column", false},
-		{"y ~ x + offset(nope) + (1 | id)", fr, pois, "nope", 16, "nope", -1, "no such column", false},
-		{"y ~ x + (1 | id)", one, pois, "id", 14, "id", -1, "single level", false},
-		{"y ~ x + (1 | id)", fr, Options{}, "y", 1, "", -1, "needs a family", false},
-		{"y ~ x + (1 | id)", fr, Options{Family: 9}, "Options.Family", 0, "", -1, "unknown family", false},
-		{"cbind(y, f) ~ x + (1 | id)", fr, Options{}, "f", 10, "f", -1, "categorical", false},
-		{"cbind(y, x) ~ x1 + (1 | id)", fr, pois, "cbind", 1, "", -1, "binomial family", false},
-		{"y ~ log(f) + (1 | id)", fr, pois, "log(f)", 5, "f", -1, "categorical", false},
-		{"y ~ offset(f) + (1 | id)", fr, pois, "f", 12, "f", -1, "categorical", false},
-		{"y ~ x + (1 | id)", fr, Options{Family: glmm.Poisson, Weights: "f"}, "Options.Weights", 0, "f", -1, "categorical", false},
-		{"y ~ x + (1 | id)", fr, Options{Family: glmm.Poisson, Offset: "zz"}, "Options.Offset", 0, "zz", -1, "no such column", false},
-		{"y ~ log(x) + (1 | id)", bad, pois, "log(x)", 5, "x", 2, "must be positive", false},
-		{"y ~ x + (1 | id)", fr, Options{Family: glmm.Poisson, Weights: "x1"}, "Options.Weights", 0, "x1", 0, "negative weight", false},
-		{"y ~ x + (1 | id)", neg, pois, "y", 1, "y", 7, "impossible response", false},
-		{"r3 ~ x + (1 | id)", fr, Options{}, "r3", 1, "r3", -1, "two levels", false},
-		{"f ~ x + (1 | id)", fr, pois, "f", 1, "f", -1, "bernoulli family", false},
-		{"h ~ x + (1 | id)", fr, Options{Reference: map[string]string{"h": "w"}}, "h", 1, "h", -1, "reference level", false},
-		{"y ~ f + (1 | id)", fr, Options{Family: glmm.Poisson, Reference: map[string]string{"f": "z"}}, "f", 5, "f", -1, "reference level", false},
-		{"y ~ f + (1 | id)", fr.Rows([]int{0, 3, 6, 9}), pois, "f", 5, "f", -1, "at least 2", false},
-		{"y ~ x", fr, pois, "~", 3, "", -1, "no random-effects term", false},
-		{"y ~ x + (1 + t | id) + (1 + t | f)", fr, pois, "f", 33, "", -1, "random slopes for f", true},
-		{"y ~ x + (1 + t || id)", fr, pois, "||", 16, "", -1, "uncorrelated", true},
-		{"y ~ x + (1 | id) + (0 + t | id)", fr, pois, "(", 20, "", -1, "several random-effects terms", true},
-		{"y ~ h + id + (1 | id)", fr, pois, "idid4", 0, "", -1, "rank-deficient", false},
-		{"y ~ f:h + (1 | id)", fr, pois, "fc:hv", 0, "", -1, "rank-deficient", false},
+		{"y ~ nope + (1 | id)", fr, pois, "nope", 5, "nope", 0, "no such column", false},
+		{"y ~ x + (1 | nope)", fr, pois, "nope", 14, "nope", 0, "no such column", false},
+		{"nope ~ x + (1 | id)", fr, Options{}, "nope", 1, "nope", 0, "no such column", false},
+		{"y ~ x + offset(nope) + (1 | id)", fr, pois, "nope", 16, "nope", 0, "no such column", false},
+		{"y ~ x + (1 | id)", one, pois, "id", 14, "id", 0, "single level", false},
+		{"y ~ x + (1 | id)", fr, Options{}, "y", 1, "", 0, "needs a family", false},
+		{"y ~ x + (1 | id)", fr, Options{Family: 9}, "Options.Family", 0, "", 0, "unknown family", false},
+		{"cbind(y, f) ~ x + (1 | id)", fr, Options{}, "f", 10, "f", 0, "categorical", false},
+		{"cbind(y, x) ~ x1 + (1 | id)", fr, pois, "cbind", 1, "", 0, "binomial family", false},
+		{"y ~ log(f) + (1 | id)", fr, pois, "log(f)", 5, "f", 0, "categorical", false},
+		{"y ~ offset(f) + (1 | id)", fr, pois, "f", 12, "f", 0, "categorical", false},
+		{"y ~ x + (1 | id)", fr, Options{Family: glmm.Poisson, Weights: "f"}, "Options.Weights", 0, "f", 0, "categorical", false},
+		{"y ~ x + (1 | id)", fr, Options{Family: glmm.Poisson, Offset: "zz"}, "Options.Offset", 0, "zz", 0, "no such column", false},
+		{"y ~ log(x) + (1 | id)", bad, pois, "log(x)", 5, "x", 3, "must be positive", false},
+		{"y ~ x + (1 | id)", fr, Options{Family: glmm.Poisson, Weights: "x1"}, "Options.Weights", 0, "x1", 1, "negative weight", false},
+		{"y ~ x + (1 | id)", neg, pois, "y", 1, "y", 8, "impossible response", false},
+		{"r3 ~ x + (1 | id)", fr, Options{}, "r3", 1, "r3", 0, "two levels", false},
+		{"f ~ x + (1 | id)", fr, pois, "f", 1, "f", 0, "bernoulli family", false},
+		{"h ~ x + (1 | id)", fr, Options{Reference: map[string]string{"h": "w"}}, "h", 1, "h", 0, "reference level", false},
+		{"y ~ f + (1 | id)", fr, Options{Family: glmm.Poisson, Reference: map[string]string{"f": "z"}}, "f", 5, "f", 0, "reference level", false},
+		{"y ~ f + (1 | id)", fr.Rows([]int{0, 3, 6, 9}), pois, "f", 5, "f", 0, "at least 2", false},
+		{"y ~ x", fr, pois, "~", 3, "", 0, "no random-effects term", false},
+		{"y ~ x + (1 + t | id) + (1 + t | f)", fr, pois, "f", 33, "", 0, "random slopes for f", true},
+		{"y ~ x + (1 + t || id)", fr, pois, "||", 16, "", 0, "uncorrelated", true},
+		{"y ~ x + (1 | id) + (0 + t | id)", fr, pois, "(", 20, "", 0, "several random-effects terms", true},
+		{"y ~ h + id + (1 | id)", fr, pois, "idid4", 0, "", 0, "rank-deficient", false},
+		{"y ~ f:h + (1 | id)", fr, pois, "fc:hv", 0, "", 0, "rank-deficient", false},
 	} {
 		f, err := Parse(test.formula)
 		if err != nil {
@@ -661,13 +661,13 @@ func TestNewData(t *testing.T) {
 	fc, _ := unseen.Column("f")
 	fc.Str[2] = "zz"
 	var de *DataError
-	if _, _, _, _, err := d.NewData(unseen); !errors.As(err, &de) || de.Row != 2 || de.Column != "f" || !strings.Contains(err.Error(), `"zz"`) {
+	if _, _, _, _, err := d.NewData(unseen); !errors.As(err, &de) || de.Row != 3 || de.Column != "f" || !strings.Contains(err.Error(), `"zz"`) {
 		t.Errorf("unseen level: %v", err)
 	}
 	missing := fr.Rows(idx)
 	xc, _ := missing.Column("x")
 	xc.Num[1], xc.Missing[1] = math.NaN(), true
-	if _, _, _, _, err := d.NewData(missing); !errors.As(err, &de) || de.Row != 1 || de.Column != "x" {
+	if _, _, _, _, err := d.NewData(missing); !errors.As(err, &de) || de.Row != 2 || de.Column != "x" {
 		t.Errorf("missing value: %v", err)
 	}
 	noT, _ := datasets.NewFrame(func() []*datasets.Column {
@@ -749,15 +749,15 @@ func TestBinomialResponseCulprit(t *testing.T) {
 		row     int
 		msg     []string
 	}{
-		{"zero trials", trials, func(s, f, n []float64) { s[3], n[3] = 0, 0 }, "n", 10, 3, []string{"row 4", "the trials n", "number of trials 0"}},
-		{"fractional trials", trials, func(s, f, n []float64) { n[2] = 4.5 }, "n", 10, 2, []string{"row 3", "number of trials 4.5"}},
-		{"successes above trials", trials, func(s, f, n []float64) { s[5] = 7 }, "s", 7, 5, []string{"row 6", "7 successes exceed 5 trials"}},
-		{"negative successes", trials, func(s, f, n []float64) { s[1] = -1 }, "s", 7, 1, []string{"row 2", "successes -1"}},
-		{"negative failures", failures, func(s, f, n []float64) { f[4] = -1 }, "f", 10, 4, []string{"row 5", "the failures f (trials are s + f)"}},
-		{"fractional failures", failures, func(s, f, n []float64) { f[7] = 0.5 }, "f", 10, 7, []string{"row 8", "the failures f"}},
-		{"no successes and no failures", failures, func(s, f, n []float64) { s[8], f[8] = 0, 0 }, "f", 10, 8, []string{"row 9", "number of trials 0"}},
-		{"fractional successes", failures, func(s, f, n []float64) { s[2] = 1.5 }, "s", 7, 2, []string{"row 3"}},
-		{"negative successes, failures fine", failures, func(s, f, n []float64) { s[6], f[6] = -2, 3 }, "s", 7, 6, []string{"row 7", "successes -2"}},
+		{"zero trials", trials, func(s, f, n []float64) { s[3], n[3] = 0, 0 }, "n", 10, 4, []string{"row 4", "the trials n", "number of trials 0"}},
+		{"fractional trials", trials, func(s, f, n []float64) { n[2] = 4.5 }, "n", 10, 3, []string{"row 3", "number of trials 4.5"}},
+		{"successes above trials", trials, func(s, f, n []float64) { s[5] = 7 }, "s", 7, 6, []string{"row 6", "7 successes exceed 5 trials"}},
+		{"negative successes", trials, func(s, f, n []float64) { s[1] = -1 }, "s", 7, 2, []string{"row 2", "successes -1"}},
+		{"negative failures", failures, func(s, f, n []float64) { f[4] = -1 }, "f", 10, 5, []string{"row 5", "the failures f (trials are s + f)"}},
+		{"fractional failures", failures, func(s, f, n []float64) { f[7] = 0.5 }, "f", 10, 8, []string{"row 8", "the failures f"}},
+		{"no successes and no failures", failures, func(s, f, n []float64) { s[8], f[8] = 0, 0 }, "f", 10, 9, []string{"row 9", "number of trials 0"}},
+		{"fractional successes", failures, func(s, f, n []float64) { s[2] = 1.5 }, "s", 7, 3, []string{"row 3"}},
+		{"negative successes, failures fine", failures, func(s, f, n []float64) { s[6], f[6] = -2, 3 }, "s", 7, 7, []string{"row 7", "successes -2"}},
 	} {
 		t.Run(test.name, func(t *testing.T) {
 			f, err := Parse(test.formula)

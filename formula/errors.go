@@ -39,14 +39,14 @@ var ErrUnsupported = errors.New("not supported yet")
 // missing or non-finite value, an unknown level.
 //
 // Token and Pos locate the part of the formula concerned (Pos is 0 for
-// columns named by Options rather than by the formula). Row is the 0-based
-// row of the data frame concerned, or -1; messages show it 1-based, as the
-// data row of a CSV file after its header.
+// columns named by Options rather than by the formula). Row is the 1-based
+// row of the data frame concerned, as the data row of a CSV file after its
+// header and as glmm.DataError's, or 0.
 type DataError struct {
 	Token  string // the formula token concerned, or "" when none
 	Pos    int    // 1-based byte column of Token in the formula, or 0
 	Column string // the data column concerned, or ""
-	Row    int    // 0-based row of the data frame, or -1
+	Row    int    // 1-based row of the data frame, or 0
 	Msg    string // what is wrong
 	Err    error  // an underlying error, or nil
 }
@@ -64,8 +64,8 @@ func (e *DataError) Error() string {
 	if e.Column != "" && e.Column != e.Token {
 		parts = append(parts, fmt.Sprintf("data column %q", e.Column))
 	}
-	if e.Row >= 0 {
-		parts = append(parts, fmt.Sprintf("row %d", e.Row+1))
+	if e.Row > 0 {
+		parts = append(parts, fmt.Sprintf("row %d", e.Row))
 	}
 	if e.Msg != "" {
 		parts = append(parts, e.Msg)

@@ -119,7 +119,7 @@ func FuzzBuild(f *testing.F) {
 			if !errors.As(err, &de) {
 				t.Fatalf("Build(%q): error %v is a %T, want *DataError", src, err, err)
 			}
-			if de.Row >= fr.NumRows() || de.Pos > len(src)+1 {
+			if de.Row > fr.NumRows() || de.Pos > len(src)+1 {
 				t.Fatalf("Build(%q): error %v locates row %d or column %d outside the input", src, err, de.Row, de.Pos)
 			}
 			return

@@ -22,7 +22,7 @@ import (
 // a level of a categorical predictor absent from the training data.
 func (d *Design) NewData(fr *datasets.Frame) (X, Z mat.Matrix, group []int, known []bool, err error) {
 	if fr == nil {
-		return nil, nil, nil, nil, &DataError{Row: -1, Msg: "no data frame"}
+		return nil, nil, nil, nil, &DataError{Msg: "no data frame"}
 	}
 	fr = withInteractions(d.f, fr)
 	uses := []use{{col: d.group, tok: d.group, pos: d.f.randoms[0].groupPos}}
@@ -75,7 +75,7 @@ func (d *Design) WithGroups(fr *datasets.Frame) *datasets.Frame { return withInt
 // has no offset.
 func (d *Design) NewOffset(fr *datasets.Frame) ([]float64, error) {
 	if fr == nil {
-		return nil, &DataError{Row: -1, Msg: "no data frame"}
+		return nil, &DataError{Msg: "no data frame"}
 	}
 	rows := make([]int, fr.NumRows())
 	for i := range rows {

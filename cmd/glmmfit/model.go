@@ -177,7 +177,7 @@ func dataError(err error, in *input) error {
 	if !errors.As(err, &de) {
 		return fmt.Errorf("%s: %v", in.name, err)
 	}
-	if de.Row < 0 {
+	if de.Row == 0 {
 		return fmt.Errorf("%s: %v", in.name, err)
 	}
 	msg := de.Msg
@@ -193,7 +193,7 @@ func dataError(err error, in *input) error {
 		msg += inner.Error()
 	}
 	col := de.Column
-	where := in.where(de.Row, col)
+	where := in.where(de.Row-1, col)
 	if de.Token != "" && de.Pos > 0 {
 		return fmt.Errorf("%s: %s (formula token %q at column %d)", where, msg, de.Token, de.Pos)
 	}
