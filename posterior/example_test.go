@@ -35,7 +35,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	res, err := vi.Fit(context.Background(), t, vi.Settings{Method: vi.RVB, Seed: 1})
+	res, err := vi.Fit(context.Background(), t, vi.Settings{Method: vi.BlockDiag, Seed: 1})
 	if err != nil {
 		log.Fatal(err)
 	}

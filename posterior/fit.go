@@ -62,7 +62,7 @@ func NewTarget(pool *parallel.Pool, m *glmm.Model, method, expansion string) (vi
 	if err != nil {
 		return nil, 0, err
 	}
-	return t, vi.RVB, nil
+	return t, vi.BlockDiag, nil
 }
 
 // checkMethod reports whether method is one of GVA, RVB1 and RVB2 and,

@@ -212,9 +212,9 @@ func (s *SavedFit) Load(ctx context.Context, m *glmm.Model) (*vi.Result, vi.Targ
 	if err != nil {
 		return nil, nil, err
 	}
-	res.Method, res.Reparametrised = meth, meth == vi.RVB
+	res.Method, res.Reparametrised = meth, meth == vi.BlockDiag
 	factorLen := arrowhead.Len(n, r, g)
-	if res.Method == vi.RVB {
+	if res.Method == vi.BlockDiag {
 		factorLen = blockdiag.Len(n, r, g)
 	}
 	if len(s.Mu) != n*r+g || len(s.Factor) != factorLen {

@@ -35,14 +35,14 @@ func TestSaveLoad(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return tg, vi.RVB
+			return tg, vi.BlockDiag
 		}},
 		{"rvb2 jeffreys", func() (vi.Target, vi.Method) {
 			tg, err := rvb.New(m, rvb.RVB2)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return tg, vi.RVB
+			return tg, vi.BlockDiag
 		}},
 	} {
 		target, method := c.make()
@@ -94,7 +94,7 @@ func TestSaveLoad(t *testing.T) {
 		if _, _, err := posterior.Load(ctx, strings.NewReader(bad), m); err == nil || !strings.Contains(err.Error(), "saved fit: unknown method") {
 			t.Errorf("%s: loaded a fit of an unknown method: %v", c.name, err)
 		}
-		if method == vi.RVB {
+		if method == vi.BlockDiag {
 			bad = strings.Replace(saved, `"expansion":"`, `"expansion":"mid-`, 1)
 			if _, _, err := posterior.Load(ctx, strings.NewReader(bad), m); err == nil || !strings.Contains(err.Error(), "saved fit: unknown expansion") {
 				t.Errorf("%s: loaded a fit of an unknown expansion: %v", c.name, err)

@@ -72,7 +72,7 @@ func TestPredictBatches(t *testing.T) {
 		name   string
 		target vi.Target
 		method vi.Method
-	}{{"gva", m, vi.GVA}, {"rvb1", rt, vi.RVB}} {
+	}{{"gva", m, vi.GVA}, {"rvb1", rt, vi.BlockDiag}} {
 		res, err := vi.Fit(ctx, c.target, vi.Settings{Method: c.method, Seed: 2, Workers: 1})
 		if err != nil {
 			t.Fatal(err)

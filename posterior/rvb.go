@@ -23,8 +23,8 @@ func SummarizeRVB(ctx context.Context, res *vi.Result, t *rvb.Target, maxDraws i
 		return nil, errors.New("posterior: SummarizeRVB of a nil Result")
 	case t == nil:
 		return nil, errors.New("posterior: SummarizeRVB with a nil target")
-	case res.Method != vi.RVB:
-		return nil, fmt.Errorf("posterior: a Result of method %v, want %v", res.Method, vi.RVB)
+	case res.Method != vi.BlockDiag:
+		return nil, fmt.Errorf("posterior: a Result of method %v, want %v", res.Method, vi.BlockDiag)
 	}
 	n, r, g := t.Dims()
 	if res.N != n || res.R != r || res.G != g {

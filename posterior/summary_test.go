@@ -102,7 +102,7 @@ func TestSummarizeRefusesMisuse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rres, err := vi.Fit(context.Background(), tg, vi.Settings{Method: vi.RVB, Seed: 1, MaxIter: 200})
+	rres, err := vi.Fit(context.Background(), tg, vi.Settings{Method: vi.BlockDiag, Seed: 1, MaxIter: 200})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestSummarizeFit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rres, err := vi.Fit(ctx, rt, vi.Settings{Method: vi.RVB, Seed: 1, MaxIter: 400})
+	rres, err := vi.Fit(ctx, rt, vi.Settings{Method: vi.BlockDiag, Seed: 1, MaxIter: 400})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -414,7 +414,7 @@ func TestBadSettings(t *testing.T) {
 		{name: "Adam with Beta2 = 1", set: vi.Settings{Optimizer: vi.Adam, Beta2: 1}, msg: "Settings.Beta2 is 1"},
 		{name: "Adam with NaN Eps", set: vi.Settings{Optimizer: vi.Adam, Eps: nan}, msg: "Settings.Eps is NaN"},
 		{name: "Adam with NaN Beta1", set: vi.Settings{Optimizer: vi.Adam, Beta1: nan}, msg: "Settings.Beta1 is NaN"},
-		{name: "RVB PGA with infinite step", set: vi.Settings{Method: vi.RVB, Optimizer: vi.PGA, Alpha: inf}, msg: "Settings.Alpha is +Inf"},
+		{name: "RVB PGA with infinite step", set: vi.Settings{Method: vi.BlockDiag, Optimizer: vi.PGA, Alpha: inf}, msg: "Settings.Alpha is +Inf"},
 		{name: "VOGN with NaN step", set: vi.Settings{Optimizer: vi.VOGN, Alpha: nan}, msg: "Settings.Alpha is NaN"},
 		{name: "VOGN with Beta2 = 1", set: vi.Settings{Optimizer: vi.VOGN, Beta2: 1}, msg: "Settings.Beta2 is 1"},
 		{name: "Adam with Beta1 = 2", set: vi.Settings{Optimizer: vi.Adam, Beta1: 2}, msg: "Settings.Beta1 is 2"},

@@ -31,8 +31,8 @@ func TestDeterminismAcrossGOMAXPROCS(t *testing.T) {
 	}
 	fitters := []fitter{
 		{"gva", func(_ *testing.T, m *glmm.Model) vi.Target { return m }, vi.GVA},
-		{"rvb1", func(t *testing.T, m *glmm.Model) vi.Target { return rvbNew(t, m, rvb.RVB1) }, vi.RVB},
-		{"rvb2", func(t *testing.T, m *glmm.Model) vi.Target { return rvbNew(t, m, rvb.RVB2) }, vi.RVB},
+		{"rvb1", func(t *testing.T, m *glmm.Model) vi.Target { return rvbNew(t, m, rvb.RVB1) }, vi.BlockDiag},
+		{"rvb2", func(t *testing.T, m *glmm.Model) vi.Target { return rvbNew(t, m, rvb.RVB2) }, vi.BlockDiag},
 	}
 	for _, family := range []string{"poisson", "bernoulli", "binomial"} {
 		m := smallModel(t, family, 120, 51)

@@ -41,9 +41,9 @@ func smallModel(t *testing.T, family string, subjects int, seed uint64) *glmm.Mo
 func TestHugeStepDiverges(t *testing.T) {
 	m := smallModel(t, "poisson", 80, 41)
 	tg := rvbTarget(t, m)
-	for _, method := range []vi.Method{vi.GVA, vi.RVB} {
+	for _, method := range []vi.Method{vi.GVA, vi.BlockDiag} {
 		var target vi.Target = m
-		if method == vi.RVB {
+		if method == vi.BlockDiag {
 			target = tg
 		}
 		for _, opt := range []vi.Optimizer{vi.Snngm, vi.Adam, vi.NAdam, vi.PGA, vi.Nagm, vi.VOGN} {
@@ -131,10 +131,10 @@ func TestTargetFailureNamesSubject(t *testing.T) {
 	for _, c := range []struct {
 		method vi.Method
 		opt    vi.Optimizer
-	}{{vi.GVA, vi.Snngm}, {vi.RVB, vi.Snngm}, {vi.GVA, vi.VOGN}, {vi.RVB, vi.VOGN}} {
+	}{{vi.GVA, vi.Snngm}, {vi.BlockDiag, vi.Snngm}, {vi.GVA, vi.VOGN}, {vi.BlockDiag, vi.VOGN}} {
 		method := c.method
 		var inner vi.Target = m
-		if method == vi.RVB {
+		if method == vi.BlockDiag {
 			inner = tg
 		}
 		name := method.String() + "/" + c.opt.String()
@@ -267,7 +267,7 @@ func TestRVB2ModeFailure(t *testing.T) {
 		t.Errorf("Local at subject 45: log density %v, gradients %v %v", v, gl, grad)
 	}
 
-	res, err := vi.Fit(context.Background(), tg, vi.Settings{Method: vi.RVB, Seed: 2})
+	res, err := vi.Fit(context.Background(), tg, vi.Settings{Method: vi.BlockDiag, Seed: 2})
 	checkResult(t, "RVB2 fit", res, err, vi.Converged, vi.MaxIterations)
 	var me *rvb.ModeError
 	if errors.As(err, &me) {
@@ -287,9 +287,9 @@ func TestCancel(t *testing.T) {
 		method vi.Method
 		opt    vi.Optimizer
 	}
-	for _, c := range []run{{vi.GVA, vi.Snngm}, {vi.RVB, vi.Snngm}, {vi.GVA, vi.Adam}, {vi.GVA, vi.VOGN}, {vi.RVB, vi.VOGN}} {
+	for _, c := range []run{{vi.GVA, vi.Snngm}, {vi.BlockDiag, vi.Snngm}, {vi.GVA, vi.Adam}, {vi.GVA, vi.VOGN}, {vi.BlockDiag, vi.VOGN}} {
 		var target vi.Target = m
-		if c.method == vi.RVB {
+		if c.method == vi.BlockDiag {
 			target = tg
 		}
 		t.Run(c.method.String()+"/"+c.opt.String()+"/timer", func(t *testing.T) {

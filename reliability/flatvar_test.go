@@ -41,11 +41,11 @@ func TestRVBFlatVariance(t *testing.T) {
 			t.Fatalf("seed %d: GVA: %v", seed, err)
 		}
 		for _, method := range []rvb.Method{rvb.RVB1, rvb.RVB2} {
-			def, err := vi.Fit(ctx, rvbNew(t, m, method), vi.Settings{Method: vi.RVB, Seed: seed})
+			def, err := vi.Fit(ctx, rvbNew(t, m, method), vi.Settings{Method: vi.BlockDiag, Seed: seed})
 			if err != nil {
 				t.Fatalf("seed %d: %v: %v", seed, method, err)
 			}
-			long, err := vi.Fit(ctx, rvbNew(t, m, method), vi.Settings{Method: vi.RVB, Seed: seed, MaxIter: 4000, Tol: 1e-9, RelTol: -1, Jitter: -1})
+			long, err := vi.Fit(ctx, rvbNew(t, m, method), vi.Settings{Method: vi.BlockDiag, Seed: seed, MaxIter: 4000, Tol: 1e-9, RelTol: -1, Jitter: -1})
 			if err != nil {
 				t.Fatalf("seed %d: %v long: %v", seed, method, err)
 			}

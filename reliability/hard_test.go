@@ -227,7 +227,7 @@ func TestHardData(t *testing.T) {
 
 			tg := rvbTarget(t, m)
 			start = time.Now()
-			res, err = vi.Fit(context.Background(), tg, vi.Settings{Method: vi.RVB, Seed: 1})
+			res, err = vi.Fit(context.Background(), tg, vi.Settings{Method: vi.BlockDiag, Seed: 1})
 			checkResult(t, "RVB", res, err, vi.Converged, vi.MaxIterations)
 			t.Logf("RVB (%v) %v after %d iterations (%d backoffs), bound %.2f, %v",
 				tg.Method(), res.Status, res.Iterations, res.Backoffs, res.LowerBound, time.Since(start).Round(time.Millisecond))
@@ -260,9 +260,9 @@ func TestLargeCovariates(t *testing.T) {
 			}
 			small := build(t, "y ~ t + x1 + (1 | id)", fr, fam).Model()
 			large := build(t, "y ~ t + x1e6 + (1 | id)", fr, fam).Model()
-			for _, method := range []vi.Method{vi.GVA, vi.RVB} {
+			for _, method := range []vi.Method{vi.GVA, vi.BlockDiag} {
 				var ts, tl vi.Target = small, large
-				if method == vi.RVB {
+				if method == vi.BlockDiag {
 					ts, tl = rvbNew(t, small, rvb.RVB1), rvbNew(t, large, rvb.RVB1)
 				}
 				set := vi.Settings{Method: method, Seed: 2}
@@ -297,9 +297,9 @@ func TestManySubjects(t *testing.T) {
 		Beta: []float64{0.5, -0.3}, RECov: [][]float64{{0.4}}, Seed: 31})
 	m := build(t, "y ~ t + (1 | id)", fr, glmm.Poisson).Model()
 	t.Logf("%d rows simulated and built in %v", m.NumObs(), time.Since(start).Round(time.Millisecond))
-	for _, method := range []vi.Method{vi.GVA, vi.RVB} {
+	for _, method := range []vi.Method{vi.GVA, vi.BlockDiag} {
 		var tg vi.Target = m
-		if method == vi.RVB {
+		if method == vi.BlockDiag {
 			tg = rvbTarget(t, m)
 		}
 		start := time.Now()

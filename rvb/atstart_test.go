@@ -113,7 +113,7 @@ func TestAtStartReachesRVB2(t *testing.T) {
 		t.Skip("three toenail fits")
 	}
 	m := paperModel(t, "toenail")
-	set := vi.Settings{Method: vi.RVB, Seed: 1, Workers: 2}
+	set := vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: 2}
 	fit := func(tg *Target) float64 {
 		res, err := vi.Fit(context.Background(), tg, set)
 		if err != nil {

@@ -67,7 +67,7 @@ func TestCoverageKnownTruth(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					res, err := vi.Fit(context.Background(), tg, vi.Settings{Method: vi.RVB, Seed: uint64(rep), Workers: 1})
+					res, err := vi.Fit(context.Background(), tg, vi.Settings{Method: vi.BlockDiag, Seed: uint64(rep), Workers: 1})
 					if err != nil {
 						t.Fatalf("replicate %d: %v", rep, err)
 					}

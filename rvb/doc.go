@@ -29,7 +29,7 @@
 // minus the second derivatives of the log-likelihood at eta_i and r_i the
 // weighted residuals there. The b~_i are then nearly standard normal and
 // nearly independent of theta_g, so q = N(mu, C C') with block-diagonal C
-// (vi.Fit with Method vi.RVB) fits the posterior far better than on the
+// (vi.Fit with Method vi.BlockDiag) fits the posterior far better than on the
 // original scale.
 //
 //   - RVB1 (NewRVB1) expands about a fixed, data-based eta_i

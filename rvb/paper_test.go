@@ -49,7 +49,7 @@ func fitPaper(t testing.TB, m *glmm.Model, method Method, set vi.Settings) (*vi.
 	if err != nil {
 		t.Fatal(err)
 	}
-	set.Method = vi.RVB
+	set.Method = vi.BlockDiag
 	start := time.Now()
 	res, err := vi.Fit(context.Background(), tg, set)
 	el := time.Since(start)

@@ -162,7 +162,7 @@ func weakSlopeModel(t testing.TB) *glmm.Model {
 // fit found the better optimum on the plateau (a bound at least 1 nat
 // above GVA's).
 //
-// At Snngm's step alpha0 = 0.01 (vi.DefaultAlpha0RVB when this test was
+// At Snngm's step alpha0 = 0.01 (vi.DefaultAlpha0BlockDiag when this test was
 // written) seeds 5 and 6 fail: the step, about 0.28 in lambda per
 // iteration, knocks log W_tt (posterior SD 0.23) off its peak onto the
 // plateau, where the gradient is heavy-tailed (rare draws of small
@@ -194,9 +194,9 @@ func TestRVB1WeakRandomSlope(t *testing.T) {
 	n, r, g := tg.Dims()
 	p := m.P()
 	k := p + glmm.OmegaIndex(1, 1, r) // log W_tt in theta_g
-	alpha0 := min(vi.DefaultAlpha0RVB, 0.003)
+	alpha0 := min(vi.DefaultAlpha0BlockDiag, 0.003)
 	for seed := uint64(1); seed <= 8; seed++ {
-		res, err := vi.Fit(ctx, tg, vi.Settings{Method: vi.RVB, Seed: seed, Alpha0: alpha0})
+		res, err := vi.Fit(ctx, tg, vi.Settings{Method: vi.BlockDiag, Seed: seed, Alpha0: alpha0})
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}

@@ -109,7 +109,7 @@ const LocalRelMCSE = 0.05
 const firstDraws = 25
 
 // Summarize returns the posterior means and standard deviations of a fit
-// of t (vi.Fit with Method vi.RVB on t) whose mean and compressed
+// of t (vi.Fit with Method vi.BlockDiag on t) whose mean and compressed
 // blockdiag factor are mu and factor; posterior.SummarizeRVB takes the
 // vi.Result. The random effects' moments use at most maxDraws draws of
 // theta_g seeded by seed, fewer when every mean's Monte Carlo error is

@@ -164,7 +164,7 @@ func TestSummarize(t *testing.T) {
 					t.Fatal(err)
 				}
 				n, _, g := tg.Dims()
-				res := &vi.Result{Method: vi.RVB, N: n, R: r, G: g, Mu: make([]float64, n*r+g), Factor: make([]float64, blockdiag.Len(n, r, g))}
+				res := &vi.Result{Method: vi.BlockDiag, N: n, R: r, G: g, Mu: make([]float64, n*r+g), Factor: make([]float64, blockdiag.Len(n, r, g))}
 				for k := range res.Mu {
 					res.Mu[k] = 0.5 * rng.NormFloat64()
 				}
@@ -295,7 +295,7 @@ func TestSummarizeMixture(t *testing.T) {
 					t.Fatal(err)
 				}
 				n, _, g := tg.Dims()
-				res := &vi.Result{Method: vi.RVB, N: n, R: r, G: g, Mu: make([]float64, n*r+g), Factor: make([]float64, blockdiag.Len(n, r, g))}
+				res := &vi.Result{Method: vi.BlockDiag, N: n, R: r, G: g, Mu: make([]float64, n*r+g), Factor: make([]float64, blockdiag.Len(n, r, g))}
 				for k := range res.Mu {
 					res.Mu[k] = 0.3 * rng.NormFloat64()
 				}

@@ -42,9 +42,9 @@ func TestIterationsAllocateNothing(t *testing.T) {
 		name   string
 		target vi.Target
 		method vi.Method
-	}{{"gva", m, vi.GVA}, {"rvb", rt, vi.RVB}} {
+	}{{"gva", m, vi.GVA}, {"rvb", rt, vi.BlockDiag}} {
 		for _, opt := range []vi.Optimizer{vi.Snngm, vi.Adam, vi.NAdam, vi.PGA, vi.Nagm, vi.VOGN} {
-			if c.method == vi.RVB && opt == vi.PGA {
+			if c.method == vi.BlockDiag && opt == vi.PGA {
 				continue // diverges on RVB (TestRulesReachOptimum)
 			}
 			// A tiny tolerance, no relative tolerance and no jitter keep

@@ -22,7 +22,7 @@ import (
 func TestDeterministic(t *testing.T) {
 	for _, family := range []string{"poisson", "bernoulli", "binomial"} {
 		m := simModel(t, family, 150, [][]float64{{0.6, 0.1}, {0.1, 0.3}}, 5)
-		for _, method := range []vi.Method{vi.GVA, vi.RVB} {
+		for _, method := range []vi.Method{vi.GVA, vi.BlockDiag} {
 			var ref *vi.Result
 			for _, c := range []struct{ procs, workers int }{{1, 1}, {2, 2}, {4, 3}, {8, 8}} {
 				prev := runtime.GOMAXPROCS(c.procs)
@@ -75,7 +75,7 @@ func TestCancel(t *testing.T) {
 // iteration, and the returned state holds no NaN.
 func TestDiverges(t *testing.T) {
 	m := simModel(t, "poisson", 100, [][]float64{{0.5}}, 3)
-	for _, method := range []vi.Method{vi.GVA, vi.RVB} {
+	for _, method := range []vi.Method{vi.GVA, vi.BlockDiag} {
 		res, err := vi.Fit(context.Background(), m, vi.Settings{Method: method, Optimizer: vi.Adam, Alpha: 1e6})
 		var de *vi.DivergedError
 		if !errors.As(err, &de) {
@@ -105,8 +105,8 @@ func TestBoundBelowEvidence(t *testing.T) {
 		{"epilepsy", -692.02, vi.GVA},
 		{"toenail", -647.22, vi.GVA},
 		{"cbpp", -109.54, vi.GVA},
-		{"epilepsy", -692.02, vi.RVB},
-		{"cbpp", -109.54, vi.RVB},
+		{"epilepsy", -692.02, vi.BlockDiag},
+		{"cbpp", -109.54, vi.BlockDiag},
 	} {
 		d, err := paper.Load(tc.name, dir)
 		if err != nil {

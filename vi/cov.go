@@ -19,7 +19,7 @@ func (r *Result) GlobalCov() *mat.SymDense {
 	switch r.Method {
 	case GVA:
 		arrowhead.Wrap(r.N, r.R, g, r.Factor).CovGlobal(dst)
-	case RVB:
+	case BlockDiag:
 		// blockdiag stores covariances in its compressed (packed lower) form.
 		f := blockdiag.Wrap(r.N, r.R, g, r.Factor)
 		packed := make([]float64, blockdiag.Len(r.N, r.R, g))
@@ -36,7 +36,7 @@ func (r *Result) LocalCov() []float64 {
 	switch r.Method {
 	case GVA:
 		arrowhead.Wrap(r.N, r.R, r.G, r.Factor).CovRange(0, r.N, dst, make([]float64, r.N*r.R*r.G))
-	case RVB:
+	case BlockDiag:
 		f := blockdiag.Wrap(r.N, r.R, r.G, r.Factor)
 		packed := make([]float64, blockdiag.Len(r.N, r.R, r.G))
 		f.CovRange(0, r.N, packed)

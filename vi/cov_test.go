@@ -23,7 +23,7 @@ func TestMarginalCovariances(t *testing.T) {
 	m := simModel(t, "poisson", 12, [][]float64{{0.5, 0.1}, {0.1, 0.3}}, 4)
 	n, r, g := m.Dims()
 
-	for _, method := range []vi.Method{vi.GVA, vi.RVB} {
+	for _, method := range []vi.Method{vi.GVA, vi.BlockDiag} {
 		res, err := vi.Fit(context.Background(), m, vi.Settings{Method: method, MaxIter: 400})
 		if err != nil {
 			t.Fatal(err)

@@ -52,7 +52,7 @@
 // a variance component the data barely identify, RVB's q widened over a
 // cliff of the bound that only rare draws reach and the bound drifted far
 // below GVA's (reliability TestRVBFlatVariance). DefaultAlpha0 (GVA, 0.03) and
-// DefaultAlpha0RVB (0.003) were chosen by fitting Epilepsy, Toenail and HERS
+// DefaultAlpha0BlockDiag (0.003) were chosen by fitting Epilepsy, Toenail and HERS
 // from the default start with Alpha0 in {0.001, 0.003, 0.01, 0.03, 0.1}:
 // for GVA 0.03 reached the best bounds in the fewest iterations on all three
 // (0.1 was no better, 0.001 and 0.003 were up to 10 times slower); for the

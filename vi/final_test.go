@@ -17,7 +17,7 @@ import (
 // and its standard error must be an honest one (the spread of repeated
 // estimates from other streams).
 func TestFinalBoundAntithetic(t *testing.T) {
-	for _, m := range []Method{GVA, RVB} {
+	for _, m := range []Method{GVA, BlockDiag} {
 		t.Run(m.String(), func(t *testing.T) {
 			ctx := context.Background()
 			target := newGaussTarget(5, 30, 2, 3)

@@ -59,8 +59,8 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	if set.Window == 0 && n >= LargeSubjects {
 		set.Window = LargeWindow
 	}
-	if _, ok := target.(Starter); ok && set.Alpha0 == 0 && set.Method == RVB && set.Init == InitMode && n > RVBStepSubjects {
-		set.Alpha0 = DefaultAlpha0RVB * math.Sqrt(RVBStepSubjects/float64(n))
+	if _, ok := target.(Starter); ok && set.Alpha0 == 0 && set.Method == BlockDiag && set.Init == InitMode && n > RVBStepSubjects {
+		set.Alpha0 = DefaultAlpha0BlockDiag * math.Sqrt(RVBStepSubjects/float64(n))
 		if set.Refine == 0 {
 			set.Refine = -1
 		}

@@ -97,7 +97,7 @@ func TestRVBBlockOptimumOnGaussian(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tg := newGaussTarget(5, tc.n, tc.r, tc.g)
 			mean, prec, logML := tg.exact()
-			set := Settings{Method: RVB, Optimizer: tc.opt, Init: InitPaper, Seed: 2, MaxIter: 50000, Workers: 2, ChunkSize: 4, Tol: 1e-4, RelTol: -1, Jitter: -1, Refine: 3}
+			set := Settings{Method: BlockDiag, Optimizer: tc.opt, Init: InitPaper, Seed: 2, MaxIter: 50000, Workers: 2, ChunkSize: 4, Tol: 1e-4, RelTol: -1, Jitter: -1, Refine: 3}
 			if tc.opt == Snngm {
 				set.Alpha0 = tc.alpha
 			} else {

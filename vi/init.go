@@ -76,7 +76,7 @@ func newFamily(t Target, set Settings, pool *parallel.Pool) (family, error) {
 	switch set.Method {
 	case GVA:
 		return newGVA(t, set, pool), nil
-	case RVB:
+	case BlockDiag:
 		return newRVB(t, set, pool), nil
 	}
 	return nil, fmt.Errorf("vi: unknown method %v", set.Method)

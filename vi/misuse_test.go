@@ -26,7 +26,7 @@ func TestMisuseIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rres, err := vi.Fit(context.Background(), tg, vi.Settings{Method: vi.RVB, Seed: 1, MaxIter: 200})
+	rres, err := vi.Fit(context.Background(), tg, vi.Settings{Method: vi.BlockDiag, Seed: 1, MaxIter: 200})
 	if err != nil {
 		t.Fatal(err)
 	}

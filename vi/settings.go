@@ -19,18 +19,19 @@ const (
 	// GVA approximates the joint posterior of all variables by a Gaussian
 	// whose precision has a block-arrowhead Cholesky factor (Algorithm 2S).
 	GVA Method = iota
-	// RVB approximates it by a Gaussian with a block-diagonal covariance
-	// Cholesky factor (Algorithm 1S): independent subject blocks and a
-	// global block. On an rvb target this is reparametrised VB.
-	RVB
+	// BlockDiag approximates it by a Gaussian with a block-diagonal
+	// covariance Cholesky factor (Algorithm 1S): independent subject
+	// blocks and a global block. On a target of package rvb, whose local
+	// variables are reparametrised, this is the paper's RVB.
+	BlockDiag
 )
 
 func (m Method) String() string {
 	switch m {
 	case GVA:
 		return "gva"
-	case RVB:
-		return "rvb"
+	case BlockDiag:
+		return "blockdiag"
 	}
 	return fmt.Sprintf("Method(%d)", int(m))
 }
@@ -184,7 +185,7 @@ type Settings struct {
 	// (Snngm: Alpha0 sqrt(len(lambda)); the Adam family and VOGN: 1e-3).
 	Alpha float64
 	// Alpha0 is Snngm's step per square root of the number of variational
-	// parameters; 0 means DefaultAlpha0 for GVA and DefaultAlpha0RVB for
+	// parameters; 0 means DefaultAlpha0 for GVA and DefaultAlpha0BlockDiag for
 	// RVB, times sqrt(RVBStepSubjects/n) for RVB targets of n >
 	// RVBStepSubjects subjects that start from their own mode (a Starter
 	// under InitMode).
@@ -202,7 +203,7 @@ type Settings struct {
 	Progress func(Progress)
 }
 
-// DefaultAlpha0 and DefaultAlpha0RVB are Snngm's default steps per square
+// DefaultAlpha0 and DefaultAlpha0BlockDiag are Snngm's default steps per square
 // root of the number of variational parameters for GVA and RVB. They were
 // chosen by fitting the paper's data sets from the default start over a
 // grid of values (0.001 to 0.1, see the package documentation). The
@@ -215,8 +216,8 @@ type Settings struct {
 // identified random slope off its posterior peak onto a plateau where
 // Snngm loses its direction (package rvb, TestRVB1WeakRandomSlope).
 const (
-	DefaultAlpha0    = 0.03
-	DefaultAlpha0RVB = 0.003
+	DefaultAlpha0          = 0.03
+	DefaultAlpha0BlockDiag = 0.003
 )
 
 // RVBStepSubjects is the number of subjects beyond which RVB's default step
@@ -306,8 +307,8 @@ func (s Settings) withDefaults() Settings {
 	} else if s.Jitter < 0 {
 		s.Jitter = 0
 	}
-	if s.Method == RVB {
-		deff(&s.Alpha0, DefaultAlpha0RVB)
+	if s.Method == BlockDiag {
+		deff(&s.Alpha0, DefaultAlpha0BlockDiag)
 	} else {
 		deff(&s.Alpha0, DefaultAlpha0)
 	}

@@ -38,7 +38,7 @@ func TestSettingsValidation(t *testing.T) {
 		{"negative Alpha", Settings{Alpha: -0.1}, "Settings.Alpha is -0.1"},
 		{"infinite Alpha", Settings{Alpha: inf}, "Settings.Alpha is +Inf"},
 		{"NaN Alpha0", Settings{Alpha0: nan}, "Settings.Alpha0 is NaN"},
-		{"negative Alpha0", Settings{Method: RVB, Alpha0: -1}, "Settings.Alpha0 is -1"},
+		{"negative Alpha0", Settings{Method: BlockDiag, Alpha0: -1}, "Settings.Alpha0 is -1"},
 		{"NaN Tol", Settings{Tol: nan}, "Settings.Tol is NaN"},
 		{"negative Tol", Settings{Tol: -1}, "Settings.Tol is -1"},
 		{"NaN Eps", Settings{Optimizer: Adam, Eps: nan}, "Settings.Eps is NaN"},

@@ -78,7 +78,7 @@ func target(b *testing.B, m *glmm.Model, method string) (vi.Target, vi.Method) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return t, vi.RVB
+	return t, vi.BlockDiag
 }
 
 // BenchmarkSimulateBuild simulates a data set and builds its model from the

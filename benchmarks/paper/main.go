@@ -147,7 +147,7 @@ func targetFor(m *glmm.Model, method string) (vi.Target, vi.Method, error) {
 	case "gva":
 		return m, vi.GVA, nil
 	case "vb":
-		return m, vi.RVB, nil
+		return m, vi.BlockDiag, nil
 	}
 	return rvbTarget(m, method)
 }

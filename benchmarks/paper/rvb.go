@@ -16,7 +16,7 @@ import (
 
 // rvbTarget returns the reparametrised target of a method name, "rvb1" or
 // "rvb2" (the paper's expansion) or "rvb1s" (RVB1 expanded at the start,
-// glmmfit's default), fitted with vi.RVB (the block-diagonal covariance
+// glmmfit's default), fitted with vi.BlockDiag (the block-diagonal covariance
 // factor).
 func rvbTarget(m *glmm.Model, method string) (vi.Target, vi.Method, error) {
 	var (
@@ -38,5 +38,5 @@ func rvbTarget(m *glmm.Model, method string) (vi.Target, vi.Method, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return t, vi.RVB, nil
+	return t, vi.BlockDiag, nil
 }

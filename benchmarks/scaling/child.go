@@ -271,7 +271,7 @@ func fit(j job, mod *glmm.Model, o *outcome, summarize bool) error {
 		if err != nil {
 			return err
 		}
-		target, set.Method, o.Method = t, vi.RVB, rm.String()
+		target, set.Method, o.Method = t, vi.BlockDiag, rm.String()
 	}
 	// The frame and the formula's design are garbage now: measure what the
 	// fit starts from.

@@ -30,7 +30,7 @@
 //	poisson-ris    y ~ 1 + t + x1 + x2 + (1 + t | id), Poisson, p = 4,
 //	               beta = (0.5, -0.5, 0.25, -0.25), sd (0.5, 0.4), corr -0.25
 //
-// Methods: gva is vi.GVA on the glmm model; rvb is vi.RVB on the rvb target
+// Methods: gva is vi.GVA on the glmm model; rvb is vi.BlockDiag on the rvb target
 // of rvb.Default(family) (RVB2 for Bernoulli, RVB1 for Poisson).
 //
 // Every fit runs in a child process (the program re-executes itself with a

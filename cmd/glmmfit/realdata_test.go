@@ -273,7 +273,7 @@ func checkLibrary(t *testing.T, path string, rf realFit, doc *document) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		set.Method = vi.RVB
+		set.Method = vi.BlockDiag
 		res, err := vi.Fit(context.Background(), tg, set)
 		if err != nil {
 			t.Fatal(err)
