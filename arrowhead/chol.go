@@ -100,6 +100,70 @@ func (f *Factor) CholGlobal(s, sum []float64) error {
 	return nil
 }
 
+// PrecRange is the inverse of CholRange: for the subjects i in [lo, hi) it
+// writes into s, in the compressed storage of T, the blocks of the
+// precision S = T T' that depend on subject i alone, S_i = T_i T_i' and
+// S_gi = T_gi T_i', and adds sum_i T_gi T_gi' into sum, a packed lower
+// triangle of order g. PrecGlobal completes S. s must not be f.Data().
+// Calls on disjoint ranges may run concurrently with their own sum.
+func (f *Factor) PrecRange(lo, hi int, s, sum []float64) {
+	f.checkRange(lo, hi)
+	r, g, st, tri := f.r, f.g, f.stride, f.tri
+	if len(s) != len(f.data) || len(sum) != g*(g+1)/2 {
+		panic(badLen)
+	}
+	for i := lo; i < hi; i++ {
+		ti, tgi := f.data[i*st:i*st+tri], f.data[i*st+tri:(i+1)*st]
+		si, sgi := s[i*st:i*st+tri], s[i*st+tri:(i+1)*st]
+		for a := range r {
+			for b := 0; b <= a; b++ {
+				var x float64
+				for c := 0; c <= b; c++ {
+					x += ti[a*(a+1)/2+c] * ti[b*(b+1)/2+c]
+				}
+				si[a*(a+1)/2+b] = x
+			}
+		}
+		for a := range g {
+			for b := range r {
+				var x float64
+				for c := 0; c <= b; c++ {
+					x += tgi[a*r+c] * ti[b*(b+1)/2+c]
+				}
+				sgi[a*r+b] = x
+			}
+			for b := 0; b <= a; b++ {
+				var x float64
+				for c := range r {
+					x += tgi[a*r+c] * tgi[b*r+c]
+				}
+				sum[a*(a+1)/2+b] += x
+			}
+		}
+	}
+}
+
+// PrecGlobal completes S = T T' started by PrecRange: S_g = T_g T_g' +
+// sum, where sum is the packed lower total of sum_i T_gi T_gi' over all
+// subjects.
+func (f *Factor) PrecGlobal(s, sum []float64) {
+	g := f.g
+	if len(s) != len(f.data) || len(sum) != g*(g+1)/2 {
+		panic(badLen)
+	}
+	tg := f.Global()
+	sg := s[f.n*f.stride:]
+	for a := range g {
+		for b := 0; b <= a; b++ {
+			var x float64
+			for c := 0; c <= b; c++ {
+				x += tg[a*(a+1)/2+c] * tg[b*(b+1)/2+c]
+			}
+			sg[a*(a+1)/2+b] = sum[a*(a+1)/2+b] + x
+		}
+	}
+}
+
 // cholPacked overwrites the packed lower triangle of a symmetric matrix of
 // order m with its lower Cholesky factor, row by row. It reports whether
 // every pivot was positive; the test is false for NaN pivots too.

@@ -57,6 +57,36 @@ func TestChol(t *testing.T) {
 	}
 }
 
+// TestPrec: PrecRange and PrecGlobal give T T' of a random factor, as a
+// dense product does, and CholRange and CholGlobal give T back.
+func TestPrec(t *testing.T) {
+	for _, s := range allDims() {
+		t.Run(s.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(51, seedOf(s)))
+			f := randFactor(rng, s)
+			td := denseOf(f)
+			d, _ := td.Dims()
+			sd := mat.NewSymDense(d, nil)
+			sd.SymOuterK(1, td)
+			prec := make([]float64, len(f.Data()))
+			sum := make([]float64, s.g*(s.g+1)/2)
+			f.PrecRange(0, s.n, prec, sum)
+			f.PrecGlobal(prec, sum)
+			checkClose(t, "T T'", prec, packDense(s, sd), tol)
+
+			back := New(s.n, s.r, s.g)
+			clear(sum)
+			if err := back.CholRange(0, s.n, prec, sum); err != nil {
+				t.Fatal(err)
+			}
+			if err := back.CholGlobal(prec, sum); err != nil {
+				t.Fatal(err)
+			}
+			checkClose(t, "chol(T T')", back.Data(), f.Data(), tol)
+		})
+	}
+}
+
 func TestCholNotPositiveDefinite(t *testing.T) {
 	s := dims{9, 2, 3}
 	st := Stride(s.r, s.g)

@@ -148,52 +148,10 @@ func (f *gva) vognInit() {
 		vognCore: newVOGNCore(f.base, arrowhead.Len(n, r, g)),
 		sumCC:    make([]float64, g*(g+1)/2),
 	}
-	// S = T T' at the start, formed blockwise: S_i = T_i T_i',
-	// S_gi = T_gi T_i', S_g = T_g T_g' + sum_i T_gi T_gi'.
-	tri := r * (r + 1) / 2
-	stride := tri + g*r
-	sg := vs.s[n*stride:]
-	for i := range n {
-		ti := f.t.Local(i)
-		tgi := f.t.Cross(i)
-		si := vs.s[i*stride : i*stride+tri]
-		sgi := vs.s[i*stride+tri : (i+1)*stride]
-		for a := range r {
-			for b := 0; b <= a; b++ {
-				var x float64
-				for c := 0; c <= b; c++ {
-					x += ti[a*(a+1)/2+c] * ti[b*(b+1)/2+c]
-				}
-				si[a*(a+1)/2+b] = x
-			}
-		}
-		for a := range g {
-			for b := range r {
-				var x float64
-				for c := 0; c <= b; c++ {
-					x += tgi[a*r+c] * ti[b*(b+1)/2+c]
-				}
-				sgi[a*r+b] = x
-			}
-			for b := 0; b <= a; b++ {
-				var x float64
-				for c := range r {
-					x += tgi[a*r+c] * tgi[b*r+c]
-				}
-				sg[a*(a+1)/2+b] += x
-			}
-		}
-	}
-	tg := f.t.Global()
-	for a := range g {
-		for b := 0; b <= a; b++ {
-			var x float64
-			for c := 0; c <= b; c++ {
-				x += tg[a*(a+1)/2+c] * tg[b*(b+1)/2+c]
-			}
-			sg[a*(a+1)/2+b] += x
-		}
-	}
+	// S = T T' at the start.
+	sum := make([]float64, g*(g+1)/2)
+	f.t.PrecRange(0, n, vs.s, sum)
+	f.t.PrecGlobal(vs.s, sum)
 	vs.passS = f.vognSPass
 	vs.passCh = f.vognCholPass
 	vs.passSol = f.solvePass
