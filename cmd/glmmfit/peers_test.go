@@ -5,6 +5,7 @@
 package main
 
 import (
+	"bytes"
 	"math"
 	"os"
 	"path/filepath"
@@ -194,6 +195,18 @@ func TestParetoKWarns(t *testing.T) {
 		}
 		if !c.bad && float64(lm.Value) > lb+2 {
 			t.Errorf("%v: log p(y) %v is more than 2 nats above the bound %v where q fits closely", c.args, lm.Value, lb)
+		}
+		// The text's corrected table names the parameters as q's do:
+		// (Intercept) as a fixed effect, sd(Intercept) as lme4 prints
+		// the component.
+		var text bytes.Buffer
+		writeText(&text, doc)
+		txt := text.String()
+		corrected := txt[strings.Index(txt, "Importance-corrected"):]
+		for _, want := range []string{"\n(Intercept) ", "\nsd(Intercept) "} {
+			if !strings.Contains(corrected, want) {
+				t.Errorf("%v: the corrected table has no row %q:\n%s", c.args, want[1:], corrected)
+			}
 		}
 	}
 }

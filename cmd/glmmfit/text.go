@@ -147,7 +147,7 @@ func writeText(w io.Writer, doc *document) {
 	fmt.Fprintf(w, "\nRandom effects: ~%s (Number of levels: %d)\n", d.Group, d.Subjects)
 	re := append(append([]marginal(nil), doc.RESD...), doc.RECor...)
 	for k := range re {
-		re[k].Name = strings.ReplaceAll(re[k].Name, "(Intercept)", "Intercept")
+		re[k].Name = componentName(re[k].Name)
 	}
 	writeTable(w, re)
 	writeDrawNote(w, re)
@@ -176,7 +176,7 @@ func writeText(w io.Writer, doc *document) {
 		}
 		rows = append(rows, pc.CrossedSD...)
 		for k := range rows {
-			rows[k].Name = strings.ReplaceAll(rows[k].Name, "(Intercept)", "Intercept")
+			rows[k].Name = componentName(rows[k].Name)
 		}
 		writeTable(w, rows)
 		writeDrawNote(w, rows)
@@ -290,4 +290,15 @@ func writeCorrelation(w io.Writer, fixed []marginal, corr [][]float64) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// componentName writes the name of a variance component as lme4 and brms
+// print it, sd(Intercept) for sd((Intercept)) and cor(Intercept,Days) for
+// cor((Intercept),Days); other names, a fixed effect's (Intercept) among
+// them, are left as they are.
+func componentName(name string) string {
+	if strings.HasPrefix(name, "sd(") || strings.HasPrefix(name, "cor(") {
+		return strings.ReplaceAll(name, "(Intercept)", "Intercept")
+	}
+	return name
 }
