@@ -276,7 +276,7 @@ func SDCorrMarginals(m *glmm.Model, draws int, next func(omega []float64) error)
 		for a := b + 1; a < r; a++ {
 			// Effects of independent blocks are uncorrelated by the model.
 			if m.OmegaFree(glmm.OmegaIndex(a, b, r)) {
-				corr = append(corr, SampleMarginal("cor("+rn[a]+","+rn[b]+")", corrDraws[k]))
+				corr = append(corr, SampleMarginal(CorName(rn[b], rn[a]), corrDraws[k]))
 			}
 			k++
 		}
@@ -293,3 +293,7 @@ func SampleMarginal(name string, x []float64) Marginal {
 	q := func(p float64) float64 { return quantile(x, p) }
 	return Marginal{Name: name, Mean: mean, SD: sd, Q025: q(0.025), Q50: q(0.5), Q975: q(0.975), MCSE: drawErrors(sd, float64(len(x)), q)}
 }
+
+// CorName returns the name of the correlation of the random effects a and
+// b, a first as in their order in the model: cor(a,b), as brms names it.
+func CorName(a, b string) string { return "cor(" + a + "," + b + ")" }

@@ -83,7 +83,7 @@ func TestExampleFit(t *testing.T) {
 		"-formula '" + exampleFormula + "'", "-family poisson", "example.csv, built in",
 		"Formula: " + exampleFormula, "Family: poisson (log link)", "Number of observations: 480",
 		"Number of levels: 80", "Method: rvb1", "converged after", "all constants included",
-		"Random effects:", "sd(Intercept)", "sd(t)", "cor(t,Intercept)",
+		"Random effects:", "sd(Intercept)", "sd(t)", "cor(Intercept,t)",
 		"Fixed effects:", "Estimate  Est.Error", "2.5%", "97.5%",
 	} {
 		if !strings.Contains(r.stdout, want) {

@@ -198,12 +198,17 @@ func TestParetoKWarns(t *testing.T) {
 		}
 		// The text's corrected table names the parameters as q's do:
 		// (Intercept) as a fixed effect, sd(Intercept) as lme4 prints
-		// the component.
+		// the component; it has the correlations too.
 		var text bytes.Buffer
 		writeText(&text, doc)
 		txt := text.String()
 		corrected := txt[strings.Index(txt, "Importance-corrected"):]
-		for _, want := range []string{"\n(Intercept) ", "\nsd(Intercept) "} {
+		wants := []string{"\n(Intercept) ", "\nsd(Intercept) "}
+		if len(doc.RECor) > 0 {
+			// sleepstudy's correlation, corrected too, named as brms does.
+			wants = append(wants, "\ncor(Intercept,Days) ")
+		}
+		for _, want := range wants {
 			if !strings.Contains(corrected, want) {
 				t.Errorf("%v: the corrected table has no row %q:\n%s", c.args, want[1:], corrected)
 			}

@@ -20,6 +20,7 @@ type corrected struct {
 	Draws          int        `json:"draws"`
 	Fixed          []marginal `json:"fixed"`
 	RESD           []marginal `json:"re_sd"`
+	RECor          []marginal `json:"re_cor,omitempty"`
 	Dispersion     *marginal  `json:"dispersion,omitempty"`
 	CrossedSD      []marginal `json:"crossed_sd,omitempty"`
 	// RandomEffects are each subject's random effects corrected (the
@@ -51,6 +52,18 @@ func psisCorrect(d *formula.Design, logw, draws []float64, imp *posterior.Global
 	_, ysc := d.ResponseScale()
 	fixed := make([][]float64, p)
 	sds := make([][]float64, r)
+	// The correlations of the pairs b < a that the model leaves free, in
+	// the order of q's summary.
+	type pair struct{ a, b int }
+	var pairs []pair
+	for b := range r {
+		for a := b + 1; a < r; a++ {
+			if m.OmegaFree(glmm.OmegaIndex(a, b, r)) {
+				pairs = append(pairs, pair{a, b})
+			}
+		}
+	}
+	cors := make([][]float64, len(pairs))
 	var disp []float64
 	crossed := make([][]float64, m.NumCrossed())
 	beta := make([]float64, p)
@@ -67,7 +80,10 @@ func psisCorrect(d *formula.Design, logw, draws []float64, imp *posterior.Global
 		}
 		copy(omega, th[p:p+no])
 		m.MaskOmega(omega)
-		sd, _ := glmm.RESDCorr(omega, r)
+		sd, cor := glmm.RESDCorr(omega, r)
+		for k, pr := range pairs {
+			cors[k] = append(cors[k], cor.At(pr.a, pr.b))
+		}
 		for a, v := range sd {
 			if rs != nil {
 				v /= rs[a]
@@ -93,10 +109,18 @@ func psisCorrect(d *formula.Design, logw, draws []float64, imp *posterior.Global
 	}
 	out.Fixed = marginals(ms)
 	ms = ms[:0]
-	for a, name := range m.RandomNames() {
+	rn := m.RandomNames()
+	for a, name := range rn {
 		ms = append(ms, posterior.WeightedMarginal("sd("+name+")", sds[a], w))
 	}
 	out.RESD = marginals(ms)
+	if len(pairs) > 0 {
+		ms = ms[:0]
+		for k, pr := range pairs {
+			ms = append(ms, posterior.WeightedMarginal(posterior.CorName(rn[pr.b], rn[pr.a]), cors[k], w))
+		}
+		out.RECor = marginals(ms)
+	}
 	if disp != nil {
 		d := marginals([]posterior.Marginal{posterior.WeightedMarginal(m.Family().DispersionName(), disp, w)})[0]
 		out.Dispersion = &d

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/sparsevi/sparsevi/glmm"
@@ -170,7 +171,7 @@ func writeText(w io.Writer, doc *document) {
 			from = "the correction"
 		}
 		fmt.Fprintf(w, "\nImportance-corrected (PSIS: k = %.2f, %.0f effective of %d draws from %s):\n", float64(pc.K), float64(pc.EffectiveDraws), pc.Draws, from)
-		rows := append(append([]marginal(nil), pc.Fixed...), pc.RESD...)
+		rows := slices.Concat(pc.Fixed, pc.RESD, pc.RECor)
 		if pc.Dispersion != nil {
 			rows = append(rows, *pc.Dispersion)
 		}
