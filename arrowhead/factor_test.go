@@ -199,3 +199,21 @@ func TestPanics(t *testing.T) {
 		}()
 	}
 }
+
+// TestDiagIndices: DiagIndices gives the positions in Data of T's
+// diagonal, row by row.
+func TestDiagIndices(t *testing.T) {
+	for _, s := range allDims() {
+		rng := rand.New(rand.NewPCG(52, seedOf(s)))
+		f := randFactor(rng, s)
+		idx := f.DiagIndices()
+		if len(idx) != f.Dim() {
+			t.Fatalf("%v: %d indices for order %d", s, len(idx), f.Dim())
+		}
+		for d, j := range idx {
+			if f.Data()[j] != f.At(d, d) {
+				t.Errorf("%v: Data()[%d] = %v, T[%d,%d] = %v", s, j, f.Data()[j], d, d, f.At(d, d))
+			}
+		}
+	}
+}

@@ -600,3 +600,20 @@ func TestPanics(t *testing.T) {
 		}()
 	}
 }
+
+// TestDiagIndices: DiagIndices gives the positions in Data of C's
+// diagonal, row by row.
+func TestDiagIndices(t *testing.T) {
+	for _, s := range sizes() {
+		f := randFactor(newRand(53), s, false)
+		idx := f.DiagIndices()
+		if len(idx) != f.Dim() {
+			t.Fatalf("%v: %d indices for order %d", s, len(idx), f.Dim())
+		}
+		for d, j := range idx {
+			if f.Data()[j] != f.At(d, d) {
+				t.Errorf("%v: Data()[%d] = %v, C[%d,%d] = %v", s, j, f.Data()[j], d, d, f.At(d, d))
+			}
+		}
+	}
+}

@@ -105,6 +105,21 @@ func (f *Factor) At(i, j int) float64 {
 	return f.data[s*f.tr+a*(a+1)/2+b]
 }
 
+// DiagIndices returns the positions in Data of the diagonal of C, in the
+// order of C's rows: each subject's block, then the global block.
+func (f *Factor) DiagIndices() []int {
+	idx := make([]int, 0, f.n*f.r+f.g)
+	for i := range f.n {
+		for a := range f.r {
+			idx = append(idx, i*f.tr+a*(a+1)/2+a)
+		}
+	}
+	for a := range f.g {
+		idx = append(idx, f.n*f.tr+a*(a+1)/2+a)
+	}
+	return idx
+}
+
 // SetIdentity sets C to scale times the identity.
 func (f *Factor) SetIdentity(scale float64) {
 	f.SetBlockScales(scale, scale)

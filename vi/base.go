@@ -176,6 +176,18 @@ func (b *base) reduce() (lp, zz, ld float64) {
 // logNorm is -d/2 log(2 pi).
 func (b *base) logNorm() float64 { return -0.5 * float64(b.d) * math.Log(2*math.Pi) }
 
+// labelFactor marks the factor's entries of lambda off-diagonal, except
+// those at diag, the positions in the factor of its diagonal.
+func (b *base) labelFactor(diag []int) {
+	fk := b.kind[b.d:]
+	for j := range fk {
+		fk[j] = kindOff
+	}
+	for _, j := range diag {
+		fk[j] = kindDiag
+	}
+}
+
 // checkDiag reports the first non-finite or non-positive diagonal entry of
 // the factor.
 func (b *base) checkDiag() error {

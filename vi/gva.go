@@ -41,19 +41,7 @@ func newGVA(t Target, set Settings, pool *parallel.Pool) *gva {
 	f.t = arrowhead.Wrap(n, r, g, f.lam[f.d:])
 	f.tz = make([]float64, g)
 	f.fv = make([]float64, f.d)
-	// Label the entries of the compressed factor.
-	fk := f.kind[f.d:]
-	for j := range fk {
-		fk[j] = kindOff
-	}
-	for i := range n {
-		for a := range r {
-			fk[i*stride+a*(a+1)/2+a] = kindDiag
-		}
-	}
-	for a := range g {
-		fk[n*stride+a*(a+1)/2+a] = kindDiag
-	}
+	f.labelFactor(f.t.DiagIndices())
 	f.passDraw = f.drawPass
 	f.passSolve = f.solvePass
 	f.passNat = f.natPass

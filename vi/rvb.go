@@ -37,18 +37,7 @@ func newRVB(t Target, set Settings, pool *parallel.Pool) *rvbFamily {
 	tri := r * (r + 1) / 2
 	f := &rvbFamily{base: newBase(t, set, pool, blockdiag.Len(n, r, g), tri)}
 	f.c = blockdiag.Wrap(n, r, g, f.lam[f.d:])
-	fk := f.kind[f.d:]
-	for j := range fk {
-		fk[j] = kindOff
-	}
-	for i := range n {
-		for a := range r {
-			fk[i*tri+a*(a+1)/2+a] = kindDiag
-		}
-	}
-	for a := range g {
-		fk[n*tri+a*(a+1)/2+a] = kindDiag
-	}
+	f.labelFactor(f.c.DiagIndices())
 	f.passDraw = f.drawPass
 	f.passGrad = f.gradPass
 	f.passFisher = f.fisherPass
@@ -62,12 +51,7 @@ func (f *rvbFamily) check() error    { return f.checkDiag() }
 // global block 1/sqrt(N) I with N the number of observations.
 func (f *rvbFamily) init(ctx context.Context, how Init) error {
 	clear(f.lam[:f.d])
-	f.c.SetIdentity(1)
-	s := 1 / math.Sqrt(float64(max(1, f.nobs)))
-	gb := f.c.Global()
-	for a := range f.g {
-		gb[a*(a+1)/2+a] = s
-	}
+	f.c.SetBlockScales(1, 1/math.Sqrt(float64(max(1, f.nobs))))
 	if how == InitMode {
 		// For a Gaussian target the best approximation with independent
 		// blocks has covariance S_kk^-1, the inverse of each diagonal block
