@@ -9,6 +9,7 @@ import (
 
 	"github.com/sparsevi/sparsevi/arrowhead"
 	"github.com/sparsevi/sparsevi/blockdiag"
+	"github.com/sparsevi/sparsevi/internal/small"
 )
 
 // GlobalCov returns the covariance of the global block under the fitted
@@ -24,7 +25,7 @@ func (r *Result) GlobalCov() *mat.SymDense {
 		f := blockdiag.Wrap(r.N, r.R, g, r.Factor)
 		packed := make([]float64, blockdiag.Len(r.N, r.R, g))
 		f.CovGlobal(packed)
-		unpack(g, packed[len(packed)-g*(g+1)/2:], dst)
+		small.UnpackSym(g, packed[len(packed)-g*(g+1)/2:], dst)
 	}
 	return mat.NewSymDense(g, dst)
 }
@@ -42,20 +43,8 @@ func (r *Result) LocalCov() []float64 {
 		f.CovRange(0, r.N, packed)
 		tri := r.R * (r.R + 1) / 2
 		for i := range r.N {
-			unpack(r.R, packed[i*tri:(i+1)*tri], dst[i*r.R*r.R:(i+1)*r.R*r.R])
+			small.UnpackSym(r.R, packed[i*tri:(i+1)*tri], dst[i*r.R*r.R:(i+1)*r.R*r.R])
 		}
 	}
 	return dst
-}
-
-// unpack writes the symmetric m×m matrix whose packed lower triangle is p
-// into dst, row-major.
-func unpack(m int, p, dst []float64) {
-	for a := range m {
-		for b := 0; b <= a; b++ {
-			x := p[a*(a+1)/2+b]
-			dst[a*m+b] = x
-			dst[b*m+a] = x
-		}
-	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sparsevi/sparsevi/arrowhead"
 	"github.com/sparsevi/sparsevi/internal/scratch"
+	"github.com/sparsevi/sparsevi/internal/small"
 )
 
 // vognFamily is implemented by the families that support VOGN.
@@ -183,14 +184,14 @@ func (f *gva) vognSPass(k int) error {
 			return err
 		}
 		lp += li
-		emaOuterTri(vs.s[i*stride:i*stride+tri], ai, b2)
+		small.PackedEMAOuter(vs.s[i*stride:i*stride+tri], ai, b2)
 		sgi := vs.s[i*stride+tri : (i+1)*stride]
 		for a := range g {
 			for b := range r {
 				sgi[a*r+b] = b2*sgi[a*r+b] + (1-b2)*ci[a]*ai[b]
 			}
 		}
-		addOuterTri(cc, ci)
+		small.PackedAddOuter(cc, ci)
 	}
 	f.partLP[k] = lp
 	return nil
@@ -215,24 +216,6 @@ func (b *base) vognSubject(k, i int, priorG []float64) (ai, ci []float64, li flo
 		ci[j] += priorG[j]
 	}
 	return ai, ci, li, nil
-}
-
-// emaOuterTri sets the packed lower triangle s to b2 s + (1-b2) a a'.
-func emaOuterTri(s, a []float64, b2 float64) {
-	for x := range a {
-		for y := 0; y <= x; y++ {
-			s[x*(x+1)/2+y] = b2*s[x*(x+1)/2+y] + (1-b2)*a[x]*a[y]
-		}
-	}
-}
-
-// addOuterTri adds the packed lower triangle of c c' into s.
-func addOuterTri(s, c []float64) {
-	for x := range c {
-		for y := 0; y <= x; y++ {
-			s[x*(x+1)/2+y] += c[x] * c[y]
-		}
-	}
 }
 
 // vognCholPass factorises the chunk's blocks of S into T.

@@ -5,11 +5,9 @@
 package vi
 
 import (
-	"errors"
-	"math"
-
 	"github.com/sparsevi/sparsevi/blockdiag"
 	"github.com/sparsevi/sparsevi/internal/scratch"
+	"github.com/sparsevi/sparsevi/internal/small"
 )
 
 // rvbVOGN is the state VOGN keeps beside lambda for the block-diagonal
@@ -36,96 +34,12 @@ func (f *rvbFamily) vognInit() {
 	// S = (C C')^-1 blockwise at the start.
 	tri := r * (r + 1) / 2
 	for i := range n {
-		precOfCov(r, f.c.Local(i), vs.s[i*tri:(i+1)*tri], make([]float64, 2*r*r))
+		small.PackedPrecOfCov(r, f.c.Local(i), vs.s[i*tri:(i+1)*tri], make([]float64, 2*r*r))
 	}
-	precOfCov(g, f.c.Global(), vs.s[n*tri:], vs.gwork)
+	small.PackedPrecOfCov(g, f.c.Global(), vs.s[n*tri:], vs.gwork)
 	vs.passS = f.vognSPass
 	vs.passMu = f.vognMuPass
 	f.vs = vs
-}
-
-// precOfCov writes the packed lower triangle of (C C')^-1 for the packed
-// lower factor c of order m. work has length 2 m^2.
-func precOfCov(m int, c, dst, work []float64) {
-	inv := work[:m*m] // C^-1, row-major lower
-	clear(inv)
-	for col := range m {
-		// Solve C x = e_col by forward substitution.
-		for i := col; i < m; i++ {
-			s := 0.0
-			if i == col {
-				s = 1
-			}
-			for k := col; k < i; k++ {
-				s -= c[i*(i+1)/2+k] * inv[k*m+col]
-			}
-			inv[i*m+col] = s / c[i*(i+1)/2+i]
-		}
-	}
-	// (C C')^-1 = C^-T C^-1.
-	for a := range m {
-		for b := 0; b <= a; b++ {
-			var x float64
-			for k := a; k < m; k++ {
-				x += inv[k*m+a] * inv[k*m+b]
-			}
-			dst[a*(a+1)/2+b] = x
-		}
-	}
-}
-
-// covFactorOfPrec writes into c the packed lower triangular C with
-// C C' = S^-1 for the packed lower SPD s of order m: with P the reversal
-// permutation and chol(P S P) = L, C = P L^-T P. work has length 2 m^2. It
-// reports a non-positive-definite S.
-func covFactorOfPrec(m int, s, c, work []float64) error {
-	l := work[:m*m] // chol(P S P), row-major lower
-	clear(l)
-	at := func(i, j int) float64 { // (P S P)(i, j) for i >= j
-		a, b := m-1-i, m-1-j // a <= b
-		return s[b*(b+1)/2+a]
-	}
-	for j := range m {
-		d := at(j, j)
-		for k := range j {
-			d -= l[j*m+k] * l[j*m+k]
-		}
-		if !(d > 0) {
-			return errors.New("precision block not positive definite")
-		}
-		d = math.Sqrt(d)
-		l[j*m+j] = d
-		for i := j + 1; i < m; i++ {
-			x := at(i, j)
-			for k := range j {
-				x -= l[i*m+k] * l[j*m+k]
-			}
-			l[i*m+j] = x / d
-		}
-	}
-	// U = L^-T is upper; C(i, j) = U(m-1-i, m-1-j), lower for i >= j.
-	inv := work[m*m : 2*m*m] // L^-1, lower
-	clear(inv)
-	for col := range m {
-		for i := col; i < m; i++ {
-			x := 0.0
-			if i == col {
-				x = 1
-			}
-			for k := col; k < i; k++ {
-				x -= l[i*m+k] * inv[k*m+col]
-			}
-			inv[i*m+col] = x / l[i*m+i]
-		}
-	}
-	for i := range m {
-		for j := 0; j <= i; j++ {
-			// U(a, b) = L^-1(b, a) with a = m-1-i <= b = m-1-j.
-			a, b := m-1-i, m-1-j
-			c[i*(i+1)/2+j] = inv[b*m+a]
-		}
-	}
-	return nil
 }
 
 // vognSPass draws the chunk's subjects, evaluates each subject's gradient
@@ -147,8 +61,8 @@ func (f *rvbFamily) vognSPass(k int) error {
 			return err
 		}
 		lp += li
-		emaOuterTri(vs.s[i*tri:(i+1)*tri], ai, vs.b2)
-		addOuterTri(cc, ci)
+		small.PackedEMAOuter(vs.s[i*tri:(i+1)*tri], ai, vs.b2)
+		small.PackedAddOuter(cc, ci)
 	}
 	f.partLP[k] = lp
 	return nil
@@ -162,7 +76,7 @@ func (f *rvbFamily) vognMuPass(k int) error {
 	tri := r * (r + 1) / 2
 	for i := lo; i < hi; i++ {
 		c := f.c.Local(i)
-		if err := covFactorOfPrec(r, vs.s[i*tri:(i+1)*tri], c, vs.work[k]); err != nil {
+		if err := small.PackedCovFactorOfPrec(r, vs.s[i*tri:(i+1)*tri], c, vs.work[k]); err != nil {
 			return err
 		}
 	}
@@ -194,7 +108,7 @@ func (f *rvbFamily) vognStep(iter uint64, set Settings, alpha float64) (float64,
 	sg := vs.s[n*tri:]
 	vs.emaGlobal(sg)
 	vs.momentum(f.grad)
-	if err := covFactorOfPrec(g, sg, f.c.Global(), vs.gwork); err != nil {
+	if err := small.PackedCovFactorOfPrec(g, sg, f.c.Global(), vs.gwork); err != nil {
 		return 0, err
 	}
 	f.c.CovMulVecGlobal(f.tmp, f.grad)

@@ -1,0 +1,115 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package small
+
+import (
+	"errors"
+	"math"
+)
+
+// The kernels below work on packed lower triangles: element (u, v), v <=
+// u, of an order-m matrix at u(u+1)/2 + v, as UnpackSym reads them.
+
+// PackedPrecOfCov writes the packed lower triangle of (C C')^-1 for the packed
+// lower factor c of order m. work has length 2 m^2.
+func PackedPrecOfCov(m int, c, dst, work []float64) {
+	inv := work[:m*m] // C^-1, row-major lower
+	clear(inv)
+	for col := range m {
+		// Solve C x = e_col by forward substitution.
+		for i := col; i < m; i++ {
+			s := 0.0
+			if i == col {
+				s = 1
+			}
+			for k := col; k < i; k++ {
+				s -= c[i*(i+1)/2+k] * inv[k*m+col]
+			}
+			inv[i*m+col] = s / c[i*(i+1)/2+i]
+		}
+	}
+	// (C C')^-1 = C^-T C^-1.
+	for a := range m {
+		for b := 0; b <= a; b++ {
+			var x float64
+			for k := a; k < m; k++ {
+				x += inv[k*m+a] * inv[k*m+b]
+			}
+			dst[a*(a+1)/2+b] = x
+		}
+	}
+}
+
+// PackedCovFactorOfPrec writes into c the packed lower triangular C with
+// C C' = S^-1 for the packed lower SPD s of order m: with P the reversal
+// permutation and chol(P S P) = L, C = P L^-T P. work has length 2 m^2. It
+// reports a non-positive-definite S.
+func PackedCovFactorOfPrec(m int, s, c, work []float64) error {
+	l := work[:m*m] // chol(P S P), row-major lower
+	clear(l)
+	at := func(i, j int) float64 { // (P S P)(i, j) for i >= j
+		a, b := m-1-i, m-1-j // a <= b
+		return s[b*(b+1)/2+a]
+	}
+	for j := range m {
+		d := at(j, j)
+		for k := range j {
+			d -= l[j*m+k] * l[j*m+k]
+		}
+		if !(d > 0) {
+			return errors.New("precision block not positive definite")
+		}
+		d = math.Sqrt(d)
+		l[j*m+j] = d
+		for i := j + 1; i < m; i++ {
+			x := at(i, j)
+			for k := range j {
+				x -= l[i*m+k] * l[j*m+k]
+			}
+			l[i*m+j] = x / d
+		}
+	}
+	// U = L^-T is upper; C(i, j) = U(m-1-i, m-1-j), lower for i >= j.
+	inv := work[m*m : 2*m*m] // L^-1, lower
+	clear(inv)
+	for col := range m {
+		for i := col; i < m; i++ {
+			x := 0.0
+			if i == col {
+				x = 1
+			}
+			for k := col; k < i; k++ {
+				x -= l[i*m+k] * inv[k*m+col]
+			}
+			inv[i*m+col] = x / l[i*m+i]
+		}
+	}
+	for i := range m {
+		for j := 0; j <= i; j++ {
+			// U(a, b) = L^-1(b, a) with a = m-1-i <= b = m-1-j.
+			a, b := m-1-i, m-1-j
+			c[i*(i+1)/2+j] = inv[b*m+a]
+		}
+	}
+	return nil
+}
+
+// PackedEMAOuter sets the packed lower triangle s to b2 s + (1-b2) a a'.
+func PackedEMAOuter(s, a []float64, b2 float64) {
+	for x := range a {
+		for y := 0; y <= x; y++ {
+			s[x*(x+1)/2+y] = b2*s[x*(x+1)/2+y] + (1-b2)*a[x]*a[y]
+		}
+	}
+}
+
+// PackedAddOuter adds the packed lower triangle of c c' into s.
+func PackedAddOuter(s, c []float64) {
+	for x := range c {
+		for y := 0; y <= x; y++ {
+			s[x*(x+1)/2+y] += c[x] * c[y]
+		}
+	}
+}

@@ -1,0 +1,97 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package small
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// TestPackedCovFactorOfPrec: the lower factor C computed from a precision S
+// satisfies C C' = S^-1, and PackedPrecOfCov inverts it back, against gonum.
+func TestPackedCovFactorOfPrec(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, m := range []int{1, 2, 3, 7} {
+		a := mat.NewDense(m, m, nil)
+		for i := range m {
+			for j := range m {
+				a.Set(i, j, rng.NormFloat64())
+			}
+		}
+		var s mat.SymDense
+		s.SymOuterK(1, a)
+		for i := range m {
+			s.SetSym(i, i, s.At(i, i)+float64(m))
+		}
+		packed := make([]float64, m*(m+1)/2)
+		for i := range m {
+			for j := 0; j <= i; j++ {
+				packed[i*(i+1)/2+j] = s.At(i, j)
+			}
+		}
+		c := make([]float64, len(packed))
+		if err := PackedCovFactorOfPrec(m, packed, c, make([]float64, 2*m*m)); err != nil {
+			t.Fatal(err)
+		}
+		cm := mat.NewTriDense(m, mat.Lower, nil)
+		for i := range m {
+			for j := 0; j <= i; j++ {
+				cm.SetTri(i, j, c[i*(i+1)/2+j])
+			}
+		}
+		var cct, want mat.Dense
+		cct.Mul(cm, cm.T())
+		if err := want.Inverse(&s); err != nil {
+			t.Fatal(err)
+		}
+		if !mat.EqualApprox(&cct, &want, 1e-10) {
+			t.Errorf("m=%d: C C' differs from S^-1", m)
+		}
+		back := make([]float64, len(packed))
+		PackedPrecOfCov(m, c, back, make([]float64, 2*m*m))
+		for j := range back {
+			if math.Abs(back[j]-packed[j]) > 1e-9*math.Max(1, math.Abs(packed[j])) {
+				t.Errorf("m=%d: PackedPrecOfCov entry %d = %v, want %v", m, j, back[j], packed[j])
+			}
+		}
+	}
+	indef := []float64{1, 2, 1} // [[1 2] [2 1]]
+	if err := PackedCovFactorOfPrec(2, indef, make([]float64, 3), make([]float64, 8)); err == nil {
+		t.Error("an indefinite precision gave no error")
+	}
+}
+
+// TestPackedOuter: PackedEMAOuter and PackedAddOuter against dense
+// outer products.
+func TestPackedOuter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, m := range []int{1, 2, 5} {
+		a := make([]float64, m)
+		for i := range a {
+			a[i] = rng.NormFloat64()
+		}
+		s := make([]float64, m*(m+1)/2)
+		for i := range s {
+			s[i] = rng.NormFloat64()
+		}
+		ema, add := append([]float64(nil), s...), append([]float64(nil), s...)
+		PackedEMAOuter(ema, a, 0.9)
+		PackedAddOuter(add, a)
+		for u := range m {
+			for v := 0; v <= u; v++ {
+				k := u*(u+1)/2 + v
+				if want := 0.9*s[k] + 0.1*a[u]*a[v]; math.Abs(ema[k]-want) > 1e-15 {
+					t.Errorf("m=%d: PackedEMAOuter (%d,%d) = %v, want %v", m, u, v, ema[k], want)
+				}
+				if want := s[k] + a[u]*a[v]; math.Abs(add[k]-want) > 1e-15 {
+					t.Errorf("m=%d: PackedAddOuter (%d,%d) = %v, want %v", m, u, v, add[k], want)
+				}
+			}
+		}
+	}
+}
