@@ -84,6 +84,8 @@
 // Fixed-length steps (Snngm, the Adam family) jitter around the optimum at
 // a distance proportional to the step, so the last, smaller step settles
 // them. Long, slow climbs can look like jitter; Jitter: -1 keeps to Tol.
+// The rule is NewConverger's; Settings.Converger replaces it with any
+// Converger, which gets the bound at the fixed draws of each window.
 //
 // # Failures
 //

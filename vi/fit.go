@@ -204,7 +204,11 @@ type iterator interface {
 // (cancellation) or a divergence.
 func run(ctx context.Context, fam family, it iterator, set Settings, res *Result, start time.Time, good []float64, goodIter *int) (error, *DivergedError) {
 	lambda := fam.lambda()
-	tr := newTracker(set)
+	conv := set.Converger
+	if conv == nil {
+		conv = newGainConverger(set)
+	}
+	tr := newTracker(set, conv)
 	res.Status = MaxIterations
 	refinements := 0
 	// best is the state with the highest bound at the fixed draws.
@@ -224,7 +228,7 @@ func run(ctx context.Context, fam family, it iterator, set Settings, res *Result
 		copy(lambda, best)
 		it.reset()
 		it.divide(2)
-		tr.restart()
+		tr.restart(false)
 		return nil
 	}
 	for iter := 1; iter <= set.MaxIter; iter++ {
@@ -295,13 +299,13 @@ func run(ctx context.Context, fam family, it iterator, set Settings, res *Result
 		res.Trace = append(res.Trace, TracePoint{Iter: iter, LowerBound: tr.last(), Gain: tr.lastGain, StepNorm: stepNorm, Elapsed: elapsed})
 		if set.Progress != nil {
 			set.Progress(Progress{Iter: iter, LowerBound: tr.last(), Elapsed: elapsed, MaxIter: set.MaxIter,
-				Flat: min(tr.flat, set.Patience), Patience: set.Patience, Refined: refinements, Refine: max(set.Refine, 0)})
+				Flat: tr.flat(set.Patience), Patience: set.Patience, Refined: refinements, Refine: max(set.Refine, 0)})
 		}
 		if conv {
 			if refinements < set.Refine {
 				refinements++
 				it.divide(10)
-				tr.refine()
+				tr.restart(true)
 				continue
 			}
 			res.Status = Converged

@@ -149,6 +149,10 @@ type Settings struct {
 	// Patience is the number of flat windows in a row that mean
 	// convergence; 0 means 3.
 	Patience int
+	// Converger, if not nil, decides convergence instead of the rule of
+	// Tol, RelTol, Jitter and Patience (NewConverger). Progress then
+	// reports no flat windows.
+	Converger Converger
 	// Antithetic pairs the draws of successive iterations, z and -z, which
 	// cancels the part of the gradient noise that is linear in z.
 	Antithetic bool

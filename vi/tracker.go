@@ -10,33 +10,49 @@ import "math"
 // the fit and of the final estimate.
 const crnIterBase = 1 << 41
 
-// tracker averages h(theta) over windows for the trace, and decides
-// convergence from the gain of the lower bound between windows measured with
-// common random numbers.
+// A Converger decides when a fit has converged (Settings.Converger). At
+// the end of every window but the first, Fit evaluates h = log p - log q
+// at ConvergenceDraws fixed draws, the same at every window (common random
+// numbers), so that the paired differences between windows move only with
+// the parameters, free of fresh Monte Carlo noise.
+type Converger interface {
+	// Converged is given h at the fixed draws at the end of the previous
+	// window and of this one, and reports whether the fit has converged
+	// at the current step size (Fit then refines the step, Settings.Refine
+	// times, before it stops).
+	Converged(prev, cur []float64) bool
+	// Restart is called when the step size changes: halved after a
+	// failure (refined false) or divided by 10 by a refinement (refined
+	// true).
+	Restart(refined bool)
+}
+
+// NewConverger returns the Converger Fit uses when Settings.Converger is
+// nil, with the tolerances of set (zero values meaning their defaults).
 //
-// The rule: at the end of each window, h is evaluated at ConvergenceDraws fixed
-// draws z_1..z_K (the same at every window), and the gain over the previous
-// window is the mean of the paired differences. Because the draws are
-// shared, the difference is free of fresh Monte Carlo noise: it moves only
-// with the parameters. Near the optimum the iterates jitter, so the gain is
-// then as often negative as positive; a window is flat when its gain is
+// The rule: the gain of a window is the mean of the paired differences of
+// h at the fixed draws. Near the optimum the iterates jitter, so the gain
+// is then as often negative as positive; a window is flat when its gain is
 // below the largest of Tol, RelTol times the bound and the jitter (see
 // Settings.Jitter), and the fit has converged after Patience flat windows
 // in a row whose gains do not add up to a climb.
-type tracker struct {
-	window, patience int
+func NewConverger(set Settings) Converger {
+	return newGainConverger(set.withDefaults())
+}
+
+// newGainConverger returns NewConverger's rule for settings with their
+// defaults applied.
+func newGainConverger(set Settings) *gainConverger {
+	return &gainConverger{patience: set.Patience, tol: set.Tol, jitterScale: set.Jitter, relTol: set.RelTol}
+}
+
+// gainConverger is NewConverger's rule.
+type gainConverger struct {
+	patience         int
 	tol, jitterScale float64
 	relTol           float64
 
-	n          int
-	sum, sumSq float64
-	means      []float64
-
-	prev, cur []float64 // h at the fixed draws, previous and current window
-	havePrev  bool
-	flat      int // consecutive flat windows
-	lastGain  float64
-
+	flat int // consecutive flat windows
 	// The last gains, newest last: only the jitter of the iterates makes
 	// the bound fall between windows, so recent falls measure it.
 	gains []float64
@@ -44,8 +60,88 @@ type tracker struct {
 	floor float64
 }
 
-func newTracker(s Settings) *tracker {
-	return &tracker{window: s.Window, patience: s.Patience, tol: s.Tol, jitterScale: s.Jitter, relTol: s.RelTol,
+// Restart forgets the flat count, so that convergence is judged afresh
+// after a change of step size; after a refinement the gains that the
+// smaller step can still make are at most the jitter of the larger one.
+func (c *gainConverger) Restart(refined bool) {
+	if refined {
+		c.floor = max(c.floor, c.jitter())
+	}
+	c.flat = 0
+}
+
+// Converged implements the rule of NewConverger.
+func (c *gainConverger) Converged(prev, cur []float64) bool {
+	gain, level := crnGain(prev, cur)
+	tolAbs := max(c.tol, c.relTol*math.Abs(level))
+	if len(c.gains) > c.patience {
+		copy(c.gains, c.gains[1:])
+		c.gains = c.gains[:c.patience]
+	}
+	c.gains = append(c.gains, gain)
+	noise := max(c.jitter(), c.floor)
+	if gain < max(tolAbs, noise) {
+		c.flat++
+	} else {
+		c.flat = 0
+	}
+	if c.flat < c.patience {
+		return false
+	}
+	// The flat windows must not add up to a climb either: momentum makes
+	// the bound oscillate on its way up.
+	var net float64
+	for _, g := range c.gains[len(c.gains)-c.patience:] {
+		net += g
+	}
+	return net < max(float64(c.patience)*tolAbs, noise)
+}
+
+// jitter returns Settings.Jitter times the root mean square of the
+// negative parts of the recent gains: at a plateau, where rises and falls
+// are equally likely, about 0.7 times the gains' spread; in a climb, where
+// falls are rare, far less.
+func (c *gainConverger) jitter() float64 {
+	if len(c.gains) == 0 {
+		return 0
+	}
+	var ss float64
+	for _, g := range c.gains {
+		if g < 0 {
+			ss += g * g
+		}
+	}
+	return c.jitterScale * math.Sqrt(ss/float64(len(c.gains)))
+}
+
+// crnGain returns the mean paired difference of cur over prev, the gain
+// of a window, and the mean of cur.
+func crnGain(prev, cur []float64) (gain, level float64) {
+	var sum float64
+	for k, h := range cur {
+		sum += h - prev[k]
+		level += h
+	}
+	return sum / float64(len(cur)), level / float64(len(cur))
+}
+
+// tracker averages h(theta) over windows for the trace, keeps h at the
+// fixed draws of the last two windows, and asks a Converger.
+type tracker struct {
+	window int
+	conv   Converger
+
+	n          int
+	sum, sumSq float64
+	means      []float64
+
+	prev, cur []float64 // h at the fixed draws, previous and current window
+	havePrev  bool
+	lastGain  float64
+}
+
+func newTracker(s Settings, conv Converger) *tracker {
+	return &tracker{window: s.Window, conv: conv,
 		prev: make([]float64, s.ConvergenceDraws), cur: make([]float64, s.ConvergenceDraws)}
 }
 
@@ -62,18 +158,11 @@ func (t *tracker) add(h float64) bool {
 	return true
 }
 
-// restart forgets the progress of the current window and the flat count,
-// so that convergence is judged afresh after a change of step size.
-func (t *tracker) restart() {
+// restart forgets the progress of the current window and restarts the
+// Converger after a change of step size (refined: a refinement).
+func (t *tracker) restart(refined bool) {
 	t.n, t.sum, t.sumSq = 0, 0, 0
-	t.flat = 0
-}
-
-// refine is restart for a refinement of the step: the gains that the
-// smaller step can still make are at most the jitter of the larger one.
-func (t *tracker) refine() {
-	t.floor = max(t.floor, t.jitter())
-	t.restart()
+	t.conv.Restart(refined)
 }
 
 // last returns the mean of the last closed window.
@@ -94,50 +183,15 @@ func (t *tracker) crn() bool {
 	if !t.havePrev {
 		return false
 	}
-	var sum, level float64
-	for k, h := range t.cur {
-		sum += h - t.prev[k]
-		level += h
-	}
-	gain := sum / float64(len(t.cur))
-	t.lastGain = gain
-	tolAbs := max(t.tol, t.relTol*math.Abs(level/float64(len(t.cur))))
-	if len(t.gains) > t.patience {
-		copy(t.gains, t.gains[1:])
-		t.gains = t.gains[:t.patience]
-	}
-	t.gains = append(t.gains, gain)
-	noise := max(t.jitter(), t.floor)
-	if gain < max(tolAbs, noise) {
-		t.flat++
-	} else {
-		t.flat = 0
-	}
-	if t.flat < t.patience {
-		return false
-	}
-	// The flat windows must not add up to a climb either: momentum makes
-	// the bound oscillate on its way up.
-	var net float64
-	for _, g := range t.gains[len(t.gains)-t.patience:] {
-		net += g
-	}
-	return net < max(float64(t.patience)*tolAbs, noise)
+	t.lastGain, _ = crnGain(t.prev, t.cur)
+	return t.conv.Converged(t.prev, t.cur)
 }
 
-// jitter returns Settings.Jitter times the root mean square of the
-// negative parts of the recent gains: at a plateau, where rises and falls
-// are equally likely, about 0.7 times the gains' spread; in a climb, where
-// falls are rare, far less.
-func (t *tracker) jitter() float64 {
-	if len(t.gains) == 0 {
-		return 0
+// flat returns how many flat windows in a row the default Converger has
+// seen, at most patience, or 0 for another Converger.
+func (t *tracker) flat(patience int) int {
+	if c, ok := t.conv.(*gainConverger); ok {
+		return min(c.flat, patience)
 	}
-	var ss float64
-	for _, g := range t.gains {
-		if g < 0 {
-			ss += g * g
-		}
-	}
-	return t.jitterScale * math.Sqrt(ss/float64(len(t.gains)))
+	return 0
 }
