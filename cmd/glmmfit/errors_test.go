@@ -85,7 +85,6 @@ func TestBadInvocations(t *testing.T) {
 		{"missing formula", []string{"fit", "-data", "good.csv", "-family", "poisson"}, "", 2, []string{"-formula is missing"}},
 		{"no data", []string{"fit", "-formula", "y ~ x + (1 | g)"}, "", 2, []string{"no data"}},
 		{"unknown method", fitArgs("good.csv", "y ~ x + (1 | g)", "-family", "poisson", "-method", "laplace"), "", 2, []string{`unknown method "laplace"`}},
-		{"vogn with rvb", fitArgs("good.csv", "y ~ x + (1 | g)", "-family", "poisson", "-method", "rvb1", "-optimizer", "vogn"), "", 2, []string{"-optimizer vogn works with -method gva only"}},
 		{"bad plot extension", fitArgs("good.csv", "y ~ x + (1 | g)", "-family", "poisson", "-plot", "p.jpg"), "", 2, []string{"-plot p.jpg", ".png or .svg"}},
 		{"bad max-iter", fitArgs("good.csv", "y ~ x + (1 | g)", "-family", "poisson", "-max-iter", "0"), "", 2, []string{"-max-iter must be positive"}},
 		{"bad flag value", fitArgs("good.csv", "y ~ x + (1 | g)", "-family", "poisson", "-seed", "x"), "", 2, []string{`invalid value "x" for flag -seed`}},

@@ -139,3 +139,20 @@ func TestSVGPlot(t *testing.T) {
 		t.Errorf("root element %q, want svg", root)
 	}
 }
+
+// TestVOGNWithEveryMethod: -optimizer vogn runs with every -method, auto
+// and the explicit ones alike (the block-diagonal family has VOGN's step
+// too; explicit rvb1 and rvb2 were refused while auto ran RVB1 with it).
+func TestVOGNWithEveryMethod(t *testing.T) {
+	for _, method := range []string{"auto", "gva", "rvb1", "rvb2"} {
+		r := glmmfit(t, t.TempDir(), "", nil, "fit", "-example", "-optimizer", "vogn", "-method", method, "-format", "json", "-quiet")
+		if r.code != exitOK {
+			t.Errorf("-method %s -optimizer vogn: exit %d: %s", method, r.code, r.stderr)
+			continue
+		}
+		doc := readDoc(t, []byte(r.stdout))
+		if doc.Status != "converged" {
+			t.Errorf("-method %s -optimizer vogn: status %s", method, doc.Status)
+		}
+	}
+}

@@ -178,9 +178,6 @@ func (o *fitOptions) check(fs *flag.FlagSet) error {
 		return bad("unknown optimizer %q (want snngm, adam, nadam, pga, nagm or vogn)", o.optimizer)
 	}
 	o.optimizer = strings.ToLower(opt.String())
-	if opt == vi.VOGN && (o.method == methodRVB1 || o.method == methodRVB2) {
-		return bad("-optimizer vogn works with -method gva only, not %s", o.method)
-	}
 	if o.maxIter <= 0 {
 		return bad("-max-iter must be positive, not %d", o.maxIter)
 	}

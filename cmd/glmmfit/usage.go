@@ -125,7 +125,6 @@ Fitting:
                    paper needed RVB2 there).
   -optimizer R     step rule: snngm (default; the paper's normalised natural
                    gradient with momentum), adam, nadam, pga, nagm, or vogn
-                   (gva only)
   -seed N          seed of every random draw (default 0, as the library's
                    zero settings): the same seed and data give the same
                    results for any -threads
