@@ -78,6 +78,14 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 		return nil, doc
 	case o.correct == correctAlways:
 		doc.Reason = "-correct always"
+	case res.LogWeights == nil && n > posterior.MaxSubjectIntegrals/vi.MinImportanceDraws:
+		doc.Reason = fmt.Sprintf("not run, and q not checked: with %d subjects neither the importance ratios over every variable nor the correction's (at most %d subjects) are drawn", n, posterior.MaxSubjectIntegrals/vi.MinImportanceDraws)
+		return nil, doc
+	case res.LogWeights == nil:
+		// Too many variables (or subjects) for ratios over every
+		// variable: say that nothing checked q, and how to check it.
+		doc.Reason = fmt.Sprintf("not run, and q not checked: with %d subjects the importance ratios over every variable say little and were not drawn; -correct always checks and corrects the fixed effects and variance parameters (their Pareto k with the random effects integrated out: %d subjects at each of %d draws)", n, n, draws)
+		return nil, doc
 	case kerr != nil:
 		return nil, nil
 	case !(k > posterior.ParetoKBad):

@@ -361,3 +361,40 @@ func TestPredictCorrectedToenail(t *testing.T) {
 		t.Errorf("new patient: eta sd %.3f, below 0.9 times the corrected root mean square of sd((Intercept)), %.3f", got, sd)
 	}
 }
+
+// TestUncheckedSaysSo: where q's fit is too large for the ratios over
+// every variable and the correction does not run by default, the summary
+// says that q was not checked and how to check it; beyond the correction's
+// reach it says so too.
+func TestUncheckedSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "bernoulli", "-subjects", "2600", "-obs", "4",
+		"-beta", "-0.5,0.8", "-re-sd", "1", "-seed", "4", "-out", "d.csv"))
+	r := glmmfit(t, dir, "", nil, "fit", "-data", "d.csv", "-formula", "y ~ t + (1 | id)", "-family", "bernoulli", "-format", "json", "-quiet")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	doc := readDoc(t, []byte(r.stdout))
+	if doc.LowerBound.ParetoK != nil {
+		t.Fatalf("2600 subjects got ratios over every variable: %+v", doc.LowerBound.ParetoK)
+	}
+	cr := doc.Correction
+	if cr == nil || cr.Ran || !strings.Contains(cr.Reason, "q not checked") || !strings.Contains(cr.Reason, "-correct always checks") {
+		t.Errorf("correction %+v: want a reason saying q was not checked and how to check it", cr)
+	}
+	var text bytes.Buffer
+	writeText(&text, doc)
+	if !strings.Contains(text.String(), "Correction: not run, and q not checked") {
+		t.Errorf("the text does not say q was not checked:\n%s", text.String())
+	}
+
+	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "bernoulli", "-subjects", "20100", "-obs", "2",
+		"-beta", "-0.5,0.8", "-re-sd", "1", "-seed", "4", "-out", "big.csv"))
+	r = glmmfit(t, dir, "", nil, "fit", "-data", "big.csv", "-formula", "y ~ t + (1 | id)", "-family", "bernoulli", "-format", "json", "-quiet")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if cr := readDoc(t, []byte(r.stdout)).Correction; cr == nil || cr.Ran || !strings.Contains(cr.Reason, "nor the correction's (at most 20000 subjects)") {
+		t.Errorf("20100 subjects: correction %+v: want a reason saying neither check is drawn", cr)
+	}
+}

@@ -105,7 +105,13 @@ func writeText(w io.Writer, doc *document) {
 		}
 		line("", "by Gauss-Hermite quadrature (%d to %d nodes; %.2f s)", cr.FewestNodes, cr.MostNodes, cr.Seconds)
 	} else if cr != nil {
-		line("Correction:", "%s", cr.Reason)
+		for k, l := range wrapWords(cr.Reason, 72) {
+			label := ""
+			if k == 0 {
+				label = "Correction:"
+			}
+			line(label, "%s", l)
+		}
 	}
 	if lm := doc.LowerBound.LogMarginal; lm != nil {
 		from := "q"
@@ -302,4 +308,26 @@ func componentName(name string) string {
 		return strings.ReplaceAll(name, "(Intercept)", "Intercept")
 	}
 	return name
+}
+
+// wrapWords breaks s into lines of at most width bytes at spaces (a longer
+// word gets a line of its own).
+func wrapWords(s string, width int) []string {
+	var lines []string
+	cur := ""
+	for _, w := range strings.Fields(s) {
+		switch {
+		case cur == "":
+			cur = w
+		case len(cur)+1+len(w) <= width:
+			cur += " " + w
+		default:
+			lines = append(lines, cur)
+			cur = w
+		}
+	}
+	if cur != "" {
+		lines = append(lines, cur)
+	}
+	return lines
 }
