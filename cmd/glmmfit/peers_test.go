@@ -327,6 +327,13 @@ func TestCorrectionCrossed(t *testing.T) {
 			t.Errorf("%s: corrected %v, q's %v ± %v", c.q.Name, c.corr.Estimate, c.q.Estimate, c.q.EstError)
 		}
 	}
+	// The text's Groups line names the crossed factor too, as lme4's
+	// summary lists every grouping factor.
+	var text bytes.Buffer
+	writeText(&text, doc)
+	if want := "Groups: plate (Number of levels: 24); sample, crossed (Number of levels: 6)"; !strings.Contains(text.String(), want) {
+		t.Errorf("the text has no line %q:\n%s", want, text.String())
+	}
 }
 
 // TestPredictCorrectedToenail: a fit file of a corrected fit keeps the

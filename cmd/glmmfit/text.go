@@ -59,7 +59,11 @@ func writeText(w io.Writer, doc *document) {
 		extra += "; offset " + c.Offset
 	}
 	line("Data:", "%s (Number of observations: %d%s)", d.Name, d.Observations, extra)
-	line("Groups:", "%s (Number of levels: %d)", d.Group, d.Subjects)
+	groups := fmt.Sprintf("%s (Number of levels: %d)", d.Group, d.Subjects)
+	for _, cr := range doc.Crossed {
+		groups += fmt.Sprintf("; %s, crossed (Number of levels: %d)", cr.Group, cr.Levels)
+	}
+	line("Groups:", "%s", groups)
 	what := methodDescriptions[c.Method]
 	if c.Method == methodRVB1 {
 		what = "reparametrised VB, random effects centred by an expansion about " + expansionNames[c.Expansion]
@@ -274,29 +278,56 @@ func writeCorrelation(w io.Writer, fixed []marginal, corr [][]float64) {
 	if p < 2 || p > 12 || len(fixed) != p {
 		return
 	}
-	abbrev := func(s string) string {
-		s = strings.ReplaceAll(s, "(Intercept)", "(Intr)")
-		if len(s) > 6 {
-			s = s[:6]
-		}
-		return s
+	names := make([]string, p-1)
+	for j := range names {
+		names[j] = strings.ReplaceAll(fixed[j].Name, "(Intercept)", "(Intr)")
+	}
+	heads := abbreviate(names, 6)
+	col := 6
+	for _, h := range heads {
+		col = max(col, len(h))
 	}
 	width := 0
 	for _, f := range fixed[1:] {
 		width = max(width, len(f.Name))
 	}
 	fmt.Fprintf(w, "\nCorrelation of Fixed Effects:\n%*s", width, "")
-	for j := range p - 1 {
-		fmt.Fprintf(w, " %-6s", abbrev(fixed[j].Name))
+	for _, h := range heads {
+		fmt.Fprintf(w, " %-*s", col, h)
 	}
 	fmt.Fprintln(w)
 	for i := 1; i < p; i++ {
 		fmt.Fprintf(w, "%-*s", width, fixed[i].Name)
 		for j := range i {
-			fmt.Fprintf(w, " %6.3f", corr[i][j])
+			fmt.Fprintf(w, " %*.3f", col, corr[i][j])
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// abbreviate returns the prefixes of at least n bytes of names, each
+// long enough to tell its name from the others' (as summary(glmer)'s
+// headers do, where btypescold and btypeshout would both be btypes).
+func abbreviate(names []string, n int) []string {
+	out := make([]string, len(names))
+	for i, s := range names {
+		l := min(n, len(s))
+		for _, t := range names {
+			if t == s {
+				continue
+			}
+			// The first byte where s and t differ must be in.
+			k := 0
+			for k < len(s) && k < len(t) && s[k] == t[k] {
+				k++
+			}
+			if k >= l && k < len(s) {
+				l = k + 1
+			}
+		}
+		out[i] = s[:l]
+	}
+	return out
 }
 
 // componentName writes the name of a variance component as lme4 and brms

@@ -1,0 +1,45 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"reflect"
+	"testing"
+)
+
+// TestAbbreviate: the correlation table's headers are prefixes of at least
+// six bytes, each long enough to tell its name from the others'.
+func TestAbbreviate(t *testing.T) {
+	for _, c := range []struct {
+		names, want []string
+	}{
+		{[]string{"(Intr)", "Anger", "GenderM"}, []string{"(Intr)", "Anger", "Gender"}},
+		{[]string{"(Intr)", "btypescold", "btypeshout", "situself"}, []string{"(Intr)", "btypesc", "btypesh", "situse"}},
+		{[]string{"treatmentterbinafine", "treatmentterbinafine:time"}, []string{"treatm", "treatmentterbinafine:"}},
+		{[]string{"x", "x"}, []string{"x", "x"}},
+	} {
+		if got := abbreviate(c.names, 6); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("abbreviate(%q) = %q, want %q", c.names, got, c.want)
+		}
+	}
+}
+
+// TestWrapWords: wrapWords breaks at spaces within the width and keeps a
+// longer word whole.
+func TestWrapWords(t *testing.T) {
+	for _, c := range []struct {
+		s     string
+		width int
+		want  []string
+	}{
+		{"not run: the fit did not end normally", 16, []string{"not run: the fit", "did not end", "normally"}},
+		{"a verylongword b", 4, []string{"a", "verylongword", "b"}},
+		{"", 10, nil},
+	} {
+		if got := wrapWords(c.s, c.width); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("wrapWords(%q, %d) = %q, want %q", c.s, c.width, got, c.want)
+		}
+	}
+}
