@@ -74,4 +74,18 @@ func TestFitSizesWorkers(t *testing.T) {
 	if want := min(2, runtime.GOMAXPROCS(0)); res.Workers != want {
 		t.Errorf("two chunks: %d workers, want %d", res.Workers, want)
 	}
+	// WorkersFor says beforehand what Fit chose.
+	for _, c := range []struct {
+		target Target
+		set    Settings
+		want   int
+	}{
+		{small, Settings{}, 1},
+		{small, Settings{Workers: 2}, 2},
+		{big, Settings{ChunkSize: WorkPerWorker}, res.Workers},
+	} {
+		if got := c.set.WorkersFor(c.target); got != c.want {
+			t.Errorf("WorkersFor with Workers %d, ChunkSize %d: %d, Fit ran on %d", c.set.Workers, c.set.ChunkSize, got, c.want)
+		}
+	}
 }
