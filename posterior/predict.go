@@ -70,6 +70,10 @@ type Predictions struct {
 	Mean, MeanSD, MeanLo, MeanHi []float64
 }
 
+// predictCheckEvery is how many draws Predict makes between looks at its
+// context.
+const predictCheckEvery = 4096
+
 // predictBatch is the number of row-draws Predict holds at once: rows are
 // predicted in batches of predictBatch/draws, so that memory does not grow
 // with rows times draws.
@@ -157,6 +161,11 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 			}
 		}
 		for s := range draws {
+			if s%predictCheckEvery == predictCheckEvery-1 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
 			if err := smp.draw(uint64(s), theta, need); err != nil {
 				return nil, err
 			}

@@ -78,14 +78,28 @@ func runPredict(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	prog := newProgress(e.stderr, false)
+	defer prog.done()
+	prog.phase("reading the fit file")
 	sf, err := readFitFile(o.fit)
 	if err != nil {
 		return err
 	}
+	// SIGINT or SIGTERM stops reading or predicting; nothing is written
+	// then, -out being written whole or not at all.
+	sig := catchInterrupts(e.stderr)
+	defer sig.stop()
+	stopped := func(what string) error {
+		return &exitError{code: sig.exitCode(), msg: "interrupted while " + what + "; nothing was written"}
+	}
+	prog.phase("reading the data")
 	// Read the training data's categorical columns as categorical here too,
 	// so that labels such as subject "7" match; absent names are ignored.
-	in, err := readInput(context.Background(), o.data, e.stdin, readOptions{categorical: sf.doc.Training.Categorical})
+	in, err := readInput(sig.ctx, o.data, e.stdin, readOptions{categorical: sf.doc.Training.Categorical})
 	if err != nil {
+		if sig.ctx.Err() != nil {
+			return stopped("reading the data")
+		}
 		return err
 	}
 	var keep []int
@@ -98,8 +112,17 @@ func runPredict(e *env, args []string) error {
 			in = in.subset(keep)
 		}
 	}
-	p, err := predict(sf, in, o)
+	from := "the approximate posterior"
+	if sf.approx.corr != nil {
+		from = "the corrected posterior"
+	}
+	prog.phase(fmt.Sprintf("predicting: %d rows, %d draws of %s", in.frame.NumRows(), o.draws, from))
+	p, err := predict(sig.ctx, sf, in, o)
+	prog.done()
 	if err != nil {
+		if sig.ctx.Err() != nil {
+			return stopped("predicting")
+		}
 		return err
 	}
 	for k := range p.rows {
@@ -144,7 +167,7 @@ type predictions struct {
 // predict codes the rows of in as the fitted model's design and predicts
 // them (posterior.Predict): known subjects conditionally on their random
 // effects, new ones over the random-effect distribution.
-func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
+func predict(ctx context.Context, sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 	d := sf.design
 	X, Z, group, known, err := d.NewData(in.frame)
 	if err != nil {
@@ -175,7 +198,7 @@ func predict(sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 	}
 	rc, rs := d.ResponseScale()
 	nd := posterior.NewData{X: X, Z: Z, Group: group, Known: known, Offset: off, Crossed: crossed, ResponseCenter: rc, ResponseScale: rs}
-	pr.Predictions, err = posterior.Predict(context.Background(), a.res, a.target, a.model, nd,
+	pr.Predictions, err = posterior.Predict(ctx, a.res, a.target, a.model, nd,
 		posterior.PredictSettings{Draws: o.draws, Seed: o.seed, Level: o.level, Correction: a.corr})
 	if err != nil {
 		return nil, err

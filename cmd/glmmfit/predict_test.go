@@ -208,7 +208,7 @@ func TestPredictIdenticalRows(t *testing.T) {
 			t.Fatal(err)
 		}
 		o := &predictOptions{level: 0.95, draws: 300, seed: 3}
-		whole, err := predict(sf, in, o)
+		whole, err := predict(context.Background(), sf, in, o)
 		if err != nil {
 			t.Fatal(err)
 		}

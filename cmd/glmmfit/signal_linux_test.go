@@ -458,3 +458,19 @@ func TestSignalInEachPhase(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptPredict: SIGINT while predict draws (its progress on the
+// terminal says "predicting") stops it with exit 130 and a message that
+// nothing was written, and leaves no -out file.
+func TestInterruptPredict(t *testing.T) {
+	dir := t.TempDir()
+	mustSucceed(t, glmmfit(t, dir, "", nil, "fit", "-example", "-out", "fit.json", "-quiet"))
+	writeFile(t, dir, "new.csv", "id,t,x1\nnew,0,0\nnew,1,0.5\nother,2,1\n")
+	code, tty, _ := signalWhen(t, dir, "predicting", os.Interrupt, "predict", "-fit", "fit.json", "-data", "new.csv", "-draws", "3000000", "-out", "p.csv")
+	if code != exitInterrupted || !strings.Contains(tty, "interrupted while predicting; nothing was written") {
+		t.Errorf("exit %d, terminal %q", code, tty)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "p.csv")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("-out p.csv after the interrupt: %v", err)
+	}
+}
