@@ -94,7 +94,7 @@ func NewPool(ctx context.Context, workers int) *Pool {
 }
 
 // NewPollingPool is NewPool with workers that, when idle, watch for the
-// next loop for up to pollFor before they block, and with a Run that
+// next loop for up to 200 microseconds before they block, and with a Run that
 // watches its helpers finish rather than sleeping — while the pool has a
 // core for every worker and no other polling pool is open, whose workers
 // would compete for the cores the polling spends. It pays where loops
