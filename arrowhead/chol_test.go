@@ -57,25 +57,31 @@ func TestChol(t *testing.T) {
 	}
 }
 
+// precOfRandom returns a random factor T (seeded by seed and s), T T' by
+// PrecRange and PrecGlobal, and T T' by a dense product.
+func precOfRandom(s dims, seed uint64) (*Factor, []float64, *mat.SymDense) {
+	f := randFactor(rand.New(rand.NewPCG(seed, seedOf(s))), s)
+	td := denseOf(f)
+	d, _ := td.Dims()
+	dense := mat.NewSymDense(d, nil)
+	dense.SymOuterK(1, td)
+	prec := make([]float64, len(f.Data()))
+	sum := make([]float64, s.g*(s.g+1)/2)
+	f.PrecRange(0, s.n, prec, sum)
+	f.PrecGlobal(prec, sum)
+	return f, prec, dense
+}
+
 // TestPrec: PrecRange and PrecGlobal give T T' of a random factor, as a
 // dense product does, and CholRange and CholGlobal give T back.
 func TestPrec(t *testing.T) {
 	for _, s := range allDims() {
 		t.Run(s.String(), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(51, seedOf(s)))
-			f := randFactor(rng, s)
-			td := denseOf(f)
-			d, _ := td.Dims()
-			sd := mat.NewSymDense(d, nil)
-			sd.SymOuterK(1, td)
-			prec := make([]float64, len(f.Data()))
-			sum := make([]float64, s.g*(s.g+1)/2)
-			f.PrecRange(0, s.n, prec, sum)
-			f.PrecGlobal(prec, sum)
+			f, prec, sd := precOfRandom(s, 51)
 			checkClose(t, "T T'", prec, packDense(s, sd), tol)
 
 			back := New(s.n, s.r, s.g)
-			clear(sum)
+			sum := make([]float64, s.g*(s.g+1)/2)
 			if err := back.CholRange(0, s.n, prec, sum); err != nil {
 				t.Fatal(err)
 			}
@@ -121,5 +127,44 @@ func TestCholNotPositiveDefinite(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSym: a Sym over PrecRange's output reads T T' as a dense product
+// gives it, and filling a Sym element by element with its setters gives
+// the same storage.
+func TestSym(t *testing.T) {
+	for _, s := range allDims() {
+		_, prec, dense := precOfRandom(s, 54)
+		d := dense.SymmetricDim()
+		sym := WrapSym(s.n, s.r, s.g, prec)
+		filled := WrapSym(s.n, s.r, s.g, make([]float64, len(prec)))
+		nr := s.n * s.r
+		for i := range d {
+			for j := range d {
+				want := 0.0
+				if onPattern(s, max(i, j), min(i, j)) {
+					want = dense.At(i, j)
+				}
+				if got := sym.At(i, j); math.Abs(got-want) > tol*(1+math.Abs(want)) {
+					t.Errorf("%v: S[%d,%d] = %v, want %v", s, i, j, got, want)
+				}
+				if j > i || !onPattern(s, i, j) {
+					continue
+				}
+				v := dense.At(i, j)
+				switch {
+				case i < nr:
+					filled.SetLocal(i/s.r, j%s.r, i%s.r, v)
+				case j < nr:
+					filled.SetCross(j/s.r, i-nr, j%s.r, v)
+				case (i+j)%2 == 0:
+					filled.SetGlobal(j-nr, i-nr, v)
+				default:
+					filled.AddGlobal(i-nr, j-nr, v)
+				}
+			}
+		}
+		checkClose(t, s.String()+": set element by element", filled.Data(), prec, tol)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/integrate/quad"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/sparsevi/sparsevi/arrowhead"
 	"github.com/sparsevi/sparsevi/internal/scratch"
 	"github.com/sparsevi/sparsevi/internal/small"
 	"github.com/sparsevi/sparsevi/parallel"
@@ -44,9 +45,7 @@ const startRounds = 8
 func (mod *Model) Start(pool *parallel.Pool, theta, prec []float64) error {
 	n, r, g := mod.Dims()
 	p := mod.p
-	tri, gtri := r*(r+1)/2, g*(g+1)/2
-	stride := tri + g*r
-	if len(theta) != n*r+g || len(prec) != n*stride+gtri {
+	if len(theta) != n*r+g || len(prec) != arrowhead.Len(n, r, g) {
 		panic("glmm: bad length in Start")
 	}
 	clear(theta)
@@ -63,7 +62,7 @@ func (mod *Model) Start(pool *parallel.Pool, theta, prec []float64) error {
 	st.a = make([]float64, n*r)
 	st.ab = make([]float64, n*r*p)
 	clear(prec)
-	st.prec = prec
+	st.prec = arrowhead.WrapSym(n, r, g, prec)
 	st.db = make([]float64, n*r)
 	st.b0 = make([]float64, n*r)
 	st.v = make([]float64, n*r*r)
@@ -147,35 +146,35 @@ func (mod *Model) Start(pool *parallel.Pool, theta, prec []float64) error {
 	}
 	// The global block: the information in beta with the prior, and the
 	// curvature in omega.
-	sg := prec[n*stride:]
+	ps := st.prec
 	v2 := mod.priorSD * mod.priorSD
 	for k := range nc {
 		for a := range p {
 			for c := 0; c <= a; c++ {
-				sg[a*(a+1)/2+c] += st.partR[k][a*p+c]
+				ps.AddGlobal(a, c, st.partR[k][a*p+c])
 			}
 		}
 	}
 	for a := range p {
-		sg[a*(a+1)/2+a] += 1 / v2
+		ps.AddGlobal(a, a, 1/v2)
 	}
 	for l := range r {
 		for k := l; k < r; k++ {
 			j := p + OmegaIndex(k, l, r)
 			switch {
 			case k == l:
-				sg[j*(j+1)/2+j] = 2 * float64(n)
+				ps.SetGlobal(j, j, 2*float64(n))
 			case mod.OmegaFree(j - p):
-				sg[j*(j+1)/2+j] = float64(n)
+				ps.SetGlobal(j, j, float64(n))
 			default:
-				sg[j*(j+1)/2+j] = 1 / v2 // read as zero: the prior alone
+				ps.SetGlobal(j, j, 1/v2) // read as zero: the prior alone
 			}
 		}
 	}
 	if mod.nd == 1 {
 		j := p + no
 		theta[n*r+j] = st.psi
-		sg[j*(j+1)/2+j] = max(st.psiCurv, 1/v2)
+		ps.SetGlobal(j, j, max(st.psiCurv, 1/v2))
 	}
 	// The crossed effects, held as u_l in Start, become v_l = u_l/tau^a_l.
 	// The curvature in v_l is tau^(2a) times the data's h in u_l plus the
@@ -192,10 +191,10 @@ func (mod *Model) Start(pool *parallel.Pool, theta, prec []float64) error {
 			u := thetaG[j]
 			ta := math.Pow(tau, a)
 			thetaG[j] = u / ta
-			sg[j*(j+1)/2+j] = h*ta*ta + math.Pow(tau, -2*(1-a))
+			ps.SetGlobal(j, j, h*ta*ta+math.Pow(tau, -2*(1-a)))
 			curvW += h*a*a*u*u + 2*(1-a)*(1-a)*u*u/(tau*tau)
 		}
-		sg[f.omega*(f.omega+1)/2+f.omega] = curvW
+		ps.SetGlobal(f.omega, f.omega, curvW)
 	}
 	return nil
 }
@@ -394,7 +393,7 @@ type starter struct {
 	// variational one: expectations under N(b_i, V_i).
 	gva bool
 	// prec receives H_i and H_ib at every pass, in arrowhead form.
-	prec []float64
+	prec arrowhead.Sym
 	// fi is each subject's objective at the last pass, for the
 	// per-subject fallback of newton.
 	fi []float64
@@ -420,9 +419,6 @@ func (st *starter) pass(objective bool) error {
 			clear(pi)
 			clear(pr)
 		}
-		_, _, g := mod.Dims()
-		tri := r * (r + 1) / 2
-		stride := tri + g*r
 		var f float64
 		for i := lo; i < hi; i++ {
 			bi := st.b[i*r : (i+1)*r]
@@ -436,13 +432,12 @@ func (st *starter) pass(objective bool) error {
 			f += fi
 			vn := st.vnew[i*r*r : (i+1)*r*r]
 			h := sc.hess
-			blk := st.prec[i*stride : (i+1)*stride]
 			for a := range r {
 				for c := 0; c <= a; c++ {
-					blk[a*(a+1)/2+c] = h[a*r+c]
+					st.prec.SetLocal(i, a, c, h[a*r+c])
 				}
 				for c := range p {
-					blk[tri+c*r+a] = sc.hib[a*p+c]
+					st.prec.SetCross(i, c, a, sc.hib[a*p+c])
 				}
 			}
 			// In place, without gonum's allocations: this runs for

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/sparsevi/sparsevi/arrowhead"
 	"github.com/sparsevi/sparsevi/internal/small"
 	"github.com/sparsevi/sparsevi/parallel"
 )
@@ -31,9 +32,7 @@ func (t *Target) Start(pool *parallel.Pool, theta, prec []float64) error {
 	ctx := pool.Context()
 	n, r, g := t.Dims()
 	p := t.p
-	tri, gtri := r*(r+1)/2, g*(g+1)/2
-	stride := tri + g*r
-	if len(theta) != n*r+g || len(prec) != n*stride+gtri {
+	if len(theta) != n*r+g || len(prec) != arrowhead.Len(n, r, g) {
 		panic("rvb: bad length in Start")
 	}
 	if st := t.start; st != nil {
@@ -47,7 +46,7 @@ func (t *Target) Start(pool *parallel.Pool, theta, prec []float64) error {
 	thetaG := theta[n*r:]
 	ws := t.NewWorkspace().(*workspace)
 	t.setGlobal(ws, thetaG[p:])
-	sg := prec[n*stride:]
+	ps := arrowhead.WrapSym(n, r, g, prec)
 	si := make([]float64, r*r)
 	rf := make([]float64, r*r)
 	x := make([]float64, g*r)
@@ -56,13 +55,12 @@ func (t *Target) Start(pool *parallel.Pool, theta, prec []float64) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		blk := prec[i*stride : (i+1)*stride]
-		small.UnpackSym(r, blk, si)
+		small.UnpackSym(r, ps.Local(i), si)
 		if !small.Chol(r, si, rf) {
 			return t.subjectError(i, fmt.Errorf("start: local precision %v is not positive definite", si))
 		}
 		// Schur complement: S_g -= (R^-1 S_gi')' (R^-1 S_gi').
-		sgi := blk[tri:]
+		sgi := ps.Cross(i)
 		for c := range g {
 			xc := x[c*r : c*r+r]
 			copy(xc, sgi[c*r:c*r+r])
@@ -74,7 +72,7 @@ func (t *Target) Start(pool *parallel.Pool, theta, prec []float64) error {
 				for u := range r {
 					s += x[c*r+u] * x[e*r+u]
 				}
-				sg[c*(c+1)/2+e] -= s
+				ps.AddGlobal(c, e, -s)
 			}
 		}
 		bi := theta[i*r : (i+1)*r]
@@ -110,7 +108,7 @@ func (t *Target) Start(pool *parallel.Pool, theta, prec []float64) error {
 				for k := u; k < r; k++ {
 					s += ws.l[k*r+u] * tmp[k*r+v]
 				}
-				blk[u*(u+1)/2+v] = s
+				ps.SetLocal(i, u, v, s)
 			}
 		}
 		clear(sgi)
@@ -147,9 +145,9 @@ func (t *Target) startGlobal(pool *parallel.Pool, theta, prec []float64) error {
 	ctx := pool.Context()
 	n, r, g := t.Dims()
 	p := t.p
-	stride := r*(r+1)/2 + g*r
 	thetaG := theta[n*r:]
-	sg := prec[n*stride:]
+	ps := arrowhead.WrapSym(n, r, g, prec)
+	sg := ps.Global()
 	hess := make([]float64, g*g)
 	lf := make([]float64, g*g)
 	small.UnpackSym(g, sg, hess)
@@ -238,7 +236,7 @@ func (t *Target) startGlobal(pool *parallel.Pool, theta, prec []float64) error {
 	}
 	for c := range g {
 		for e := 0; e <= c; e++ {
-			sg[c*(c+1)/2+e] = hess[c*g+e]
+			ps.SetGlobal(c, e, hess[c*g+e])
 		}
 	}
 	return nil
@@ -249,8 +247,8 @@ func (t *Target) startGlobal(pool *parallel.Pool, theta, prec []float64) error {
 // in parallel and reduced in chunk order.
 type gradEval struct {
 	t       *Target
-	theta   []float64 // the start: b~ means
-	prec    []float64 // the start: local precision blocks
+	theta   []float64     // the start: b~ means
+	prec    arrowhead.Sym // the start: local precision blocks
 	pool    *parallel.Pool
 	chunks  parallel.Chunking
 	streams *parallel.Streams
@@ -269,7 +267,7 @@ func newGradEval(pool *parallel.Pool, t *Target, theta, prec []float64) *gradEva
 	n, r, g := t.Dims()
 	c := parallel.NewChunking(n, 0)
 	workers := pool.Workers()
-	e := &gradEval{t: t, theta: theta, prec: prec, pool: pool, chunks: c,
+	e := &gradEval{t: t, theta: theta, prec: arrowhead.WrapSym(n, r, g, prec), pool: pool, chunks: c,
 		streams: parallel.NewStreams(startSeed, c.Len()), parts: make([][]float64, c.Len()), free: make(chan *evalScratch, workers)}
 	size := parallel.DefaultChunkSize
 	for range workers {
@@ -287,8 +285,6 @@ func newGradEval(pool *parallel.Pool, t *Target, theta, prec []float64) *gradEva
 func (e *gradEval) grad(thetaG []float64, d int, dst []float64) error {
 	t := e.t
 	r := t.r
-	tri, g := r*(r+1)/2, t.g
-	stride := tri + g*r
 	sign := 1.0
 	if d%2 == 1 {
 		sign = -1
@@ -299,7 +295,7 @@ func (e *gradEval) grad(thetaG []float64, d int, dst []float64) error {
 		lo, hi := e.chunks.Bounds(k)
 		rng := e.streams.At(uint64(d/2), k)
 		for i := lo; i < hi; i++ {
-			small.UnpackSym(r, e.prec[i*stride:i*stride+tri], sc.si)
+			small.UnpackSym(r, e.prec.Local(i), sc.si)
 			if !small.Chol(r, sc.si, sc.rf) {
 				return t.subjectError(i, fmt.Errorf("start: local precision is not positive definite"))
 			}

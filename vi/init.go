@@ -20,7 +20,8 @@ type Starter interface {
 	// into theta, and into prec an approximate posterior precision in the
 	// compressed form of package arrowhead: for each subject the packed
 	// lower triangle of S_i and the G×r block S_gi, then the packed lower
-	// triangle of S_g (length arrowhead.Len(n, r, G)). It runs its
+	// triangle of S_g (length arrowhead.Len(n, r, G); arrowhead.WrapSym
+	// reads and writes it by element). It runs its
 	// parallel loops on p, whose context stops it: Fit passes its own
 	// pool, so that Settings.Workers bounds the start too.
 	Start(p *parallel.Pool, theta, prec []float64) error
