@@ -166,5 +166,9 @@ func TestSym(t *testing.T) {
 			}
 		}
 		checkClose(t, s.String()+": set element by element", filled.Data(), prec, tol)
+		var _ mat.Symmetric = sym
+		if !mat.EqualApprox(sym, dense, tol) {
+			t.Errorf("%v: the Sym as a mat.Symmetric differs from the dense T T'", s)
+		}
 	}
 }

@@ -4,6 +4,8 @@
 
 package arrowhead
 
+import "gonum.org/v1/gonum/mat"
+
 // Sym is a symmetric matrix S with the block-arrowhead pattern of T T',
 // held in the compressed storage of a Factor of the same dimensions: for
 // each subject the packed lower triangle of S_i and the g×r block S_gi
@@ -82,3 +84,13 @@ func (s Sym) At(i, j int) float64 {
 		return s.data[s.n*s.stride+a*(a+1)/2+b]
 	}
 }
+
+// Dims returns the order of S twice, as mat.Matrix asks.
+func (s Sym) Dims() (r, c int) { d := s.SymmetricDim(); return d, d }
+
+// SymmetricDim returns the order d = n*r + g of S. With At, Dims and T it
+// makes Sym a mat.Symmetric.
+func (s Sym) SymmetricDim() int { return s.n*s.r + s.g }
+
+// T returns S itself, its own transpose.
+func (s Sym) T() mat.Matrix { return s }
