@@ -15,30 +15,12 @@ import (
 // PackedPrecOfCov writes the packed lower triangle of (C C')^-1 for the packed
 // lower factor c of order m. work has length 2 m^2.
 func PackedPrecOfCov(m int, c, dst, work []float64) {
-	inv := work[:m*m] // C^-1, row-major lower
-	clear(inv)
-	for col := range m {
-		// Solve C x = e_col by forward substitution.
-		for i := col; i < m; i++ {
-			s := 0.0
-			if i == col {
-				s = 1
-			}
-			for k := col; k < i; k++ {
-				s -= c[i*(i+1)/2+k] * inv[k*m+col]
-			}
-			inv[i*m+col] = s / c[i*(i+1)/2+i]
-		}
-	}
-	// (C C')^-1 = C^-T C^-1.
+	full, inv := work[:m*m], work[m*m:2*m*m]
+	UnpackSym(m, c, full) // LowerInv reads the lower triangle only
+	LowerInv(m, full, inv)
+	InvFromChol(m, inv, full)
 	for a := range m {
-		for b := 0; b <= a; b++ {
-			var x float64
-			for k := a; k < m; k++ {
-				x += inv[k*m+a] * inv[k*m+b]
-			}
-			dst[a*(a+1)/2+b] = x
-		}
+		copy(dst[a*(a+1)/2:a*(a+1)/2+a+1], full[a*m:a*m+a+1])
 	}
 }
 
@@ -73,19 +55,7 @@ func PackedCovFactorOfPrec(m int, s, c, work []float64) error {
 	}
 	// U = L^-T is upper; C(i, j) = U(m-1-i, m-1-j), lower for i >= j.
 	inv := work[m*m : 2*m*m] // L^-1, lower
-	clear(inv)
-	for col := range m {
-		for i := col; i < m; i++ {
-			x := 0.0
-			if i == col {
-				x = 1
-			}
-			for k := col; k < i; k++ {
-				x -= l[i*m+k] * inv[k*m+col]
-			}
-			inv[i*m+col] = x / l[i*m+i]
-		}
-	}
+	LowerInv(m, l, inv)
 	for i := range m {
 		for j := 0; j <= i; j++ {
 			// U(a, b) = L^-1(b, a) with a = m-1-i <= b = m-1-j.
