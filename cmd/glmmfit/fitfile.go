@@ -119,8 +119,9 @@ func writeFitFile(path string, doc *document) error {
 	return nil
 }
 
-// readFitFile reads a fit file and rebuilds its design and approximation.
-func readFitFile(path string) (*savedFit, error) {
+// readFitFile reads a fit file and rebuilds its design and approximation
+// (for RVB at the start, the start again), until ctx ends.
+func readFitFile(ctx context.Context, path string) (*savedFit, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read fit file: %v", pathError(err))
@@ -181,7 +182,7 @@ func readFitFile(path string) (*savedFit, error) {
 	}
 	// The library's loader checks the rebuilt model's fingerprint against
 	// the fitted one's and rebuilds RVB's reparametrisation.
-	res, target, err := st.Load(context.Background(), m)
+	res, target, err := st.Load(ctx, m)
 	if err != nil {
 		// Without the library's package name, which means nothing to a
 		// user of the command.

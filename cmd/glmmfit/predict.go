@@ -80,17 +80,20 @@ func runPredict(e *env, args []string) error {
 	}
 	prog := newProgress(e.stderr, false)
 	defer prog.done()
-	prog.phase("reading the fit file")
-	sf, err := readFitFile(o.fit)
-	if err != nil {
-		return err
-	}
 	// SIGINT or SIGTERM stops reading or predicting; nothing is written
 	// then, -out being written whole or not at all.
 	sig := catchInterrupts(e.stderr)
 	defer sig.stop()
 	stopped := func(what string) error {
 		return &exitError{code: sig.exitCode(), msg: "interrupted while " + what + "; nothing was written"}
+	}
+	prog.phase("reading the fit file")
+	sf, err := readFitFile(sig.ctx, o.fit)
+	if err != nil {
+		if sig.ctx.Err() != nil {
+			return stopped("reading the fit file")
+		}
+		return err
 	}
 	prog.phase("reading the data")
 	// Read the training data's categorical columns as categorical here too,

@@ -199,7 +199,7 @@ func TestPredictIdenticalRows(t *testing.T) {
 			"-family", "poisson", "-method", method, "-out", fit, "-quiet"))
 		newCSV := "id,t,x1,y\ns0001,0.5,0.2,0\nnew1,0.5,0.2,0\ns0001,0.5,0.2,0\nnew2,0.5,0.2,0\ns0002,1,-1,0\nnew3,0,1e300,0\n"
 		writeFile(t, dir, "new.csv", newCSV)
-		sf, err := readFitFile(filepath.Join(dir, fit))
+		sf, err := readFitFile(context.Background(), filepath.Join(dir, fit))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"github.com/sparsevi/sparsevi/internal/longtest"
@@ -187,7 +188,7 @@ func testInterrupt(t *testing.T, sig os.Signal, want int) {
 	if doc.Status != "cancelled" || doc.Iterations < vi.DefaultWindow || len(doc.Fixed) != 3 {
 		t.Errorf("summary after %v: status %q after %d iterations, %d fixed effects", sig, doc.Status, doc.Iterations, len(doc.Fixed))
 	}
-	sf, err := readFitFile(filepath.Join(dir, "fit.json"))
+	sf, err := readFitFile(context.Background(), filepath.Join(dir, "fit.json"))
 	if err != nil {
 		t.Fatalf("the -out file of an interrupted fit does not load: %v", err)
 	}
@@ -373,7 +374,7 @@ func TestSignalInEachPhase(t *testing.T) {
 			if !strings.Contains(o.tty, "interrupted") {
 				t.Errorf("terminal %q", o.tty)
 			}
-			if _, err := readFitFile(filepath.Join(o.dir, "fit.json")); err != nil {
+			if _, err := readFitFile(context.Background(), filepath.Join(o.dir, "fit.json")); err != nil {
 				t.Errorf("the -out file (the start's state) does not load: %v", err)
 			}
 			return ""
@@ -386,7 +387,7 @@ func TestSignalInEachPhase(t *testing.T) {
 			if !strings.Contains(o.tty, "interrupted; wrote the last good state, of iteration 10") {
 				t.Errorf("terminal %q", o.tty)
 			}
-			sf, err := readFitFile(filepath.Join(o.dir, "fit.json"))
+			sf, err := readFitFile(context.Background(), filepath.Join(o.dir, "fit.json"))
 			if err != nil {
 				t.Fatalf("the -out file does not load: %v", err)
 			}
@@ -405,7 +406,7 @@ func TestSignalInEachPhase(t *testing.T) {
 			if len(doc.RandomEffects.Subjects) != 100000 || len(doc.Fixed) != 3 {
 				t.Errorf("summary: %d subjects, %d fixed effects", len(doc.RandomEffects.Subjects), len(doc.Fixed))
 			}
-			if _, err := readFitFile(filepath.Join(o.dir, "fit.json")); err != nil {
+			if _, err := readFitFile(context.Background(), filepath.Join(o.dir, "fit.json")); err != nil {
 				t.Errorf("the -out file does not load: %v", err)
 			}
 			return ""
@@ -420,7 +421,7 @@ func TestSignalInEachPhase(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(o.dir, "fit.png")); !os.IsNotExist(err) {
 				t.Errorf("-plot written after a signal while drawing: %v", err)
 			}
-			if _, err := readFitFile(filepath.Join(o.dir, "fit.json")); err != nil {
+			if _, err := readFitFile(context.Background(), filepath.Join(o.dir, "fit.json")); err != nil {
 				t.Errorf("the -out file does not load: %v", err)
 			}
 			if !strings.Contains(string(o.out), "Fixed effects:") {
