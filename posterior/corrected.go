@@ -101,11 +101,7 @@ func (cs *correctedSampler) prepare(subjects []int) error {
 		defer func() { in.free <- sc }()
 		th := cs.rows[j*g : (j+1)*g]
 		for k, i := range cs.need {
-			f, err := in.mode(sc, i, th)
-			if err != nil {
-				return err
-			}
-			if _, err := in.quadrature(sc, i, th, f, int(in.level[i]), sc.m, sc.sec); err != nil {
+			if err := in.moments(sc, i, th); err != nil {
 				return err
 			}
 			at := j*len(cs.need) + k

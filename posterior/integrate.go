@@ -482,11 +482,7 @@ func (in *Integrator) LocalMoments(thetas, w []float64) (mean, cov []float64, er
 				continue
 			}
 			th := thetas[s*g : (s+1)*g]
-			f, err := in.mode(sc, i, th)
-			if err != nil {
-				return 0, err
-			}
-			if _, err := in.quadrature(sc, i, th, f, int(in.level[i]), sc.m, sc.sec); err != nil {
+			if err := in.moments(sc, i, th); err != nil {
 				return 0, err
 			}
 			for a := range r {
@@ -507,6 +503,18 @@ func (in *Integrator) LocalMoments(thetas, w []float64) (mean, cov []float64, er
 		return nil, nil, err
 	}
 	return mean, cov, nil
+}
+
+// moments leaves in sc.m and sc.sec the mean and second moment of subject
+// i's local block under p_i(theta_i | thetaG), normalised, by the
+// subject's quadrature.
+func (in *Integrator) moments(sc *integScratch, i int, thetaG []float64) error {
+	f, err := in.mode(sc, i, thetaG)
+	if err != nil {
+		return err
+	}
+	_, err = in.quadrature(sc, i, thetaG, f, int(in.level[i]), sc.m, sc.sec)
+	return err
 }
 
 // eval returns subject i's log density at b, and with grad its gradient in
