@@ -118,10 +118,7 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 		doc.Reason = fmt.Sprintf("not run: %d subjects leave fewer than %d draws of the fixed effects and variance parameters", n, vi.MinImportanceDraws)
 		return nil, doc
 	case err != nil:
-		// Without the libraries' package names, which mean nothing to a
-		// user of the command (glmm's, from a subject's density at q's
-		// mean).
-		doc.Reason = "failed: " + strings.TrimPrefix(strings.TrimPrefix(err.Error(), "posterior: "), "glmm: ")
+		doc.Reason = "failed: " + withoutPackage(err)
 		return nil, doc
 	}
 	w, _, _ := posterior.PSIS(imp.LogWeights)
@@ -143,4 +140,11 @@ func trusted(imp *posterior.GlobalImportance) bool {
 // of the correction it describes.
 func (c *correctionDoc) trusted() bool {
 	return c != nil && c.Ran && float64(c.K) < posterior.ParetoKBad
+}
+
+// withoutPackage returns err's message without the library's package
+// name in front ("posterior: ", and "glmm: " from a subject's density
+// below it), which means nothing to a user of the command.
+func withoutPackage(err error) string {
+	return strings.TrimPrefix(strings.TrimPrefix(err.Error(), "posterior: "), "glmm: ")
 }

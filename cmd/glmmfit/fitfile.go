@@ -186,7 +186,7 @@ func readFitFile(ctx context.Context, path string) (*savedFit, error) {
 	if err != nil {
 		// Without the library's package name, which means nothing to a
 		// user of the command.
-		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "posterior: "))
+		return nil, fmt.Errorf("%s: %s", name, withoutPackage(err))
 	}
 	a := &approx{model: m, res: res, target: target}
 	if st.Correction != nil {

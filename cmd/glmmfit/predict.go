@@ -204,7 +204,10 @@ func predict(ctx context.Context, sf *savedFit, in *input, o *predictOptions) (*
 	pr.Predictions, err = posterior.Predict(ctx, a.res, a.target, a.model, nd,
 		posterior.PredictSettings{Draws: o.draws, Seed: o.seed, Level: o.level, Correction: a.corr})
 	if err != nil {
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("predicting: %s", withoutPackage(err))
 	}
 	for k := range known {
 		pr.rows = append(pr.rows, k+1)
