@@ -226,3 +226,67 @@ func containsAll(s string, subs ...string) bool {
 	}
 	return true
 }
+
+// TestGlobalSupport: a subject's support holds beta, omega and psi, and of
+// each crossed factor the levels its rows meet and omega_u; its log
+// density does not change, and its gradient is zero, outside it.
+func TestGlobalSupport(t *testing.T) {
+	missed := 0
+	for _, fam := range allFamilies {
+		cfg, mod, local, thetaG := crossedProblem(t, fam, uint64(fam)+40)
+		n, r, g := mod.Dims()
+		base := g - (4 + 1 + 3 + 1)
+		ws := mod.NewWorkspace()
+		for i := range n {
+			want := make([]int, 0, g)
+			for j := range base {
+				want = append(want, j)
+			}
+			off := base
+			for _, cr := range cfg.Crossed {
+				met := make([]bool, cr.NumLevels)
+				for k, grp := range cfg.Group {
+					if grp == i {
+						met[cr.Index[k]] = true
+					}
+				}
+				for l, ok := range met {
+					if ok {
+						want = append(want, off+l)
+					} else {
+						missed++
+					}
+				}
+				want = append(want, off+cr.NumLevels)
+				off += cr.NumLevels + 1
+			}
+			got := mod.GlobalSupport(i, nil)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%v subject %d: support %v, want %v", fam, i, got, want)
+			}
+			li := local[i*r : (i+1)*r]
+			gl := make([]float64, r)
+			gg := make([]float64, g)
+			lp, err := mod.Local(ws, i, i+1, thetaG, li, gl, gg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			moved := slices.Clone(thetaG)
+			for j := range g {
+				if slices.Contains(got, j) {
+					continue
+				}
+				if gg[j] != 0 {
+					t.Errorf("%v subject %d: gradient %v in global %d outside the support", fam, i, gg[j], j)
+				}
+				moved[j] += 1.5
+			}
+			if lp2, _ := mod.Local(ws, i, i+1, moved, li, nil, nil); lp2 != lp {
+				t.Errorf("%v subject %d: log density %v, %v after moving the globals outside the support", fam, i, lp, lp2)
+			}
+		}
+	}
+	if missed == 0 {
+		t.Fatal("every subject met every level: the test checks nothing outside the supports")
+	}
+}

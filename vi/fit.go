@@ -26,6 +26,9 @@ type family interface {
 	stepBlocks() [][]span
 	// precision reports whether the factor is a precision factor.
 	precision() bool
+	// free returns the number of entries of lambda that may change; the
+	// others stay zero.
+	free() int
 	// estimate draws theta with the streams of iteration iter and writes the
 	// natural gradient into nat and the Euclidean gradient into euc (either
 	// may be nil). With noEntropy the Euclidean gradient is that of
@@ -65,6 +68,17 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 			set.Refine = -1
 		}
 	}
+	var sup *crossSupport
+	if set.Method == GVA {
+		var partial int
+		var err error
+		if sup, partial, err = newCrossSupport(target); err != nil {
+			return nil, err
+		}
+		if set.Alpha0 == 0 && partial > GVAStepShared {
+			set.Alpha0 = DefaultAlpha0 * GVAStepShared / float64(partial)
+		}
+	}
 	if set.Workers == 0 && n > 0 {
 		set.Workers = set.WorkersFor(target)
 	}
@@ -85,7 +99,7 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	pool := parallel.NewPollingPool(ctx, set.Workers)
 	defer pool.Close()
 
-	fam, err := newFamily(target, set, pool)
+	fam, err := newFamily(target, set, pool, sup)
 	if err != nil {
 		return nil, err
 	}

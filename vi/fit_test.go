@@ -7,6 +7,7 @@ package vi
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -50,20 +51,7 @@ func TestGVAExactOnGaussian(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var maxMu float64
-			for j, m := range res.Mu {
-				maxMu = math.Max(maxMu, relErr(m, mean.AtVec(j)))
-			}
-			tt := arrowhead.Wrap(tc.n, tc.r, tc.g, res.Factor).ToTriDense()
-			var got mat.Dense
-			got.Mul(tt, tt.T())
-			var maxP float64
-			d := len(res.Mu)
-			for i := range d {
-				for j := range d {
-					maxP = math.Max(maxP, math.Abs(got.At(i, j)-prec.At(i, j))/math.Max(1, math.Abs(prec.At(i, i))))
-				}
-			}
+			maxMu, maxP := exactErrors(res, arrowhead.Wrap(tc.n, tc.r, tc.g, res.Factor), mean, prec)
 			t.Logf("%s: %d iterations, status %v, max rel err mean %.2g precision %.2g, bound %.6f (log p(y) %.6f)", tc.name, res.Iterations, res.Status, maxMu, maxP, res.LowerBound, logML)
 			if maxMu > 1e-3 || maxP > 1e-3 {
 				t.Errorf("mean error %.3g, precision error %.3g; want <= 1e-3", maxMu, maxP)
@@ -76,6 +64,106 @@ func TestGVAExactOnGaussian(t *testing.T) {
 				t.Errorf("lower bound %v, want log p(y) %v", res.LowerBound, logML)
 			}
 		})
+	}
+}
+
+// exactErrors returns the largest relative error of a GVA fit's mean and
+// the largest error of its precision T T', relative to the diagonal.
+func exactErrors(res *Result, f *arrowhead.Factor, mean *mat.VecDense, prec *mat.SymDense) (maxMu, maxP float64) {
+	for j, m := range res.Mu {
+		maxMu = math.Max(maxMu, relErr(m, mean.AtVec(j)))
+	}
+	tt := f.ToTriDense()
+	var got mat.Dense
+	got.Mul(tt, tt.T())
+	d := len(res.Mu)
+	for i := range d {
+		for j := range d {
+			maxP = math.Max(maxP, math.Abs(got.At(i, j)-prec.At(i, j))/math.Max(1, math.Abs(prec.At(i, i))))
+		}
+	}
+	return maxMu, maxP
+}
+
+// TestGVAExactWithSupport: a target whose subjects each depend on only
+// some global variables (GlobalSupporter) has a posterior precision with
+// zero rows in the blocks T_gi outside the supports; GVA keeps those rows
+// at zero and must still reach the exact posterior.
+func TestGVAExactWithSupport(t *testing.T) {
+	for _, tc := range []struct {
+		name                      string
+		n, r, shared, levels, per int
+	}{
+		{"r=1", 12, 1, 2, 8, 2},
+		{"r=2", 10, 2, 1, 6, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg := newSupportedTarget(4, tc.n, tc.r, tc.shared, tc.levels, tc.per)
+			g := tc.shared + tc.levels
+			mean, prec, logML := tg.exact()
+			set := Settings{Method: GVA, Init: InitPaper, Seed: 1, MaxIter: 50000, Workers: 2, ChunkSize: 3, Tol: 1e-8, RelTol: -1, Jitter: -1, Refine: 3, ConvergenceDraws: 200, Alpha0: 0.001}
+			res, err := Fit(context.Background(), tg, set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := arrowhead.Wrap(tc.n, tc.r, g, res.Factor)
+			for i := range tc.n {
+				in := make([]bool, g)
+				for _, k := range tg.support[i] {
+					in[k] = true
+				}
+				c := f.Cross(i)
+				for k := range g {
+					for b := range tc.r {
+						if v := c[k*tc.r+b]; !in[k] && v != 0 {
+							t.Fatalf("subject %d: T_gi(%d, %d) = %v outside the support", i, k, b, v)
+						}
+					}
+				}
+			}
+			maxMu, maxP := exactErrors(res, f, mean, prec)
+			t.Logf("%s: %d iterations, status %v, max rel err mean %.2g precision %.2g, bound %.6f (log p(y) %.6f)", tc.name, res.Iterations, res.Status, maxMu, maxP, res.LowerBound, logML)
+			if maxMu > 1e-3 || maxP > 1e-3 {
+				t.Errorf("mean error %.3g, precision error %.3g; want <= 1e-3", maxMu, maxP)
+			}
+			if math.Abs(res.LowerBound-logML) > 1e-3 {
+				t.Errorf("lower bound %v, want log p(y) %v", res.LowerBound, logML)
+			}
+		})
+	}
+}
+
+// TestCrossSupport: the supports are read once, a target whose subjects
+// depend on everything needs none, the step shrinks with the number of
+// partly supported variables, and a malformed support is an error.
+func TestCrossSupport(t *testing.T) {
+	tg := newSupportedTarget(1, 20, 1, 2, 50, 3)
+	sup, partial, err := newCrossSupport(tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sup == nil || partial == 0 || partial > 50 {
+		t.Fatalf("support %v, %d partly supported variables; want some of 50", sup != nil, partial)
+	}
+	if got, want := len(sup.rows), 20*5; got != want {
+		t.Errorf("%d support rows, want %d", got, want)
+	}
+	f := newGVA(tg, Settings{}.withDefaults(), nil)
+	f.support = sup
+	if got, want := f.free(), len(f.lam)-(20*52-len(sup.rows)); got != want {
+		t.Errorf("free = %d, want %d", got, want)
+	}
+	if sup, partial, err := newCrossSupport(&supportedTarget{gaussTarget: newGaussTarget(1, 5, 1, 3), support: [][]int{{0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}}}); sup != nil || partial != 0 || err != nil {
+		t.Errorf("full supports: %v, %d, %v; want none", sup != nil, partial, err)
+	}
+	for _, bad := range [][]int{{1, 0}, {0, 0}, {-1}, {3}} {
+		tg := &supportedTarget{gaussTarget: newGaussTarget(1, 2, 1, 3), support: [][]int{{0}, bad}}
+		if _, _, err := newCrossSupport(tg); err == nil {
+			t.Errorf("support %v: no error", bad)
+		}
+		if _, err := Fit(context.Background(), tg, Settings{MaxIter: 10}); err == nil || !strings.Contains(err.Error(), "GlobalSupport of subject 1") {
+			t.Errorf("Fit with support %v: %v, want an error naming subject 1", bad, err)
+		}
 	}
 }
 

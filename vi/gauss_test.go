@@ -99,6 +99,47 @@ func (t *gaussTarget) Local(_ Workspace, lo, hi int, thetaG, local, gradLocal, g
 	return lp, nil
 }
 
+// supportedTarget is a gaussTarget whose subjects each depend on the first
+// shared global variables and on per of the others, as subjects meet a few
+// levels of a crossed factor: its rows' other covariates are zero.
+type supportedTarget struct {
+	*gaussTarget
+	support [][]int
+}
+
+func newSupportedTarget(seed uint64, n, r, shared, levels, per int) *supportedTarget {
+	g := shared + levels
+	s := &supportedTarget{gaussTarget: newGaussTarget(seed, n, r, g), support: make([][]int, n)}
+	rng := rand.New(rand.NewPCG(seed, 2))
+	in := make([]bool, g)
+	for i := range n {
+		clear(in)
+		for k := range shared {
+			in[k] = true
+		}
+		for _, l := range rng.Perm(levels)[:per] {
+			in[shared+l] = true
+		}
+		for k, ok := range in {
+			if ok {
+				s.support[i] = append(s.support[i], k)
+			}
+		}
+		for j := s.start[i]; j < s.start[i+1]; j++ {
+			for k, ok := range in {
+				if !ok {
+					s.x[j*g+k] = 0
+				}
+			}
+		}
+	}
+	return s
+}
+
+func (s *supportedTarget) GlobalSupport(i int, dst []int) []int {
+	return append(dst, s.support[i]...)
+}
+
 // exact returns the posterior mean, precision and log marginal likelihood,
 // computed densely.
 func (t *gaussTarget) exact() (mean *mat.VecDense, prec *mat.SymDense, logML float64) {

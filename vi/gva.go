@@ -30,6 +30,10 @@ type gva struct {
 
 	vs *vognState // VOGN's state, made on first use
 
+	// support, if not nil, holds the rows of each T_gi that may be
+	// nonzero (GlobalSupporter); the others stay zero.
+	support *crossSupport
+
 	passDraw, passSolve, passNat, passFisher1, passFisher2 func(int) error
 }
 
@@ -50,8 +54,24 @@ func newGVA(t Target, set Settings, pool *parallel.Pool) *gva {
 	return f
 }
 
+// zeroOutside clears, in fac (laid out as T), the rows of T_gi outside
+// the supports of the subjects in [lo, hi).
+func (f *gva) zeroOutside(lo, hi int, fac []float64) {
+	if f.support != nil {
+		f.support.zero(lo, hi, f.r, f.g, f.r*(f.r+1)/2, f.stride, fac)
+	}
+}
+
 func (f *gva) precision() bool { return true }
-func (f *gva) check() error    { return f.checkDiag() }
+
+func (f *gva) free() int {
+	n := len(f.lam)
+	if f.support != nil {
+		n -= (f.n*f.g - len(f.support.rows)) * f.r
+	}
+	return n
+}
+func (f *gva) check() error { return f.checkDiag() }
 
 func (f *gva) init(ctx context.Context, how Init) error {
 	clear(f.lam[:f.d])
@@ -59,6 +79,7 @@ func (f *gva) init(ctx context.Context, how Init) error {
 	if how == InitMode {
 		return initMode(f.base, func(_ []float64, t *arrowhead.Factor) error {
 			f.t.CopyFrom(t)
+			f.zeroOutside(0, f.n, f.t.Data())
 			return nil
 		})
 	}
@@ -98,10 +119,12 @@ func (f *gva) natPass(k int) error {
 	if f.nat != nil {
 		f.t.NatGradRange(lo, hi, f.nat[d:], f.z, f.v, f.tz)
 		f.t.SolveTransRange(lo, hi, f.nat[:d], f.v)
+		f.zeroOutside(lo, hi, f.nat[d:])
 	}
 	if f.euc != nil {
 		copy(f.euc[lo*f.r:hi*f.r], f.grad[lo*f.r:hi*f.r])
 		f.t.EuclidGradRange(lo, hi, f.euc[d:], f.theta, f.lam[:d], f.tmp, f.v)
+		f.zeroOutside(lo, hi, f.euc[d:])
 	}
 	return nil
 }
@@ -191,5 +214,6 @@ func (f *gva) fisherPass2(k int) error {
 	d := f.d
 	f.t.SolveTransRange(lo, hi, f.fdst[:d], f.fv)
 	f.t.InvFisherRange(lo, hi, f.fdst[d:], f.fsrc[d:])
+	f.zeroOutside(lo, hi, f.fdst[d:])
 	return nil
 }

@@ -70,13 +70,15 @@ func initMode(b *base, set func(s []float64, t *arrowhead.Factor) error) error {
 
 // newFamily returns the approximation family of the settings, which have
 // their defaults filled in.
-func newFamily(t Target, set Settings, pool *parallel.Pool) (family, error) {
+func newFamily(t Target, set Settings, pool *parallel.Pool, sup *crossSupport) (family, error) {
 	if err := set.validate(); err != nil {
 		return nil, err
 	}
 	switch set.Method {
 	case GVA:
-		return newGVA(t, set, pool), nil
+		f := newGVA(t, set, pool)
+		f.support = sup
+		return f, nil
 	case BlockDiag:
 		return newRVB(t, set, pool), nil
 	}

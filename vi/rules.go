@@ -72,7 +72,9 @@ type stepper struct {
 	passNorm, passSnngm, passAdam, passPGA, passNagm, passRatio, passApply, passRetract func(int) error
 }
 
-func newStepper(opt Optimizer, set Settings, lambda []float64, kinds []uint8, prec bool, pool *parallel.Pool, blocks [][]span) *stepper {
+// newStepper returns the rule opt for lambda, free of whose entries may
+// change (Snngm's step grows with their square root).
+func newStepper(opt Optimizer, set Settings, lambda []float64, free int, kinds []uint8, prec bool, pool *parallel.Pool, blocks [][]span) *stepper {
 	n := len(lambda)
 	s := &stepper{
 		opt: opt, set: set, lambda: lambda, kinds: kinds, prec: prec, pool: pool,
@@ -93,7 +95,7 @@ func newStepper(opt Optimizer, set Settings, lambda []float64, kinds []uint8, pr
 	if s.alpha <= 0 {
 		switch opt {
 		case Snngm:
-			s.alpha = set.Alpha0 * math.Sqrt(float64(n))
+			s.alpha = set.Alpha0 * math.Sqrt(float64(free))
 		case Nagm:
 			s.alpha = 0.01
 		default:
@@ -510,7 +512,7 @@ type gradientIterator struct {
 
 func newGradientIterator(fam family, set Settings, pool *parallel.Pool) *gradientIterator {
 	lambda := fam.lambda()
-	it := &gradientIterator{fam: fam, st: newStepper(set.Optimizer, set, lambda, fam.kinds(), fam.precision(), pool, fam.stepBlocks())}
+	it := &gradientIterator{fam: fam, st: newStepper(set.Optimizer, set, lambda, fam.free(), fam.kinds(), fam.precision(), pool, fam.stepBlocks())}
 	wantNat, wantEuc, noEnt := it.st.needs()
 	if wantNat {
 		it.nat = make([]float64, len(lambda))

@@ -45,6 +45,7 @@ func newRVB(t Target, set Settings, pool *parallel.Pool) *rvbFamily {
 }
 
 func (f *rvbFamily) precision() bool { return false }
+func (f *rvbFamily) free() int       { return len(f.lam) }
 func (f *rvbFamily) check() error    { return f.checkDiag() }
 
 // init sets the paper's start: mu = 0, unit diagonal local blocks, and a

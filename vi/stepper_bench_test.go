@@ -37,7 +37,7 @@ func BenchmarkStepper(b *testing.B) {
 				pool := parallel.NewPool(context.Background(), w)
 				defer pool.Close()
 				set := Settings{Alpha: 1e-9}.withDefaults()
-				st := newStepper(Snngm, set, lam, kinds, true, pool, stepBlocks(parallel.NewChunking(n, 0), 1, g, 1+g, m))
+				st := newStepper(Snngm, set, lam, len(lam), kinds, true, pool, stepBlocks(parallel.NewChunking(n, 0), 1, g, 1+g, m))
 				b.SetBytes(int64(8 * m))
 				b.ReportAllocs()
 				evict := make([]float64, 8<<20)

@@ -1,0 +1,94 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package vi
+
+import (
+	"fmt"
+)
+
+// GlobalSupporter is implemented by Targets in which each subject's log
+// density depends on only part of the global block, as a GLMM's subject
+// depends only on the levels of a crossed factor its rows meet.
+//
+// GVA then keeps the rows of each T_gi outside the subject's support at
+// zero. This loses nothing: at the optimum the precision T T' equals the
+// expected negative Hessian of log p on the arrowhead pattern, whose
+// block between subject i and a global variable it does not depend on is
+// zero, and so, T_i being invertible, is that row of T_gi. Each such row
+// would otherwise be estimated from noise alone, n*G numbers of it, which
+// swamps the step once G is in the hundreds.
+type GlobalSupporter interface {
+	// GlobalSupport appends to dst the indices in [0, G), in increasing
+	// order, of the global variables on which log p_i(theta_i | theta_g)
+	// may depend, and returns the extended slice.
+	GlobalSupport(i int, dst []int) []int
+}
+
+// crossSupport is, for each subject, the rows of T_gi that may be nonzero.
+type crossSupport struct {
+	start []int   // subject i's rows are rows[start[i]:start[i+1]]
+	rows  []int32 // increasing within each subject
+}
+
+// newCrossSupport returns the supports of t's subjects and the number of
+// global variables outside at least one of them, or nil and 0 when t is
+// not a GlobalSupporter or every subject depends on the whole global
+// block.
+func newCrossSupport(t Target) (*crossSupport, int, error) {
+	gs, ok := t.(GlobalSupporter)
+	if !ok {
+		return nil, 0, nil
+	}
+	n, _, g := t.Dims()
+	// A first pass checks and counts, so that a target whose subjects all
+	// depend on everything costs no storage.
+	reach := make([]int, g)
+	var buf []int
+	total := 0
+	for i := range n {
+		buf = gs.GlobalSupport(i, buf[:0])
+		for k, j := range buf {
+			if j < 0 || j >= g || (k > 0 && j <= buf[k-1]) {
+				return nil, 0, fmt.Errorf("vi: GlobalSupport of subject %d gives index %d at position %d, want increasing indices in [0, %d)", i, j, k, g)
+			}
+			reach[j]++
+		}
+		total += len(buf)
+	}
+	partial := 0
+	for _, c := range reach {
+		if c < n {
+			partial++
+		}
+	}
+	if partial == 0 {
+		return nil, 0, nil
+	}
+	s := &crossSupport{start: make([]int, n+1), rows: make([]int32, 0, total)}
+	for i := range n {
+		buf = gs.GlobalSupport(i, buf[:0])
+		for _, j := range buf {
+			s.rows = append(s.rows, int32(j))
+		}
+		s.start[i+1] = len(s.rows)
+	}
+	return s, partial, nil
+}
+
+// zero clears, in fac (the compressed storage of an arrowhead factor with
+// local blocks of order r, tri = r(r+1)/2 entries of T_i and stride
+// entries per subject), the rows of T_gi outside subject i's support, for
+// the subjects i in [lo, hi).
+func (s *crossSupport) zero(lo, hi, r, g, tri, stride int, fac []float64) {
+	for i := lo; i < hi; i++ {
+		c := fac[i*stride+tri : i*stride+tri+g*r]
+		next := 0
+		for _, j := range s.rows[s.start[i]:s.start[i+1]] {
+			clear(c[next*r : int(j)*r])
+			next = int(j) + 1
+		}
+		clear(c[next*r:])
+	}
+}
