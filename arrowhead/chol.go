@@ -60,10 +60,23 @@ func (f *Factor) CholRange(lo, hi int, s, sum []float64) error {
 		for k := range g {
 			trsvN(r, ti, c[k*r:(k+1)*r])
 		}
+		// Only the nonzero rows of T_gi contribute: with crossed factors
+		// a subject meets few of the global variables. (The buffer keeps
+		// the common case off the heap.)
+		var buf [256]int
+		nz := buf[:0]
 		for a := range g {
+			for _, v := range c[a*r : (a+1)*r] {
+				if v != 0 {
+					nz = append(nz, a)
+					break
+				}
+			}
+		}
+		for x, a := range nz {
 			ca := c[a*r : (a+1)*r]
 			row := sum[a*(a+1)/2 : a*(a+1)/2+a+1]
-			for b := range row {
+			for _, b := range nz[:x+1] {
 				cb := c[b*r : (b+1)*r]
 				var t float64
 				for p, v := range ca {

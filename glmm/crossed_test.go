@@ -290,3 +290,76 @@ func TestGlobalSupport(t *testing.T) {
 		t.Fatal("every subject met every level: the test checks nothing outside the supports")
 	}
 }
+
+// TestStartCrossedCoupling: for a Gaussian response, whose log likelihood
+// has a constant Hessian given sigma, the start's precision holds the
+// negative Hessian of the log joint between each crossed effect and
+// itself, the subjects' b_i, beta and the other factor's effects (central
+// differences of the gradient at the start).
+func TestStartCrossedCoupling(t *testing.T) {
+	_, mod, _, _ := crossedProblem(t, glmm.Gaussian, 7)
+	n, r, g := mod.Dims()
+	d := n*r + g
+	theta := make([]float64, d)
+	prec := make([]float64, arrowhead.Len(n, r, g))
+	if err := startModel(mod, theta, prec); err != nil {
+		t.Fatal(err)
+	}
+	ws := mod.NewWorkspace()
+	grad := func(th []float64) []float64 {
+		gr := make([]float64, d)
+		if _, err := mod.Local(ws, 0, n, th[n*r:], th[:n*r], gr[:n*r], gr[n*r:]); err != nil {
+			t.Fatal(err)
+		}
+		mod.Global(th[n*r:], gr[n*r:])
+		return gr
+	}
+	// hess(j) is column j of the negative Hessian.
+	hess := func(j int) []float64 {
+		const h = 1e-4
+		up, dn := slices.Clone(theta), slices.Clone(theta)
+		up[j] += h
+		dn[j] -= h
+		gu, gd := grad(up), grad(dn)
+		col := make([]float64, d)
+		for k := range col {
+			col[k] = -(gu[k] - gd[k]) / (2 * h)
+		}
+		return col
+	}
+	s := arrowhead.WrapSym(n, r, g, prec)
+	p := mod.P()
+	checked := 0
+	for c := range mod.NumCrossed() {
+		_, levels, first, _ := mod.CrossedFactor(c)
+		for l := range levels {
+			k := first + l
+			col := hess(n*r + k)
+			check := func(what string, got, want float64) {
+				t.Helper()
+				checked++
+				if math.Abs(got-want) > 1e-5*math.Max(1, math.Abs(want)) {
+					t.Errorf("factor %d level %d, %s: start's precision %.8g, negative Hessian %.8g", c, l, what, got, want)
+				}
+			}
+			for i := range n {
+				for a := range r {
+					check(fmt.Sprintf("b_%d[%d]", i, a), s.Cross(i)[k*r+a], col[i*r+a])
+				}
+			}
+			for a := range p {
+				check(fmt.Sprintf("beta[%d]", a), s.At(n*r+k, n*r+a), col[n*r+a])
+			}
+			check("itself", s.At(n*r+k, n*r+k), col[n*r+k])
+			if c > 0 {
+				_, other, first0, _ := mod.CrossedFactor(0)
+				for m := range other {
+					check(fmt.Sprintf("factor 0 level %d", m), s.At(n*r+k, n*r+first0+m), col[n*r+first0+m])
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("nothing checked")
+	}
+}

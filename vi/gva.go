@@ -64,6 +64,14 @@ func (f *gva) zeroOutside(lo, hi int, fac []float64) {
 
 func (f *gva) precision() bool { return true }
 
+// stepBlocks leaves out the rows of T_gi outside the supports.
+func (f *gva) stepBlocks() [][]span {
+	if f.support == nil {
+		return f.base.stepBlocks()
+	}
+	return f.support.stepBlocks(f.chunks, f.r, f.g, f.stride, len(f.lam))
+}
+
 func (f *gva) free() int {
 	n := len(f.lam)
 	if f.support != nil {

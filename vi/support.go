@@ -6,6 +6,8 @@ package vi
 
 import (
 	"fmt"
+
+	"github.com/sparsevi/sparsevi/parallel"
 )
 
 // GlobalSupporter is implemented by Targets in which each subject's log
@@ -91,4 +93,46 @@ func (s *crossSupport) zero(lo, hi, r, g, tri, stride int, fac []float64) {
 		}
 		clear(c[next*r:])
 	}
+}
+
+// stepBlocks is the package's stepBlocks with, in each subject's factor
+// block, only T_i and the supported rows of T_gi: the step rules never
+// touch the entries that stay zero. Adjacent spans are merged, and the
+// global block of the factor is shared out over the blocks.
+func (s *crossSupport) stepBlocks(c parallel.Chunking, r, g, stride, total int) [][]span {
+	blocks := stepBlocks(c, r, g, stride, total)
+	d := c.N*r + g
+	tri := r * (r + 1) / 2
+	for k := range c.Len() {
+		lo, hi := c.Bounds(k)
+		spans := []span{blocks[k][0]}
+		add := func(a, b int) {
+			if last := &spans[len(spans)-1]; last.hi == a {
+				last.hi = b
+				return
+			}
+			spans = append(spans, span{a, b})
+		}
+		for i := lo; i < hi; i++ {
+			o := d + i*stride
+			add(o, o+tri)
+			for _, j := range s.rows[s.start[i]:s.start[i+1]] {
+				add(o+tri+int(j)*r, o+tri+(int(j)+1)*r)
+			}
+		}
+		blocks[k] = spans
+	}
+	// The global entries: the means as before, and the factor's block,
+	// of order G^2/2 with G in the hundreds, shared out over the blocks
+	// instead of left to the last one's worker.
+	last := len(blocks) - 1
+	blocks[last] = append(blocks[last], span{c.N * r, d})
+	lo, m := d+c.N*stride, len(blocks)
+	for k := range m {
+		a, b := lo+(total-lo)*k/m, lo+(total-lo)*(k+1)/m
+		if b > a {
+			blocks[k] = append(blocks[k], span{a, b})
+		}
+	}
+	return blocks
 }
