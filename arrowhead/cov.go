@@ -39,54 +39,131 @@ func (f *Factor) CovGlobal(dst []float64) {
 // disjoint ranges may run concurrently.
 func (f *Factor) CovRange(lo, hi int, local, cross []float64) {
 	f.checkRange(lo, hi)
-	r, g, st, tri := f.r, f.g, f.stride, f.tri
+	r, g := f.r, f.g
 	if len(local) != f.n*r*r || len(cross) != f.n*r*g {
 		panic(badLen)
 	}
-	tg := f.Global()
 	for i := lo; i < hi; i++ {
-		ti, c := f.data[i*st:i*st+tri], f.data[i*st+tri:(i+1)*st]
 		x := cross[i*r*g : (i+1)*r*g]
-		// x = T_gi', then T_i^-T T_gi' column by column.
-		for k := range g {
-			for p := range r {
-				x[p*g+k] = c[k*r+p]
-			}
-			for p := r - 1; p >= 0; p-- {
-				s := x[p*g+k]
-				for q := p + 1; q < r; q++ {
-					s -= ti[q*(q+1)/2+p] * x[q*g+k]
-				}
-				x[p*g+k] = s / ti[p*(p+1)/2+p]
-			}
-		}
-		// Rows of x become the rows of P_i' = (T_i^-T T_gi') T_g^-T.
+		f.covLocal(i, local[i*r*r:(i+1)*r*r], x)
+		// Sigma_ig = -P_i' T_g^-1, row by row: each row is -T_g^-T x_p.
 		for p := range r {
-			trsvN(g, tg, x[p*g:(p+1)*g])
+			xp := x[p*g : (p+1)*g]
+			trsvT(g, f.Global(), xp)
+			for k := range xp {
+				xp[k] = -xp[k]
+			}
 		}
+	}
+}
+
+// covLocal writes Cov(theta_i) into li (r×r) and P_i' into x (r×g), as
+// CovRange's first steps.
+func (f *Factor) covLocal(i int, li, x []float64) {
+	r, g, st, tri := f.r, f.g, f.stride, f.tri
+	tg := f.Global()
+	ti, c := f.data[i*st:i*st+tri], f.data[i*st+tri:(i+1)*st]
+	// x = T_gi', then T_i^-T T_gi' column by column.
+	for k := range g {
+		crossColT(r, ti, c[k*r:k*r+r], x, g, k)
+	}
+	// Rows of x become the rows of P_i' = (T_i^-T T_gi') T_g^-T.
+	for p := range r {
+		trsvN(g, tg, x[p*g:(p+1)*g])
+	}
+	invLower(r, ti, li)
+	gramLower(r, li)
+	for p := range r {
+		xp := x[p*g : (p+1)*g]
+		for q := 0; q <= p; q++ {
+			xq := x[q*g : (q+1)*g]
+			var s float64
+			for k, v := range xp {
+				s += v * xq[k]
+			}
+			li[p*r+q] += s
+			if q != p {
+				li[q*r+p] = li[p*r+q]
+			}
+		}
+	}
+}
+
+// crossColT sets column j of the row-major r×ld x to T_i^-T t, for the
+// packed lower T_i = ti and a row t of T_gi.
+func crossColT(r int, ti, t, x []float64, ld, j int) {
+	for p := range r {
+		x[p*ld+j] = t[p]
+	}
+	for p := r - 1; p >= 0; p-- {
+		s := x[p*ld+j]
+		for q := p + 1; q < r; q++ {
+			s -= ti[q*(q+1)/2+p] * x[q*ld+j]
+		}
+		x[p*ld+j] = s / ti[p*(p+1)/2+p]
+	}
+}
+
+// LocalCovRange writes, for the subjects i in [lo, hi), the marginal
+// covariance Cov(theta_i) into local (length n*r*r), as CovRange does,
+// given covG, the g×g Sigma_gg of CovGlobal:
+//
+//	Cov(theta_i) = T_i^-T T_i^-1 + X_i Sigma_gg X_i',  X_i = T_i^-T T_gi'.
+//
+// For a T_gi with m nonzero rows this costs O(r^2 m^2 + r g) instead of
+// CovRange's O(r g^2): the global variables may be the levels of a factor
+// crossed with the subjects, of which each subject meets few. A subject
+// whose T_gi has more than g/2 nonzero rows is done as CovRange does it,
+// with the same result to the last bit. Calls on disjoint ranges may run
+// concurrently.
+func (f *Factor) LocalCovRange(lo, hi int, covG, local []float64) {
+	f.checkRange(lo, hi)
+	r, g, st, tri := f.r, f.g, f.stride, f.tri
+	if len(local) != f.n*r*r || len(covG) != g*g {
+		panic(badLen)
+	}
+	x := make([]float64, r*g)
+	nz := make([]int, 0, g)
+	for i := lo; i < hi; i++ {
 		li := local[i*r*r : (i+1)*r*r]
+		ti, c := f.data[i*st:i*st+tri], f.data[i*st+tri:(i+1)*st]
+		nz = nz[:0]
+		for k := range g {
+			for _, v := range c[k*r : (k+1)*r] {
+				if v != 0 {
+					nz = append(nz, k)
+					break
+				}
+			}
+		}
+		if 2*len(nz) > g {
+			f.covLocal(i, li, x)
+			continue
+		}
+		// x holds X_i on the nonzero rows only, r×m.
+		m := len(nz)
+		for j, k := range nz {
+			crossColT(r, ti, c[k*r:k*r+r], x, m, j)
+		}
 		invLower(r, ti, li)
 		gramLower(r, li)
 		for p := range r {
-			xp := x[p*g : (p+1)*g]
+			xp := x[p*m : (p+1)*m]
 			for q := 0; q <= p; q++ {
-				xq := x[q*g : (q+1)*g]
+				xq := x[q*m : (q+1)*m]
 				var s float64
-				for k, v := range xp {
-					s += v * xq[k]
+				for j, k := range nz {
+					row := covG[k*g:]
+					var t float64
+					for l, kl := range nz {
+						t += row[kl] * xq[l]
+					}
+					s += xp[j] * t
 				}
 				li[p*r+q] += s
 				if q != p {
 					li[q*r+p] = li[p*r+q]
 				}
-			}
-		}
-		// Sigma_ig = -P_i' T_g^-1, row by row: each row is -T_g^-T x_p.
-		for p := range r {
-			xp := x[p*g : (p+1)*g]
-			trsvT(g, tg, xp)
-			for k := range xp {
-				xp[k] = -xp[k]
 			}
 		}
 	}

@@ -5,6 +5,7 @@
 package arrowhead
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -47,5 +48,45 @@ func TestCov(t *testing.T) {
 			}
 			check("Runner")
 		})
+	}
+}
+
+// TestLocalCovRange: from Sigma_gg, LocalCovRange gives CovRange's local
+// covariances, to the last bit where T_gi is dense and within rounding
+// where most of its rows are zero.
+func TestLocalCovRange(t *testing.T) {
+	for _, s := range allDims() {
+		if s.n == 0 {
+			continue
+		}
+		for _, sparse := range []bool{false, true} {
+			rng := rand.New(rand.NewPCG(uint64(s.n*100+s.r*10+s.g), 5))
+			f := randFactor(rng, s)
+			if sparse {
+				for i := range s.n {
+					c := f.Cross(i)
+					for k := range s.g {
+						if k%4 != i%4 {
+							clear(c[k*s.r : (k+1)*s.r])
+						}
+					}
+				}
+			}
+			want := make([]float64, s.n*s.r*s.r)
+			f.CovRange(0, s.n, want, make([]float64, s.n*s.r*s.g))
+			covG := make([]float64, s.g*s.g)
+			f.CovGlobal(covG)
+			got := make([]float64, len(want))
+			f.LocalCovRange(0, s.n, covG, got)
+			if !sparse {
+				for j := range got {
+					if got[j] != want[j] {
+						t.Fatalf("%v sparse=%v: entry %d is %v, CovRange's %v", s, sparse, j, got[j], want[j])
+					}
+				}
+				continue
+			}
+			checkClose(t, fmt.Sprintf("%v sparse", s), got, want, 1e-12)
+		}
 	}
 }

@@ -56,6 +56,11 @@ type Factor struct {
 	tri     int // r*(r+1)/2
 	stride  int // tri + g*r
 	data    []float64
+
+	// rowStart and rows, if not nil, list the rows of each T_gi that may
+	// be nonzero (SetRows).
+	rowStart []int
+	rows     []int32
 }
 
 // New returns a zero Factor with n subjects, local blocks of order r and a

@@ -30,16 +30,20 @@ func (f *Factor) NatGradGlobal(dst, z, v, tz []float64) {
 	o := f.n * f.stride
 	ng := dst[o:]
 	for a := range f.g {
-		row := tg[a*(a+1)/2 : a*(a+1)/2+a+1]
-		nrow := ng[a*(a+1)/2 : a*(a+1)/2+a+1]
-		var s float64
-		for b := a; b >= 0; b-- {
-			t := row[b] * zg[b]
-			nrow[b] = -vg[b] * (s + 0.5*t)
-			s += t
-		}
-		tz[a] = s
+		tz[a] = natRow(tg[a*(a+1)/2:a*(a+1)/2+a+1], ng[a*(a+1)/2:a*(a+1)/2+a+1], zg, vg, 0)
 	}
+}
+
+// natRow writes one row of a natural-gradient direction, nrow[b] =
+// -v[b] (s + sum_{c > b} row[c] z[c] + row[b] z[b]/2) for b from
+// len(row)-1 down to 0, s starting at s0, and returns s0 + row·z.
+func natRow(row, nrow, z, v []float64, s float64) float64 {
+	for b := len(row) - 1; b >= 0; b-- {
+		t := row[b] * z[b]
+		nrow[b] = -v[b] * (s + 0.5*t)
+		s += t
+	}
+	return s
 }
 
 // NatGradRange writes into dst, for the subjects i in [lo, hi), the blocks
@@ -66,6 +70,10 @@ func (f *Factor) NatGradRange(lo, hi int, dst, z, v, tz []float64) {
 	f.checkVec(v)
 	if len(tz) != f.g {
 		panic(badLen)
+	}
+	if f.rowStart != nil {
+		f.natGradRows(lo, hi, dst, z, v, tz)
+		return
 	}
 	r, g, st := f.r, f.g, f.stride
 	switch r {
@@ -107,27 +115,11 @@ func (f *Factor) NatGradRange(lo, hi int, dst, z, v, tz []float64) {
 			blk := f.data[i*st : (i+1)*st]
 			out := dst[i*st : (i+1)*st]
 			zi, vi := z[i*r:i*r+r], v[i*r:i*r+r]
-			for a := range r {
-				row := blk[a*(a+1)/2 : a*(a+1)/2+a+1]
-				nrow := out[a*(a+1)/2 : a*(a+1)/2+a+1]
-				var s float64
-				for b := a; b >= 0; b-- {
-					t := row[b] * zi[b]
-					nrow[b] = -vi[b] * (s + 0.5*t)
-					s += t
-				}
-			}
+			natGradLocal(r, blk, out, zi, vi)
 			c := blk[f.tri:]
 			nc := out[f.tri:]
 			for k, tzk := range tz {
-				row := c[k*r : k*r+r]
-				nrow := nc[k*r : k*r+r]
-				s := tzk
-				for b := r - 1; b >= 0; b-- {
-					t := row[b] * zi[b]
-					nrow[b] = -vi[b] * (s + 0.5*t)
-					s += t
-				}
+				natRow(c[k*r:k*r+r], nc[k*r:k*r+r], zi, vi, tzk)
 			}
 		}
 	}
@@ -276,20 +268,24 @@ func (f *Factor) EuclidGradRange(lo, hi int, dst, theta, mu, u, v []float64) {
 	for i := lo; i < hi; i++ {
 		out := dst[i*st : (i+1)*st]
 		vi := v[i*r : i*r+r]
-		for a := range r {
-			x := theta[i*r+a] - mu[i*r+a]
-			row := out[a*(a+1)/2 : a*(a+1)/2+a+1]
-			for b := range row {
-				row[b] = -x * vi[b]
-			}
-		}
+		euclidGradLocal(r, out, theta[i*r:i*r+r], mu[i*r:i*r+r], vi)
 		nc := out[f.tri:]
-		for k := range g {
-			row := nc[k*r : k*r+r]
-			for b := range row {
-				row[b] = -ug[k] * vi[b]
+		if f.rowStart != nil {
+			for _, k := range f.rowsOf(i) {
+				scaleInto(nc[int(k)*r:int(k)*r+r], -ug[k], vi)
 			}
+			continue
 		}
+		for k := range g {
+			scaleInto(nc[k*r:k*r+r], -ug[k], vi)
+		}
+	}
+}
+
+// scaleInto sets dst = a x.
+func scaleInto(dst []float64, a float64, x []float64) {
+	for b, xb := range x {
+		dst[b] = a * xb
 	}
 }
 

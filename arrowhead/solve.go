@@ -65,6 +65,10 @@ func (f *Factor) SolveTransRange(lo, hi int, x, w []float64) {
 	f.checkRange(lo, hi)
 	f.checkVec(x)
 	f.checkVec(w)
+	if f.rowStart != nil {
+		f.solveTransRows(lo, hi, x, w)
+		return
+	}
 	r, g, st := f.r, f.g, f.stride
 	xg := x[f.n*r:]
 	switch r {
@@ -200,6 +204,10 @@ func (f *Factor) DrawRange(lo, hi int, theta, u, mu, z []float64) {
 	f.checkVec(u)
 	f.checkVec(mu)
 	f.checkVec(z)
+	if f.rowStart != nil {
+		f.drawRows(lo, hi, theta, u, mu, z)
+		return
+	}
 	r, g, st := f.r, f.g, f.stride
 	ug := u[f.n*r:]
 	switch r {
@@ -254,6 +262,10 @@ func (f *Factor) SolveRange(lo, hi int, v, g, sum []float64) {
 	f.checkVec(g)
 	if len(sum) != f.g {
 		panic(badLen)
+	}
+	if f.rowStart != nil {
+		f.solveRows(lo, hi, v, g, sum)
+		return
 	}
 	r, gg, st := f.r, f.g, f.stride
 	switch r {
@@ -341,6 +353,10 @@ func (f *Factor) MulVecRange(lo, hi int, y, x, sum []float64) {
 	f.checkVec(x)
 	if len(sum) != f.g {
 		panic(badLen)
+	}
+	if f.rowStart != nil {
+		f.mulVecRows(lo, hi, y, x, sum)
+		return
 	}
 	r, g := f.r, f.g
 	for i := lo; i < hi; i++ {

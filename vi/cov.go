@@ -36,7 +36,13 @@ func (r *Result) LocalCov() []float64 {
 	dst := make([]float64, r.N*r.R*r.R)
 	switch r.Method {
 	case GVA:
-		arrowhead.Wrap(r.N, r.R, r.G, r.Factor).CovRange(0, r.N, dst, make([]float64, r.N*r.R*r.G))
+		// From Sigma_gg: with crossed levels among the globals a subject's
+		// T_gi has few nonzero rows, and the blocks cost O(r^2 m^2)
+		// instead of O(r G^2) each.
+		f := arrowhead.Wrap(r.N, r.R, r.G, r.Factor)
+		covG := make([]float64, r.G*r.G)
+		f.CovGlobal(covG)
+		f.LocalCovRange(0, r.N, covG, dst)
 	case BlockDiag:
 		f := blockdiag.Wrap(r.N, r.R, r.G, r.Factor)
 		packed := make([]float64, blockdiag.Len(r.N, r.R, r.G))

@@ -31,7 +31,9 @@ type gva struct {
 	vs *vognState // VOGN's state, made on first use
 
 	// support, if not nil, holds the rows of each T_gi that may be
-	// nonzero (GlobalSupporter); the others stay zero.
+	// nonzero (GlobalSupporter); the others stay zero: the factor's
+	// kernels (SetRows) and the step rules' spans skip them, and the
+	// start and the Fisher map, which fill them, zero them.
 	support *crossSupport
 
 	passDraw, passSolve, passNat, passFisher1, passFisher2 func(int) error
@@ -127,12 +129,10 @@ func (f *gva) natPass(k int) error {
 	if f.nat != nil {
 		f.t.NatGradRange(lo, hi, f.nat[d:], f.z, f.v, f.tz)
 		f.t.SolveTransRange(lo, hi, f.nat[:d], f.v)
-		f.zeroOutside(lo, hi, f.nat[d:])
 	}
 	if f.euc != nil {
 		copy(f.euc[lo*f.r:hi*f.r], f.grad[lo*f.r:hi*f.r])
 		f.t.EuclidGradRange(lo, hi, f.euc[d:], f.theta, f.lam[:d], f.tmp, f.v)
-		f.zeroOutside(lo, hi, f.euc[d:])
 	}
 	return nil
 }

@@ -77,7 +77,10 @@ func newFamily(t Target, set Settings, pool *parallel.Pool, sup *crossSupport) (
 	switch set.Method {
 	case GVA:
 		f := newGVA(t, set, pool)
-		f.support = sup
+		if sup != nil {
+			f.support = sup
+			f.t.SetRows(sup.start, sup.rows)
+		}
 		return f, nil
 	case BlockDiag:
 		return newRVB(t, set, pool), nil
