@@ -41,23 +41,26 @@ import (
 type fit struct {
 	name string
 	args []string
+	// skip, if not empty, says why -correct always is not run.
+	skip string
 }
 
 var fits = []fit{
-	{"epilepsy", []string{"-data", "epilepsy.csv", "-family", "poisson", "-formula", "y ~ lbase*trt + lage + V4 + (1 + V4 | subject)"}},
-	{"toenail", []string{"-data", "toenail.csv", "-ref", "outcome=none or mild", "-formula", "outcome ~ treatment*time + (1 | patientID)"}},
-	{"hers", []string{"-dataset", "hers"}},
-	{"cbpp", []string{"-data", "cbpp.csv", "-formula", "cbind(incidence, size - incidence) ~ factor(period) + (1 | herd)"}},
-	{"grouseticks", []string{"-data", "grouseticks.csv", "-family", "poisson", "-formula", "TICKS ~ factor(YEAR) + cHEIGHT + (1 | BROOD)"}},
-	{"diabetes", []string{"-dataset", "diabetes"}},
-	{"sim_logit_n1000", []string{"-data", "sim_logit_n1000.csv", "-family", "bernoulli", "-formula", "y ~ x1 + x2 + x3 + (1 | id)"}},
-	{"sleepstudy", []string{"-data", "sleepstudy.csv", "-family", "gaussian", "-formula", "Reaction ~ Days + (Days | Subject)"}},
-	{"penicillin", []string{"-data", "penicillin.csv", "-family", "gaussian", "-formula", "diameter ~ 1 + (1 | plate) + (1 | sample)"}},
-	{"verbagg", []string{"-data", "verbagg.csv", "-family", "bernoulli", "-formula", "r2 ~ Anger + Gender + btype + situ + (1 | id) + (1 | item)"}},
-	{"salamanders", []string{"-data", "salamanders.csv", "-family", "negbinomial", "-formula", "count ~ spp * mined + (1 | site)"}},
-	{"owls", []string{"-data", "owls.csv", "-family", "negbinomial", "-formula", "SiblingNegotiation ~ FoodTreatment * SexParent + offset(logBroodSize) + (1 | Nest)"}},
-	{"arabidopsis", []string{"-data", "arabidopsis.csv", "-family", "poisson", "-formula", "total.fruits ~ factor(nutrient) * amd + factor(rack) + status + (1 | popu) + (1 | gen)"}},
-	{"insteval", []string{"-data", "insteval.csv", "-family", "gaussian", "-formula", "y ~ service + (1 | s) + (1 | d) + (1 | dept)"}},
+	{"epilepsy", []string{"-data", "epilepsy.csv", "-family", "poisson", "-formula", "y ~ lbase*trt + lage + V4 + (1 + V4 | subject)"}, ""},
+	{"toenail", []string{"-data", "toenail.csv", "-ref", "outcome=none or mild", "-formula", "outcome ~ treatment*time + (1 | patientID)"}, ""},
+	{"hers", []string{"-dataset", "hers"}, ""},
+	{"cbpp", []string{"-data", "cbpp.csv", "-formula", "cbind(incidence, size - incidence) ~ factor(period) + (1 | herd)"}, ""},
+	{"grouseticks", []string{"-data", "grouseticks.csv", "-family", "poisson", "-formula", "TICKS ~ factor(YEAR) + cHEIGHT + (1 | BROOD)"}, ""},
+	{"diabetes", []string{"-dataset", "diabetes"}, ""},
+	{"sim_logit_n1000", []string{"-data", "sim_logit_n1000.csv", "-family", "bernoulli", "-formula", "y ~ x1 + x2 + x3 + (1 | id)"}, ""},
+	{"sleepstudy", []string{"-data", "sleepstudy.csv", "-family", "gaussian", "-formula", "Reaction ~ Days + (Days | Subject)"}, ""},
+	{"penicillin", []string{"-data", "penicillin.csv", "-family", "gaussian", "-formula", "diameter ~ 1 + (1 | plate) + (1 | sample)"}, ""},
+	{"verbagg", []string{"-data", "verbagg.csv", "-family", "bernoulli", "-formula", "r2 ~ Anger + Gender + btype + situ + (1 | id) + (1 | item)"}, ""},
+	{"salamanders", []string{"-data", "salamanders.csv", "-family", "negbinomial", "-formula", "count ~ spp * mined + (1 | site)"}, ""},
+	{"owls", []string{"-data", "owls.csv", "-family", "negbinomial", "-formula", "SiblingNegotiation ~ FoodTreatment * SexParent + offset(logBroodSize) + (1 | Nest)"}, ""},
+	{"arabidopsis", []string{"-data", "arabidopsis.csv", "-family", "poisson", "-formula", "total.fruits ~ factor(nutrient) * amd + factor(rack) + status + (1 | popu) + (1 | gen)"}, ""},
+	{"insteval", []string{"-data", "insteval.csv", "-family", "gaussian", "-formula", "y ~ service + (1 | s) + (1 | d) + (1 | dept)"},
+		"not run: with G = 1146 the adapted proposal's Laplace step alone takes 4G² = 5.3 million evaluations of log p(y \\| θ_g), each over 2972 students"},
 }
 
 // budgetFits are the files of issue 13's summary budget: the summaries
@@ -163,7 +166,7 @@ func main() {
 		// The correction of theta_g by importance sampling, run whether
 		// or not the default runs it.
 		c := r
-		if r.Correction == nil || !r.Correction.Ran {
+		if (r.Correction == nil || !r.Correction.Ran) && f.skip == "" {
 			out, err := exec.Command(bin, append(args, "-correct", "always")...).Output()
 			if err != nil {
 				log.Fatalf("%s -correct always: %v", f.name, err)
@@ -183,6 +186,8 @@ func main() {
 		if cr := c.Correction; cr != nil && cr.Ran {
 			kg = fmt.Sprintf("%.2f, %.2f (%d)", cr.QK, cr.K, cr.Draws)
 			cs = fmt.Sprintf("%.2f", cr.Seconds)
+		} else if f.skip != "" {
+			kg = f.skip
 		} else if cr != nil {
 			kg = cr.Reason
 		}

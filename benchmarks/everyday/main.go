@@ -57,6 +57,10 @@ var models = []model{
 	{"arabidopsis", "poisson", "total.fruits ~ factor(nutrient) * amd + factor(rack) + status + (1 | popu) + (1 | gen)",
 		"glmer(total.fruits ~ factor(nutrient) * amd + factor(rack) + status + (1 | popu) + (1 | gen), data = d, family = poisson)",
 		"glmmTMB(total.fruits ~ factor(nutrient) * amd + factor(rack) + status + (1 | popu) + (1 | gen), data = d, family = poisson)", []string{"popu", "gen"}},
+	// service is 0/1: a number to glmmfit, a factor to R, the same model.
+	{"insteval", "gaussian", "y ~ service + (1 | s) + (1 | d) + (1 | dept)",
+		"lmer(y ~ service + (1 | s) + (1 | d) + (1 | dept), data = d, REML = FALSE)",
+		"glmmTMB(y ~ service + (1 | s) + (1 | d) + (1 | dept), data = d)", []string{"s", "d", "dept", "service"}},
 }
 
 func main() {
