@@ -46,13 +46,12 @@ func TestChol(t *testing.T) {
 			}
 			checkClose(t, "kernels", f.Data(), want, tol)
 
-			// In place through the Runner.
+			// In place, all subjects in one range.
 			g := Wrap(s.n, s.r, s.g, append([]float64(nil), packed...))
-			run := newRunner(t, 2, s.n, 4)
-			if err := run.Chol(g, g.Data()); err != nil {
+			if err := cholAll(g, g.Data()); err != nil {
 				t.Fatal(err)
 			}
-			checkClose(t, "Runner in place", g.Data(), want, tol)
+			checkClose(t, "whole, in place", g.Data(), want, tol)
 		})
 	}
 }
@@ -114,17 +113,14 @@ func TestCholNotPositiveDefinite(t *testing.T) {
 			rng := rand.New(rand.NewPCG(51, 0))
 			packed, _ := randSPD(rng, s)
 			tc.spoil(packed)
-			for _, w := range []int{1, 2, 3} {
-				f := New(s.n, s.r, s.g)
-				run := newRunner(t, w, s.n, 2)
-				err := run.Chol(f, packed)
-				var npd *NotPositiveDefiniteError
-				if !errors.As(err, &npd) {
-					t.Fatalf("workers=%d: error %v, want *NotPositiveDefiniteError", w, err)
-				}
-				if npd.Subject != tc.subject {
-					t.Errorf("workers=%d: subject %d, want %d (%v)", w, npd.Subject, tc.subject, err)
-				}
+			f := New(s.n, s.r, s.g)
+			err := cholAll(f, packed)
+			var npd *NotPositiveDefiniteError
+			if !errors.As(err, &npd) {
+				t.Fatalf("error %v, want *NotPositiveDefiniteError", err)
+			}
+			if npd.Subject != tc.subject {
+				t.Errorf("subject %d, want %d (%v)", npd.Subject, tc.subject, err)
 			}
 		})
 	}

@@ -42,11 +42,10 @@ func TestCov(t *testing.T) {
 					v[i] = math.NaN()
 				}
 			}
-			run := newRunner(t, 2, s.n, 4)
-			if err := run.Cov(f, global, local, cross); err != nil {
+			if err := covAll(f, global, local, cross); err != nil {
 				t.Fatal(err)
 			}
-			check("Runner")
+			check("whole")
 		})
 	}
 }

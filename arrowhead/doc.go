@@ -76,9 +76,8 @@
 // grad h = grad log p(theta) + T z, sets v = T^-1 grad h, moves
 // T <- T + rho N and then mu <- mu + rho T^-T v with the new T (Corollary 1).
 // Since T^-1 T z = z, v = T^-1 grad log p(theta) + z: the product T z need
-// not be formed. NatGradRange writes N to its own storage, for step rules
-// that need it (momentum, norms); NatGradStepRange moves T by rho N in
-// place without storing N.
+// not be formed. NatGradRange writes N to its own storage, where step rules
+// (momentum, norms) read it.
 //
 // The paper writes Hbar_i = halfdiag(T_i' lower(-u_i v_i')) with
 // u_i = T_i^-T z_i. Because T_i' is upper triangular, the lower triangle of
@@ -90,7 +89,8 @@
 // restricted to the pattern of T in the blocks T_gi.
 //
 // The natural gradient of the mean is Sigma grad h = T^-T v (SolveTrans),
-// and the mean part of the inverse Fisher map is (T T')^-1 a_mu (PrecSolve).
+// and the mean part of the inverse Fisher map is (T T')^-1 a_mu (a solve
+// followed by a transposed solve).
 //
 // # Range kernels
 //
@@ -105,38 +105,25 @@
 //     global block into a partial sum; SolveGlobal, MulVecGlobal and CholGlobal
 //     take the total. Partial sums are added, not overwritten: zero them
 //     first.
-//   - NatGradRange and NatGradStepRange take tz = T_g z_g for the T_g of the
-//     draw: from NatGradGlobal or NatGradStepGlobal, or from GlobalMul when
-//     the subjects' blocks move before v_g is known. EuclidGradRange,
-//     InvFisherRange and CovRange need nothing from a Global call.
+//   - NatGradRange takes tz = T_g z_g for the T_g of the draw, from
+//     NatGradGlobal. EuclidGradRange, InvFisherRange and CovRange need
+//     nothing from a Global call; LocalCovRange takes CovGlobal's result.
 //
 // Range kernels allocate nothing and are safe to call concurrently on
 // disjoint ranges of the same Factor, each with its own partial sum, as long
-// as nothing modifies the global block meanwhile. The Runner type runs each
-// of them alone over a parallel.Pool.
-//
-// A fitting loop does better to fuse them with the model's own per-subject
-// work, so that each block of T is read and written once per step. Within a
-// chunk, in this order: complete the previous step's mean update
-// (SolveTransRange with x_g = T_g^-T v_g set at the end of that step, then
-// mu_i += rho x_i), draw (DrawRange), evaluate the model's gradient, solve
-// (SolveRange, then v_i += z_i) and move the blocks (NatGradStepRange, with
-// tz from GlobalMul). Between passes the coordinator completes v_g
-// (SolveGlobal), moves T_g (NatGradStepGlobal), sets x_g (SolveTransGlobal)
-// and updates mu_g. The iterates are those of the unfused sequence, bit for
-// bit; after the last step one more pass completes the mean update. Such a
-// loop scales with the number of workers only if each worker keeps to the
-// same block of consecutive chunks from step to step, as Runner does, so
-// that its part of T stays in its own caches (BenchmarkStep measures it).
+// as nothing modifies the global block meanwhile. The package runs nothing
+// itself: package vi calls the kernels from its passes over chunks of
+// subjects, with the model's own per-subject work in the same pass (the
+// package example shows the pattern). SetRows restricts the kernels of a
+// draw and a gradient to the nonzero rows of each T_gi.
 //
 // # Determinism
 //
 // Per-subject results do not depend on how the subjects are split into
-// ranges. Sums over subjects do: the Runner gives each chunk of a
-// parallel.Chunking its own partial sum and adds the partials in chunk order,
-// so its results are bit-identical for any number of workers and any
-// GOMAXPROCS. Loops written with the range kernels get the same guarantee by
-// doing the same.
+// ranges. Sums over subjects do: a caller that gives each chunk of a
+// parallel.Chunking its own partial sum and adds the partials in chunk
+// order, as package vi and the package example do, gets results that are
+// bit-identical for any number of workers and any GOMAXPROCS.
 //
 // # Aliasing
 //
@@ -153,8 +140,7 @@
 // diagonal entry is not detected: solves then give infinities or NaNs. The
 // Cholesky factorization reports a block that is not positive definite
 // (including a NaN pivot) with a *NotPositiveDefiniteError naming the
-// subject, or -1 for the global block. Runner methods return the error of
-// the pool, such as a cancelled context.
+// subject, or -1 for the global block.
 //
 // # References
 //

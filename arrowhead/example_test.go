@@ -14,8 +14,11 @@ import (
 )
 
 // One natural-gradient step of Algorithm 2S for a target with
-// grad log p(theta) = -theta (a standard normal), run with the whole-vector
-// methods of a Runner.
+// grad log p(theta) = -theta (a standard normal). Each pass runs a Range
+// kernel on chunks of subjects concurrently, and its Global kernel
+// between passes, as package vi does; partial sums over subjects are kept
+// per chunk and added in chunk order, so the result does not depend on
+// the number of workers.
 func Example() {
 	const n, r, g = 3, 2, 1
 	d := n*r + g
@@ -24,25 +27,50 @@ func Example() {
 
 	pool := parallel.NewPool(context.Background(), 2)
 	defer pool.Close()
-	run := arrowhead.NewRunner(pool, parallel.NewChunking(n, 2))
+	chunks := parallel.NewChunking(n, 2)
+	each := func(pass func(k, lo, hi int)) {
+		_ = pool.Run(chunks.Len(), func(k int) error {
+			lo, hi := chunks.Bounds(k)
+			pass(k, lo, hi)
+			return nil
+		})
+	}
+	sums := make([][]float64, chunks.Len()) // per chunk: sum_i T_gi v_i
+	for k := range sums {
+		sums[k] = make([]float64, g)
+	}
 
 	mu := make([]float64, d)
 	z := []float64{0.5, -1, 0.3, 0.8, -0.2, 1.1, -0.7}
 	theta, u, v := make([]float64, d), make([]float64, d), make([]float64, d)
 	dir := make([]float64, arrowhead.Len(n, r, g))
+	tz := make([]float64, g)
 	const rho = 0.1
 
-	_ = run.Draw(f, theta, u, mu, z) // theta = mu + T^-T z
+	// theta = mu + T^-T z.
+	f.DrawGlobal(theta, u, mu, z)
+	each(func(_, lo, hi int) { f.DrawRange(lo, hi, theta, u, mu, z) })
 	for i := range v {
 		v[i] = -theta[i] // grad log p
 	}
-	_ = run.Solve(f, v, v) // v = T^-1 grad log p
+	// v = T^-1 grad log p: the subjects first, then the global block.
+	each(func(k, lo, hi int) { f.SolveRange(lo, hi, v, v, sums[k]) })
+	total := make([]float64, g)
+	for _, s := range sums {
+		for j, x := range s {
+			total[j] += x
+		}
+	}
+	f.SolveGlobal(v, v, total)
 	for i := range v {
 		v[i] += z[i] // v = T^-1 (grad log p + T z) = T^-1 grad h
 	}
-	_ = run.NatGrad(f, dir, z, v)
-	_ = run.AddScaled(f, rho, dir)  // T <- T + rho N
-	_ = run.SolveTrans(f, theta, v) // T_new^-T v
+	f.NatGradGlobal(dir, z, v, tz)
+	each(func(_, lo, hi int) { f.NatGradRange(lo, hi, dir, z, v, tz) })
+	f.AddScaled(rho, dir) // T <- T + rho N
+	// The mean moves by rho T_new^-T v.
+	f.SolveTransGlobal(theta, v)
+	each(func(_, lo, hi int) { f.SolveTransRange(lo, hi, theta, v) })
 	for i := range mu {
 		mu[i] += rho * theta[i]
 	}
@@ -54,45 +82,31 @@ func Example() {
 }
 
 // Factorizing a symmetric positive definite arrowhead matrix given in the
-// compressed storage of its factor.
-func ExampleRunner_Chol() {
+// compressed storage of its factor: the subjects' blocks, then the global
+// block from the sum of their contributions.
+func ExampleFactor_CholRange() {
 	const n, r, g = 2, 1, 1
 	// S = [4 0 2; 0 9 3; 2 3 6]: subjects store S_i then S_gi, then S_g.
 	s := []float64{4, 2, 9, 3, 6}
 	f := arrowhead.New(n, r, g)
-	pool := parallel.NewPool(context.Background(), 1)
-	defer pool.Close()
-	run := arrowhead.NewRunner(pool, parallel.NewChunking(n, 0))
-	if err := run.Chol(f, s); err != nil {
+	chol := func() error {
+		sum := make([]float64, g*(g+1)/2)
+		if err := f.CholRange(0, n, s, sum); err != nil {
+			return err
+		}
+		return f.CholGlobal(s, sum)
+	}
+	if err := chol(); err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Println(f.Data())
 
 	s[2] = -9
-	err := run.Chol(f, s)
+	err := chol()
 	var npd *arrowhead.NotPositiveDefiniteError
 	fmt.Println(errors.As(err, &npd), npd.Subject)
 	// Output:
 	// [2 1 3 1 2]
 	// true 1
-}
-
-// The marginal covariances of N(mu, (T T')^-1), computed blockwise.
-func ExampleFactor_CovRange() {
-	const n, r, g = 2, 1, 1
-	// T = [2 0 0; 0 1 0; 1 1 1].
-	f := arrowhead.Wrap(n, r, g, []float64{2, 1, 1, 1, 1})
-	global := make([]float64, g*g)
-	local := make([]float64, n*r*r)
-	cross := make([]float64, n*r*g)
-	f.CovGlobal(global)
-	f.CovRange(0, n, local, cross)
-	fmt.Println("Var(theta_g) =", global)
-	fmt.Println("Var(theta_i) =", local)
-	fmt.Println("Cov(theta_i, theta_g) =", cross)
-	// Output:
-	// Var(theta_g) = [1]
-	// Var(theta_i) = [0.5 2]
-	// Cov(theta_i, theta_g) = [-0.5 -1]
 }

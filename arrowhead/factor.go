@@ -11,12 +11,11 @@ import (
 )
 
 const (
-	badDims   = "arrowhead: negative dimension"
-	badLen    = "arrowhead: slice length mismatch"
-	badRange  = "arrowhead: subject range out of bounds"
-	badShape  = "arrowhead: factor dimension mismatch"
-	badAlias  = "arrowhead: destination aliases the factor"
-	badChunks = "arrowhead: chunking does not match the number of subjects"
+	badDims  = "arrowhead: negative dimension"
+	badLen   = "arrowhead: slice length mismatch"
+	badRange = "arrowhead: subject range out of bounds"
+	badShape = "arrowhead: factor dimension mismatch"
+	badAlias = "arrowhead: destination aliases the factor"
 )
 
 // Len returns the length of the compressed storage of an arrowhead factor

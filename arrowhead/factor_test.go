@@ -121,13 +121,8 @@ func TestLogDet(t *testing.T) {
 			if got := f.LogDet(); math.Abs(got-want) > 1e-10*math.Max(1, math.Abs(want)) {
 				t.Errorf("LogDet = %v, want %v", got, want)
 			}
-			run := newRunner(t, 2, s.n, 4)
-			got, err := run.LogDet(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if math.Abs(got-want) > 1e-10*math.Max(1, math.Abs(want)) {
-				t.Errorf("Runner.LogDet = %v, want %v", got, want)
+			if got := f.LogDetRange(0, s.n) + f.LogDetGlobal(); math.Abs(got-want) > 1e-10*math.Max(1, math.Abs(want)) {
+				t.Errorf("LogDetRange + LogDetGlobal = %v, want %v", got, want)
 			}
 		})
 	}
@@ -155,14 +150,6 @@ func TestAddScaled(t *testing.T) {
 	if !mat.EqualApprox(denseOf(g), want, 1e-14) {
 		t.Error("AddScaledRange and AddScaledGlobal differ from T - 0.3 N")
 	}
-	g.CopyFrom(f)
-	run := newRunner(t, 2, s.n, 2)
-	if err := run.AddScaled(g, -0.3, n); err != nil {
-		t.Fatal(err)
-	}
-	if !mat.EqualApprox(denseOf(g), want, 1e-14) {
-		t.Error("Runner.AddScaled differs from T - 0.3 N")
-	}
 }
 
 func TestPanics(t *testing.T) {
@@ -184,10 +171,7 @@ func TestPanics(t *testing.T) {
 		{"Local out of range", func() { f.Local(3) }},
 		{"At out of range", func() { f.At(d, 0) }},
 		{"Cov short", func() { f.CovGlobal(make([]float64, 3)) }},
-		{"chunking mismatch", func() {
-			run := newRunner(t, 1, 4, 2)
-			_ = run.Solve(f, ok, ok)
-		}},
+		{"SetRows length", func() { f.SetRows([]int{0, 0}, nil) }},
 	} {
 		func() {
 			defer func() {

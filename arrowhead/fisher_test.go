@@ -148,14 +148,13 @@ func TestNatGradIsSparseNaturalGradient(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			run := newRunner(t, 2, s.n, 2)
 			nat := make([]float64, len(f.Data()))
-			if err := run.NatGrad(f, nat, dr.z, dr.v); err != nil {
+			if err := natGradAll(f, nat, dr.z, dr.v); err != nil {
 				t.Fatal(err)
 			}
 			checkClose(t, "factor part", nat, wantT.RawVector().Data, 1e-9)
 			mu := make([]float64, d)
-			if err := run.SolveTrans(f, mu, dr.v); err != nil {
+			if err := solveTransAll(f, mu, dr.v); err != nil {
 				t.Fatal(err)
 			}
 			checkClose(t, "mean part", mu, wantMu.RawVector().Data, 1e-9)
@@ -177,7 +176,7 @@ func TestNatGradIsSparseNaturalGradient(t *testing.T) {
 				t.Fatal(err)
 			}
 			inv := make([]float64, len(a))
-			if err := run.InvFisher(f, inv, a); err != nil {
+			if err := invFisherAll(f, inv, a); err != nil {
 				t.Fatal(err)
 			}
 			checkClose(t, "inverse Fisher map", inv, wantA.RawVector().Data, 1e-9)

@@ -5,15 +5,12 @@
 package arrowhead
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
-
-	"github.com/sparsevi/sparsevi/parallel"
 )
 
 // dims are the sizes every dense comparison runs over.
@@ -198,11 +195,73 @@ func denseInverse(t *testing.T, m *mat.Dense) *mat.Dense {
 	return &inv
 }
 
-// newRunner returns a Runner on a fresh pool that the test closes.
-func newRunner(t testing.TB, workers, n, size int) *Runner {
-	p := parallel.NewPool(context.Background(), workers)
-	t.Cleanup(func() { p.Close() })
-	return NewRunner(p, parallel.NewChunking(n, size))
+// The whole-vector operations below run each kernel pair over all
+// subjects in one range, as a serial caller would; package vi runs the
+// ranges on its workers. They return an error to read like the callers'.
+
+func drawAll(f *Factor, theta, u, mu, z []float64) error {
+	f.DrawGlobal(theta, u, mu, z)
+	f.DrawRange(0, f.n, theta, u, mu, z)
+	return nil
+}
+
+func solveTransAll(f *Factor, x, w []float64) error {
+	f.SolveTransGlobal(x, w)
+	f.SolveTransRange(0, f.n, x, w)
+	return nil
+}
+
+func solveAll(f *Factor, v, g []float64) error {
+	sum := make([]float64, f.g)
+	f.SolveRange(0, f.n, v, g, sum)
+	f.SolveGlobal(v, g, sum)
+	return nil
+}
+
+func mulAll(f *Factor, y, x []float64) error {
+	sum := make([]float64, f.g)
+	f.MulVecRange(0, f.n, y, x, sum)
+	f.MulVecGlobal(y, x, sum)
+	return nil
+}
+
+// precSolveAll sets x = (T T')^-1 b.
+func precSolveAll(f *Factor, x, b []float64) error {
+	solveAll(f, x, b)
+	return solveTransAll(f, x, x)
+}
+
+func natGradAll(f *Factor, dst, z, v []float64) error {
+	tz := make([]float64, f.g)
+	f.NatGradGlobal(dst, z, v, tz)
+	f.NatGradRange(0, f.n, dst, z, v, tz)
+	return nil
+}
+
+func euclidGradAll(f *Factor, dst, theta, mu, u, v []float64) error {
+	f.EuclidGradGlobal(dst, u, v)
+	f.EuclidGradRange(0, f.n, dst, theta, mu, u, v)
+	return nil
+}
+
+func invFisherAll(f *Factor, dst, a []float64) error {
+	f.InvFisherGlobal(dst, a)
+	f.InvFisherRange(0, f.n, dst, a)
+	return nil
+}
+
+func covAll(f *Factor, global, local, cross []float64) error {
+	f.CovGlobal(global)
+	f.CovRange(0, f.n, local, cross)
+	return nil
+}
+
+func cholAll(f *Factor, s []float64) error {
+	sum := make([]float64, f.g*(f.g+1)/2)
+	if err := f.CholRange(0, f.n, s, sum); err != nil {
+		return err
+	}
+	return f.CholGlobal(s, sum)
 }
 
 // sub returns the dense block rows [r0, r1) × columns [c0, c1) of m.

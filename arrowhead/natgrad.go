@@ -52,10 +52,7 @@ func natRow(row, nrow, z, v []float64, s float64) float64 {
 //	N_i  = T_i Hbar_i,
 //	N_gi = T_gi Hbar_i - (T_g z_g) v_i',   Hbar_i = halfdiag(-z_i v_i'),
 //
-// with tz = T_g z_g from NatGradGlobal, computed before T_g changes. Since
-// these blocks need neither v_g nor any other subject, a loop may compute
-// them in the same pass as v_i, taking tz from GlobalMul right after z_g is
-// drawn. The
+// with tz = T_g z_g from NatGradGlobal, computed before T_g changes. The
 // vectors z and v have length d and are indexed globally; dst has the length
 // of the compressed storage and must not share it with f. Calls on disjoint
 // ranges may run concurrently.
@@ -120,111 +117,6 @@ func (f *Factor) NatGradRange(lo, hi int, dst, z, v, tz []float64) {
 			nc := out[f.tri:]
 			for k, tzk := range tz {
 				natRow(c[k*r:k*r+r], nc[k*r:k*r+r], zi, vi, tzk)
-			}
-		}
-	}
-}
-
-// NatGradStepGlobal moves the global block along the natural-gradient
-// direction of Algorithm 2S without storing it, T_g <- T_g + rho*N_g with
-// N_g as in NatGradGlobal, and sets tz = T_g z_g with T_g as it was before
-// the move, for NatGradStepRange. The vectors z and v have length d.
-func (f *Factor) NatGradStepGlobal(rho float64, z, v, tz []float64) {
-	f.checkVec(z)
-	f.checkVec(v)
-	if len(tz) != f.g {
-		panic(badLen)
-	}
-	nr := f.n * f.r
-	zg, vg := z[nr:], v[nr:]
-	tg := f.Global()
-	for a := range f.g {
-		row := tg[a*(a+1)/2 : a*(a+1)/2+a+1]
-		var s float64
-		for b := a; b >= 0; b-- {
-			t := row[b] * zg[b]
-			row[b] -= rho * vg[b] * (s + 0.5*t)
-			s += t
-		}
-		tz[a] = s
-	}
-}
-
-// NatGradStepRange moves the blocks of the subjects i in [lo, hi) along the
-// natural-gradient direction of Algorithm 2S without storing it:
-//
-//	T_i  <- T_i  + rho*N_i,   N_i  = T_i Hbar_i,
-//	T_gi <- T_gi + rho*N_gi,  N_gi = T_gi Hbar_i - tz v_i',
-//
-// with Hbar_i = halfdiag(-z_i v_i') and tz = T_g z_g for the T_g of the
-// draw (from NatGradStepGlobal, NatGradGlobal or GlobalMul). The result
-// equals NatGradRange followed by AddScaledRange up to rounding, in one
-// pass over the factor; it is the update of a plain natural-gradient step,
-// while step rules that need the direction itself (momentum, norms) use
-// NatGradRange. Each element of N depends on elements of T that are read
-// before they change, so the update is done in place. The vectors z and v
-// have length d and are indexed globally. Calls on disjoint ranges may run
-// concurrently.
-func (f *Factor) NatGradStepRange(lo, hi int, rho float64, z, v, tz []float64) {
-	f.checkRange(lo, hi)
-	f.checkVec(z)
-	f.checkVec(v)
-	if len(tz) != f.g {
-		panic(badLen)
-	}
-	r, g, st := f.r, f.g, f.stride
-	switch r {
-	case 1:
-		for i := lo; i < hi; i++ {
-			blk := f.data[i*st : (i+1)*st]
-			rv0 := rho * v[i]
-			hz := 0.5 * z[i]
-			c := blk[1 : 1+g]
-			for k, tzk := range tz {
-				c[k] -= rv0 * (tzk + c[k]*hz)
-			}
-			blk[0] -= rv0 * blk[0] * hz
-		}
-	case 2:
-		for i := lo; i < hi; i++ {
-			blk := f.data[i*st : (i+1)*st]
-			z0, z1 := z[2*i], z[2*i+1]
-			rv0, rv1 := rho*v[2*i], rho*v[2*i+1]
-			h0 := 0.5 * z0
-			c := blk[3 : 3+2*g]
-			for k, tzk := range tz {
-				cc := c[2*k : 2*k+2 : 2*k+2]
-				c1z := cc[1] * z1
-				cc[0] -= rv0 * (tzk + c1z + cc[0]*h0)
-				cc[1] -= rv1 * (tzk + 0.5*c1z)
-			}
-			t11z := blk[2] * z1
-			blk[0] -= rv0 * blk[0] * h0
-			blk[1] -= rv0 * (blk[1]*h0 + t11z)
-			blk[2] -= rv1 * 0.5 * t11z
-		}
-	default:
-		for i := lo; i < hi; i++ {
-			blk := f.data[i*st : (i+1)*st]
-			zi, vi := z[i*r:i*r+r], v[i*r:i*r+r]
-			for a := range r {
-				row := blk[a*(a+1)/2 : a*(a+1)/2+a+1]
-				var s float64
-				for b := a; b >= 0; b-- {
-					t := row[b] * zi[b]
-					row[b] -= rho * vi[b] * (s + 0.5*t)
-					s += t
-				}
-			}
-			c := blk[f.tri:]
-			for k, tzk := range tz {
-				row := c[k*r : k*r+r]
-				s := tzk
-				for b := r - 1; b >= 0; b-- {
-					t := row[b] * zi[b]
-					row[b] -= rho * vi[b] * (s + 0.5*t)
-					s += t
-				}
 			}
 		}
 	}

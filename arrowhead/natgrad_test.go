@@ -139,34 +139,14 @@ func TestNatGradMatchesTheorem4(t *testing.T) {
 				var tzWant mat.VecDense
 				tzWant.MulVec(denseOf(f).Slice(nr, d, nr, d), mat.NewVecDense(s.g, dr.z[nr:]))
 				checkClose(t, "T_g z_g", tz, tzWant.RawVector().Data, tol)
-				gm := make([]float64, s.g)
-				f.GlobalMul(gm, dr.z[nr:])
-				checkClose(t, "GlobalMul and NatGradGlobal agree bitwise", gm, tz, 0)
 			}
 
 			clear(dst)
-			run := newRunner(t, 2, s.n, 4)
-			if err := run.NatGrad(f, dst, dr.z, dr.v); err != nil {
+			if err := natGradAll(f, dst, dr.z, dr.v); err != nil {
 				t.Fatal(err)
 			}
-			checkClose(t, "Runner", dst, packDense(s, &want), tol)
+			checkClose(t, "whole", dst, packDense(s, &want), tol)
 
-			// The in-place step T <- T + rho N.
-			const rho = 0.3
-			var moved mat.Dense
-			moved.Scale(rho, &want)
-			moved.Add(&moved, denseOf(f))
-			tn := New(s.n, s.r, s.g)
-			tn.CopyFrom(f)
-			tn.NatGradStepGlobal(rho, dr.z, dr.v, tz)
-			tn.NatGradStepRange(0, s.n/2, rho, dr.z, dr.v, tz)
-			tn.NatGradStepRange(s.n/2, s.n, rho, dr.z, dr.v, tz)
-			checkClose(t, "in-place step", tn.Data(), packDense(s, &moved), tol)
-			tn.CopyFrom(f)
-			if err := run.NatGradStep(tn, rho, dr.z, dr.v); err != nil {
-				t.Fatal(err)
-			}
-			checkClose(t, "Runner in-place step", tn.Data(), packDense(s, &moved), tol)
 		})
 	}
 }
@@ -190,11 +170,10 @@ func TestEuclidGrad(t *testing.T) {
 			f.EuclidGradRange(0, s.n, dst, dr.theta, dr.mu, dr.u, dr.v)
 			checkClose(t, "kernels", dst, packDense(s, &want), tol)
 			clear(dst)
-			run := newRunner(t, 2, s.n, 4)
-			if err := run.EuclidGrad(f, dst, dr.theta, dr.mu, dr.u, dr.v); err != nil {
+			if err := euclidGradAll(f, dst, dr.theta, dr.mu, dr.u, dr.v); err != nil {
 				t.Fatal(err)
 			}
-			checkClose(t, "Runner", dst, packDense(s, &want), tol)
+			checkClose(t, "whole", dst, packDense(s, &want), tol)
 		})
 	}
 }
@@ -275,11 +254,10 @@ func TestInvFisherMatchesTheorem4(t *testing.T) {
 			checkClose(t, "kernels", dst, want, tol)
 			checkClose(t, "input unchanged", a, a0, 0)
 			clear(dst)
-			run := newRunner(t, 2, s.n, 4)
-			if err := run.InvFisher(f, dst, a); err != nil {
+			if err := invFisherAll(f, dst, a); err != nil {
 				t.Fatal(err)
 			}
-			checkClose(t, "Runner", dst, want, tol)
+			checkClose(t, "whole", dst, want, tol)
 		})
 	}
 }
@@ -292,16 +270,15 @@ func TestInvFisherOfEuclidGrad(t *testing.T) {
 			rng := rand.New(rand.NewPCG(24, seedOf(s)))
 			f := randFactor(rng, s)
 			dr := denseDraw(t, rng, f)
-			run := newRunner(t, 2, s.n, 4)
 			m := len(f.Data())
 			eg, nat, inv := make([]float64, m), make([]float64, m), make([]float64, m)
-			if err := run.EuclidGrad(f, eg, dr.theta, dr.mu, dr.u, dr.v); err != nil {
+			if err := euclidGradAll(f, eg, dr.theta, dr.mu, dr.u, dr.v); err != nil {
 				t.Fatal(err)
 			}
-			if err := run.InvFisher(f, inv, eg); err != nil {
+			if err := invFisherAll(f, inv, eg); err != nil {
 				t.Fatal(err)
 			}
-			if err := run.NatGrad(f, nat, dr.z, dr.v); err != nil {
+			if err := natGradAll(f, nat, dr.z, dr.v); err != nil {
 				t.Fatal(err)
 			}
 			checkClose(t, "F^-1 (Euclidean gradient) vs Algorithm 2S", inv, nat, tol)

@@ -323,26 +323,6 @@ func (f *Factor) SolveGlobal(v, g, sum []float64) {
 	trsvN(f.g, f.Global(), vg)
 }
 
-// GlobalMul sets dst = T_g x for vectors dst and x of length g, which may be
-// the same slice. A loop that moves T in the same pass as it computes v uses
-// it for tz = T_g z_g, needed by NatGradRange and NatGradStepRange before
-// v_g is known. Its sums run in the order of NatGradGlobal's, so the two
-// give the same tz to the last bit.
-func (f *Factor) GlobalMul(dst, x []float64) {
-	if len(dst) != f.g || len(x) != f.g {
-		panic(badLen)
-	}
-	tg := f.Global()
-	for a := f.g - 1; a >= 0; a-- {
-		row := tg[a*(a+1)/2 : a*(a+1)/2+a+1]
-		var s float64
-		for b := a; b >= 0; b-- {
-			s += row[b] * x[b]
-		}
-		dst[a] = s
-	}
-}
-
 // MulVecRange sets y_i = T_i x_i for the subjects i in [lo, hi) and adds
 // sum_i T_gi x_i into sum (length g); MulVecGlobal completes y = T x. The
 // vectors have length d and are indexed globally. y and x may be the same

@@ -35,12 +35,11 @@ func TestSolveTrans(t *testing.T) {
 			f.SolveTransRange(s.n/2, s.n, x, w)
 			checkClose(t, "kernels", x, want.RawVector().Data, tol)
 			checkClose(t, "input unchanged", w, w0, 0)
-			// Runner, in place.
-			run := newRunner(t, 2, s.n, 4)
-			if err := run.SolveTrans(f, w, w); err != nil {
+			// All subjects in one range, in place.
+			if err := solveTransAll(f, w, w); err != nil {
 				t.Fatal(err)
 			}
-			checkClose(t, "Runner in place", w, want.RawVector().Data, tol)
+			checkClose(t, "whole, in place", w, want.RawVector().Data, tol)
 		})
 	}
 }
@@ -67,11 +66,10 @@ func TestSolve(t *testing.T) {
 			f.SolveGlobal(v, g, sum1)
 			checkClose(t, "kernels", v, want.RawVector().Data, tol)
 			checkClose(t, "input unchanged", g, g0, 0)
-			run := newRunner(t, 2, s.n, 4)
-			if err := run.Solve(f, g, g); err != nil {
+			if err := solveAll(f, g, g); err != nil {
 				t.Fatal(err)
 			}
-			checkClose(t, "Runner in place", g, want.RawVector().Data, tol)
+			checkClose(t, "whole, in place", g, want.RawVector().Data, tol)
 		})
 	}
 }
@@ -90,19 +88,10 @@ func TestMul(t *testing.T) {
 			f.MulVecRange(0, s.n, y, x, sum)
 			f.MulVecGlobal(y, x, sum)
 			checkClose(t, "kernels", y, want.RawVector().Data, tol)
-			if s.g > 0 {
-				nr := s.n * s.r
-				var tg mat.VecDense
-				tg.MulVec(denseOf(f).Slice(nr, d, nr, d), mat.NewVecDense(s.g, append([]float64(nil), x[nr:]...)))
-				xg := append([]float64(nil), x[nr:]...)
-				f.GlobalMul(xg, xg)
-				checkClose(t, "GlobalMul in place", xg, tg.RawVector().Data, tol)
-			}
-			run := newRunner(t, 3, s.n, 2)
-			if err := run.Mul(f, x, x); err != nil {
+			if err := mulAll(f, x, x); err != nil {
 				t.Fatal(err)
 			}
-			checkClose(t, "Runner in place", x, want.RawVector().Data, tol)
+			checkClose(t, "whole, in place", x, want.RawVector().Data, tol)
 		})
 	}
 }
@@ -124,8 +113,7 @@ func TestPrecSolve(t *testing.T) {
 				t.Fatal(err)
 			}
 			x := make([]float64, d)
-			run := newRunner(t, 2, s.n, 4)
-			if err := run.PrecSolve(f, x, b); err != nil {
+			if err := precSolveAll(f, x, b); err != nil {
 				t.Fatal(err)
 			}
 			checkClose(t, "PrecSolve", x, want.RawVector().Data, tol)
@@ -158,12 +146,11 @@ func TestDraw(t *testing.T) {
 			checkClose(t, "u", uu, u.RawVector().Data, tol)
 			clear(theta)
 			clear(uu)
-			run := newRunner(t, 2, s.n, 3)
-			if err := run.Draw(f, theta, uu, mu, z); err != nil {
+			if err := drawAll(f, theta, uu, mu, z); err != nil {
 				t.Fatal(err)
 			}
-			checkClose(t, "Runner theta", theta, wantTheta, tol)
-			checkClose(t, "Runner u", uu, u.RawVector().Data, tol)
+			checkClose(t, "whole theta", theta, wantTheta, tol)
+			checkClose(t, "whole u", uu, u.RawVector().Data, tol)
 		})
 	}
 }
