@@ -154,28 +154,6 @@ func blockNatGrad(m int, c, dMu, dC, z, g []float64) {
 	}
 }
 
-// blockStep performs the update of Algorithm 1S for one block in place:
-// C <- C + rho C halfdiag(C' lower(g z')) and mu <- mu + rho C C' g, both
-// with the factor before the update. It overwrites g with C' g.
-//
-// Each row is read before it is written and no other row reads it
-// afterwards, so the update needs no workspace.
-func blockStep(m int, c []float64, rho float64, mu, z, g []float64) {
-	blockMulTransVec(m, c, g, g)
-	y := g
-	for i := m - 1; i >= 0; i-- {
-		off := i * (i + 1) / 2
-		var s float64
-		for j := i; j >= 0; j-- {
-			cij := c[off+j]
-			cy := cij * y[j]
-			s += cy
-			c[off+j] = cij + rho*(z[j]*(s-0.5*cy))
-		}
-		mu[i] += rho * s
-	}
-}
-
 // blockEuclidGrad sets dC = lower(g z').
 func blockEuclidGrad(m int, dC, z, g []float64) {
 	for i := 0; i < m; i++ {
@@ -267,29 +245,4 @@ func blockCholesky(m int, l, s []float64) (row int, pivot float64, ok bool) {
 		l[offi+i] = math.Sqrt(v)
 	}
 	return 0, 0, true
-}
-
-// maxStackOrder is the largest block order for which blockAddSolveTrans
-// solves into a buffer on the stack.
-const maxStackOrder = 16
-
-// blockAddSolveTrans adds C^-T x to dst. dst must not alias x. Up to order
-// maxStackOrder the solve goes through a stack buffer; beyond, dst is
-// updated in place as C^-T (C' dst + x), which agrees to within rounding
-// amplified by the condition number of C.
-func blockAddSolveTrans(m int, c, dst, x []float64) {
-	if m <= maxStackOrder {
-		var buf [maxStackOrder]float64
-		y := buf[:m]
-		blockSolveTrans(m, c, y, x)
-		for i, v := range y {
-			dst[i] += v
-		}
-		return
-	}
-	blockMulTransVec(m, c, dst, dst)
-	for i := range m {
-		dst[i] += x[i]
-	}
-	blockSolveTrans(m, c, dst, dst)
 }

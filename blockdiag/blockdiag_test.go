@@ -5,13 +5,10 @@
 package blockdiag
 
 import (
-	"context"
 	"math"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
-
-	"github.com/sparsevi/sparsevi/parallel"
 )
 
 const tol = 1e-10
@@ -24,25 +21,21 @@ type fixture struct {
 	c              *mat.Dense // dense C
 	d              int
 	x, mu, z, g    []float64
-	run            *Runner
-	pool           *parallel.Pool
-	cleanUp        func()
+	run            whole
 	origData, aRaw []float64
 }
 
-func newFixture(t testing.TB, s size, seed uint64, workers int) *fixture {
+func newFixture(t testing.TB, s size, seed uint64) *fixture {
 	rng := newRand(seed)
 	f := randFactor(rng, s, false)
 	d := s.n*s.r + s.g
-	p := parallel.NewPool(context.Background(), workers)
 	fx := &fixture{
 		s: s, f: f, c: denseFromComp(s, f.Data()), d: d,
 		x: randVec(rng, d), mu: randVec(rng, d), z: randVec(rng, d), g: randVec(rng, d),
-		pool: p, run: NewRunner(f, p, parallel.NewChunking(s.n, 4)),
+		run:      whole{f},
 		origData: append([]float64(nil), f.Data()...),
 		aRaw:     randVec(rng, Len(s.n, s.r, s.g)),
 	}
-	t.Cleanup(func() { p.Close() })
 	return fx
 }
 
@@ -112,17 +105,6 @@ func TestOperationsAgainstDense(t *testing.T) {
 			check(t, y.SolveVec(fx.c.T(), mat.NewVecDense(fx.d, fx.x)))
 			return []result{{dst, vecOf(&y)}}
 		}},
-		{"AddSolveTrans", func(t *testing.T, fx *fixture) []result {
-			dst := append([]float64(nil), fx.g...)
-			check(t, fx.run.AddSolveTrans(dst, fx.x))
-			var y mat.VecDense
-			check(t, y.SolveVec(fx.c.T(), mat.NewVecDense(fx.d, fx.x)))
-			want := vecOf(&y)
-			for i := range want {
-				want[i] += fx.g[i]
-			}
-			return []result{{dst, want}}
-		}},
 		{"CovMulVec", func(t *testing.T, fx *fixture) []result {
 			dst := make([]float64, fx.d)
 			check(t, fx.run.CovMulVec(dst, fx.x))
@@ -173,31 +155,6 @@ func TestOperationsAgainstDense(t *testing.T) {
 			}
 			return []result{{theta, want}}
 		}},
-		{"Sample", func(t *testing.T, fx *fixture) []result {
-			st := parallel.NewStreams(3, fx.run.Chunking().Len()+1)
-			z := make([]float64, fx.d)
-			theta := make([]float64, fx.d)
-			check(t, fx.run.Sample(st, 7, z, theta, fx.mu))
-			want := mulDense(fx.c, z)
-			for i := range want {
-				want[i] += fx.mu[i]
-			}
-			// The draws are those of the documented streams.
-			wantZ := make([]float64, fx.d)
-			c := fx.run.Chunking()
-			for k := range c.Len() {
-				lo, hi := c.Bounds(k)
-				rng := st.At(7, k)
-				for j := lo * fx.s.r; j < hi*fx.s.r; j++ {
-					wantZ[j] = rng.NormFloat64()
-				}
-			}
-			rng := st.At(7, c.Len())
-			for j := fx.s.n * fx.s.r; j < fx.d; j++ {
-				wantZ[j] = rng.NormFloat64()
-			}
-			return []result{{theta, want}, {z, wantZ}}
-		}},
 		{"LogDet", func(t *testing.T, fx *fixture) []result {
 			got, err := fx.run.LogDet()
 			check(t, err)
@@ -244,35 +201,6 @@ func TestOperationsAgainstDense(t *testing.T) {
 				{dC, compFromDense(fx.s, nd)},
 				{mu2, dMu}, {a2, dC},
 			}
-		}},
-		{"Update", func(t *testing.T, fx *fixture) []result {
-			mu := append([]float64(nil), fx.mu...)
-			rho := 0.3
-			check(t, fx.run.Update(rho, mu, fx.x, fx.aRaw))
-			want := append([]float64(nil), fx.mu...)
-			for i := range want {
-				want[i] += rho * fx.x[i]
-			}
-			wantC := append([]float64(nil), fx.origData...)
-			for k := range wantC {
-				wantC[k] += rho * fx.aRaw[k]
-			}
-			return []result{{mu, want}, {fx.f.Data(), wantC}}
-		}},
-		{"Step", func(t *testing.T, fx *fixture) []result {
-			rho := 0.25
-			mu := append([]float64(nil), fx.mu...)
-			g := append([]float64(nil), fx.g...)
-			wantG := mulDense(fx.c.T(), fx.g)
-			wantMu := mulDense(fx.covDense(), fx.g)
-			for i := range wantMu {
-				wantMu[i] = fx.mu[i] + rho*wantMu[i]
-			}
-			var cNew mat.Dense
-			cNew.Scale(rho, fx.natGradDense(outer(fx.g, fx.z)))
-			cNew.Add(&cNew, fx.c)
-			check(t, fx.run.Step(rho, mu, fx.z, g))
-			return []result{{mu, wantMu}, {fx.f.Data(), compFromDense(fx.s, &cNew)}, {g, wantG}}
 		}},
 		{"Cov", func(t *testing.T, fx *fixture) []result {
 			dst := make([]float64, len(fx.f.Data()))
@@ -326,7 +254,7 @@ func TestOperationsAgainstDense(t *testing.T) {
 	for _, s := range sizes() {
 		for _, op := range ops {
 			t.Run(s.String()+"/"+op.name, func(t *testing.T) {
-				fx := newFixture(t, s, uint64(100*s.n+10*s.r+s.g), 2)
+				fx := newFixture(t, s, uint64(100*s.n+10*s.r+s.g))
 				for k, res := range op.fn(t, fx) {
 					if e := relErr(res.got, res.want); !(e <= tol) {
 						t.Errorf("result %d: relative error %.3g\ngot  %v\nwant %v", k, e, short(res.got), short(res.want))
@@ -379,7 +307,7 @@ func offPatternSym(s size, m mat.Matrix) []float64 {
 // entries inside equal those of the whole-vector computation.
 func TestRangeKernelsTouchOnlyTheirBlocks(t *testing.T) {
 	s := size{17, 3, 4}
-	fx := newFixture(t, s, 5, 1)
+	fx := newFixture(t, s, 5)
 	f := fx.f
 	lo, hi := 5, 11
 	nt := Len(s.n, s.r, s.g)
@@ -401,7 +329,6 @@ func TestRangeKernelsTouchOnlyTheirBlocks(t *testing.T) {
 		{"MulTransVec", true, func(o []float64) { f.MulTransVecRange(lo, hi, o, fx.x) }, func(o []float64) { check(t, fx.run.MulTransVec(o, fx.x)) }},
 		{"Solve", true, func(o []float64) { f.SolveRange(lo, hi, o, fx.x) }, func(o []float64) { check(t, fx.run.Solve(o, fx.x)) }},
 		{"SolveTrans", true, func(o []float64) { f.SolveTransRange(lo, hi, o, fx.x) }, func(o []float64) { check(t, fx.run.SolveTrans(o, fx.x)) }},
-		{"AddSolveTrans", true, func(o []float64) { f.AddSolveTransRange(lo, hi, o, fx.x) }, func(o []float64) { check(t, fx.run.AddSolveTrans(o, fx.x)) }},
 		{"CovMulVec", true, func(o []float64) { f.CovMulVecRange(lo, hi, o, fx.x) }, func(o []float64) { check(t, fx.run.CovMulVec(o, fx.x)) }},
 		{"Draw", true, func(o []float64) { f.DrawRange(lo, hi, o, fx.mu, fx.z) }, func(o []float64) { check(t, fx.run.Draw(o, fx.mu, fx.z)) }},
 		{"NatGradMu", true, func(o []float64) { f.NatGradRange(lo, hi, o, make([]float64, nt), fx.z, fx.g) }, func(o []float64) { check(t, fx.run.NatGrad(o, make([]float64, nt), fx.z, fx.g)) }},
@@ -430,25 +357,6 @@ func TestRangeKernelsTouchOnlyTheirBlocks(t *testing.T) {
 	}
 	if !sameBits(f.Data(), fx.origData) {
 		t.Error("read-only kernels changed the factor")
-	}
-}
-
-// TestAddSolveTransOrders covers block orders on both sides of the stack
-// buffer of AddSolveTrans, where large blocks take a different route.
-func TestAddSolveTransOrders(t *testing.T) {
-	for _, s := range []size{{2, 4, 15}, {2, 16, 16}, {2, 17, 17}, {1, 1, 30}} {
-		fx := newFixture(t, s, 8, 1)
-		dst := append([]float64(nil), fx.g...)
-		check(t, fx.run.AddSolveTrans(dst, fx.x))
-		var y mat.VecDense
-		check(t, y.SolveVec(fx.c.T(), mat.NewVecDense(fx.d, fx.x)))
-		want := vecOf(&y)
-		for i := range want {
-			want[i] += fx.g[i]
-		}
-		if e := relErr(dst, want); !(e <= tol) {
-			t.Errorf("%v: relative error %.3g", s, e)
-		}
 	}
 }
 
@@ -588,7 +496,6 @@ func TestPanics(t *testing.T) {
 		{"At", func() { f.At(d, 0) }},
 		{"CopyFrom", func() { f.CopyFrom(New(3, 2, 5)) }},
 		{"cov dst", func() { f.LocalCovTo(0, mat.NewSymDense(3, nil)) }},
-		{"runner chunking", func() { NewRunner(f, nil, parallel.NewChunking(4, 2)) }},
 	} {
 		func() {
 			defer func() {

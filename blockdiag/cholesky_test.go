@@ -12,8 +12,6 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
-
-	"github.com/sparsevi/sparsevi/parallel"
 )
 
 // randSPDComp returns the compressed lower triangles of random SPD blocks
@@ -67,12 +65,11 @@ func TestCholeskyAgainstDense(t *testing.T) {
 		if s.n*s.r+s.g == 0 {
 			continue
 		}
-		for _, workers := range []int{1, 2} {
+		{
 			sc := randSPDComp(s, uint64(s.n+7*s.r+31*s.g))
 			orig := append([]float64(nil), sc...)
 			f := New(s.n, s.r, s.g)
-			p := parallel.NewPool(t.Context(), workers)
-			run := NewRunner(f, p, parallel.NewChunking(s.n, 3))
+			run := whole{f}
 			if err := run.Chol(sc); err != nil {
 				t.Fatalf("%v: %v", s, err)
 			}
@@ -88,7 +85,7 @@ func TestCholeskyAgainstDense(t *testing.T) {
 			ch.LTo(&l)
 			want := compFromDense(s, &l)
 			if err := relErr(f.Data(), want); !(err <= tol) {
-				t.Errorf("%v workers=%d: differs from mat.Cholesky by %.3g", s, workers, err)
+				t.Errorf("%v: differs from mat.Cholesky by %.3g", s, err)
 			}
 			// Off the pattern gonum's factor is zero too.
 			if err := relErr(offPattern(s, &l), make([]float64, len(offPattern(s, &l)))); err != 0 {
@@ -96,7 +93,7 @@ func TestCholeskyAgainstDense(t *testing.T) {
 			}
 			// In place.
 			g := Wrap(s.n, s.r, s.g, append([]float64(nil), sc...))
-			check(t, NewRunner(g, p, parallel.NewChunking(s.n, 5)).Chol(g.Data()))
+			check(t, whole{g}.Chol(g.Data()))
 			if !sameBits(g.Data(), f.Data()) {
 				t.Errorf("%v: in-place factorisation differs", s)
 			}
@@ -106,7 +103,6 @@ func TestCholeskyAgainstDense(t *testing.T) {
 			if err := relErr(cv, sc); !(err <= tol) {
 				t.Errorf("%v: C C' differs from S by %.3g", s, err)
 			}
-			p.Close()
 		}
 	}
 }
@@ -149,25 +145,18 @@ func TestCholeskyErrors(t *testing.T) {
 			if r < tc.minR {
 				continue
 			}
-			for _, workers := range []int{0, 1, 2, 8} {
+			{
 				sc := randSPDComp(s, 77)
 				tc.spoil(sc)
 				f := New(s.n, s.r, s.g)
-				var p *parallel.Pool
-				if workers > 0 {
-					p = parallel.NewPool(t.Context(), workers)
-				}
-				err := NewRunner(f, p, parallel.NewChunking(s.n, 2)).Chol(sc)
-				if p != nil {
-					p.Close()
-				}
+				err := whole{f}.Chol(sc)
 				var npd *NotPositiveDefiniteError
 				if !errors.As(err, &npd) {
-					t.Errorf("r=%d %s workers=%d: error %v, want *NotPositiveDefiniteError", r, tc.name, workers, err)
+					t.Errorf("r=%d %s: error %v, want *NotPositiveDefiniteError", r, tc.name, err)
 					continue
 				}
 				if npd.Subject != tc.subject || npd.Row != tc.row {
-					t.Errorf("r=%d %s workers=%d: subject %d row %d, want subject %d row %d", r, tc.name, workers, npd.Subject, npd.Row, tc.subject, tc.row)
+					t.Errorf("r=%d %s: subject %d row %d, want subject %d row %d", r, tc.name, npd.Subject, npd.Row, tc.subject, tc.row)
 				}
 				if tc.nanPiv != math.IsNaN(npd.Pivot) || (!tc.nanPiv && npd.Pivot > 0 && !math.IsInf(npd.Pivot, 1)) {
 					t.Errorf("r=%d %s: pivot %v", r, tc.name, npd.Pivot)

@@ -49,26 +49,12 @@
 // compressed slices and touch only the entries of their own blocks, so
 // kernels over disjoint subject ranges, and the global kernel, may run
 // concurrently on the same Factor and the same vectors. Kernels allocate
-// nothing and need no workspace. They are meant to be fused with the
-// evaluation of a model's gradient in one pass over chunks of subjects.
-//
-// A Runner binds a Factor to a parallel.Pool and a parallel.Chunking and runs
-// the kernels over all blocks: each chunk of subjects is a task and the
-// global block is one more task, numbered Chunking.Len(). Because every
-// block is computed by the same code whichever goroutine runs it, and the
-// only reduction (the log-determinant) adds chunk partial sums in chunk
-// order, results are bit-identical for any number of workers.
-//
-// A fitting loop that fuses the kernels with a model's gradient (a
-// vi.Target) keeps the same conventions, so that its draws match Sample's:
-//
-//	coordinator: z_g from stream Chunking.Len(); DrawGlobal
-//	parallel over chunks k: z_i from stream k; DrawRange;
-//	    local log density and gradient into gradH; AddSolveTransRange(gradH, z)
-//	    makes it grad h; NatGradRange (or StepRange); the chunk's share of
-//	    the global gradient
-//	coordinator: reduce the global gradient in chunk order;
-//	    AddSolveTransGlobal; NatGradGlobal (or StepGlobal)
+// nothing and need no workspace. The package runs nothing itself: package
+// vi calls the kernels from its passes over chunks of subjects, with the
+// model's own per-subject work in the same pass. Every block is computed
+// by the same code whichever goroutine runs it, and a caller that adds
+// per-chunk partial sums (such as the log-determinant's) in chunk order
+// gets results that are bit-identical for any number of workers.
 //
 // # Aliasing
 //
@@ -96,8 +82,7 @@
 // C_k halfdiag(y_k z_k') with y_k = C_k' grad_k h, which NatGradRange
 // computes in O(r^2) per subject rather than O(r^3). Algorithm 1S then
 // updates C <- C + rho N and mu <- mu + rho C C' grad h, the mean with the
-// factor before the update; UpdateRange applies a stored direction and
-// StepRange fuses direction and update.
+// factor before the update.
 //
 // # Errors
 //

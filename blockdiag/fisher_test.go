@@ -118,7 +118,7 @@ func TestNatGradSolvesFisher(t *testing.T) {
 	const tolF = 1e-9
 	for _, s := range sizes() {
 		t.Run(s.String(), func(t *testing.T) {
-			fx := newFixture(t, s, uint64(7+s.n*s.r*s.g), 1)
+			fx := newFixture(t, s, uint64(7+s.n*s.r*s.g))
 			nt := Len(s.n, s.r, s.g)
 			dMu, dC := make([]float64, fx.d), make([]float64, nt)
 			eu := make([]float64, nt)
@@ -222,7 +222,7 @@ func eye(m int) *mat.Dense {
 func TestJointFisher(t *testing.T) {
 	for _, s := range []size{{1, 1, 1}, {1, 2, 4}, {3, 1, 4}, {3, 2, 1}, {3, 3, 4}} {
 		t.Run(s.String(), func(t *testing.T) {
-			fx := newFixture(t, s, 11, 2)
+			fx := newFixture(t, s, 11)
 			nt := Len(s.n, s.r, s.g)
 			fi := gaussFisher(fx.c, func(i, j int) bool { return onPattern(s, i, j) },
 				func(i, j int) int { return compOffset(s, i, j) }, nt)
@@ -275,7 +275,7 @@ func sameMeanBlock(s size, a, b int) bool {
 // Algorithm 1S for that draw, computed by its O(r^2) formula.
 func TestGeneralMapReproducesAlgorithm1S(t *testing.T) {
 	for _, s := range sizes() {
-		fx := newFixture(t, s, uint64(3*s.n+s.g), 3)
+		fx := newFixture(t, s, uint64(3*s.n+s.g))
 		nt := Len(s.n, s.r, s.g)
 		eu := make([]float64, nt)
 		check(t, fx.run.EuclidGrad(eu, fx.z, fx.g))
@@ -398,7 +398,7 @@ func must(err error) {
 func TestGradientsOfLowerBound(t *testing.T) {
 	for _, s := range []size{{1, 1, 1}, {3, 2, 4}, {3, 3, 1}, {17, 1, 4}} {
 		t.Run(s.String(), func(t *testing.T) {
-			fx := newFixture(t, s, 21, 2)
+			fx := newFixture(t, s, 21)
 			gt := newGaussTarget(s, 22)
 			nt := len(fx.f.Data())
 			eMu, eC, nMu, nC := expectedGrads(fx, gt, fx.mu)
@@ -431,7 +431,7 @@ func TestGradientsOfLowerBound(t *testing.T) {
 func TestNatGradVanishesAtOptimum(t *testing.T) {
 	for _, s := range []size{{1, 2, 1}, {3, 2, 4}, {17, 3, 9}} {
 		t.Run(s.String(), func(t *testing.T) {
-			fx := newFixture(t, s, 31, 2)
+			fx := newFixture(t, s, 31)
 			gt := newGaussTarget(s, 32)
 			// S = blockdiag(P_kk^-1), factorised by the package.
 			sComp := make([]float64, len(fx.f.Data()))

@@ -156,35 +156,6 @@ func (f *Factor) SolveTransGlobal(dst, x []float64) {
 	blockSolveTrans(f.g, f.Global(), dst[nr:], x[nr:])
 }
 
-// AddSolveTransRange adds C_i^-T x_i to dst_i for the subjects i in
-// [lo, hi). With x = z and dst holding grad log p(theta), it completes
-// grad h = grad log p + Sigma^-1 (theta - mu) in place. dst must not alias x.
-func (f *Factor) AddSolveTransRange(lo, hi int, dst, x []float64) {
-	f.checkRange(lo, hi)
-	f.checkVec(dst, x)
-	r, t := f.r, f.tr
-	switch r {
-	case 1:
-		addSolve1(f.data[lo:hi], dst[lo:hi], x[lo:hi])
-	case 2:
-		addSolveTrans2(f.data[lo*t:hi*t], dst[lo*r:hi*r], x[lo*r:hi*r])
-	default:
-		for i := lo; i < hi; i++ {
-			blockAddSolveTrans(r, f.data[i*t:(i+1)*t], dst[i*r:(i+1)*r], x[i*r:(i+1)*r])
-		}
-	}
-}
-
-// AddSolveTransGlobal adds C_g^-T x_g to dst_g. dst must not alias x. For
-// a global block of order above 16 the result agrees with the separate
-// solve and addition to within rounding amplified by the condition number
-// of C_g.
-func (f *Factor) AddSolveTransGlobal(dst, x []float64) {
-	f.checkVec(dst, x)
-	nr := f.n * f.r
-	blockAddSolveTrans(f.g, f.Global(), dst[nr:], x[nr:])
-}
-
 // CovMulVecRange sets dst_i = C_i C_i' x_i for the subjects i in [lo, hi),
 // the product with the covariance Sigma = C C'. dst may alias x.
 func (f *Factor) CovMulVecRange(lo, hi int, dst, x []float64) {
@@ -352,68 +323,6 @@ func (f *Factor) InvFisherGlobal(dMu, dC, aMu, aC []float64) {
 	blockMulTransVec(f.g, c, d, aMu[nr:])
 	blockMulVec(f.g, c, d, d)
 	blockInvFisher(f.g, c, dC[nt:], aC[nt:])
-}
-
-// UpdateRange takes a step of size rho along a stored direction for the
-// subjects i in [lo, hi): C_i <- C_i + rho dC_i and mu_i <- mu_i + rho dMu_i.
-func (f *Factor) UpdateRange(lo, hi int, rho float64, mu, dMu, dC []float64) {
-	f.checkRange(lo, hi)
-	f.checkVec(mu, dMu)
-	f.checkComp(dC)
-	c, d := f.data[lo*f.tr:hi*f.tr], dC[lo*f.tr:hi*f.tr]
-	for k, v := range d {
-		c[k] += rho * v
-	}
-	m, dm := mu[lo*f.r:hi*f.r], dMu[lo*f.r:hi*f.r]
-	for k, v := range dm {
-		m[k] += rho * v
-	}
-}
-
-// UpdateGlobal is UpdateRange for the global block.
-func (f *Factor) UpdateGlobal(rho float64, mu, dMu, dC []float64) {
-	f.checkVec(mu, dMu)
-	f.checkComp(dC)
-	nr, nt := f.n*f.r, f.n*f.tr
-	c, d := f.data[nt:], dC[nt:]
-	for k, v := range d {
-		c[k] += rho * v
-	}
-	m, dm := mu[nr:], dMu[nr:]
-	for k, v := range dm {
-		m[k] += rho * v
-	}
-}
-
-// StepRange performs steps 3 and 4 of Algorithm 1S for the subjects i in
-// [lo, hi) without storing the direction:
-//
-//	C_i  <- C_i + rho C_i halfdiag(C_i' lower(gradH_i z_i')),
-//	mu_i <- mu_i + rho C_i C_i' gradH_i,
-//
-// both with the factor before the step. It is NatGradRange followed by
-// UpdateRange, to rounding, and overwrites gradH_i with C_i' gradH_i.
-func (f *Factor) StepRange(lo, hi int, rho float64, mu, z, gradH []float64) {
-	f.checkRange(lo, hi)
-	f.checkVec(mu, z, gradH)
-	r, t := f.r, f.tr
-	switch r {
-	case 1:
-		step1(f.data[lo:hi], rho, mu[lo:hi], z[lo:hi], gradH[lo:hi])
-	case 2:
-		step2(f.data[lo*t:hi*t], rho, mu[lo*r:hi*r], z[lo*r:hi*r], gradH[lo*r:hi*r])
-	default:
-		for i := lo; i < hi; i++ {
-			blockStep(r, f.data[i*t:(i+1)*t], rho, mu[i*r:(i+1)*r], z[i*r:(i+1)*r], gradH[i*r:(i+1)*r])
-		}
-	}
-}
-
-// StepGlobal is StepRange for the global block.
-func (f *Factor) StepGlobal(rho float64, mu, z, gradH []float64) {
-	f.checkVec(mu, z, gradH)
-	nr := f.n * f.r
-	blockStep(f.g, f.Global(), rho, mu[nr:], z[nr:], gradH[nr:])
 }
 
 // CovRange stores in the compressed dst the lower triangles of the marginal

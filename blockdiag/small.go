@@ -142,46 +142,6 @@ func natGrad2(c, dMu, dC, z, g []float64) {
 	}
 }
 
-// step1 is blockStep for m = 1.
-func step1(c []float64, rho float64, mu, z, g []float64) {
-	mu = mu[:len(c)]
-	z = z[:len(c)]
-	g = g[:len(c)]
-	for i, v := range c {
-		y := v * g[i]
-		g[i] = y
-		cy := v * y
-		c[i] = v + rho*(z[i]*(cy-0.5*cy))
-		mu[i] += rho * cy
-	}
-}
-
-// step2 is blockStep for m = 2.
-func step2(c []float64, rho float64, mu, z, g []float64) {
-	for i := 0; i+3 <= len(c); i += 3 {
-		k := i / 3 * 2
-		b := c[i : i+3 : i+3]
-		gv := g[k : k+2 : k+2]
-		zv := z[k : k+2 : k+2]
-		m := mu[k : k+2 : k+2]
-		c00, c10, c11 := b[0], b[1], b[2]
-		z0, z1 := zv[0], zv[1]
-		y0 := c00*gv[0] + c10*gv[1]
-		y1 := c11 * gv[1]
-		gv[0], gv[1] = y0, y1
-		cy := c11 * y1
-		s := cy
-		b[2] = c11 + rho*(z1*(s-0.5*cy))
-		cy = c10 * y0
-		s += cy
-		b[1] = c10 + rho*(z0*(s-0.5*cy))
-		m[1] += rho * s
-		cy = c00 * y0
-		b[0] = c00 + rho*(z0*(cy-0.5*cy))
-		m[0] += rho * cy
-	}
-}
-
 func euclidGrad1(dC, z, g []float64) {
 	z = z[:len(dC)]
 	g = g[:len(dC)]
@@ -273,25 +233,4 @@ func cholesky2(l, s []float64) (blk, row int, pivot float64) {
 		b[0], b[1], b[2] = l00, l10, math.Sqrt(v)
 	}
 	return -1, 0, 0
-}
-
-func addSolve1(c, dst, x []float64) {
-	x = x[:len(c)]
-	dst = dst[:len(c)]
-	for i, v := range c {
-		dst[i] += x[i] / v
-	}
-}
-
-func addSolveTrans2(c, dst, x []float64) {
-	for i := 0; i+3 <= len(c); i += 3 {
-		k := i / 3 * 2
-		b := c[i : i+3 : i+3]
-		xv := x[k : k+2 : k+2]
-		d := dst[k : k+2 : k+2]
-		y1 := xv[1] / b[2]
-		y0 := (xv[0] - b[1]*y1) / b[0]
-		d[0] += y0
-		d[1] += y1
-	}
 }
