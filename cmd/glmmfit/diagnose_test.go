@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -141,4 +142,42 @@ func mustDesign(t *testing.T, fr *datasets.Frame, fml string, fam glmm.Family) *
 		t.Fatal(err)
 	}
 	return d
+}
+
+// TestCorrectAlwaysForetellsItsCost: -correct always warns before a
+// correction its own estimate puts beyond a minute, saying how many
+// subject integrals and how to stop it, and stays quiet on one of a few
+// seconds.
+func TestCorrectAlwaysForetellsItsCost(t *testing.T) {
+	dir := dataDir(t, "toenail.csv")
+	args := []string{"fit", "-format", "json", "-quiet", "-correct", "always", "-data", filepath.Join(dir, "toenail.csv"),
+		"-formula", "outcome ~ treatment*time + (1 | patientID)", "-ref", "outcome=none or mild"}
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		warns bool
+	}{
+		// 294 subjects of 6.5 rows: 1000 draws are about a second.
+		{"default draws", nil, false},
+		// 200,000 draws are minutes; -timeout stops them.
+		{"many draws", []string{"-correct-draws", "200000", "-timeout", "3s"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := glmmfit(t, "", "", nil, append(args, tc.extra...)...)
+			got := strings.Contains(r.stderr, "warning: -correct always: the correction integrates out each of the 294 subjects")
+			if got != tc.warns {
+				t.Fatalf("warned %v, want %v; exit %d, stderr:\n%s", got, tc.warns, r.code, r.stderr)
+			}
+			if tc.warns {
+				for _, want := range []string{"200000 draws", "subject integrals that may take about", "Ctrl-C, SIGTERM or -timeout stops it"} {
+					if !strings.Contains(r.stderr, want) {
+						t.Errorf("the warning does not say %q:\n%s", want, r.stderr)
+					}
+				}
+				if r.code != exitLimit {
+					t.Errorf("exit %d, want %d (-timeout)", r.code, exitLimit)
+				}
+			}
+		})
+	}
 }

@@ -124,7 +124,7 @@ func runFit(e *env, args []string) error {
 		corrDoc *correctionDoc
 	)
 	if res != nil {
-		imp, corrDoc = correct(ctx, m, res, o, prog)
+		imp, corrDoc = correct(ctx, m, res, o, prog, e.stderr)
 	}
 	prog.phase("summaries: the posterior of every parameter and random effect")
 	if res == nil {
