@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
 )
 
 const (
@@ -80,9 +81,16 @@ func Wrap(n, r, g int, data []float64) *Factor {
 	return &Factor{n: n, r: r, g: g, tri: tri, stride: tri + g*r, data: data}
 }
 
-// Dims returns the number of subjects n, the order r of the local blocks
+// Shape returns the number of subjects n, the order r of the local blocks
 // and the order g of the global block.
-func (f *Factor) Dims() (n, r, g int) { return f.n, f.r, f.g }
+func (f *Factor) Shape() (n, r, g int) { return f.n, f.r, f.g }
+
+// Dims returns the order d = n*r + g of T twice: with At and T, a
+// Factor is a mat.Matrix, which gonum's functions read without a dense copy.
+func (f *Factor) Dims() (r, c int) { d := f.Dim(); return d, d }
+
+// T returns the transpose of T, a mat.Transpose of f.
+func (f *Factor) T() mat.Matrix { return mat.Transpose{Matrix: f} }
 
 // Dim returns the order d = n*r + g of T.
 func (f *Factor) Dim() int { return f.n*f.r + f.g }

@@ -201,3 +201,19 @@ func TestDiagIndices(t *testing.T) {
 		}
 	}
 }
+
+// TestFactorIsMatrix: as a mat.Matrix a Factor reads as its dense copy,
+// transposed too.
+func TestFactorIsMatrix(t *testing.T) {
+	for _, s := range allDims() {
+		f := randFactor(rand.New(rand.NewPCG(55, seedOf(s))), s)
+		var _ mat.Matrix = f
+		if r, c := f.Dims(); r != f.Dim() || c != f.Dim() {
+			t.Errorf("%v: Dims %d×%d, want %d×%d", s, r, c, f.Dim(), f.Dim())
+		}
+		want := denseOf(f)
+		if !mat.Equal(f, want) || !mat.Equal(f.T(), want.T()) {
+			t.Errorf("%v: the Factor as a mat.Matrix differs from its dense copy", s)
+		}
+	}
+}

@@ -64,7 +64,7 @@ func randVec(rng *rand.Rand, m int) []float64 {
 // denseOf builds T as a dense d×d matrix straight from the documented
 // storage layout, independently of At and ToTriDense.
 func denseOf(f *Factor) *mat.Dense {
-	n, r, g := f.Dims()
+	n, r, g := f.Shape()
 	d := n*r + g
 	t := mat.NewDense(d, d, nil)
 	data := f.Data()
@@ -91,7 +91,7 @@ func denseOf(f *Factor) *mat.Dense {
 
 // blockDiagOf returns the dense T_d = blockdiag(T_1, ..., T_n, T_g).
 func blockDiagOf(f *Factor) *mat.Dense {
-	n, r, _ := f.Dims()
+	n, r, _ := f.Shape()
 	t := denseOf(f)
 	d, _ := t.Dims()
 	for i := n * r; i < d; i++ {

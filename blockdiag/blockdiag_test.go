@@ -364,7 +364,7 @@ func TestSetters(t *testing.T) {
 	for _, s := range sizes() {
 		f := New(s.n, s.r, s.g)
 		d := s.n*s.r + s.g
-		if n, r, g := f.Dims(); n != s.n || r != s.r || g != s.g || f.Dim() != d {
+		if n, r, g := f.Shape(); n != s.n || r != s.r || g != s.g || f.Dim() != d {
 			t.Fatalf("%v: Dims = %d %d %d, Dim = %d", s, n, r, g, f.Dim())
 		}
 		f.SetBlockScales(2, 0.25)
@@ -521,6 +521,22 @@ func TestDiagIndices(t *testing.T) {
 			if f.Data()[j] != f.At(d, d) {
 				t.Errorf("%v: Data()[%d] = %v, C[%d,%d] = %v", s, j, f.Data()[j], d, d, f.At(d, d))
 			}
+		}
+	}
+}
+
+// TestFactorIsMatrix: as a mat.Matrix a Factor reads as the dense matrix
+// built from the layout rule, transposed too.
+func TestFactorIsMatrix(t *testing.T) {
+	for _, s := range sizes() {
+		f := randFactor(newRand(56), s, false)
+		var _ mat.Matrix = f
+		if r, c := f.Dims(); r != f.Dim() || c != f.Dim() {
+			t.Errorf("%v: Dims %d×%d, want %d×%d", s, r, c, f.Dim(), f.Dim())
+		}
+		want := denseFromComp(s, f.Data())
+		if !mat.Equal(f, want) || !mat.Equal(f.T(), want.T()) {
+			t.Errorf("%v: the Factor as a mat.Matrix differs from its dense copy", s)
 		}
 	}
 }

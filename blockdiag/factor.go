@@ -58,9 +58,16 @@ func Wrap(n, r, g int, data []float64) *Factor {
 	return &Factor{n: n, r: r, g: g, tr: r * (r + 1) / 2, data: data}
 }
 
-// Dims returns the number of subjects n, the order r of each subject block
+// Shape returns the number of subjects n, the order r of each subject block
 // and the order g of the global block.
-func (f *Factor) Dims() (n, r, g int) { return f.n, f.r, f.g }
+func (f *Factor) Shape() (n, r, g int) { return f.n, f.r, f.g }
+
+// Dims returns the order d = n*r + g of C twice: with At and T, a
+// Factor is a mat.Matrix, which gonum's functions read without a dense copy.
+func (f *Factor) Dims() (r, c int) { d := f.Dim(); return d, d }
+
+// T returns the transpose of C, a mat.Transpose of f.
+func (f *Factor) T() mat.Matrix { return mat.Transpose{Matrix: f} }
 
 // Dim returns the order d = n*r + g of C, the length of the vectors the
 // kernels act on.

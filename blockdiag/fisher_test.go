@@ -340,7 +340,7 @@ func (gt gaussTarget) elbo(s size, mu, comp []float64) float64 {
 
 // gradH sets grad = grad log p(theta) + C^-T z.
 func (gt gaussTarget) gradH(f *Factor, grad, theta, z []float64) {
-	n, _, _ := f.Dims()
+	n, _, _ := f.Shape()
 	f.SolveTransRange(0, n, grad, z)
 	f.SolveTransGlobal(grad, z)
 	d := len(theta)
