@@ -4,6 +4,12 @@
 
 package arrowhead
 
+import (
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sparsevi/sparsevi/internal/small"
+)
+
 // With P_i = T_g^-1 T_gi T_i^-1 the inverse of T is
 //
 //	T^-1 = [ T_i^-1 on the block diagonal,  0      ]
@@ -209,6 +215,42 @@ func gramLower(m int, x []float64) {
 	for a := range m {
 		for b := a + 1; b < m; b++ {
 			x[b*m+a] = x[a*m+b]
+		}
+	}
+}
+
+// LocalCovTo stores in dst the marginal covariance Cov(theta_i) of subject
+// i's local block, as CovRange does for one subject. If dst is empty it is
+// resized to r×r; otherwise it must be r×r. If r is zero, dst is reset to
+// empty.
+func (f *Factor) LocalCovTo(i int, dst *mat.SymDense) {
+	if uint(i) >= uint(f.n) {
+		panic(badRange)
+	}
+	li := make([]float64, f.r*f.r)
+	if f.r > 0 {
+		f.covLocal(i, li, make([]float64, f.r*f.g))
+	}
+	symTo(f.r, li, dst)
+}
+
+// GlobalCovTo stores in dst the marginal covariance Cov(theta_g) =
+// T_g^-T T_g^-1 of the global block. If dst is empty it is resized to g×g;
+// otherwise it must be g×g. If g is zero, dst is reset to empty.
+func (f *Factor) GlobalCovTo(dst *mat.SymDense) {
+	cov := make([]float64, f.g*f.g)
+	f.CovGlobal(cov)
+	symTo(f.g, cov, dst)
+}
+
+// symTo copies the dense row-major symmetric m×m a into dst.
+func symTo(m int, a []float64, dst *mat.SymDense) {
+	if !small.ReuseSym(dst, m, badShape) {
+		return
+	}
+	for x := range m {
+		for y := x; y < m; y++ {
+			dst.SetSym(x, y, a[x*m+y])
 		}
 	}
 }

@@ -46,6 +46,20 @@ func TestCov(t *testing.T) {
 				t.Fatal(err)
 			}
 			check("whole")
+
+			// The same blocks through LocalCovTo and GlobalCovTo.
+			var blk mat.SymDense
+			for i := range s.n {
+				lo, hi := i*s.r, (i+1)*s.r
+				blk.Reset()
+				f.LocalCovTo(i, &blk)
+				checkClose(t, "LocalCovTo", mat.DenseCopyOf(&blk).RawMatrix().Data, sub(&sig, lo, hi, lo, hi), tol)
+			}
+			if s.g > 0 {
+				blk.Reset()
+				f.GlobalCovTo(&blk)
+				checkClose(t, "GlobalCovTo", mat.DenseCopyOf(&blk).RawMatrix().Data, sub(&sig, nr, d, nr, d), tol)
+			}
 		})
 	}
 }

@@ -109,6 +109,10 @@
 //     NatGradGlobal. EuclidGradRange, InvFisherRange and CovRange need
 //     nothing from a Global call; LocalCovRange takes CovGlobal's result.
 //
+// Outside the kernels, LocalCovTo and GlobalCovTo write one block's
+// covariance into a mat.SymDense, as package blockdiag's do, and a Factor
+// is a mat.Matrix (Dims, At, T); Shape gives n, r and g.
+//
 // Range kernels allocate nothing and are safe to call concurrently on
 // disjoint ranges of the same Factor, each with its own partial sum, as long
 // as nothing modifies the global block meanwhile. The package runs nothing

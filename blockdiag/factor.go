@@ -7,6 +7,8 @@ package blockdiag
 import (
 	"github.com/james-bowman/sparse"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/sparsevi/sparsevi/internal/small"
 )
 
 const (
@@ -174,15 +176,8 @@ func (f *Factor) GlobalCovTo(dst *mat.SymDense) {
 }
 
 func covTo(m int, c []float64, dst *mat.SymDense) {
-	if m == 0 {
-		// gonum has no 0×0 matrices; an empty block leaves dst empty.
-		dst.Reset()
+	if !small.ReuseSym(dst, m, errDstShape) {
 		return
-	}
-	if dst.IsEmpty() {
-		dst.ReuseAsSym(m)
-	} else if dst.SymmetricDim() != m {
-		panic(errDstShape)
 	}
 	for i := range m {
 		for j := 0; j <= i; j++ {

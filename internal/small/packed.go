@@ -7,6 +7,8 @@ package small
 import (
 	"errors"
 	"math"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // The kernels below work on packed lower triangles: element (u, v), v <=
@@ -82,4 +84,21 @@ func PackedAddOuter(s, c []float64) {
 			s[x*(x+1)/2+y] += c[x] * c[y]
 		}
 	}
+}
+
+// ReuseSym readies dst for an m×m symmetric matrix as gonum's To methods
+// do: an empty dst is resized, a non-empty one must be m×m, else it panics
+// with msg. For m zero, which gonum cannot hold, it resets dst and reports
+// false.
+func ReuseSym(dst *mat.SymDense, m int, msg string) bool {
+	if m == 0 {
+		dst.Reset()
+		return false
+	}
+	if dst.IsEmpty() {
+		dst.ReuseAsSym(m)
+	} else if dst.SymmetricDim() != m {
+		panic(msg)
+	}
+	return true
 }
