@@ -32,7 +32,9 @@ type Config struct {
 
 	// X is the nobs×p fixed-effect design: a *mat.Dense, a
 	// *sparse.CSR (github.com/james-bowman/sparse), or any mat.Matrix. A nil
-	// X means no fixed effects (p = 0).
+	// X means no fixed effects (p = 0). A *mat.Dense whose rows are already
+	// grouped by subject, in the order of the subjects, is kept rather than
+	// copied: it must not change after New.
 	X mat.Matrix
 	// Z is the nobs×r random-effect design, r >= 1.
 	Z mat.Matrix
@@ -505,6 +507,12 @@ func (mod *Model) setX(x mat.Matrix, rowName func(int) int) error {
 		}
 	}
 	mod.sparseX = p > sparseMinCols && float64(nnz) < sparseMaxDensity*float64(mod.nobs)*float64(p)
+	if !mod.sparseX && dense != nil && dense.RawMatrix().Stride == p && mod.inOrder() {
+		// The rows are already grouped by subject in order, as data files
+		// usually are: keep X's storage rather than copy it (Config.X).
+		mod.x = dense.RawMatrix().Data[:mod.nobs*p]
+		return nil
+	}
 	if mod.sparseX {
 		mod.xptr = make([]int, mod.nobs+1)
 		mod.xind = make([]int, 0, nnz)
@@ -527,6 +535,17 @@ func (mod *Model) setX(x mat.Matrix, rowName func(int) int) error {
 		mod.xptr[s+1] = len(mod.xind)
 	}
 	return nil
+}
+
+// inOrder reports whether the stored rows are the original rows in their
+// order: the data were grouped by subject, subjects in order.
+func (mod *Model) inOrder() bool {
+	for s, k := range mod.perm {
+		if s != k {
+			return false
+		}
+	}
+	return true
 }
 
 // Rank tolerance: a column whose squared sine of angle to the span of the
