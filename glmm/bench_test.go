@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/james-bowman/sparse"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/sparsevi/sparsevi/glmm"
@@ -90,4 +91,57 @@ func BenchmarkLocal(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkCrossedDesign compares the two ways to apply a crossed
+// factor's design Z (one 1 per row, at the row's level) that issue 15
+// weighed: Model's level index per row (gather Z v into the linear
+// predictors, scatter Z' res into the gradient) against
+// github.com/james-bowman/sparse's CSR products, on insteval's shape
+// (73,421 rows, 1128 levels).
+//
+//	go test ./glmm -run X -bench CrossedDesign
+func BenchmarkCrossedDesign(b *testing.B) {
+	const nobs, levels = 73421, 1128
+	rng := rand.New(rand.NewPCG(3, 4))
+	idx := make([]int32, nobs)
+	ptr, ind, val := make([]int, nobs+1), make([]int, nobs), make([]float64, nobs)
+	for k := range idx {
+		l := rng.IntN(levels)
+		idx[k] = int32(l)
+		ptr[k+1], ind[k], val[k] = k+1, l, 1
+	}
+	z := sparse.NewCSR(nobs, levels, ptr, ind, val)
+	v, res := make([]float64, levels), make([]float64, nobs)
+	for l := range v {
+		v[l] = rng.NormFloat64()
+	}
+	for k := range res {
+		res[k] = rng.NormFloat64()
+	}
+	eta, g := make([]float64, nobs), make([]float64, levels)
+	b.Run("index/gather", func(b *testing.B) {
+		for b.Loop() {
+			for k, l := range idx {
+				eta[k] += v[l]
+			}
+		}
+	})
+	b.Run("csr/gather", func(b *testing.B) {
+		for b.Loop() {
+			z.MulVecTo(eta, false, v)
+		}
+	})
+	b.Run("index/scatter", func(b *testing.B) {
+		for b.Loop() {
+			for k, l := range idx {
+				g[l] += res[k]
+			}
+		}
+	})
+	b.Run("csr/scatter", func(b *testing.B) {
+		for b.Loop() {
+			z.MulVecTo(g, true, res)
+		}
+	})
 }

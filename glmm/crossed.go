@@ -47,7 +47,12 @@ type Crossed struct {
 // 850 iterations.
 const MaxCrossedLevels = 2000
 
-// crossFactor is a Crossed as stored.
+// crossFactor is a Crossed as stored. Its design Z (one 1 per row, at the
+// row's level) is held as a level index per row, not as a sparse.CSR:
+// on insteval's shape (73,421 rows, 1128 levels) gathering Z v took
+// 62 µs against CSR's 359 µs and scattering Z' res 53 against 400 µs
+// (go test ./glmm -run X -bench CrossedDesign), in 4 bytes a row
+// against 24.
 type crossFactor struct {
 	name   string
 	levels []string
