@@ -64,15 +64,7 @@ func (f *Factor) CholRange(lo, hi int, s, sum []float64) error {
 		// a subject meets few of the global variables. (The buffer keeps
 		// the common case off the heap.)
 		var buf [256]int
-		nz := buf[:0]
-		for a := range g {
-			for _, v := range c[a*r : (a+1)*r] {
-				if v != 0 {
-					nz = append(nz, a)
-					break
-				}
-			}
-		}
+		nz := nonzeroRows(r, c, buf[:0])
 		for x, a := range nz {
 			ca := c[a*r : (a+1)*r]
 			row := sum[a*(a+1)/2 : a*(a+1)/2+a+1]

@@ -133,15 +133,7 @@ func (f *Factor) LocalCovRange(lo, hi int, covG, local []float64) {
 	for i := lo; i < hi; i++ {
 		li := local[i*r*r : (i+1)*r*r]
 		ti, c := f.data[i*st:i*st+tri], f.data[i*st+tri:(i+1)*st]
-		nz = nz[:0]
-		for k := range g {
-			for _, v := range c[k*r : (k+1)*r] {
-				if v != 0 {
-					nz = append(nz, k)
-					break
-				}
-			}
-		}
+		nz = nonzeroRows(r, c, nz[:0])
 		if 2*len(nz) > g {
 			f.covLocal(i, li, x)
 			continue

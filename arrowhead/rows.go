@@ -26,6 +26,44 @@ func (f *Factor) SetRows(start []int, rows []int32) {
 	f.rowStart, f.rows = start, rows
 }
 
+// ClearUnlisted zeroes, in dst (in the compressed storage of f), the rows
+// of the blocks T_gi outside the lists of SetRows, for the subjects i in
+// [lo, hi): what a kernel without the lists, such as InvFisherRange or a
+// factorisation, wrote there. Without lists it does nothing.
+func (f *Factor) ClearUnlisted(lo, hi int, dst []float64) {
+	f.checkRange(lo, hi)
+	if len(dst) != len(f.data) {
+		panic(badLen)
+	}
+	if f.rowStart == nil {
+		return
+	}
+	r := f.r
+	for i := lo; i < hi; i++ {
+		c := dst[i*f.stride+f.tri : (i+1)*f.stride]
+		next := 0
+		for _, k := range f.rowsOf(i) {
+			clear(c[next*r : int(k)*r])
+			next = int(k) + 1
+		}
+		clear(c[next*r:])
+	}
+}
+
+// nonzeroRows appends to dst the rows of the g×r block c with a nonzero
+// entry (NaN included) and returns it.
+func nonzeroRows(r int, c []float64, dst []int) []int {
+	for k := range len(c) / max(r, 1) {
+		for _, v := range c[k*r : (k+1)*r] {
+			if v != 0 {
+				dst = append(dst, k)
+				break
+			}
+		}
+	}
+	return dst
+}
+
 // rowsOf returns the listed rows of T_gi.
 func (f *Factor) rowsOf(i int) []int32 { return f.rows[f.rowStart[i]:f.rowStart[i+1]] }
 

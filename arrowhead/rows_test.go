@@ -49,6 +49,34 @@ func TestSetRows(t *testing.T) {
 				}
 				return v
 			}
+			// ClearUnlisted zeroes exactly the rows outside the lists.
+			fac := fill(len(f.Data()))
+			sparse.ClearUnlisted(0, s.n, fac)
+			for i := range s.n {
+				in := make([]bool, s.g)
+				for _, r := range rows[start[i]:start[i+1]] {
+					in[r] = true
+				}
+				o := i*f.stride + f.tri
+				for j := i * f.stride; j < o; j++ {
+					if fac[j] != mark {
+						t.Fatalf("ClearUnlisted changed T_%d", i)
+					}
+				}
+				for r := range s.g {
+					for _, v := range fac[o+r*s.r : o+(r+1)*s.r] {
+						if want := map[bool]float64{true: mark, false: 0}[in[r]]; v != want {
+							t.Fatalf("ClearUnlisted: subject %d row %d holds %v, want %v", i, r, v, want)
+						}
+					}
+				}
+			}
+			for _, v := range fac[s.n*f.stride:] {
+				if v != mark {
+					t.Fatal("ClearUnlisted changed T_g")
+				}
+			}
+
 			for _, k := range []struct {
 				name string
 				run  func(f *Factor, vec, fac []float64)

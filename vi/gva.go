@@ -56,14 +56,6 @@ func newGVA(t Target, set Settings, pool *parallel.Pool) *gva {
 	return f
 }
 
-// zeroOutside clears, in fac (laid out as T), the rows of T_gi outside
-// the supports of the subjects in [lo, hi).
-func (f *gva) zeroOutside(lo, hi int, fac []float64) {
-	if f.support != nil {
-		f.support.zero(lo, hi, f.r, f.g, f.r*(f.r+1)/2, f.stride, fac)
-	}
-}
-
 func (f *gva) precision() bool { return true }
 
 // stepBlocks leaves out the rows of T_gi outside the supports.
@@ -89,7 +81,7 @@ func (f *gva) init(ctx context.Context, how Init) error {
 	if how == InitMode {
 		return initMode(f.base, func(_ []float64, t *arrowhead.Factor) error {
 			f.t.CopyFrom(t)
-			f.zeroOutside(0, f.n, f.t.Data())
+			f.t.ClearUnlisted(0, f.n, f.t.Data())
 			return nil
 		})
 	}
@@ -222,6 +214,6 @@ func (f *gva) fisherPass2(k int) error {
 	d := f.d
 	f.t.SolveTransRange(lo, hi, f.fdst[:d], f.fv)
 	f.t.InvFisherRange(lo, hi, f.fdst[d:], f.fsrc[d:])
-	f.zeroOutside(lo, hi, f.fdst[d:])
+	f.t.ClearUnlisted(lo, hi, f.fdst[d:])
 	return nil
 }

@@ -79,22 +79,6 @@ func newCrossSupport(t Target) (*crossSupport, int, error) {
 	return s, partial, nil
 }
 
-// zero clears, in fac (the compressed storage of an arrowhead factor with
-// local blocks of order r, tri = r(r+1)/2 entries of T_i and stride
-// entries per subject), the rows of T_gi outside subject i's support, for
-// the subjects i in [lo, hi).
-func (s *crossSupport) zero(lo, hi, r, g, tri, stride int, fac []float64) {
-	for i := lo; i < hi; i++ {
-		c := fac[i*stride+tri : i*stride+tri+g*r]
-		next := 0
-		for _, j := range s.rows[s.start[i]:s.start[i+1]] {
-			clear(c[next*r : int(j)*r])
-			next = int(j) + 1
-		}
-		clear(c[next*r:])
-	}
-}
-
 // stepBlocks is the package's stepBlocks with, in each subject's factor
 // block, only T_i and the supported rows of T_gi: the step rules never
 // touch the entries that stay zero. Adjacent spans are merged, and the

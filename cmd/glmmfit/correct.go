@@ -79,8 +79,8 @@ type correctionDoc struct {
 // correct runs posterior.ImportanceGlobal on the fit when -correct asks
 // for it: always, or (auto) when q's Pareto k over every variable is above
 // posterior.ParetoKBad and the model is small enough for it to take a
-// second or two (subjects times the draws and the Laplace step's 2G²
-// evaluations at most autoCorrectIntegrals). It returns the draws (nil if
+// second or two (correctionCost's subject integrals at most
+// autoCorrectIntegrals). It returns the draws (nil if
 // it did not run) and what to report.
 func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, prog *progress, stderr io.Writer) (*posterior.GlobalImportance, *correctionDoc) {
 	doc := &correctionDoc{}
@@ -90,6 +90,7 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 		draws = posterior.DefaultImportanceDraws
 	}
 	k, _, kerr := posterior.ParetoK(res.LogWeights)
+	integrals, est := correctionCost(m, draws)
 	switch {
 	case o.correct == correctNever:
 		return nil, nil
@@ -98,7 +99,7 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 		return nil, doc
 	case o.correct == correctAlways:
 		doc.Reason = "-correct always"
-		if integrals, est := correctionCost(m, draws); est > longCorrection && ctx.Err() == nil {
+		if est > longCorrection && ctx.Err() == nil {
 			fmt.Fprintf(stderr, "glmmfit: warning: -correct always: the correction integrates out each of the %d subjects up to %s times (%d draws and up to 4G^2 = %s evaluations in the Laplace step, with G = %d fixed effects, variance parameters and crossed levels), %s subject integrals that may take %s; Ctrl-C, SIGTERM or -timeout stops it and keeps q's summaries\n",
 				n, roughCount(integrals/float64(n)), draws, roughCount(float64(4*g*g)), g, roughCount(integrals), roughDuration(est))
 		}
@@ -114,7 +115,7 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 		return nil, nil
 	case !(k > posterior.ParetoKBad):
 		return nil, nil
-	case n*(draws+2*g*g) > autoCorrectIntegrals:
+	case integrals > autoCorrectIntegrals:
 		doc.Reason = fmt.Sprintf("not run: q's Pareto k is %.2f, but with %d subjects the correction would take long; -correct always runs it", k, n)
 		return nil, doc
 	default:
