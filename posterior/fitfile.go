@@ -38,7 +38,7 @@ type SavedFit struct {
 	N          int     `json:"n"`
 	R          int     `json:"r"`
 	G          int     `json:"g"`
-	Optimizer  string  `json:"optimizer"`
+	Rule       string  `json:"optimizer"` // the step rule's name (vi.ParseRule)
 	Status     string  `json:"status"`
 	Iterations int     `json:"iterations"`
 	LowerBound jsonNum `json:"lower_bound"`
@@ -122,9 +122,13 @@ func NewSavedFit(res *vi.Result, target vi.Target) (*SavedFit, error) {
 	if res == nil || target == nil {
 		return nil, errors.New("posterior: nil result or target")
 	}
+	rule := res.Rule
+	if rule == nil {
+		rule = vi.Snngm{}
+	}
 	s := &SavedFit{
 		Version: FitFileVersion, N: res.N, R: res.R, G: res.G,
-		Optimizer: res.Optimizer.String(), Status: res.Status.String(), Iterations: res.Iterations,
+		Rule: rule.String(), Status: res.Status.String(), Iterations: res.Iterations,
 		LowerBound: jsonNum(res.LowerBound), BoundSE: jsonNum(res.LowerBoundSE),
 		Mu: res.Mu, Factor: res.Factor, LogWeights: res.LogWeights, ImportanceGlobal: res.ImportanceGlobal,
 	}
@@ -192,7 +196,7 @@ func (s *SavedFit) Load(ctx context.Context, m *glmm.Model) (*vi.Result, vi.Targ
 			return nil, nil, err
 		}
 	}
-	opt, err := vi.ParseOptimizer(s.Optimizer)
+	rule, err := vi.ParseRule(s.Rule)
 	if err != nil {
 		return nil, nil, fmt.Errorf("posterior: saved fit: %v", err)
 	}
@@ -200,7 +204,7 @@ func (s *SavedFit) Load(ctx context.Context, m *glmm.Model) (*vi.Result, vi.Targ
 	if !ok {
 		return nil, nil, fmt.Errorf("posterior: saved fit: unknown status %q", s.Status)
 	}
-	res := &vi.Result{Optimizer: opt, Status: status, Iterations: s.Iterations, N: n, R: r, G: g,
+	res := &vi.Result{Rule: rule, Status: status, Iterations: s.Iterations, N: n, R: r, G: g,
 		Mu: s.Mu, Factor: s.Factor, LowerBound: float64(s.LowerBound), LowerBoundSE: float64(s.BoundSE),
 		LogWeights: s.LogWeights, ImportanceGlobal: s.ImportanceGlobal}
 	if err := checkMethod(s.Method, s.Expansion); err != nil {

@@ -404,23 +404,23 @@ func TestBadSettings(t *testing.T) {
 		same   bool        // the fit must equal the reference
 	}{
 		{name: "unknown method", set: vi.Settings{Method: vi.Method(7)}, msg: "vi: unknown method Method(7)"},
-		{name: "NaN step", set: vi.Settings{Alpha: nan}, msg: "Settings.Alpha is NaN"},
-		{name: "infinite step", set: vi.Settings{Alpha: inf}, msg: "Settings.Alpha is +Inf"},
-		{name: "negative step", set: vi.Settings{Alpha: -0.01}, msg: "Settings.Alpha is -0.01"},
-		{name: "NaN Alpha0", set: vi.Settings{Alpha0: nan}, msg: "Settings.Alpha0 is NaN"},
-		{name: "infinite Alpha0", set: vi.Settings{Alpha0: inf}, msg: "Settings.Alpha0 is +Inf"},
-		{name: "negative Alpha0", set: vi.Settings{Alpha0: -1}, msg: "Settings.Alpha0 is -1"},
-		{name: "Adam with Beta1 = 1", set: vi.Settings{Optimizer: vi.Adam, Beta1: 1}, msg: "Settings.Beta1 is 1"},
-		{name: "Adam with Beta2 = 1", set: vi.Settings{Optimizer: vi.Adam, Beta2: 1}, msg: "Settings.Beta2 is 1"},
-		{name: "Adam with NaN Eps", set: vi.Settings{Optimizer: vi.Adam, Eps: nan}, msg: "Settings.Eps is NaN"},
-		{name: "Adam with NaN Beta1", set: vi.Settings{Optimizer: vi.Adam, Beta1: nan}, msg: "Settings.Beta1 is NaN"},
-		{name: "RVB PGA with infinite step", set: vi.Settings{Method: vi.BlockDiag, Optimizer: vi.PGA, Alpha: inf}, msg: "Settings.Alpha is +Inf"},
-		{name: "VOGN with NaN step", set: vi.Settings{Optimizer: vi.VOGN, Alpha: nan}, msg: "Settings.Alpha is NaN"},
-		{name: "VOGN with Beta2 = 1", set: vi.Settings{Optimizer: vi.VOGN, Beta2: 1}, msg: "Settings.Beta2 is 1"},
-		{name: "Adam with Beta1 = 2", set: vi.Settings{Optimizer: vi.Adam, Beta1: 2}, msg: "Settings.Beta1 is 2"},
-		{name: "Nagm with NaN clip", set: vi.Settings{Optimizer: vi.Nagm, Clip: nan}, msg: "Settings.Clip is NaN"},
-		{name: "Nagm with Beta1 = 1", set: vi.Settings{Optimizer: vi.Nagm, Beta1: 1}, msg: "Settings.Beta1 is 1"},
-		{name: "Nagm with infinite clip", set: vi.Settings{Optimizer: vi.Nagm, Clip: inf}, status: ok},
+		{name: "NaN step", set: vi.Settings{Rule: vi.Snngm{Alpha: nan}}, msg: "Snngm.Alpha is NaN"},
+		{name: "infinite step", set: vi.Settings{Rule: vi.Snngm{Alpha: inf}}, msg: "Snngm.Alpha is +Inf"},
+		{name: "negative step", set: vi.Settings{Rule: vi.Snngm{Alpha: -0.01}}, msg: "Snngm.Alpha is -0.01"},
+		{name: "NaN Alpha0", set: vi.Settings{Rule: vi.Snngm{Alpha0: nan}}, msg: "Snngm.Alpha0 is NaN"},
+		{name: "infinite Alpha0", set: vi.Settings{Rule: vi.Snngm{Alpha0: inf}}, msg: "Snngm.Alpha0 is +Inf"},
+		{name: "negative Alpha0", set: vi.Settings{Rule: vi.Snngm{Alpha0: -1}}, msg: "Snngm.Alpha0 is -1"},
+		{name: "Adam with Beta1 = 1", set: vi.Settings{Rule: vi.Adam{Beta1: 1}}, msg: "Adam.Beta1 is 1"},
+		{name: "Adam with Beta2 = 1", set: vi.Settings{Rule: vi.Adam{Beta2: 1}}, msg: "Adam.Beta2 is 1"},
+		{name: "Adam with NaN Eps", set: vi.Settings{Rule: vi.Adam{Eps: nan}}, msg: "Adam.Eps is NaN"},
+		{name: "Adam with NaN Beta1", set: vi.Settings{Rule: vi.Adam{Beta1: nan}}, msg: "Adam.Beta1 is NaN"},
+		{name: "RVB PGA with infinite step", set: vi.Settings{Method: vi.BlockDiag, Rule: vi.PGA{Alpha: inf}}, msg: "PGA.Alpha is +Inf"},
+		{name: "VOGN with NaN step", set: vi.Settings{Rule: vi.VOGN{Alpha: nan}}, msg: "VOGN.Alpha is NaN"},
+		{name: "VOGN with Beta2 = 1", set: vi.Settings{Rule: vi.VOGN{Beta2: 1}}, msg: "VOGN.Beta2 is 1"},
+		{name: "Adam with Beta1 = 2", set: vi.Settings{Rule: vi.Adam{Beta1: 2}}, msg: "Adam.Beta1 is 2"},
+		{name: "Nagm with NaN clip", set: vi.Settings{Rule: vi.Nagm{Clip: nan}}, msg: "Nagm.Clip is NaN"},
+		{name: "Nagm with Beta1 = 1", set: vi.Settings{Rule: vi.Nagm{Beta1: 1}}, msg: "Nagm.Beta1 is 1"},
+		{name: "Nagm with infinite clip", set: vi.Settings{Rule: vi.Nagm{Clip: inf}}, status: ok},
 		{name: "negative workers", set: vi.Settings{Workers: -3}, msg: "Settings.Workers is -3"},
 		{name: "1000 workers", set: vi.Settings{Workers: 1000}, status: ok, same: true},
 		{name: "negative chunk size", set: vi.Settings{ChunkSize: -1}, msg: "Settings.ChunkSize is -1"},
@@ -479,23 +479,6 @@ func TestBadSettings(t *testing.T) {
 				t.Errorf("fit differs from the default settings'")
 			}
 		})
-	}
-}
-
-// TestUnknownOptimizer: an Optimizer value outside the defined ones is a
-// setting a program can pass (Method has the same kind of value and gets
-// an error, "vi: unknown method"); it once made vi.Fit panic in a worker
-// ("vi: stepper used with Optimizer(42)"), so it runs in a child process
-// that a panic cannot take the other tests down with.
-func TestUnknownOptimizer(t *testing.T) {
-	if !inChild(t.Name()) {
-		runChild(t, t.Name(), hangGuard, "vi.Fit with Optimizer(42)")
-		return
-	}
-	m := smallModel(t, "poisson", 40, 3)
-	res, err := vi.Fit(context.Background(), m, vi.Settings{Optimizer: vi.Optimizer(42), MaxIter: 100})
-	if err == nil || !strings.Contains(err.Error(), "Optimizer(42)") {
-		t.Fatalf("result %v, error %v; want an error naming Optimizer(42)", res, err)
 	}
 }
 

@@ -46,12 +46,10 @@ func TestHugeStepDiverges(t *testing.T) {
 		if method == vi.BlockDiag {
 			target = tg
 		}
-		for _, opt := range []vi.Optimizer{vi.Snngm, vi.Adam, vi.NAdam, vi.PGA, vi.Nagm, vi.VOGN} {
+		// Snngm's step is Alpha0 sqrt(len(lambda)).
+		for _, opt := range []vi.Rule{vi.Snngm{Alpha0: 1e4}, vi.Adam{Alpha: 1e6}, vi.NAdam{Alpha: 1e6}, vi.PGA{Alpha: 1e6}, vi.Nagm{Alpha: 1e6}, vi.VOGN{Alpha: 1e6}} {
 			t.Run(method.String()+"/"+opt.String(), func(t *testing.T) {
-				set := vi.Settings{Method: method, Optimizer: opt, Alpha: 1e6, Seed: 5, FinalDraws: 100}
-				if opt == vi.Snngm {
-					set.Alpha, set.Alpha0 = 0, 1e4 // Snngm's step is Alpha0 sqrt(len(lambda))
-				}
+				set := vi.Settings{Method: method, Rule: opt, Seed: 5, FinalDraws: 100}
 				res, err := vi.Fit(context.Background(), target, set)
 				var de *vi.DivergedError
 				if !errors.As(err, &de) {
@@ -130,8 +128,8 @@ func TestTargetFailureNamesSubject(t *testing.T) {
 	tg := rvbTarget(t, m)
 	for _, c := range []struct {
 		method vi.Method
-		opt    vi.Optimizer
-	}{{vi.GVA, vi.Snngm}, {vi.BlockDiag, vi.Snngm}, {vi.GVA, vi.VOGN}, {vi.BlockDiag, vi.VOGN}} {
+		opt    vi.Rule
+	}{{vi.GVA, vi.Snngm{}}, {vi.BlockDiag, vi.Snngm{}}, {vi.GVA, vi.VOGN{}}, {vi.BlockDiag, vi.VOGN{}}} {
 		method := c.method
 		var inner vi.Target = m
 		if method == vi.BlockDiag {
@@ -140,7 +138,7 @@ func TestTargetFailureNamesSubject(t *testing.T) {
 		name := method.String() + "/" + c.opt.String()
 		t.Run(name+"/persistent", func(t *testing.T) {
 			f := &faulty{Target: inner, bad: 17, label: m.GroupLevels()[17], from: from, to: math.MaxInt64}
-			res, err := vi.Fit(context.Background(), f, vi.Settings{Method: method, Optimizer: c.opt, Seed: 6, MaxIter: 400, FinalDraws: 100})
+			res, err := vi.Fit(context.Background(), f, vi.Settings{Method: method, Rule: c.opt, Seed: 6, MaxIter: 400, FinalDraws: 100})
 			var de *vi.DivergedError
 			if !errors.As(err, &de) || res == nil || res.Status != vi.Diverged {
 				t.Fatalf("error %v, want a divergence", err)
@@ -167,7 +165,7 @@ func TestTargetFailureNamesSubject(t *testing.T) {
 		})
 		t.Run(name+"/transient", func(t *testing.T) {
 			f := &faulty{Target: inner, bad: 17, label: m.GroupLevels()[17], from: from, to: from}
-			res, err := vi.Fit(context.Background(), f, vi.Settings{Method: method, Optimizer: c.opt, Seed: 6, MaxIter: 400, FinalDraws: 100})
+			res, err := vi.Fit(context.Background(), f, vi.Settings{Method: method, Rule: c.opt, Seed: 6, MaxIter: 400, FinalDraws: 100})
 			checkResult(t, "transient failure", res, err, vi.Converged, vi.MaxIterations)
 			if res.Backoffs != 1 {
 				t.Errorf("%d back-offs, want 1", res.Backoffs)
@@ -175,7 +173,7 @@ func TestTargetFailureNamesSubject(t *testing.T) {
 		})
 		t.Run(name+"/NaN without error", func(t *testing.T) {
 			f := &faulty{Target: inner, bad: 17, from: from, to: math.MaxInt64, nanOnly: true}
-			res, err := vi.Fit(context.Background(), f, vi.Settings{Method: method, Optimizer: c.opt, Seed: 6, MaxIter: 400, FinalDraws: 100})
+			res, err := vi.Fit(context.Background(), f, vi.Settings{Method: method, Rule: c.opt, Seed: 6, MaxIter: 400, FinalDraws: 100})
 			var de *vi.DivergedError
 			if !errors.As(err, &de) || res == nil || res.Status != vi.Diverged {
 				t.Fatalf("error %v, want a divergence", err)
@@ -285,9 +283,9 @@ func TestCancel(t *testing.T) {
 	tg := rvbTarget(t, m)
 	type run struct {
 		method vi.Method
-		opt    vi.Optimizer
+		opt    vi.Rule
 	}
-	for _, c := range []run{{vi.GVA, vi.Snngm}, {vi.BlockDiag, vi.Snngm}, {vi.GVA, vi.Adam}, {vi.GVA, vi.VOGN}, {vi.BlockDiag, vi.VOGN}} {
+	for _, c := range []run{{vi.GVA, vi.Snngm{}}, {vi.BlockDiag, vi.Snngm{}}, {vi.GVA, vi.Adam{}}, {vi.GVA, vi.VOGN{}}, {vi.BlockDiag, vi.VOGN{}}} {
 		var target vi.Target = m
 		if c.method == vi.BlockDiag {
 			target = tg
@@ -300,7 +298,7 @@ func TestCancel(t *testing.T) {
 			// the start takes.
 			var lastWindow, cancelledAt atomic.Int64 // cancelledAt in UnixNano
 			var timer *time.Timer
-			set := vi.Settings{Method: c.method, Optimizer: c.opt, Seed: 7, Patience: 1 << 30, MaxIter: 1 << 30,
+			set := vi.Settings{Method: c.method, Rule: c.opt, Seed: 7, Patience: 1 << 30, MaxIter: 1 << 30,
 				Progress: func(p vi.Progress) {
 					if lastWindow.Swap(int64(p.Iter)) == 0 {
 						timer = time.AfterFunc(200*time.Millisecond, func() {

@@ -100,7 +100,7 @@ func TestTable11Measure(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		set.Alpha0 = v
+		set.Rule = vi.Snngm{Alpha0: v}
 	}
 	if os.Getenv("RVB_INIT") == "paper" {
 		set.Init = vi.InitPaper
@@ -157,8 +157,8 @@ func TestTable11(t *testing.T) {
 	}{
 		{"epilepsy", vi.Settings{}},
 		{"toenail", vi.Settings{}},
-		{"epilepsy", vi.Settings{Init: vi.InitPaper, Alpha0: 0.001, RelTol: -1, Jitter: -1}},
-		{"toenail", vi.Settings{Init: vi.InitPaper, Alpha0: 0.001, RelTol: -1, Jitter: -1}},
+		{"epilepsy", vi.Settings{Init: vi.InitPaper, Rule: vi.Snngm{Alpha0: 0.001}, RelTol: -1, Jitter: -1}},
+		{"toenail", vi.Settings{Init: vi.InitPaper, Rule: vi.Snngm{Alpha0: 0.001}, RelTol: -1, Jitter: -1}},
 	}
 	for _, tc := range cases {
 		m := paperModel(t, tc.name)

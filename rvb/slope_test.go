@@ -196,7 +196,7 @@ func TestRVB1WeakRandomSlope(t *testing.T) {
 	k := p + glmm.OmegaIndex(1, 1, r) // log W_tt in theta_g
 	alpha0 := min(vi.DefaultAlpha0BlockDiag, 0.003)
 	for seed := uint64(1); seed <= 8; seed++ {
-		res, err := vi.Fit(ctx, tg, vi.Settings{Method: vi.BlockDiag, Seed: seed, Alpha0: alpha0})
+		res, err := vi.Fit(ctx, tg, vi.Settings{Method: vi.BlockDiag, Seed: seed, Rule: vi.Snngm{Alpha0: alpha0}})
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}

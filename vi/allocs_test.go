@@ -68,7 +68,7 @@ func TestIterationsAllocateNothing(t *testing.T) {
 		res, err := vi.Fit(context.Background(), target, set)
 		runtime.ReadMemStats(&after)
 		if err != nil || res.Iterations != set.MaxIter {
-			t.Fatalf("%v/%v: %v after %d iterations, want %d", set.Method, set.Optimizer, err, res.Iterations, set.MaxIter)
+			t.Fatalf("%v/%v: %v after %d iterations, want %d", set.Method, set.Rule, err, res.Iterations, set.MaxIter)
 		}
 		return after.Mallocs - before.Mallocs
 	}
@@ -77,16 +77,16 @@ func TestIterationsAllocateNothing(t *testing.T) {
 		target vi.Target
 		method vi.Method
 	}{{"gva", m, vi.GVA}, {"rvb", rt, vi.BlockDiag}, {"gva crossed", crossedModel(t), vi.GVA}} {
-		for _, opt := range []vi.Optimizer{vi.Snngm, vi.Adam, vi.NAdam, vi.PGA, vi.Nagm, vi.VOGN} {
-			if c.method == vi.BlockDiag && opt == vi.PGA {
+		for _, opt := range vi.Rules() {
+			if c.method == vi.BlockDiag && opt == (vi.PGA{}) {
 				continue // diverges on RVB (TestRulesReachOptimum)
 			}
-			if c.name == "gva crossed" && opt == vi.VOGN {
+			if c.name == "gva crossed" && opt == (vi.VOGN{}) {
 				continue // stops gaining at all after 350 iterations, so never runs to the limit
 			}
 			// A tiny tolerance, no relative tolerance and no jitter keep
 			// the fit running to its limit.
-			set := vi.Settings{Method: c.method, Optimizer: opt, Seed: 3, Workers: 2, Tol: 1e-300, RelTol: -1, Jitter: -1}
+			set := vi.Settings{Method: c.method, Rule: opt, Seed: 3, Workers: 2, Tol: 1e-300, RelTol: -1, Jitter: -1}
 			set.MaxIter = 400
 			short := mallocs(c.target, set)
 			set.MaxIter = 800

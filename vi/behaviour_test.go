@@ -76,7 +76,7 @@ func TestCancel(t *testing.T) {
 func TestDiverges(t *testing.T) {
 	m := simModel(t, "poisson", 100, [][]float64{{0.5}}, 3)
 	for _, method := range []vi.Method{vi.GVA, vi.BlockDiag} {
-		res, err := vi.Fit(context.Background(), m, vi.Settings{Method: method, Optimizer: vi.Adam, Alpha: 1e6})
+		res, err := vi.Fit(context.Background(), m, vi.Settings{Method: method, Rule: vi.Adam{Alpha: 1e6}})
 		var de *vi.DivergedError
 		if !errors.As(err, &de) {
 			t.Fatalf("%v: error %v, want *vi.DivergedError", method, err)

@@ -44,6 +44,11 @@
 //
 // # Step rules
 //
+// Settings.Rule is a value of one of the Rule types, carrying the rule's
+// own parameters, whose zero fields mean the defaults; Result.Rule is the
+// rule with its defaults filled in. One driver runs every rule: the
+// windows, convergence, backing off from failures and the trace.
+//
 // Snngm (default) normalises the natural gradient and adds momentum; its
 // step is alpha = Alpha0 sqrt(len(lambda)). For GVA it divides each
 // gradient by its own norm, as the paper does; for RVB by the root mean

@@ -62,8 +62,15 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	if set.Window == 0 && n >= LargeSubjects {
 		set.Window = LargeWindow
 	}
-	if _, ok := target.(Starter); ok && set.Alpha0 == 0 && set.Method == BlockDiag && set.Init == InitMode && n > RVBStepSubjects {
-		set.Alpha0 = DefaultAlpha0BlockDiag * math.Sqrt(RVBStepSubjects/float64(n))
+	// Snngm's default step depends on the method and the target.
+	alpha0 := DefaultAlpha0
+	if set.Method == BlockDiag {
+		alpha0 = DefaultAlpha0BlockDiag
+	}
+	sn, isSnngm := set.Rule.(Snngm)
+	ownAlpha0 := isSnngm && sn.Alpha0 != 0
+	if _, ok := target.(Starter); ok && !ownAlpha0 && set.Method == BlockDiag && set.Init == InitMode && n > RVBStepSubjects {
+		alpha0 = DefaultAlpha0BlockDiag * math.Sqrt(RVBStepSubjects/float64(n))
 		if set.Refine == 0 {
 			set.Refine = -1
 		}
@@ -75,8 +82,8 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 		if sup, partial, err = newCrossSupport(target); err != nil {
 			return nil, err
 		}
-		if set.Alpha0 == 0 && partial > GVAStepShared {
-			set.Alpha0 = DefaultAlpha0 * GVAStepShared / float64(partial)
+		if !ownAlpha0 && partial > GVAStepShared {
+			alpha0 = DefaultAlpha0 * GVAStepShared / float64(partial)
 		}
 	}
 	if set.Workers == 0 && n > 0 {
@@ -92,9 +99,6 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	if vals := float64(n)*float64(r+r*(r+1)/2+g*r) + float64(g)*float64(g+3)/2; vals > maxValues {
 		return nil, fmt.Errorf("vi: target of n=%d subjects, r=%d, G=%d needs %.3g variational parameters, more than the %.3g that can be allocated", n, r, g, vals, float64(maxValues))
 	}
-	if set.Optimizer < Snngm || set.Optimizer > VOGN {
-		return nil, fmt.Errorf("vi: unknown optimizer %v", set.Optimizer)
-	}
 	start := time.Now()
 	pool := parallel.NewPollingPool(ctx, set.Workers)
 	defer pool.Close()
@@ -103,7 +107,8 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Method: set.Method, Optimizer: set.Optimizer, N: n, R: r, G: g, Workers: set.Workers, bestBound: math.Inf(-1)}
+	rule := set.Rule.withDefaults(alpha0, fam.free())
+	res := &Result{Method: set.Method, Rule: rule, N: n, R: r, G: g, Workers: set.Workers, bestBound: math.Inf(-1)}
 	if rp, ok := target.(Reparametrised); ok {
 		res.Reparametrised = rp.LocalsReparametrised()
 	}
@@ -124,15 +129,9 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	good := append([]float64(nil), lambda...)
 	goodIter := 0
 
-	var it iterator
-	if set.Optimizer == VOGN {
-		v, ok := fam.(vognFamily)
-		if !ok {
-			return nil, errors.New("vi: VOGN is not available for this method")
-		}
-		it = newVOGNIterator(v, set)
-	} else {
-		it = newGradientIterator(fam, set, pool)
+	it, err := rule.iterator(fam, pool)
+	if err != nil {
+		return nil, err
 	}
 	runErr, fail := run(ctx, fam, it, set, res, start, good, &goodIter)
 
@@ -196,7 +195,7 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 }
 
 // An iterator takes the iterations of one step rule for run: the
-// gradient rules through a stepper, VOGN through its family's
+// gradient rules through their gradientStep, VOGN through its family's
 // Gauss–Newton step.
 type iterator interface {
 	// iterate draws at iteration iter, evaluates h there and, where h is

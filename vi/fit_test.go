@@ -28,25 +28,19 @@ func TestGVAExactOnGaussian(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		n, r, g int
-		opt     Optimizer
-		alpha   float64 // Snngm's Alpha0 or the rule's Alpha
+		rule    Rule
 	}{
-		{"snngm/r=1", 12, 1, 2, Snngm, 0.001},
-		{"snngm/r=2", 8, 2, 3, Snngm, 0.001},
-		{"nagm/r=1", 12, 1, 2, Nagm, 0.5},
-		{"nagm/r=2", 8, 2, 3, Nagm, 0.5},
+		{"snngm/r=1", 12, 1, 2, Snngm{Alpha0: 0.001}},
+		{"snngm/r=2", 8, 2, 3, Snngm{Alpha0: 0.001}},
+		{"nagm/r=1", 12, 1, 2, Nagm{Alpha: 0.5}},
+		{"nagm/r=2", 8, 2, 3, Nagm{Alpha: 0.5}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tg := newGaussTarget(3, tc.n, tc.r, tc.g)
 			mean, prec, logML := tg.exact()
 			// The bound is quadratic in the parameters' error, so 1e-3 in
 			// the parameters needs gains per window far below that.
-			set := Settings{Method: GVA, Optimizer: tc.opt, Init: InitPaper, Seed: 1, MaxIter: 50000, Workers: 2, ChunkSize: 3, Tol: 1e-8, RelTol: -1, Jitter: -1, Refine: 3, ConvergenceDraws: 200}
-			if tc.opt == Snngm {
-				set.Alpha0 = tc.alpha
-			} else {
-				set.Alpha = tc.alpha
-			}
+			set := Settings{Method: GVA, Rule: tc.rule, Init: InitPaper, Seed: 1, MaxIter: 50000, Workers: 2, ChunkSize: 3, Tol: 1e-8, RelTol: -1, Jitter: -1, Refine: 3, ConvergenceDraws: 200}
 			res, err := Fit(context.Background(), tg, set)
 			if err != nil {
 				t.Fatal(err)
@@ -101,7 +95,7 @@ func TestGVAExactWithSupport(t *testing.T) {
 			tg := newSupportedTarget(4, tc.n, tc.r, tc.shared, tc.levels, tc.per)
 			g := tc.shared + tc.levels
 			mean, prec, logML := tg.exact()
-			set := Settings{Method: GVA, Init: InitPaper, Seed: 1, MaxIter: 50000, Workers: 2, ChunkSize: 3, Tol: 1e-8, RelTol: -1, Jitter: -1, Refine: 3, ConvergenceDraws: 200, Alpha0: 0.001}
+			set := Settings{Method: GVA, Init: InitPaper, Seed: 1, MaxIter: 50000, Workers: 2, ChunkSize: 3, Tol: 1e-8, RelTol: -1, Jitter: -1, Refine: 3, ConvergenceDraws: 200, Rule: Snngm{Alpha0: 0.001}}
 			res, err := Fit(context.Background(), tg, set)
 			if err != nil {
 				t.Fatal(err)
@@ -175,22 +169,16 @@ func TestRVBBlockOptimumOnGaussian(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		n, r, g int
-		opt     Optimizer
-		alpha   float64
+		rule    Rule
 	}{
-		{"snngm/r=1", 10, 1, 2, Snngm, 0.001},
-		{"snngm/r=2", 6, 2, 3, Snngm, 0.001},
-		{"nagm/r=2", 6, 2, 3, Nagm, 0.5},
+		{"snngm/r=1", 10, 1, 2, Snngm{Alpha0: 0.001}},
+		{"snngm/r=2", 6, 2, 3, Snngm{Alpha0: 0.001}},
+		{"nagm/r=2", 6, 2, 3, Nagm{Alpha: 0.5}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tg := newGaussTarget(5, tc.n, tc.r, tc.g)
 			mean, prec, logML := tg.exact()
-			set := Settings{Method: BlockDiag, Optimizer: tc.opt, Init: InitPaper, Seed: 2, MaxIter: 50000, Workers: 2, ChunkSize: 4, Tol: 1e-4, RelTol: -1, Jitter: -1, Refine: 3}
-			if tc.opt == Snngm {
-				set.Alpha0 = tc.alpha
-			} else {
-				set.Alpha = tc.alpha
-			}
+			set := Settings{Method: BlockDiag, Rule: tc.rule, Init: InitPaper, Seed: 2, MaxIter: 50000, Workers: 2, ChunkSize: 4, Tol: 1e-4, RelTol: -1, Jitter: -1, Refine: 3}
 			res, err := Fit(context.Background(), tg, set)
 			if err != nil {
 				t.Fatal(err)

@@ -62,9 +62,10 @@ type TracePoint struct {
 
 // Result is a fitted Gaussian approximation.
 type Result struct {
-	Method    Method
-	Optimizer Optimizer
-	Status    Status
+	Method Method
+	// Rule is the step rule with its defaults filled in.
+	Rule   Rule
+	Status Status
 	// Err is non-nil when Status is Diverged or Cancelled.
 	Err error
 

@@ -41,103 +41,141 @@ func stepBlocks(c parallel.Chunking, r, g, stride, total int) [][]span {
 	return blocks
 }
 
-// stepper applies a step rule to lambda in place. Every rule first writes its
-// step into delta; apply then scales it down if it would shrink a diagonal
-// entry of the factor by more than half, and adds it.
-type stepper struct {
-	opt   Optimizer
-	set   Settings
-	alpha float64
-
+// stepCore is what the gradient rules share: lambda with the kinds of its
+// entries, the pool and the blocks their passes run over, the blocks'
+// partial sums, and the safeguard that a step written into delta passes
+// through in apply: it is scaled down if it would shrink a diagonal entry
+// of the factor by more than half.
+type stepCore struct {
 	lambda []float64
 	kinds  []uint8
 	prec   bool // the factor is a precision factor (GVA)
-
-	m, v, delta []float64
-	t           int
-	lastFrac    float64 // the fraction of the rule's step the safeguard let through
-	// nu is the root of the moving average, at rate Beta2, of the squared
-	// norms of RVB's natural gradients, by which its Snngm normalises.
-	nu float64
 
 	pool     *parallel.Pool
 	blocks   [][]span
 	partial  []float64
 	partial2 []float64
 
-	// Per-pass scalars read by the block functions.
-	scale, corr1, corr2 float64
-	grad                []float64
+	delta    []float64
+	lastFrac float64 // the fraction of the rule's step the safeguard let through
 
-	passNorm, passSnngm, passAdam, passPGA, passNagm, passRatio, passApply, passRetract func(int) error
+	// Per-pass values read by the block functions.
+	scale float64
+	grad  []float64
+
+	passNorm, passRatio, passApply func(int) error
 }
 
-// newStepper returns the rule opt for lambda, free of whose entries may
-// change (Snngm's step grows with their square root).
-func newStepper(opt Optimizer, set Settings, lambda []float64, free int, kinds []uint8, prec bool, pool *parallel.Pool, blocks [][]span) *stepper {
-	n := len(lambda)
-	s := &stepper{
-		opt: opt, set: set, lambda: lambda, kinds: kinds, prec: prec, pool: pool,
-		m:      make([]float64, n),
-		blocks: blocks,
-	}
-	if opt != Snngm {
-		// Snngm steps lambda in its own pass.
-		s.delta = make([]float64, n)
-	}
-	s.partial = make([]float64, len(s.blocks))
-	s.partial2 = make([]float64, len(s.blocks))
-	switch opt {
-	case Adam, NAdam, PGA:
-		s.v = make([]float64, n)
-	}
-	s.alpha = set.Alpha
-	if s.alpha <= 0 {
-		switch opt {
-		case Snngm:
-			s.alpha = set.Alpha0 * math.Sqrt(float64(free))
-		case Nagm:
-			s.alpha = 0.01
-		default:
-			s.alpha = 1e-3
-		}
-	}
-	s.passNorm = s.normBlock
-	s.passSnngm = s.snngmBlock
-	s.passAdam = s.adamBlock
-	s.passPGA = s.pgaBlock
-	s.passNagm = s.nagmBlock
-	s.passRatio = s.ratioBlock
-	s.passApply = s.applyBlock
-	s.passRetract = s.retractBlock
-	return s
+func newStepCore(fam family, pool *parallel.Pool, delta bool) *stepCore {
+	return newStepCoreOf(fam.lambda(), fam.kinds(), fam.precision(), pool, fam.stepBlocks(), delta)
 }
 
-// reset forgets the moments, as after a restart from an earlier state.
-func (s *stepper) reset() {
+// newStepCoreOf returns the shared state of a rule's step over lambda, with
+// room for a step in delta if asked.
+func newStepCoreOf(lambda []float64, kinds []uint8, prec bool, pool *parallel.Pool, blocks [][]span, delta bool) *stepCore {
+	c := &stepCore{lambda: lambda, kinds: kinds, prec: prec, pool: pool, blocks: blocks,
+		partial: make([]float64, len(blocks)), partial2: make([]float64, len(blocks))}
+	if delta {
+		c.delta = make([]float64, len(lambda))
+	}
+	c.passNorm, c.passRatio, c.passApply = c.normBlock, c.ratioBlock, c.applyBlock
+	return c
+}
+
+// biasCorrections returns Adam's bias corrections 1/(1 - b^t) of the two
+// moments at step t.
+func biasCorrections(b1, b2 float64, t int) (c1, c2 float64) {
+	return 1 / (1 - math.Pow(b1, float64(t))), 1 / (1 - math.Pow(b2, float64(t)))
+}
+
+// gradientStep is the step of a gradient rule: it advances lambda by one
+// iteration given the gradient the rule consumes, and returns the step's
+// norm.
+type gradientStep interface {
+	step(g []float64) (float64, error)
+	// divide divides the step size by f.
+	divide(f float64)
+	// reset forgets the moments, as after a restart from an earlier
+	// state.
+	reset()
+	// core returns the shared state, whose lastFrac the iterator reports.
+	core() *stepCore
+}
+
+// snngmStep is Snngm's step: it updates the momentum and takes the step in
+// one pass over lambda, and takes back what the safeguard disallows.
+type snngmStep struct {
+	*stepCore
+	rule  Snngm
+	alpha float64
+	m     []float64
+	t     int
+	// nu is the root of the moving average, at rate Beta2, of the squared
+	// norms of RVB's natural gradients, by which its Snngm normalises.
+	nu    float64
+	corr1 float64
+
+	passStep, passRetract func(int) error
+}
+
+func (s Snngm) iterator(fam family, pool *parallel.Pool) (iterator, error) {
+	return newGradientIterator(fam, newSnngmStep(newStepCore(fam, pool, false), s), true, false), nil
+}
+
+func newSnngmStep(c *stepCore, rule Snngm) *snngmStep {
+	st := &snngmStep{stepCore: c, rule: rule, alpha: rule.Alpha, m: make([]float64, len(c.lambda))}
+	st.passStep, st.passRetract = st.snngmBlock, st.retractBlock
+	return st
+}
+
+func (s *snngmStep) core() *stepCore  { return s.stepCore }
+func (s *snngmStep) divide(f float64) { s.alpha /= f }
+
+func (s *snngmStep) reset() {
 	s.nu = 0
 	clear(s.m)
-	clear(s.v)
 	s.t = 0
 }
 
-// needs reports which gradients the rule consumes.
-func (s *stepper) needs() (natural, euclidean, noEntropy bool) {
-	switch s.opt {
-	case Snngm, NAdam:
-		return true, false, false
-	case Adam, Nagm:
-		return false, true, false
-	case PGA:
-		return false, true, true
+func (s *snngmStep) step(g []float64) (float64, error) {
+	s.t++
+	b2 := s.rule.Beta2
+	var corr2 float64
+	s.corr1, corr2 = biasCorrections(s.rule.Beta1, b2, s.t)
+	nrm, err := s.norm(g)
+	if err != nil {
+		return 0, err
 	}
-	return false, false, false
+	if nrm == 0 {
+		return 0, nil
+	}
+	s.grad = g
+	s.scale = 1 / nrm
+	if !s.prec {
+		// RVB divides by the recent root mean square norm rather
+		// than by this gradient's norm: the step is then linear in
+		// the gradient over the average's span, and so unbiased.
+		// g/||g|| is not: when a rare draw carries most of the mean
+		// (a variance component with a flat likelihood towards zero
+		// and a cliff the other way, whose log precision q
+		// spreads over both), it weighs no more than a typical draw,
+		// the momentum follows the median draw instead of the mean,
+		// and q drifts down the bound (reliability TestRVBFlatVariance).
+		// The normalised size of one gradient is still at most
+		// 1/sqrt(1-Beta2), about 32: a wild draw cannot throw lambda.
+		s.nu = math.Hypot(math.Sqrt(b2)*s.nu, math.Sqrt(1-b2)*nrm)
+		s.scale = 1 / (s.nu * math.Sqrt(corr2))
+	}
+	if err := s.pool.Run(len(s.blocks), s.passStep); err != nil {
+		return 0, err
+	}
+	return s.finish()
 }
 
 // norm returns the Euclidean norm of g without overflow for entries
 // near the largest float64 (a diverging target can give gradients of
 // 1e300), reduced in block order.
-func (s *stepper) norm(g []float64) (float64, error) {
+func (s *stepCore) norm(g []float64) (float64, error) {
 	s.grad = g
 	if err := s.pool.Run(len(s.blocks), s.passNorm); err != nil {
 		return 0, err
@@ -151,7 +189,7 @@ func (s *stepper) norm(g []float64) (float64, error) {
 
 // normBlock sets the block's partial norm as scale and scaled sum of squares:
 // the block's squared norm is partial^2 * partial2.
-func (s *stepper) normBlock(k int) error {
+func (s *stepCore) normBlock(k int) error {
 	var scale, ssq float64
 	for _, sp := range s.blocks[k] {
 		sc, sq := scaledSumSq(s.grad[sp.lo:sp.hi])
@@ -215,95 +253,12 @@ func addScaled(s1, q1, s2, q2 float64) (float64, float64) {
 	}
 }
 
-// step advances lambda by one iteration given the gradient g (natural or
-// Euclidean as needs reports). For Nagm, fisher maps a Euclidean vector to
-// the natural direction. It returns the norm of the step taken.
-func (s *stepper) step(g []float64, fisher func(src, dst []float64) error) (float64, error) {
-	s.t++
-	b1, b2 := s.set.Beta1, s.set.Beta2
-	s.corr1 = 1 / (1 - math.Pow(b1, float64(s.t)))
-	s.corr2 = 1 / (1 - math.Pow(b2, float64(s.t)))
-	s.grad = g
-	var pass func(int) error
-	switch s.opt {
-	case Snngm:
-		nrm, err := s.norm(g)
-		if err != nil {
-			return 0, err
-		}
-		if nrm == 0 {
-			return 0, nil
-		}
-		s.scale = 1 / nrm
-		if !s.prec {
-			// RVB divides by the recent root mean square norm rather
-			// than by this gradient's norm: the step is then linear in
-			// the gradient over the average's span, and so unbiased.
-			// g/||g|| is not: when a rare draw carries most of the mean
-			// (a variance component with a flat likelihood towards zero
-			// and a cliff the other way, whose log precision q
-			// spreads over both), it weighs no more than a typical draw,
-			// the momentum follows the median draw instead of the mean,
-			// and q drifts down the bound (reliability TestRVBFlatVariance).
-			// The normalised size of one gradient is still at most
-			// 1/sqrt(1-Beta2), about 32: a wild draw cannot throw lambda.
-			s.nu = math.Hypot(math.Sqrt(b2)*s.nu, math.Sqrt(1-b2)*nrm)
-			s.scale = 1 / (s.nu * math.Sqrt(s.corr2))
-		}
-		pass = s.passSnngm
-	case Adam, NAdam:
-		pass = s.passAdam
-	case PGA:
-		pass = s.passPGA
-	case Nagm:
-		nrm, err := s.norm(g)
-		if err != nil {
-			return 0, err
-		}
-		s.scale = 1
-		if nrm > s.set.Clip {
-			s.scale = s.set.Clip / nrm
-		}
-		if err := s.pool.Run(len(s.blocks), s.passNagm); err != nil {
-			return 0, err
-		}
-		if err := fisher(s.m, s.delta); err != nil {
-			return 0, err
-		}
-		pass = nil
-	default:
-		panic("vi: stepper used with " + s.opt.String())
-	}
-	if pass != nil {
-		if err := s.pool.Run(len(s.blocks), pass); err != nil {
-			return 0, err
-		}
-	}
-	if s.opt == Snngm {
-		// Its pass has taken the step.
-		return s.snngmFinish()
-	}
-	if s.opt == Nagm {
-		for j, kind := range s.kinds {
-			switch kind {
-			case kindDiag:
-				s.delta[j] *= s.alpha / 10
-			case kindOff:
-				s.delta[j] *= s.alpha / 100
-			default:
-				s.delta[j] *= s.alpha
-			}
-		}
-	}
-	return s.apply()
-}
-
 // snngmBlock updates the momentum and takes the block's whole step at
 // once, recording the safeguard's ratio (see ratioBlock) in partial and the
 // step's squared norm in partial2: one pass over lambda instead of three,
 // as the ratio rarely binds. When it does, retractBlock takes back the
 // part of the step it disallows.
-func (s *stepper) snngmBlock(k int) error {
+func (s *snngmStep) snngmBlock(k int) error {
 	frac, ss := 1.0, 0.0
 	for _, sp := range s.blocks[k] {
 		frac, ss = s.snngmSpan(sp.lo, sp.hi, frac, ss)
@@ -317,8 +272,8 @@ func (s *stepper) snngmBlock(k int) error {
 
 // snngmSpan is snngmBlock on the entries [lo, hi), carrying the ratio frac
 // and the sum of squares ss.
-func (s *stepper) snngmSpan(lo, hi int, frac, ss float64) (float64, float64) {
-	b := s.set.Beta1
+func (s *snngmStep) snngmSpan(lo, hi int, frac, ss float64) (float64, float64) {
+	b := s.rule.Beta1
 	c := s.alpha * s.corr1
 	b1, sc := 1-b, s.scale
 	// Local slices of one length: the loop then keeps them in registers
@@ -342,7 +297,7 @@ func (s *stepper) snngmSpan(lo, hi int, frac, ss float64) (float64, float64) {
 }
 
 // retractBlock takes back the fraction s.scale of Snngm's step.
-func (s *stepper) retractBlock(k int) error {
+func (s *snngmStep) retractBlock(k int) error {
 	c := s.scale * s.alpha * s.corr1
 	for _, sp := range s.blocks[k] {
 		for j := sp.lo; j < sp.hi; j++ {
@@ -352,9 +307,9 @@ func (s *stepper) retractBlock(k int) error {
 	return nil
 }
 
-// snngmFinish completes a Snngm step from the blocks' partials: it
-// shortens the step if the safeguard requires it and returns its norm.
-func (s *stepper) snngmFinish() (float64, error) {
+// finish completes a Snngm step from the blocks' partials: it shortens the
+// step if the safeguard requires it and returns its norm.
+func (s *snngmStep) finish() (float64, error) {
 	frac := s.allowedFraction()
 	if math.IsNaN(frac) {
 		return frac, nil
@@ -374,7 +329,7 @@ func (s *stepper) snngmFinish() (float64, error) {
 
 // allowedFraction returns the smallest of the blocks' safeguard ratios in
 // partial, NaN if one is NaN, and records it as lastFrac.
-func (s *stepper) allowedFraction() float64 {
+func (s *stepCore) allowedFraction() float64 {
 	frac := 1.0
 	for _, p := range s.partial {
 		if math.IsNaN(p) {
@@ -387,8 +342,63 @@ func (s *stepper) allowedFraction() float64 {
 	return frac
 }
 
-func (s *stepper) adamBlock(k int) error {
-	b1, b2, eps := s.set.Beta1, s.set.Beta2, s.set.Eps
+// adamStep is the step of Adam and NAdam (the same rule on the Euclidean
+// and on the natural gradient) and of PGA.
+type adamStep struct {
+	*stepCore
+	rule         Adam
+	prox         bool // PGA
+	alpha        float64
+	m, v         []float64
+	t            int
+	corr1, corr2 float64
+	pass         func(int) error
+}
+
+func newAdamStep(fam family, pool *parallel.Pool, rule Adam, prox bool) *adamStep {
+	n := len(fam.lambda())
+	st := &adamStep{stepCore: newStepCore(fam, pool, true), rule: rule, prox: prox, alpha: rule.Alpha,
+		m: make([]float64, n), v: make([]float64, n)}
+	st.pass = st.adamBlock
+	if prox {
+		st.pass = st.pgaBlock
+	}
+	return st
+}
+
+func (a Adam) iterator(fam family, pool *parallel.Pool) (iterator, error) {
+	return newGradientIterator(fam, newAdamStep(fam, pool, a, false), false, false), nil
+}
+
+func (a NAdam) iterator(fam family, pool *parallel.Pool) (iterator, error) {
+	return newGradientIterator(fam, newAdamStep(fam, pool, Adam(a), false), true, false), nil
+}
+
+func (a PGA) iterator(fam family, pool *parallel.Pool) (iterator, error) {
+	return newGradientIterator(fam, newAdamStep(fam, pool, Adam(a), true), false, true), nil
+}
+
+func (s *adamStep) core() *stepCore  { return s.stepCore }
+func (s *adamStep) divide(f float64) { s.alpha /= f }
+
+func (s *adamStep) reset() {
+	clear(s.m)
+	clear(s.v)
+	s.t = 0
+}
+
+func (s *adamStep) step(g []float64) (float64, error) {
+	s.t++
+	s.corr1, s.corr2 = biasCorrections(s.rule.Beta1, s.rule.Beta2, s.t)
+	s.grad = g
+	if err := s.pool.Run(len(s.blocks), s.pass); err != nil {
+		return 0, err
+	}
+	return s.apply()
+}
+
+func (s *adamStep) adamBlock(k int) error {
+	b1, b2, eps := s.rule.Beta1, s.rule.Beta2, s.rule.Eps
 	for _, sp := range s.blocks[k] {
 		for j := sp.lo; j < sp.hi; j++ {
 			g := s.grad[j]
@@ -402,15 +412,15 @@ func (s *stepper) adamBlock(k int) error {
 
 // pgaBlock is ProxGenAdam: uncorrected moments, then a proximal step for
 // the entropy term on each diagonal entry (supplement S5.2).
-func (s *stepper) pgaBlock(k int) error {
-	b1, b2, eps := s.set.Beta1, s.set.Beta2, s.set.Eps
+func (s *adamStep) pgaBlock(k int) error {
+	b1, b2, eps := s.rule.Beta1, s.rule.Beta2, s.rule.Eps
 	for _, sp := range s.blocks[k] {
 		s.pgaSpan(sp.lo, sp.hi, b1, b2, eps)
 	}
 	return nil
 }
 
-func (s *stepper) pgaSpan(lo, hi int, b1, b2, eps float64) {
+func (s *adamStep) pgaSpan(lo, hi int, b1, b2, eps float64) {
 	for j := lo; j < hi; j++ {
 		g := s.grad[j]
 		s.m[j] = b1*s.m[j] + (1-b1)*g
@@ -435,8 +445,57 @@ func (s *stepper) pgaSpan(lo, hi int, b1, b2, eps float64) {
 	}
 }
 
-func (s *stepper) nagmBlock(k int) error {
-	b := s.set.Beta1
+// nagmStep is Nagm's step: the momentum of the clipped Euclidean gradient,
+// mapped to the natural direction by the family's Fisher map.
+type nagmStep struct {
+	*stepCore
+	rule   Nagm
+	alpha  float64
+	m      []float64
+	fisher func(src, dst []float64) error
+	pass   func(int) error
+}
+
+func (a Nagm) iterator(fam family, pool *parallel.Pool) (iterator, error) {
+	st := &nagmStep{stepCore: newStepCore(fam, pool, true), rule: a, alpha: a.Alpha, m: make([]float64, len(fam.lambda())), fisher: fam.fisher}
+	st.pass = st.nagmBlock
+	return newGradientIterator(fam, st, false, false), nil
+}
+
+func (s *nagmStep) core() *stepCore  { return s.stepCore }
+func (s *nagmStep) divide(f float64) { s.alpha /= f }
+func (s *nagmStep) reset()           { clear(s.m) }
+
+func (s *nagmStep) step(g []float64) (float64, error) {
+	nrm, err := s.norm(g)
+	if err != nil {
+		return 0, err
+	}
+	s.scale = 1
+	if nrm > s.rule.Clip {
+		s.scale = s.rule.Clip / nrm
+	}
+	if err := s.pool.Run(len(s.blocks), s.pass); err != nil {
+		return 0, err
+	}
+	if err := s.fisher(s.m, s.delta); err != nil {
+		return 0, err
+	}
+	for j, kind := range s.kinds {
+		switch kind {
+		case kindDiag:
+			s.delta[j] *= s.alpha / 10
+		case kindOff:
+			s.delta[j] *= s.alpha / 100
+		default:
+			s.delta[j] *= s.alpha
+		}
+	}
+	return s.apply()
+}
+
+func (s *nagmStep) nagmBlock(k int) error {
+	b := s.rule.Beta1
 	for _, sp := range s.blocks[k] {
 		for j := sp.lo; j < sp.hi; j++ {
 			s.m[j] = b*s.m[j] + (1-b)*s.grad[j]*s.scale
@@ -447,7 +506,7 @@ func (s *stepper) nagmBlock(k int) error {
 
 // ratioBlock finds the largest fraction of delta that shrinks no diagonal
 // entry by more than half.
-func (s *stepper) ratioBlock(k int) error {
+func (s *stepCore) ratioBlock(k int) error {
 	frac := 1.0
 	for _, sp := range s.blocks[k] {
 		for j := sp.lo; j < sp.hi; j++ {
@@ -468,7 +527,7 @@ func (s *stepper) ratioBlock(k int) error {
 	return nil
 }
 
-func (s *stepper) applyBlock(k int) error {
+func (s *stepCore) applyBlock(k int) error {
 	var ss float64
 	for _, sp := range s.blocks[k] {
 		for j := sp.lo; j < sp.hi; j++ {
@@ -481,8 +540,9 @@ func (s *stepper) applyBlock(k int) error {
 	return nil
 }
 
-// apply adds the (possibly shortened) step to lambda and returns its norm.
-func (s *stepper) apply() (float64, error) {
+// apply adds the step in delta, shortened if the safeguard requires it,
+// to lambda and returns its norm.
+func (s *stepCore) apply() (float64, error) {
 	if err := s.pool.Run(len(s.blocks), s.passRatio); err != nil {
 		return 0, err
 	}
@@ -502,27 +562,24 @@ func (s *stepper) apply() (float64, error) {
 }
 
 // gradientIterator is the iterator of the gradient rules: the family's
-// estimate of h and its gradients, then the stepper's step.
+// estimate of h and the gradient the rule consumes, then the rule's step.
 type gradientIterator struct {
 	fam            family
-	st             *stepper
+	st             gradientStep
 	nat, euc, grad []float64
 	noEnt          bool
 }
 
-func newGradientIterator(fam family, set Settings, pool *parallel.Pool) *gradientIterator {
-	lambda := fam.lambda()
-	it := &gradientIterator{fam: fam, st: newStepper(set.Optimizer, set, lambda, fam.free(), fam.kinds(), fam.precision(), pool, fam.stepBlocks())}
-	wantNat, wantEuc, noEnt := it.st.needs()
-	if wantNat {
-		it.nat = make([]float64, len(lambda))
-	}
-	if wantEuc {
-		it.euc = make([]float64, len(lambda))
-	}
-	it.grad, it.noEnt = it.nat, noEnt
-	if it.grad == nil {
-		it.grad = it.euc
+// newGradientIterator returns the iterator of step st, which consumes the
+// natural gradient or the Euclidean one (of E_q log p alone with
+// noEntropy).
+func newGradientIterator(fam family, st gradientStep, natural, noEntropy bool) *gradientIterator {
+	g := make([]float64, len(fam.lambda()))
+	it := &gradientIterator{fam: fam, st: st, grad: g, noEnt: noEntropy}
+	if natural {
+		it.nat = g
+	} else {
+		it.euc = g
 	}
 	return it
 }
@@ -532,10 +589,10 @@ func (it *gradientIterator) iterate(iter uint64) (h, stepNorm, frac float64, eva
 	if evalErr != nil || math.IsNaN(h) || math.IsInf(h, 0) {
 		return h, 0, 1, evalErr, nil
 	}
-	stepNorm, err = it.st.step(it.grad, it.fam.fisher)
-	return h, stepNorm, it.st.lastFrac, nil, err
+	stepNorm, err = it.st.step(it.grad)
+	return h, stepNorm, it.st.core().lastFrac, nil, err
 }
 
-func (it *gradientIterator) divide(f float64) { it.st.alpha /= f }
+func (it *gradientIterator) divide(f float64) { it.st.divide(f) }
 
 func (it *gradientIterator) reset() { it.st.reset() }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 )
 
@@ -36,47 +35,6 @@ func (m Method) String() string {
 	return fmt.Sprintf("Method(%d)", int(m))
 }
 
-// Optimizer selects the step rule.
-type Optimizer int
-
-const (
-	// Snngm is stochastic normalised natural gradient ascent with momentum,
-	// the paper's proposal and the default.
-	Snngm Optimizer = iota
-	// Adam is Kingma and Ba's rule on the Euclidean gradient.
-	Adam
-	// NAdam is Adam fed the natural gradient (the paper's name).
-	NAdam
-	// PGA is ProxGenAdam: Adam moments on the gradient of E_q log p alone,
-	// with proximal steps for the diagonal of the factor.
-	PGA
-	// Nagm is natural gradient ascent on the momentum of the clipped
-	// Euclidean gradient.
-	Nagm
-	// VOGN is variational online Gauss-Newton, adapted to the structured
-	// precision as in the paper's supplement S5.1.
-	VOGN
-)
-
-var optimizerNames = [...]string{"snngm", "adam", "nadam", "pga", "nagm", "vogn"}
-
-func (o Optimizer) String() string {
-	if o >= 0 && int(o) < len(optimizerNames) {
-		return optimizerNames[o]
-	}
-	return fmt.Sprintf("Optimizer(%d)", int(o))
-}
-
-// ParseOptimizer returns the optimizer with the given name, ignoring case.
-func ParseOptimizer(s string) (Optimizer, error) {
-	for i, name := range optimizerNames {
-		if strings.EqualFold(s, name) {
-			return Optimizer(i), nil
-		}
-	}
-	return 0, fmt.Errorf("vi: unknown optimizer %q (want one of %s)", s, strings.Join(optimizerNames[:], ", "))
-}
-
 // Init selects how the variational parameters start.
 type Init int
 
@@ -94,12 +52,14 @@ const (
 // Settings control a fit. The zero value of every field selects its
 // default, so Settings{} is a sensible configuration. A value out of a
 // field's range, such as a negative count or step, a NaN, or an unknown
-// Method, Optimizer or Init, makes Fit fail with an error naming the field
-// (wrapping ErrSettings for all but Method and Optimizer).
+// Method or Init, makes Fit fail with an error naming the field (wrapping
+// ErrSettings for all but Method).
 type Settings struct {
-	Method    Method
-	Optimizer Optimizer
-	Init      Init
+	Method Method
+	// Rule is the step rule; nil means Snngm{}, the rule with its
+	// defaults.
+	Rule Rule
+	Init Init
 
 	// Seed seeds every random draw of the fit.
 	Seed uint64
@@ -184,26 +144,6 @@ type Settings struct {
 	// with 4000 from 0.48 to 0.73, which made owls' whole run 4.6 times
 	// longer.)
 	ImportanceDraws int
-
-	// Alpha is the step size of the rule; 0 means the rule's default
-	// (Snngm: Alpha0 sqrt(len(lambda)); the Adam family and VOGN: 1e-3).
-	Alpha float64
-	// Alpha0 is Snngm's step per square root of the number of variational
-	// parameters; 0 means DefaultAlpha0 for GVA and DefaultAlpha0BlockDiag for
-	// RVB, times sqrt(RVBStepSubjects/n) for RVB targets of n >
-	// RVBStepSubjects subjects that start from their own mode (a Starter
-	// under InitMode), and for GVA times GVAStepShared/K when K >
-	// GVAStepShared global variables are each outside some subject's
-	// support (GlobalSupporter).
-	Alpha0 float64
-	// Beta1 and Beta2 are the momentum and second-moment decay rates; 0
-	// means 0.9 and 0.999. For RVB, Snngm's Beta2 is the decay rate of the
-	// mean square gradient norm by which it normalises.
-	Beta1, Beta2 float64
-	// Eps is Adam's epsilon; 0 means 1e-8.
-	Eps float64
-	// Clip is Nagm's gradient-norm clip; 0 means 5e5.
-	Clip float64
 
 	// Progress, if not nil, is called at the end of every window.
 	Progress func(Progress)
@@ -325,15 +265,9 @@ func (s Settings) withDefaults() Settings {
 	} else if s.Jitter < 0 {
 		s.Jitter = 0
 	}
-	if s.Method == BlockDiag {
-		deff(&s.Alpha0, DefaultAlpha0BlockDiag)
-	} else {
-		deff(&s.Alpha0, DefaultAlpha0)
+	if s.Rule == nil {
+		s.Rule = Snngm{}
 	}
-	deff(&s.Beta1, 0.9)
-	deff(&s.Beta2, 0.999)
-	deff(&s.Eps, 1e-8)
-	deff(&s.Clip, 5e5)
 	return s
 }
 
@@ -342,8 +276,8 @@ func (s Settings) withDefaults() Settings {
 var ErrSettings = errors.New("invalid settings")
 
 // validate returns an error naming the first field out of its range. Zero
-// values are valid: they select defaults. Method and Optimizer are checked
-// where they are dispatched on (newFamily, Fit).
+// values are valid: they select defaults. Method is checked where it is
+// dispatched on (newFamily).
 func (s Settings) validate() error {
 	bad := func(field string, v any, want string) error {
 		return fmt.Errorf("vi: %w: Settings.%s is %v; want %s", ErrSettings, field, v, want)
@@ -367,24 +301,9 @@ func (s Settings) validate() error {
 	if s.TimeLimit < 0 {
 		return bad("TimeLimit", s.TimeLimit, "a positive duration, or 0 for none")
 	}
-	// A NaN or infinite step or epsilon leaves the fit nowhere to go;
-	// an infinite Tol (stop at the first flat window) or Clip (never
-	// clip) is meaningful.
-	for _, f := range []struct {
-		name   string
-		v      float64
-		infOK  bool
-		wanted string
-	}{
-		{"Alpha", s.Alpha, false, "a positive finite step, or 0 for the rule's default"},
-		{"Alpha0", s.Alpha0, false, "a positive finite step, or 0 for the default"},
-		{"Eps", s.Eps, false, "a positive finite number, or 0 for the default"},
-		{"Tol", s.Tol, true, "a positive tolerance, or 0 for the default"},
-		{"Clip", s.Clip, true, "a positive norm, or 0 for the default"},
-	} {
-		if math.IsNaN(f.v) || f.v < 0 || math.IsInf(f.v, 1) && !f.infOK {
-			return bad(f.name, f.v, f.wanted)
-		}
+	// An infinite Tol (stop at the first flat window) is meaningful.
+	if math.IsNaN(s.Tol) || s.Tol < 0 {
+		return bad("Tol", s.Tol, "a positive tolerance, or 0 for the default")
 	}
 	if math.IsNaN(s.RelTol) {
 		return bad("RelTol", s.RelTol, "a positive tolerance, 0 for the default or a negative value for none")
@@ -392,15 +311,8 @@ func (s Settings) validate() error {
 	if math.IsNaN(s.Jitter) {
 		return bad("Jitter", s.Jitter, "a positive scale, 0 for the default or a negative value for none")
 	}
-	// A decay rate of 1 or more never forgets (Adam's bias correction
-	// then divides by zero), a negative one oscillates.
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"Beta1", s.Beta1}, {"Beta2", s.Beta2}} {
-		if !(f.v >= 0 && f.v < 1) {
-			return bad(f.name, f.v, "a decay rate in (0, 1), or 0 for the default")
-		}
+	if s.Rule != nil {
+		return s.Rule.check()
 	}
 	return nil
 }

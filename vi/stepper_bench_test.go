@@ -36,8 +36,8 @@ func BenchmarkStepper(b *testing.B) {
 				}
 				pool := parallel.NewPool(context.Background(), w)
 				defer pool.Close()
-				set := Settings{Alpha: 1e-9}.withDefaults()
-				st := newStepper(Snngm, set, lam, len(lam), kinds, true, pool, stepBlocks(parallel.NewChunking(n, 0), 1, g, 1+g, m))
+				rule := Snngm{Alpha: 1e-9}.withDefaults(DefaultAlpha0, len(lam)).(Snngm)
+				st := newSnngmStep(newStepCoreOf(lam, kinds, true, pool, stepBlocks(parallel.NewChunking(n, 0), 1, g, 1+g, m), false), rule)
 				b.SetBytes(int64(8 * m))
 				b.ReportAllocs()
 				evict := make([]float64, 8<<20)
@@ -47,7 +47,7 @@ func BenchmarkStepper(b *testing.B) {
 						evict[j]++
 					}
 					b.StartTimer()
-					if _, err := st.step(grad, nil); err != nil {
+					if _, err := st.step(grad); err != nil {
 						b.Fatal(err)
 					}
 				}

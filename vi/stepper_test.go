@@ -74,7 +74,7 @@ func TestStepperNorm(t *testing.T) {
 			grad[j] = x
 			want = math.Hypot(want, x)
 		}
-		st := newStepper(Snngm, Settings{}.withDefaults(), make([]float64, total), total, make([]uint8, total), true, pool, stepBlocks(c, 1, g, 1+g, total))
+		st := newStepCoreOf(make([]float64, total), make([]uint8, total), true, pool, stepBlocks(c, 1, g, 1+g, total), false)
 		got, err := st.norm(grad)
 		if err != nil {
 			t.Fatal(err)

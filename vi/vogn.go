@@ -5,11 +5,13 @@
 package vi
 
 import (
+	"errors"
 	"math"
 
 	"github.com/sparsevi/sparsevi/arrowhead"
 	"github.com/sparsevi/sparsevi/internal/scratch"
 	"github.com/sparsevi/sparsevi/internal/small"
+	"github.com/sparsevi/sparsevi/parallel"
 )
 
 // vognFamily is implemented by the families that support VOGN.
@@ -19,35 +21,33 @@ type vognFamily interface {
 	// the Gauss-Newton outer products of the per-subject gradients, the
 	// momentum of grad log p, and the mean, and refactors. It returns
 	// h(theta) at the draw.
-	vognStep(iter uint64, set Settings, alpha float64) (float64, error)
+	vognStep(iter uint64, rule VOGN, alpha float64) (float64, error)
 	// vognReset drops the precision and momentum, so that the next step
 	// forms them again from lambda's factor.
 	vognReset()
 }
 
-// vognIterator is the iterator of variational online Gauss-Newton (Khan
-// et al. 2018, as adapted in the paper's supplement S5.1): the family's
-// fused step, which draws, evaluates, updates the precision and the mean
-// and refactors.
+// vognIterator is the iterator of VOGN: the family's fused step, which
+// draws, evaluates, updates the precision and the mean and refactors.
 type vognIterator struct {
 	f     vognFamily
-	set   Settings
+	rule  VOGN
 	alpha float64
 	prev  []float64 // lambda before the step, for its norm
 }
 
-func newVOGNIterator(f vognFamily, set Settings) *vognIterator {
-	alpha := set.Alpha
-	if alpha <= 0 {
-		alpha = 1e-3
+func (v VOGN) iterator(fam family, _ *parallel.Pool) (iterator, error) {
+	f, ok := fam.(vognFamily)
+	if !ok {
+		return nil, errors.New("vi: VOGN is not available for this method")
 	}
-	return &vognIterator{f: f, set: set, alpha: alpha, prev: make([]float64, len(f.lambda()))}
+	return &vognIterator{f: f, rule: v, alpha: v.Alpha, prev: make([]float64, len(f.lambda()))}, nil
 }
 
 func (it *vognIterator) iterate(iter uint64) (h, stepNorm, frac float64, evalErr, err error) {
 	lambda := it.f.lambda()
 	copy(it.prev, lambda)
-	if h, evalErr = it.f.vognStep(iter, it.set, it.alpha); evalErr != nil {
+	if h, evalErr = it.f.vognStep(iter, it.rule, it.alpha); evalErr != nil {
 		return h, 0, 1, evalErr, nil
 	}
 	for j, x := range lambda {
@@ -84,8 +84,8 @@ func newVOGNCore(b *base, sLen int) vognCore {
 }
 
 // begin starts an iteration with the rule's settings.
-func (vs *vognCore) begin(set Settings, alpha float64) {
-	vs.b1, vs.b2, vs.alpha = set.Beta1, set.Beta2, alpha
+func (vs *vognCore) begin(rule VOGN, alpha float64) {
+	vs.b1, vs.b2, vs.alpha = rule.Beta1, rule.Beta2, alpha
 	vs.t++
 }
 
@@ -236,10 +236,10 @@ func (f *gva) vognMuPass(k int) error {
 	return nil
 }
 
-func (f *gva) vognStep(iter uint64, set Settings, alpha float64) (float64, error) {
+func (f *gva) vognStep(iter uint64, rule VOGN, alpha float64) (float64, error) {
 	f.vognInit()
 	vs := f.vs
-	vs.begin(set, alpha)
+	vs.begin(rule, alpha)
 	f.iter = iter
 	d, nr, n, g := f.d, f.n*f.r, f.n, f.g
 	mu := f.lam[:d]

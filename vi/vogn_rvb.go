@@ -88,10 +88,10 @@ func (f *rvbFamily) vognMuPass(k int) error {
 	return nil
 }
 
-func (f *rvbFamily) vognStep(iter uint64, set Settings, alpha float64) (float64, error) {
+func (f *rvbFamily) vognStep(iter uint64, rule VOGN, alpha float64) (float64, error) {
 	f.vognInit()
 	vs := f.vs
-	vs.begin(set, alpha)
+	vs.begin(rule, alpha)
 	f.iter = iter
 	d, nr, n, g := f.d, f.n*f.r, f.n, f.g
 	zzg := f.drawGlobal()

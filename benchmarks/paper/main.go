@@ -92,9 +92,13 @@ func main() {
 		m := design.Model()
 		for _, method := range benchio.List(*methodsFlag) {
 			for _, o := range benchio.List(*optsFlag) {
-				opt, err := vi.ParseOptimizer(o)
+				rule, err := vi.ParseRule(o)
 				if err != nil {
 					log.Fatal(err)
+				}
+				if sn, ok := rule.(vi.Snngm); ok {
+					sn.Alpha0 = *alpha0
+					rule = sn
 				}
 				// The target is made inside the timing: rvb1s runs the
 				// model's start there.
@@ -103,7 +107,7 @@ func main() {
 				if err != nil {
 					log.Fatal(err)
 				}
-				set := vi.Settings{Method: vm, Optimizer: opt, Seed: *seed, Alpha0: *alpha0, MaxIter: *maxIter, Workers: *workers, Window: *window, Tol: *tol}
+				set := vi.Settings{Method: vm, Rule: rule, Seed: *seed, MaxIter: *maxIter, Workers: *workers, Window: *window, Tol: *tol}
 				if *initFlag == "paper" {
 					set.Init = vi.InitPaper
 				}

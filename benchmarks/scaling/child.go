@@ -263,7 +263,7 @@ func fit(j job, mod *glmm.Model, o *outcome, summarize bool) error {
 	o.N, o.P, o.R, o.Obs = n, p, r, mod.NumObs()
 	var target vi.Target = mod
 	set := vi.Settings{Seed: j.Seed, Workers: j.Workers, MaxIter: j.MaxIter, TimeLimit: j.TimeLimit,
-		Tol: j.Tol, FinalDraws: j.FinalDraws, Alpha0: j.Alpha0, Refine: j.Refine, Patience: j.Patience, Window: j.Window}
+		Tol: j.Tol, FinalDraws: j.FinalDraws, Rule: vi.Snngm{Alpha0: j.Alpha0}, Refine: j.Refine, Patience: j.Patience, Window: j.Window}
 	o.Method = "gva"
 	if j.Method == "rvb" {
 		rm := rvb.Default(mod.Family())

@@ -129,7 +129,7 @@ func main() {
 	flag.DurationVar(&tune.TimeLimit, "time-limit", 0, "time limit of each fit (0: none)")
 	flag.Float64Var(&tune.Tol, "tol", 0, "experiment: vi Settings.Tol (0: the default)")
 	flag.IntVar(&tune.FinalDraws, "final-draws", 0, "experiment: vi Settings.FinalDraws (0: the default)")
-	flag.Float64Var(&tune.Alpha0, "alpha0", 0, "experiment: vi Settings.Alpha0 (0: the default)")
+	flag.Float64Var(&tune.Alpha0, "alpha0", 0, "experiment: vi.Snngm.Alpha0 (0: the default)")
 	flag.IntVar(&tune.Refine, "refine", 0, "experiment: vi Settings.Refine (0: the default, negative: none)")
 	flag.IntVar(&tune.Patience, "patience", 0, "experiment: vi Settings.Patience (0: the default)")
 	flag.IntVar(&tune.Window, "window", 0, "experiment: vi Settings.Window (0: the default)")

@@ -173,11 +173,11 @@ func (o *fitOptions) check(fs *flag.FlagSet) error {
 	if o.expansion != expansionStart && o.expansion != expansionJeffreys {
 		return bad("-expansion %q: want start (the default) or jeffreys", o.expansion)
 	}
-	opt, err := vi.ParseOptimizer(o.optimizer)
+	rule, err := vi.ParseRule(o.optimizer)
 	if err != nil {
 		return bad("unknown optimizer %q (want snngm, adam, nadam, pga, nagm or vogn)", o.optimizer)
 	}
-	o.optimizer = strings.ToLower(opt.String())
+	o.optimizer = rule.String()
 	if o.maxIter <= 0 {
 		return bad("-max-iter must be positive, not %d", o.maxIter)
 	}

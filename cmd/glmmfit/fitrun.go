@@ -111,9 +111,9 @@ func runFit(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opt, _ := vi.ParseOptimizer(o.optimizer)
+	rule, _ := vi.ParseRule(o.optimizer)
 	set := vi.Settings{
-		Method: vm, Optimizer: opt, Seed: o.seed, Workers: o.threads,
+		Method: vm, Rule: rule, Seed: o.seed, Workers: o.threads,
 		MaxIter: o.maxIter, TimeLimit: iterLimit, Tol: o.tol,
 		Progress: prog.callback(),
 	}

@@ -239,7 +239,7 @@ func checkLibrary(t *testing.T, path string, rf realFit, doc *document) {
 		t.Fatal(err)
 	}
 	m := d.Model()
-	set := vi.Settings{Optimizer: vi.Snngm, Seed: 7, Workers: 2, MaxIter: 20000, Tol: vi.DefaultTol}
+	set := vi.Settings{Rule: vi.Snngm{}, Seed: 7, Workers: 2, MaxIter: 20000, Tol: vi.DefaultTol}
 	draws := defaultDraws
 	if rf.draws != 0 {
 		draws = rf.draws
