@@ -61,3 +61,20 @@ func ExampleFit() {
 	// Output:
 	// converged; mu 1.19 ± 0.81, exact 1.19 ± 0.81
 }
+
+// Choose a step rule and set its own parameters; the fields left at zero
+// keep their defaults, which the result reports filled in.
+func ExampleRule() {
+	m := means{y: []float64{1.2, 0.4, 2.0}}
+	for _, rule := range []vi.Rule{vi.Snngm{Alpha0: 0.01}, vi.Adam{Alpha: 0.01}} {
+		res, err := vi.Fit(context.Background(), m, vi.Settings{Rule: rule, Seed: 1})
+		if err != nil {
+			log.Fatal(err)
+		}
+		n, r, _ := m.Dims()
+		fmt.Printf("%s %+v: %v; mu %.2f\n", res.Rule, res.Rule, res.Status, res.Mu[n*r])
+	}
+	// Output:
+	// snngm {Alpha:0.033166247903554 Alpha0:0.01 Beta1:0.9 Beta2:0.999}: converged; mu 1.19
+	// adam {Alpha:0.01 Beta1:0.9 Beta2:0.999 Eps:1e-08}: converged; mu 1.19
+}
