@@ -72,9 +72,9 @@ func ExampleRule() {
 			log.Fatal(err)
 		}
 		n, r, _ := m.Dims()
-		fmt.Printf("%s %+v: %v; mu %.2f\n", res.Rule, res.Rule, res.Status, res.Mu[n*r])
+		fmt.Printf("%#v: %v; mu %.2f\n", res.Rule, res.Status, res.Mu[n*r])
 	}
 	// Output:
-	// snngm {Alpha:0.033166247903554 Alpha0:0.01 Beta1:0.9 Beta2:0.999}: converged; mu 1.19
-	// adam {Alpha:0.01 Beta1:0.9 Beta2:0.999 Eps:1e-08}: converged; mu 1.19
+	// vi.Snngm{Alpha:0.033166247903554, Alpha0:0.01, Beta1:0.9, Beta2:0.999}: converged; mu 1.19
+	// vi.Adam{Alpha:0.01, Beta1:0.9, Beta2:0.999, Eps:1e-08}: converged; mu 1.19
 }
