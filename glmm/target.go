@@ -43,6 +43,12 @@ type workspace struct {
 	fixed         []float64
 	fixedI        int
 
+	// subject is the subject PrepareSubject last prepared (-1 for none),
+	// c its rows' x'beta (offsets and crossed effects included), ecp and
+	// ecm their exp and exp of minus.
+	subject     int
+	c, ecp, ecm []float64
+
 	_ [scratch.Line]byte
 }
 
@@ -59,9 +65,9 @@ func (w *workspace) flush() float64 {
 func (mod *Model) NewWorkspace() any {
 	r, ni := mod.r, mod.maxNi
 	_, _, g := mod.Dims()
-	c := scratch.NewCarver(r*r + r + 3*ni + mod.nscale + g)
+	c := scratch.NewCarver(r*r + r + 6*ni + mod.nscale + g)
 	return &workspace{w: c.Take(r * r), u: c.Take(r), eta: c.Take(ni), res: c.Take(ni), scale: c.Take(mod.nscale),
-		fixed: c.Take(ni), theta: c.Take(g)[:0], fixedI: -1, prod: 1}
+		fixed: c.Take(ni), theta: c.Take(g)[:0], fixedI: -1, prod: 1, subject: -1, c: c.Take(ni), ecp: c.Take(ni), ecm: c.Take(ni)}
 }
 
 // setGlobal makes w (and scale, with crossed factors) those of thetaG,

@@ -26,6 +26,16 @@ type LocalTarget interface {
 	vi.LocalHessianer
 }
 
+// subjectDensity is implemented by targets (glmm.Model) that evaluate one
+// subject's log density at many points of its local block, for one
+// theta_g, faster than Local: PrepareSubject readies the workspace for
+// subject i at thetaG and reports whether it can, and SubjectLogDensity
+// then gives Local's value, its gradient and LocalHessian's Hessian.
+type subjectDensity interface {
+	PrepareSubject(ws any, i int, thetaG []float64) bool
+	SubjectLogDensity(ws any, b, grad, hess []float64) (float64, error)
+}
+
 // MaxGridPoints is the most quadrature points per subject an Integrator
 // uses: nodes^r may not exceed it, so that beyond r = 6 only the Laplace
 // approximation (one node) is left.
@@ -47,6 +57,7 @@ const MaxGridPoints = 1024
 // An Integrator is not safe for concurrent use.
 type Integrator struct {
 	t       LocalTarget
+	sd      subjectDensity // t's, or nil
 	n, r, g int
 	grids   []hermite
 	level   []uint8   // each subject's grid
@@ -76,6 +87,7 @@ type hermite struct {
 
 type integScratch struct {
 	ws               vi.Workspace
+	fast             bool // subjectDensity serves the subject being integrated
 	b, grad, step, x []float64
 	gG               []float64
 	h, l             []float64
@@ -99,6 +111,7 @@ func NewIntegrator(ctx context.Context, t LocalTarget, workers int) (*Integrator
 	in := &Integrator{t: t, n: n, r: r, g: g, level: make([]uint8, n), start: make([]float64, n*r),
 		pool: parallel.NewPool(ctx, workers), chunks: c, parts: make([]float64, c.Len()),
 		free: make(chan *integScratch, workers)}
+	in.sd, _ = t.(subjectDensity)
 	in.runEach = in.eachChunk
 	in.atCur = func(sc *integScratch, i int) (float64, error) { return in.subject(sc, i, in.cur) }
 	for _, k := range nodeCounts {
@@ -345,6 +358,7 @@ func (in *Integrator) subject(sc *integScratch, i int, thetaG []float64) (float6
 // density there.
 func (in *Integrator) mode(sc *integScratch, i int, thetaG []float64) (float64, error) {
 	r := in.r
+	sc.fast = in.sd != nil && in.sd.PrepareSubject(sc.ws, i, thetaG)
 	b := sc.b
 	copy(b, in.start[i*r:(i+1)*r])
 	f, err := in.eval(sc, i, thetaG, b, true)
@@ -520,6 +534,13 @@ func (in *Integrator) moments(sc *integScratch, i int, thetaG []float64) error {
 // eval returns subject i's log density at b, and with grad its gradient in
 // sc.grad.
 func (in *Integrator) eval(sc *integScratch, i int, thetaG, b []float64, grad bool) (float64, error) {
+	if sc.fast {
+		g := sc.grad
+		if !grad {
+			g = nil
+		}
+		return in.sd.SubjectLogDensity(sc.ws, b, g, nil)
+	}
 	if !grad {
 		return in.t.Local(sc.ws, i, i+1, thetaG, b, nil, nil)
 	}
@@ -531,7 +552,12 @@ func (in *Integrator) eval(sc *integScratch, i int, thetaG, b []float64, grad bo
 // reports whether it is positive definite.
 func (in *Integrator) curvature(sc *integScratch, i int, thetaG, b []float64) bool {
 	r := in.r
-	in.t.LocalHessian(sc.ws, i, thetaG, b, sc.h)
+	if sc.fast {
+		// A value that is not finite leaves the Hessian to the check.
+		_, _ = in.sd.SubjectLogDensity(sc.ws, b, nil, sc.h)
+	} else {
+		in.t.LocalHessian(sc.ws, i, thetaG, b, sc.h)
+	}
 	for k := range sc.h {
 		sc.h[k] = -sc.h[k]
 	}

@@ -1,0 +1,183 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package glmm
+
+import (
+	"fmt"
+	"math"
+)
+
+// maxSubjectEta bounds |x'beta| of the rows of a subject that
+// PrepareSubject takes, and |b| of the points SubjectLogDensity evaluates
+// through it, so that exp(x'beta) exp(b) neither overflows nor underflows
+// where exp(x'beta + b) does not.
+const maxSubjectEta = 300
+
+// PrepareSubject readies ws (from NewWorkspace) to evaluate subject i's log
+// density as a function of its random effects at thetaG
+// (SubjectLogDensity), and reports whether the model has that fast path: a
+// random intercept alone (r = 1, every z of the subject 1) with the
+// canonical link of the Bernoulli, binomial or Poisson family. The fast
+// path takes exp(x'beta) of each row once, so that a point costs one exp
+// instead of one per row: posterior's quadrature evaluates each subject at
+// tens of points for every draw of theta_g. Where it reports false, Local
+// and LocalHessian serve.
+func (mod *Model) PrepareSubject(ws any, i int, thetaG []float64) bool {
+	_, _, g := mod.Dims()
+	if i < 0 || i >= mod.n || len(thetaG) != g {
+		panic("glmm: bad index or length in PrepareSubject")
+	}
+	work := ws.(*workspace)
+	work.subject = -1
+	if mod.r != 1 || mod.link != CanonicalLink || !(mod.family == Bernoulli || mod.family == Binomial || mod.family == Poisson) {
+		return false
+	}
+	s, e := mod.start[i], mod.start[i+1]
+	for _, z := range mod.z[s:e] {
+		if z != 1 {
+			return false
+		}
+	}
+	mod.setGlobal(work, thetaG)
+	c := work.c[:e-s]
+	mod.fixedEta(work, i, thetaG, c, false)
+	for j, v := range c {
+		if !(math.Abs(v) <= maxSubjectEta) {
+			return false
+		}
+		work.ecp[j], work.ecm[j] = math.Exp(v), math.Exp(-v)
+	}
+	work.subject = i
+	return true
+}
+
+// SubjectLogDensity returns the log density of the subject that
+// PrepareSubject last prepared in ws, at its random effects b (length r):
+// what Local gives for that subject. Unless nil, grad receives its gradient
+// in b and hess (r×r) its Hessian, what LocalHessian gives, written even
+// when it returns an error, which names the subject, for a value or
+// gradient that is not finite.
+func (mod *Model) SubjectLogDensity(ws any, b, grad, hess []float64) (float64, error) {
+	work := ws.(*workspace)
+	i := work.subject
+	if i < 0 || len(b) != 1 || grad != nil && len(grad) != 1 || hess != nil && len(hess) != 1 {
+		panic("glmm: SubjectLogDensity without PrepareSubject, or bad length")
+	}
+	s, e := mod.start[i], mod.start[i+1]
+	c := work.c[:e-s]
+	ecp, ecm := work.ecp[:len(c)], work.ecm[:len(c)]
+	ys := mod.y[s:e][:len(c)]
+	b0 := b[0]
+	// exp(x'beta) exp(b) is exp(eta) unless b is extreme.
+	direct := !(math.Abs(b0) <= maxSubjectEta)
+	var ebp, ebm float64
+	if !direct {
+		ebp = math.Exp(b0)
+		ebm = 1 / ebp
+	}
+	var ll, d1, d2 float64
+	switch {
+	case mod.family == Poisson:
+		ws, capped := rowRange(mod.w, mod.ones, s, e), math.Exp(MaxPoissonEta)
+		for j, y := range ys {
+			eta := c[j] + b0
+			var mu float64
+			switch {
+			case eta > MaxPoissonEta:
+				mu = capped
+			case direct:
+				mu = math.Exp(eta)
+			default:
+				mu = ecp[j] * ebp
+			}
+			wt := ws[j]
+			ll += wt * (y*eta - mu)
+			d1 += wt * (y - mu)
+			d2 -= wt * mu
+		}
+	case mod.unitWM && grad == nil && hess == nil:
+		// The value alone, as the quadrature's points need: the log of
+		// the product of the 1+exp(-|eta|), as Local takes it.
+		prod := 1.0
+		for j, y := range ys {
+			eta := c[j] + b0
+			var ex float64
+			switch {
+			case direct:
+				ex = math.Exp(-math.Abs(eta))
+			case eta >= 0:
+				ex = ecm[j] * ebm
+			default:
+				ex = ecp[j] * ebp
+			}
+			ll += y*eta - max(eta, 0)
+			prod *= 1 + ex
+			if j&511 == 511 {
+				ll -= math.Log(prod)
+				prod = 1
+			}
+		}
+		ll -= math.Log(prod)
+	case mod.unitWM:
+		prod := 1.0
+		for j, y := range ys {
+			eta := c[j] + b0
+			ex, p := mod.expNegAbs(eta, ecp[j], ecm[j], ebp, ebm, direct)
+			ll += y*eta - max(eta, 0)
+			prod *= 1 + ex
+			if j&511 == 511 {
+				ll -= math.Log(prod)
+				prod = 1
+			}
+			d1 += y - p
+			d2 -= ex / ((1 + ex) * (1 + ex))
+		}
+		ll -= math.Log(prod)
+	default:
+		ms, ws := rowRange(mod.m, mod.ones, s, e), rowRange(mod.w, mod.ones, s, e)
+		for j, y := range ys {
+			eta := c[j] + b0
+			ex, p := mod.expNegAbs(eta, ecp[j], ecm[j], ebp, ebm, direct)
+			m, wt := ms[j], ws[j]
+			ll += wt * (y*eta - m*(max(eta, 0)+math.Log1p(ex)))
+			d1 += wt * (y - m*p)
+			d2 -= wt * m * ex / ((1 + ex) * (1 + ex))
+		}
+	}
+	// The random intercept's density N(0, 1/w^2), w = exp(omega).
+	w := work.w[0]
+	ll += mod.subjConst[i] - 0.5*log2Pi + work.theta[mod.p] - 0.5*(w*b0)*(w*b0)
+	d1 -= w * w * b0
+	d2 -= w * w
+	if grad != nil {
+		grad[0] = d1
+	}
+	if hess != nil {
+		hess[0] = d2
+	}
+	if math.IsNaN(ll+d1) || math.IsInf(ll+d1, 0) {
+		return ll, fmt.Errorf("glmm: %s %q: log density %v is not finite (gradient %v)", mod.groupName, mod.groupLevels[i], ll, d1)
+	}
+	return ll, nil
+}
+
+// expNegAbs returns exp(-|eta|) and the logistic mean 1/(1+exp(-eta)) of
+// eta = c + b, from ecp = exp(c), ecm = exp(-c), ebp = exp(b) and ebm =
+// exp(-b) unless direct.
+func (mod *Model) expNegAbs(eta, ecp, ecm, ebp, ebm float64, direct bool) (ex, p float64) {
+	switch {
+	case direct:
+		ex = math.Exp(-math.Abs(eta))
+	case eta >= 0:
+		ex = ecm * ebm
+	default:
+		ex = ecp * ebp
+	}
+	q := 1 / (1 + ex)
+	if eta >= 0 {
+		return ex, q
+	}
+	return ex, ex * q
+}
