@@ -24,8 +24,13 @@ import (
 // crossedProblem adds two crossed factors (4 and 3 levels) to a random
 // problem of the family and returns the model and a random point.
 func crossedProblem(t *testing.T, fam glmm.Family, seed uint64) (glmm.Config, *glmm.Model, []float64, []float64) {
+	return crossedProblemR(t, fam, seed, 2)
+}
+
+// crossedProblemR is crossedProblem with r random effects per subject.
+func crossedProblemR(t *testing.T, fam glmm.Family, seed uint64, r int) (glmm.Config, *glmm.Model, []float64, []float64) {
 	rng := rand.New(rand.NewPCG(seed, 17))
-	const n, p, r = 8, 3, 2
+	const n, p = 8, 3
 	cfg := randomConfig(rng, fam, n, p, r, false)
 	nobs := len(cfg.Y)
 	for c, nl := range []int{4, 3} {

@@ -15,10 +15,27 @@ import (
 // intercept with the canonical link of Bernoulli, binomial or Poisson
 // data), SubjectLogDensity gives Local's value and gradient and
 // LocalHessian's Hessian, near the data and at points far out (where the
-// products of exponentials give way to direct ones); elsewhere it declines.
+// products of exponentials give way to direct ones), with crossed factors
+// too; elsewhere it declines.
 func TestSubjectLogDensity(t *testing.T) {
+	type subjectCase struct {
+		problemCase
+		crossed bool // two crossed factors, r = 1
+	}
+	var cases []subjectCase
 	for _, c := range problemCases() {
-		pr := c.problem(t)
+		cases = append(cases, subjectCase{problemCase: c})
+	}
+	for _, fam := range []glmm.Family{glmm.Bernoulli, glmm.Binomial, glmm.Poisson} {
+		cases = append(cases, subjectCase{problemCase{fam: fam, r: 1, seed: 900 + uint64(fam)}, true})
+	}
+	for _, c := range cases {
+		var pr problem
+		if c.crossed {
+			_, pr.mod, pr.local, pr.thetaG = crossedProblemR(t, c.fam, c.seed, 1)
+		} else {
+			pr = c.problem(t)
+		}
 		n, r, g := pr.mod.Dims()
 		fast := r == 1 && (c.fam == glmm.Bernoulli || c.fam == glmm.Binomial || c.fam == glmm.Poisson)
 		ws, ref := pr.mod.NewWorkspace(), pr.mod.NewWorkspace()
