@@ -116,7 +116,7 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 	case !(k > posterior.ParetoKBad):
 		return nil, nil
 	case integrals > autoCorrectIntegrals:
-		doc.Reason = fmt.Sprintf("not run: q's Pareto k is %.2f, but with %d subjects the correction would take long; -correct always runs it", k, n)
+		doc.Reason = fmt.Sprintf("not run: q's Pareto k is %.2f, but with %d subjects and %d fixed effects, variance parameters and crossed levels the correction could take up to %s (%s subject integrals); -correct always runs it", k, n, g, roughDuration(est), roughCount(integrals))
 		return nil, doc
 	default:
 		doc.Reason = fmt.Sprintf("q's Pareto k over every variable is %.2f, above %g", k, posterior.ParetoKBad)
