@@ -9,6 +9,8 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/sparsevi/sparsevi/internal/small"
 )
 
 const (
@@ -162,18 +164,7 @@ func (f *Factor) At(i, j int) float64 {
 
 // DiagIndices returns the positions in Data of the diagonal of T, in the
 // order of T's rows: each subject's block, then the global block.
-func (f *Factor) DiagIndices() []int {
-	idx := make([]int, 0, f.n*f.r+f.g)
-	for i := range f.n {
-		for a := range f.r {
-			idx = append(idx, i*f.stride+a*(a+1)/2+a)
-		}
-	}
-	for a := range f.g {
-		idx = append(idx, f.n*f.stride+a*(a+1)/2+a)
-	}
-	return idx
-}
+func (f *Factor) DiagIndices() []int { return small.PackedDiagIndices(f.n, f.r, f.g, f.stride) }
 
 // SetIdentity sets T = scale*I.
 func (f *Factor) SetIdentity(scale float64) {

@@ -116,18 +116,7 @@ func (f *Factor) At(i, j int) float64 {
 
 // DiagIndices returns the positions in Data of the diagonal of C, in the
 // order of C's rows: each subject's block, then the global block.
-func (f *Factor) DiagIndices() []int {
-	idx := make([]int, 0, f.n*f.r+f.g)
-	for i := range f.n {
-		for a := range f.r {
-			idx = append(idx, i*f.tr+a*(a+1)/2+a)
-		}
-	}
-	for a := range f.g {
-		idx = append(idx, f.n*f.tr+a*(a+1)/2+a)
-	}
-	return idx
-}
+func (f *Factor) DiagIndices() []int { return small.PackedDiagIndices(f.n, f.r, f.g, f.tr) }
 
 // SetIdentity sets C to scale times the identity.
 func (f *Factor) SetIdentity(scale float64) {

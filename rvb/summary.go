@@ -132,13 +132,8 @@ func (t *Target) Summarize(ctx context.Context, mu, factor []float64, maxDraws i
 		LocalMean:  make([]float64, nr),
 		LocalSD:    make([]float64, nr),
 	}
-	cg := c.Global()
-	for a := range g {
-		var v float64
-		for k := 0; k <= a; k++ {
-			x := cg[a*(a+1)/2+k]
-			v += x * x
-		}
+	small.PackedRowSumSq(g, c.Global(), s.GlobalSD)
+	for a, v := range s.GlobalSD {
 		s.GlobalSD[a] = math.Sqrt(v)
 	}
 
@@ -169,7 +164,7 @@ func (t *Target) Summarize(ctx context.Context, mu, factor []float64, maxDraws i
 	pass := func(d0, d1 int) error {
 		return parallel.For(ctx, 0, chunks, func(k, lo, hi int) error {
 			ws := t.NewWorkspace().(*workspace)
-			mean := make([]float64, r)
+			mean, vars := make([]float64, r), make([]float64, r)
 			for d := d0; d < d1; d++ {
 				if err := ctx.Err(); err != nil {
 					return err
@@ -183,16 +178,8 @@ func (t *Target) Summarize(ctx context.Context, mu, factor []float64, maxDraws i
 					// Given theta_g: mean lambda_i + L_i mu_i, covariance
 					// (L_i C_i)(L_i C_i)'.
 					small.LowerMulVec(r, ws.l, mu[i*r:(i+1)*r], mean)
-					ci := c.Local(i)
-					for a := range r {
-						var v float64
-						for q := 0; q <= a; q++ {
-							var x float64
-							for j := q; j <= a; j++ {
-								x += ws.l[a*r+j] * ci[j*(j+1)/2+q]
-							}
-							v += x * x
-						}
+					small.LowerPackedRowSumSq(r, ws.l, c.Local(i), vars)
+					for a, v := range vars {
 						x := mean[a] + ws.center[a]
 						mu := &s.LocalMean[i*r+a]
 						delta := x - *mu

@@ -7,6 +7,7 @@ package rvb
 import (
 	"errors"
 	"fmt"
+	"github.com/sparsevi/sparsevi/arrowhead"
 	"math"
 
 	"gonum.org/v1/gonum/mathext"
@@ -301,7 +302,7 @@ func StartExpansion(pool *parallel.Pool, m *glmm.Model) ([]float64, error) {
 // startOf returns the model's start.
 func startOf(pool *parallel.Pool, m *glmm.Model) (*modelStart, error) {
 	n, r, g := m.Dims()
-	st := &modelStart{theta: make([]float64, n*r+g), prec: make([]float64, n*(r*(r+1)/2+g*r)+g*(g+1)/2)}
+	st := &modelStart{theta: make([]float64, n*r+g), prec: make([]float64, arrowhead.Len(n, r, g))}
 	if err := m.Start(pool, st.theta, st.prec); err != nil {
 		return nil, err
 	}

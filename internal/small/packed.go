@@ -86,6 +86,54 @@ func PackedAddOuter(s, c []float64) {
 	}
 }
 
+// PackedDiagIndices returns the positions of the diagonal entries of a
+// block factor stored as n subject blocks of stride entries each, whose
+// first r(r+1)/2 are a packed lower triangle of order r, followed by a
+// packed lower triangle of order g: each subject's block, then the global
+// one.
+func PackedDiagIndices(n, r, g, stride int) []int {
+	idx := make([]int, 0, n*r+g)
+	for i := range n {
+		for a := range r {
+			idx = append(idx, i*stride+a*(a+1)/2+a)
+		}
+	}
+	for a := range g {
+		idx = append(idx, n*stride+a*(a+1)/2+a)
+	}
+	return idx
+}
+
+// PackedRowSumSq writes into dst the sums of squares of the rows of the
+// packed lower factor c of order m: the diagonal of C C'.
+func PackedRowSumSq(m int, c, dst []float64) {
+	for a := range m {
+		var v float64
+		for k := 0; k <= a; k++ {
+			x := c[a*(a+1)/2+k]
+			v += x * x
+		}
+		dst[a] = v
+	}
+}
+
+// LowerPackedRowSumSq writes into dst the diagonal of (L C)(L C)' for the
+// lower triangular L (m×m, row-major) and the packed lower factor c of
+// order m.
+func LowerPackedRowSumSq(m int, l, c, dst []float64) {
+	for a := range m {
+		var v float64
+		for q := 0; q <= a; q++ {
+			var x float64
+			for j := q; j <= a; j++ {
+				x += l[a*m+j] * c[j*(j+1)/2+q]
+			}
+			v += x * x
+		}
+		dst[a] = v
+	}
+}
+
 // ReuseSym readies dst for an m×m symmetric matrix as gonum's To methods
 // do: an empty dst is resized, a non-empty one must be m×m, else it panics
 // with msg. For m zero, which gonum cannot hold, it resets dst and reports

@@ -95,3 +95,42 @@ func TestPackedOuter(t *testing.T) {
 		}
 	}
 }
+
+// TestPackedRowSumSq: the diagonals of C C' and of (L C)(L C)' against
+// gonum's products of the dense triangles.
+func TestPackedRowSumSq(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, m := range []int{1, 2, 3, 6} {
+		c := make([]float64, m*(m+1)/2)
+		for k := range c {
+			c[k] = rng.NormFloat64()
+		}
+		l := make([]float64, m*m)
+		for a := range m {
+			for b := 0; b <= a; b++ {
+				l[a*m+b] = rng.NormFloat64()
+			}
+		}
+		cd := mat.NewDense(m, m, nil)
+		for a := range m {
+			for b := 0; b <= a; b++ {
+				cd.Set(a, b, c[a*(a+1)/2+b])
+			}
+		}
+		var lc, cc, lclc mat.Dense
+		lc.Mul(mat.NewDense(m, m, l), cd)
+		cc.Mul(cd, cd.T())
+		lclc.Mul(&lc, lc.T())
+		got, got2 := make([]float64, m), make([]float64, m)
+		PackedRowSumSq(m, c, got)
+		LowerPackedRowSumSq(m, l, c, got2)
+		for a := range m {
+			if math.Abs(got[a]-cc.At(a, a)) > 1e-12*(1+cc.At(a, a)) {
+				t.Errorf("m=%d: (C C')[%d,%d] = %v, want %v", m, a, a, got[a], cc.At(a, a))
+			}
+			if math.Abs(got2[a]-lclc.At(a, a)) > 1e-12*(1+lclc.At(a, a)) {
+				t.Errorf("m=%d: ((L C)(L C)')[%d,%d] = %v, want %v", m, a, a, got2[a], lclc.At(a, a))
+			}
+		}
+	}
+}
