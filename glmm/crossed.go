@@ -313,3 +313,39 @@ func (mod *Model) GlobalSupport(i int, dst []int) []int {
 	}
 	return dst
 }
+
+// GlobalEta writes into dst the part of subject i's linear predictors that
+// theta_g alone determines: X_i beta + offset_i and, with crossed factors,
+// their effects. Subject i's linear predictors are dst + Z_i b_i. ws must
+// come from NewWorkspace. Without crossed factors it is FixedEta.
+func (mod *Model) GlobalEta(ws any, i int, thetaG, dst []float64) {
+	_, _, g := mod.Dims()
+	if i < 0 || i >= mod.n || len(thetaG) != g || len(dst) != mod.start[i+1]-mod.start[i] {
+		panic("glmm: bad index or length in GlobalEta")
+	}
+	if mod.cross == nil {
+		mod.FixedEta(i, thetaG[:mod.p], dst)
+		return
+	}
+	work := ws.(*workspace)
+	mod.setGlobal(work, thetaG)
+	mod.fixedEta(work, i, thetaG, dst, false)
+}
+
+// AddGlobalEtaGrad adds into gradG the gradient in theta_g of v'e, e
+// subject i's GlobalEta at thetaG: X_i' v in beta and, with crossed
+// factors, the gradient in their effects and omega_u. Without crossed
+// factors it is AddFixedTVec on gradG's beta.
+func (mod *Model) AddGlobalEtaGrad(ws any, i int, thetaG, v, gradG []float64) {
+	_, _, g := mod.Dims()
+	if i < 0 || i >= mod.n || len(thetaG) != g || len(gradG) != g || len(v) != mod.start[i+1]-mod.start[i] {
+		panic("glmm: bad index or length in AddGlobalEtaGrad")
+	}
+	mod.AddFixedTVec(i, v, gradG[:mod.p])
+	if mod.cross == nil {
+		return
+	}
+	work := ws.(*workspace)
+	mod.setGlobal(work, thetaG)
+	mod.addCrossedGrad(mod.start[i], thetaG, work.scale, v, gradG)
+}

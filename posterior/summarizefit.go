@@ -18,8 +18,9 @@ import (
 // SummarizeFit returns the posterior summaries of a fit of the GLMM m by
 // any method, t being what was fitted (m itself, or an rvb.Target of it,
 // as Fit and NewTarget return): glmmfit fit's summaries. For GVA they are
-// Summarize's. For RVB theta_g = (beta, omega), which RVB leaves alone,
-// has its exact Gaussian marginals, the random-effect sds and correlations
+// Summarize's. For RVB theta_g (beta, omega and any crossed factors'
+// effects and omega_u), which RVB leaves alone, has its exact Gaussian
+// marginals, the random-effect sds and correlations
 // come from draws of omega, and the random effects are SummarizeRVB's
 // (draws of q mapped back to b_i), with at most draws draws each.
 func SummarizeFit(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, draws int, seed uint64) (*Summary, error) {
@@ -43,12 +44,18 @@ func SummarizeFit(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Mode
 	}
 	s := &Summary{}
 	names := m.GlobalNames()
-	for k := range g {
+	for k := range p + glmm.NumOmega(r) {
 		mk := GaussianMarginal(names[k], rs.GlobalMean[k], rs.GlobalSD[k])
 		if k < p {
 			s.Fixed = append(s.Fixed, mk)
 		} else {
 			s.Omega = append(s.Omega, mk)
+		}
+	}
+	if m.NumCrossed() > 0 {
+		cov := res.GlobalCov()
+		for c := range m.NumCrossed() {
+			s.Crossed = append(s.Crossed, crossedEffects(m, c, rs.GlobalMean, cov))
 		}
 	}
 	theta := make([]float64, n*r+g)

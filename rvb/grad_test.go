@@ -37,9 +37,11 @@ func TestGradientFiniteDifferences(t *testing.T) {
 		{"far-start", 1, 1, 40},
 	}
 	for _, fl := range []struct {
-		fam  glmm.Family
-		link glmm.Link
-	}{{glmm.Poisson, 0}, {glmm.Bernoulli, 0}, {glmm.Binomial, 0}, {glmm.Bernoulli, glmm.Probit}, {glmm.Binomial, glmm.Cloglog}} {
+		fam     glmm.Family
+		link    glmm.Link
+		crossed bool // two crossed factors, their effects in theta_g
+	}{{glmm.Poisson, 0, false}, {glmm.Bernoulli, 0, false}, {glmm.Binomial, 0, false}, {glmm.Bernoulli, glmm.Probit, false}, {glmm.Binomial, glmm.Cloglog, false},
+		{glmm.Poisson, 0, true}, {glmm.Bernoulli, 0, true}, {glmm.Binomial, 0, true}} {
 		fam, link := fl.fam, fl.link
 		for r := 1; r <= 3; r++ {
 			for _, method := range []Method{RVB1, RVB2} {
@@ -48,10 +50,18 @@ func TestGradientFiniteDifferences(t *testing.T) {
 						continue
 					}
 					name := fmt.Sprintf("%v-%v/r=%d/%v/%s", fam, link, r, method, pt.name)
+					if fl.crossed {
+						name = "crossed/" + name
+					}
 					t.Run(name, func(t *testing.T) {
 						seed := uint64(1000*int(link) + 100*int(fam) + 10*r + int(method))
 						rng := rand.New(rand.NewPCG(seed, 7))
-						m := randomLinkModel(t, rng, fam, link, 5, 3, r, r == 2)
+						var m *glmm.Model
+						if fl.crossed {
+							m = randomCrossedModel(t, rng, fam, 5, 3, r)
+						} else {
+							m = randomLinkModel(t, rng, fam, link, 5, 3, r, r == 2)
+						}
 						tg, err := New(m, method)
 						if err != nil {
 							t.Fatal(err)

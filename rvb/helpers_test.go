@@ -5,6 +5,7 @@
 package rvb
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -40,6 +41,37 @@ func randomModel(t testing.TB, rng *rand.Rand, fam glmm.Family, n, p, r int, wei
 // randomLinkModel is randomModel with the given link.
 func randomLinkModel(t testing.TB, rng *rand.Rand, fam glmm.Family, link glmm.Link, n, p, r int, weighted bool) *glmm.Model {
 	t.Helper()
+	m, err := glmm.New(randomLinkConfig(rng, fam, link, n, p, r, weighted))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// randomCrossedModel is randomLinkModel with two crossed factors of 3 and
+// 4 levels, each row meeting a random level of each.
+func randomCrossedModel(t testing.TB, rng *rand.Rand, fam glmm.Family, n, p, r int) *glmm.Model {
+	t.Helper()
+	cfg := randomLinkConfig(rng, fam, glmm.CanonicalLink, n, p, r, false)
+	for c, nl := range []int{3, 4} {
+		cr := glmm.Crossed{Name: fmt.Sprintf("f%d", c), NumLevels: nl, Index: make([]int, len(cfg.Y))}
+		for k := range cr.Index {
+			cr.Index[k] = rng.IntN(nl)
+		}
+		cfg.Crossed = append(cfg.Crossed, cr)
+	}
+	m, err := glmm.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.NumCrossed() != 2 {
+		t.Fatalf("%d crossed factors", m.NumCrossed())
+	}
+	return m
+}
+
+// randomLinkConfig is the configuration of randomLinkModel.
+func randomLinkConfig(rng *rand.Rand, fam glmm.Family, link glmm.Link, n, p, r int, weighted bool) glmm.Config {
 	var group []int
 	for i := range n {
 		for range 1 + rng.IntN(7) {
@@ -107,11 +139,7 @@ func randomLinkModel(t testing.TB, rng *rand.Rand, fam glmm.Family, link glmm.Li
 	if fam == glmm.Binomial {
 		cfg.Trials = trials
 	}
-	m, err := glmm.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return cfg
 }
 
 // logJoint returns Global + Local over all subjects at x = (b~, theta_g)

@@ -49,6 +49,8 @@ type workspace struct {
 	k3   []float64 // weighted -third derivative at the mode (RVB2)
 	row  []float64 // chain-rule weights to beta
 
+	mws any // the model's workspace, for the crossed effects in eta0
+
 	_ [scratch.Line]byte
 }
 
@@ -63,6 +65,7 @@ func (t *Target) NewWorkspace() any {
 		s: mk(r * r), tm: mk(r * r), gam: mk(r * r),
 		center: mk(r), b: mk(r), av: mk(r), c: mk(r), v: mk(r), dir: mk(r), bn: mk(r), grad: mk(r),
 		eta0: mk(ni), eta: mk(ni), d1: mk(ni), hw: mk(ni), k3: mk(ni), row: mk(ni),
+		mws: t.m.NewWorkspace(),
 	}
 }
 
@@ -108,23 +111,22 @@ func (t *Target) Local(ws any, lo, hi int, thetaG, local, gradLocal, gradG []flo
 		panic("rvb: bad gradient length in Local")
 	}
 	wk := ws.(*workspace)
-	beta := thetaG[:p]
-	t.setGlobal(wk, thetaG[p:])
+	t.setGlobal(wk, thetaG[p:p+glmm.NumOmega(r)])
 	if grad {
 		clear(wk.gam)
 	}
 	var total float64
 	for i := lo; i < hi; i++ {
 		bt := local[(i-lo)*r : (i-lo+1)*r]
-		if err := t.prepare(wk, i, beta, t.warm); err != nil {
+		if err := t.prepare(wk, i, thetaG, t.warm); err != nil {
 			return total, err
 		}
-		var gl, gbeta []float64
+		var gl, gg []float64
 		if grad {
 			gl = gradLocal[(i-lo)*r : (i-lo+1)*r]
-			gbeta = gradG[:p]
+			gg = gradG
 		}
-		li := t.subject(wk, i, bt, gl, gbeta)
+		li := t.subject(wk, i, thetaG, bt, gl, gg)
 		if math.IsNaN(li) || math.IsInf(li, 0) {
 			return total, t.subjectError(i, fmt.Errorf("log density %v is not finite", li))
 		}
@@ -175,17 +177,17 @@ func (w *warmStart) reset() {
 	}
 }
 
-// prepare sets, for subject i at beta (and the Omega of setGlobal),
-// X_i beta + offset_i, the centre lambda_i, Lambda_i = P_i^-1 and
+// prepare sets, for subject i at theta_g (and the Omega of setGlobal),
+// its GlobalEta (X_i beta + offset_i and crossed effects), the centre lambda_i, Lambda_i = P_i^-1 and
 // L_i = chol(Lambda_i); for RVB2 also the curvature terms at the mode.
 // RVB2 starts Newton's method from a prediction from the subject's last
 // solve in warm, if there is one, and records this solve there; a nil warm
 // means a cold start.
-func (t *Target) prepare(ws *workspace, i int, beta []float64, warm *warmStart) error {
+func (t *Target) prepare(ws *workspace, i int, thetaG []float64, warm *warmStart) error {
 	r := t.r
 	lo, hi := t.m.SubjectRows(i)
 	eta0 := ws.eta0[:hi-lo]
-	t.m.FixedEta(i, beta, eta0)
+	t.m.GlobalEta(ws.mws, i, thetaG, eta0)
 	if t.method == RVB1 {
 		ai := t.a[i*r*r : (i+1)*r*r]
 		for k := range ws.prec {
@@ -589,9 +591,10 @@ func (t *Target) slope(ws *workspace, i int, b, dir []float64) float64 {
 
 // subject evaluates subject i at b~ = bt after prepare: it returns the log
 // density and, unless gl is nil, writes the local gradient into gl, adds
-// the gradient in beta into gbeta and adds subject i's term of Gamma into
+// the gradient in theta_g through its GlobalEta (beta and crossed effects)
+// into gradG and adds subject i's term of Gamma into
 // ws.gam.
-func (t *Target) subject(ws *workspace, i int, bt, gl, gbeta []float64) float64 {
+func (t *Target) subject(ws *workspace, i int, thetaG, bt, gl, gradG []float64) float64 {
 	r := t.r
 	lo, hi := t.m.SubjectRows(i)
 	n := hi - lo
@@ -679,7 +682,7 @@ func (t *Target) subject(ws *workspace, i int, bt, gl, gbeta []float64) float64 
 		}
 		row[j] -= hw[j] * s
 	}
-	t.m.AddFixedTVec(i, row, gbeta)
+	t.m.AddGlobalEtaGrad(ws.mws, i, thetaG, row, gradG)
 	// Gamma += b b' + T + v lambda' + lambda v'.
 	for u := range r {
 		for q := range r {

@@ -59,7 +59,7 @@ func TestModeInTheTail(t *testing.T) {
 		}
 		ws := tg.NewWorkspace().(*workspace)
 		tg.setGlobal(ws, thetaG[3:])
-		if err := tg.prepare(ws, subj, thetaG[:3], nil); err != nil {
+		if err := tg.prepare(ws, subj, thetaG, nil); err != nil {
 			t.Fatalf("log W %v: %v", logW, err)
 		}
 		b := ws.center[0]

@@ -89,7 +89,7 @@ func TestModeConvergesOnPaperData(t *testing.T) {
 						if start == "warm" {
 							w = warm
 						}
-						if err := tg.prepare(ws, i, thetaG[:p], w); err != nil {
+						if err := tg.prepare(ws, i, thetaG, w); err != nil {
 							t.Fatalf("draw %d, %s start: %v", draw, start, err)
 						}
 					}
@@ -101,7 +101,7 @@ func TestModeConvergesOnPaperData(t *testing.T) {
 				for i := range n {
 					// The gradient Z'e - Omega b against the scale of its
 					// terms, the curvature times the mode's size.
-					tg.prepare(ws, i, thetaG[:p], nil)
+					tg.prepare(ws, i, thetaG, nil)
 					scale := 0.0
 					for k := range r * r {
 						scale = math.Max(scale, math.Abs(ws.prec[k]))

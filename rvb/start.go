@@ -9,6 +9,7 @@ import (
 	"math"
 
 	"github.com/sparsevi/sparsevi/arrowhead"
+	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/internal/small"
 	"github.com/sparsevi/sparsevi/parallel"
 )
@@ -45,7 +46,7 @@ func (t *Target) Start(pool *parallel.Pool, theta, prec []float64) error {
 	}
 	thetaG := theta[n*r:]
 	ws := t.NewWorkspace().(*workspace)
-	t.setGlobal(ws, thetaG[p:])
+	t.setGlobal(ws, thetaG[p:p+glmm.NumOmega(r)])
 	ps := arrowhead.WrapSym(n, r, g, prec)
 	si := make([]float64, r*r)
 	rf := make([]float64, r*r)
@@ -85,7 +86,7 @@ func (t *Target) Start(pool *parallel.Pool, theta, prec []float64) error {
 			copy(t.warm.omega[i*r*r:(i+1)*r*r], ws.omega)
 			clear(t.warm.hw[lo:hi])
 		}
-		if err := t.prepare(ws, i, thetaG[:p], t.warm); err != nil {
+		if err := t.prepare(ws, i, thetaG, t.warm); err != nil {
 			return err
 		}
 		for u := range r {

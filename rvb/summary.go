@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/sparsevi/sparsevi/blockdiag"
+	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/internal/small"
 	"github.com/sparsevi/sparsevi/parallel"
 )
@@ -30,8 +31,8 @@ func (t *Target) MapLocal(ws any, i int, thetaG, btilde, b []float64) error {
 		panic("rvb: bad index or length in MapLocal")
 	}
 	wk := ws.(*workspace)
-	t.setGlobal(wk, thetaG[t.p:])
-	if err := t.prepare(wk, i, thetaG[:t.p], nil); err != nil {
+	t.setGlobal(wk, thetaG[t.p:t.p+glmm.NumOmega(t.r)])
+	if err := t.prepare(wk, i, thetaG, nil); err != nil {
 		return err
 	}
 	small.LowerMulVec(r, wk.l, btilde, b)
@@ -49,8 +50,8 @@ func (t *Target) FromOriginal(ws any, i int, thetaG, b, btilde []float64) error 
 		panic("rvb: bad index or length in FromOriginal")
 	}
 	wk := ws.(*workspace)
-	t.setGlobal(wk, thetaG[t.p:])
-	if err := t.prepare(wk, i, thetaG[:t.p], nil); err != nil {
+	t.setGlobal(wk, thetaG[t.p:t.p+glmm.NumOmega(t.r)])
+	if err := t.prepare(wk, i, thetaG, nil); err != nil {
 		return err
 	}
 	for k := range btilde {
@@ -170,9 +171,9 @@ func (t *Target) Summarize(ctx context.Context, mu, factor []float64, maxDraws i
 					return err
 				}
 				tg := thetaG[d*g : (d+1)*g]
-				t.setGlobal(ws, tg[t.p:])
+				t.setGlobal(ws, tg[t.p:t.p+glmm.NumOmega(r)])
 				for i := lo; i < hi; i++ {
-					if err := t.prepare(ws, i, tg[:t.p], warm); err != nil {
+					if err := t.prepare(ws, i, tg, warm); err != nil {
 						return fmt.Errorf("%w (draw %d)", err, d)
 					}
 					// Given theta_g: mean lambda_i + L_i mu_i, covariance

@@ -187,9 +187,6 @@ func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
 	if m.IndependentBlocks() {
 		return nil, errors.New("rvb: independent blocks of random effects, as in (1 + x || g), are not supported; fit the model itself (GVA)")
 	}
-	if m.NumCrossed() > 0 {
-		return nil, errors.New("rvb: models with crossed random effects are not supported: the crossed effects would enter every subject's reparametrisation; fit the model itself (GVA)")
-	}
 	if f := m.Family(); f.HasDispersion() {
 		return nil, fmt.Errorf("rvb: the %v family is not supported: its dispersion parameter %s would enter the reparametrisation, which is not implemented; fit the model itself (GVA), whose local blocks are exactly Gaussian given the global ones for the gaussian family", f, f.DispersionName())
 	}
@@ -310,17 +307,17 @@ func startOf(pool *parallel.Pool, m *glmm.Model) (*modelStart, error) {
 }
 
 // startEta returns the linear predictor of every data row at theta, a
-// start of m (the b_i, then beta first in theta_g).
+// start of m (the b_i, then theta_g), crossed effects included.
 func startEta(m *glmm.Model, theta []float64) []float64 {
 	n, r, _ := m.Dims()
-	p := m.P()
 	eta := make([]float64, m.NumObs())
 	perm := m.Perm()
 	buf := make([]float64, m.MaxSubjectObs())
+	ws := m.NewWorkspace()
 	for i := range n {
 		lo, hi := m.SubjectRows(i)
 		fe := buf[:hi-lo]
-		m.FixedEta(i, theta[n*r:n*r+p], fe)
+		m.GlobalEta(ws, i, theta[n*r:], fe)
 		z := m.ZRows(i)
 		b := theta[i*r : i*r+r]
 		for j, v := range fe {
