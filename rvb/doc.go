@@ -27,7 +27,10 @@
 //
 // with Omega = W W' the random-effect precision, H_i the weights times
 // minus the second derivatives of the log-likelihood at eta_i and r_i the
-// weighted residuals there. The b~_i are then nearly standard normal and
+// weighted residuals there. With crossed factors (glmm.Crossed) theta_g
+// also holds their effects and scales, and X_i beta + offset_i stands for
+// the whole part of the linear predictors that theta_g fixes
+// (glmm.Model.GlobalEta). The b~_i are then nearly standard normal and
 // nearly independent of theta_g, so q = N(mu, C C') with block-diagonal C
 // (vi.Fit with Method vi.BlockDiag) fits the posterior far better than on the
 // original scale.
