@@ -209,7 +209,7 @@ func (mod *Model) Start(pool *parallel.Pool, theta, prec []float64) error {
 // of eta (tau^a_l in v_l). Without it the levels start independent of
 // everything else, and on insteval the start's bound lay 38 nats below the
 // optimum, which the iterations, at the short step many levels need
-// (vi.GVAStepShared), took 7900 of them to climb.
+// (vi.StepShared), took 7900 of them to climb.
 func (st *starter) crossedCoupling(thetaG []float64) {
 	mod := st.mod
 	r := mod.r

@@ -83,14 +83,14 @@ func checkMethod(method, expansion string) error {
 // shipped data set at about 1.3 times GVA's cost per iteration, where
 // GVA's intervals for the random-effect sds are about half as wide and
 // missed the truth on simulated data), GVA for crossed factors (where RVB
-// is as good on verbagg and arabidopsis, 2.2 nats better on grouseticks,
-// and up to 4 times slower), independent blocks of random effects and
+// is as good on verbagg and arabidopsis, 1.4 nats better on grouseticks,
+// and up to 3 times slower), independent blocks of random effects and
 // families with a dispersion parameter, which RVB does not cover.
 func Choose(m *glmm.Model) (method, expansion, why string) {
 	fam := m.Family()
 	switch {
 	case m.NumCrossed() > 0:
-		return GVA, "", "GVA for crossed random effects: on the shipped data RVB1 (-method rvb1) reached bounds from 0.1 nat lower to 2.2 nats higher, at 1 to 4 times the time"
+		return GVA, "", "GVA for crossed random effects: on the shipped data RVB1 (-method rvb1) reached bounds from 0.1 nat lower to 1.4 nats higher, at 1 to 3 times the time"
 	case m.IndependentBlocks():
 		return GVA, "", "RVB is not available with independent blocks of random effects"
 	case fam.HasDispersion():

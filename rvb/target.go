@@ -393,3 +393,9 @@ func terms(f glmm.Family, link glmm.Link, y, m, w, eta float64) (ll, d1, d2, d3 
 	}
 	return w * ll, w * (y*p1 - (m-y)*p), -w * m * v, w * m * v * s
 }
+
+// GlobalSupport appends to dst the indices in theta_g on which subject i's
+// log density depends, the model's (glmm.Model.GlobalSupport): its
+// reparametrisation reads theta_g through the same GlobalEta and omega. It
+// makes Target a vi.GlobalSupporter.
+func (t *Target) GlobalSupport(i int, dst []int) []int { return t.m.GlobalSupport(i, dst) }

@@ -75,16 +75,16 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 			set.Refine = -1
 		}
 	}
-	var sup *crossSupport
-	if set.Method == GVA {
-		var partial int
-		var err error
-		if sup, partial, err = newCrossSupport(target); err != nil {
-			return nil, err
-		}
-		if !ownAlpha0 && partial > GVAStepShared {
-			alpha0 = DefaultAlpha0 * GVAStepShared / float64(partial)
-		}
+	sup, partial, err := newCrossSupport(target)
+	if err != nil {
+		return nil, err
+	}
+	if !ownAlpha0 && partial > StepShared {
+		alpha0 = alpha0 * StepShared / float64(partial)
+	}
+	if set.Method != GVA {
+		// The block-diagonal factor has no cross blocks to keep zero.
+		sup = nil
 	}
 	if set.Workers == 0 && n > 0 {
 		set.Workers = set.WorkersFor(target)

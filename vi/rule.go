@@ -45,9 +45,9 @@ type Snngm struct {
 	// parameters; 0 means DefaultAlpha0 for GVA and DefaultAlpha0BlockDiag
 	// for BlockDiag, times sqrt(RVBStepSubjects/n) for RVB targets of n >
 	// RVBStepSubjects subjects that start from their own mode (a Starter
-	// under InitMode), and for GVA times GVAStepShared/K when K >
-	// GVAStepShared global variables are each outside some subject's
-	// support (GlobalSupporter).
+	// under InitMode), and times StepShared/K when K > StepShared global
+	// variables are each outside some subject's support
+	// (GlobalSupporter).
 	Alpha0 float64
 	// Beta1 is the momentum's decay rate; 0 means 0.9. Beta2 is, for the
 	// block-diagonal family, the decay rate of the mean square gradient

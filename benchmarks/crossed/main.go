@@ -8,7 +8,7 @@
 // intercept of sd 0.3, a covariate, a crossed factor of sd 0.5), fits it
 // by GVA from glmm's Start, and prints the lower bound at every window of
 // the trace and at the end. A steady fit's bound rises to a plateau; the
-// measurements behind vi.GVAStepShared and glmm.MaxCrossedLevels are its
+// measurements behind vi.StepShared and glmm.MaxCrossedLevels are its
 // output (results.md).
 //
 //	go run ./benchmarks/crossed -levels 30,100,300,1000
