@@ -99,12 +99,23 @@ type VOGN struct {
 	Beta1, Beta2 float64
 }
 
+// String returns "snngm".
 func (Snngm) String() string { return "snngm" }
-func (Adam) String() string  { return "adam" }
+
+// String returns "adam".
+func (Adam) String() string { return "adam" }
+
+// String returns "nadam".
 func (NAdam) String() string { return "nadam" }
-func (PGA) String() string   { return "pga" }
-func (Nagm) String() string  { return "nagm" }
-func (VOGN) String() string  { return "vogn" }
+
+// String returns "pga".
+func (PGA) String() string { return "pga" }
+
+// String returns "nagm".
+func (Nagm) String() string { return "nagm" }
+
+// String returns "vogn".
+func (VOGN) String() string { return "vogn" }
 
 // Rules returns the zero value of every rule, the default first.
 func Rules() []Rule { return []Rule{Snngm{}, Adam{}, NAdam{}, PGA{}, Nagm{}, VOGN{}} }
