@@ -165,6 +165,8 @@ func TestDefaultsAgainstHMC(t *testing.T) {
 		{"sleepstudy", "gaussian", "Reaction ~ Days + (Days | Subject)", nil},
 		{"salamanders", "negbinomial", "count ~ spp * mined + (1 | site)", nil},
 		{"owls", "negbinomial", "SiblingNegotiation ~ FoodTreatment * SexParent + offset(logBroodSize) + (1 | Nest)", nil},
+		{"cbpp", "binomial", "cbind(incidence, size - incidence) ~ factor(period) + (1 | herd)", nil},
+		{"arabidopsis", "poisson", "total.fruits ~ factor(nutrient) * amd + factor(rack) + status + (1 | popu) + (1 | gen)", nil},
 		// The random slope's sd: its posterior piles up towards zero
 		// (HMC 0.202 ± 0.086) and q, reweighted over every variable at k
 		// 0.70, puts it at 0.232, 0.35 posterior sd above (0.221 with
