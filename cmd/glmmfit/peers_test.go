@@ -385,9 +385,10 @@ func TestPredictCorrectedToenail(t *testing.T) {
 }
 
 // TestUncheckedSaysSo: where q's fit is too large for the ratios over
-// every variable and the correction does not run by default, the summary
-// says that q was not checked and how to check it; beyond the correction's
-// reach it says so too.
+// every variable, q's marginal of theta_g is still checked by default when
+// that is cheap (2600 subjects at 100 draws), with a warning exactly when
+// its k is above 0.7; beyond that the summary says that q was not checked
+// and how to check it; beyond the correction's reach it says so too.
 func TestUncheckedSaysSo(t *testing.T) {
 	dir := t.TempDir()
 	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "bernoulli", "-subjects", "2600", "-obs", "4",
@@ -401,10 +402,31 @@ func TestUncheckedSaysSo(t *testing.T) {
 		t.Fatalf("2600 subjects got ratios over every variable: %+v", doc.LowerBound.ParetoK)
 	}
 	cr := doc.Correction
-	if cr == nil || cr.Ran || !strings.Contains(cr.Reason, "q not checked") || !strings.Contains(cr.Reason, "-correct always checks") {
-		t.Errorf("correction %+v: want a reason saying q was not checked and how to check it", cr)
+	if cr == nil || cr.Ran || !cr.Checked || cr.Draws != 100 || !(float64(cr.QK) > -1) || !strings.Contains(cr.Reason, "checked at 100 draws") || !strings.Contains(cr.Reason, "-correct always corrects") {
+		t.Fatalf("correction %+v: want q's marginal checked at 100 draws and how to correct it", cr)
+	}
+	warned := strings.Contains(r.stderr, "Pareto k of q's marginal")
+	if warned != (float64(cr.QK) > 0.7) {
+		t.Errorf("k %.2f, warned %v: want a warning exactly above 0.7", float64(cr.QK), warned)
 	}
 	var text bytes.Buffer
+	writeText(&text, doc)
+	if !strings.Contains(text.String(), "Correction: not run: with 2600 subjects") {
+		t.Errorf("the text does not report the check:\n%s", text.String())
+	}
+
+	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "bernoulli", "-subjects", "6000", "-obs", "2",
+		"-beta", "-0.5,0.8", "-re-sd", "1", "-seed", "4", "-out", "mid.csv"))
+	r = glmmfit(t, dir, "", nil, "fit", "-data", "mid.csv", "-formula", "y ~ t + (1 | id)", "-family", "bernoulli", "-format", "json", "-quiet")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	doc = readDoc(t, []byte(r.stdout))
+	cr = doc.Correction
+	if cr == nil || cr.Ran || cr.Checked || !strings.Contains(cr.Reason, "q not checked") || !strings.Contains(cr.Reason, "-correct always checks") {
+		t.Errorf("6000 subjects: correction %+v: want a reason saying q was not checked and how to check it", cr)
+	}
+	text.Reset()
 	writeText(&text, doc)
 	if !strings.Contains(text.String(), "Correction: not run, and q not checked") {
 		t.Errorf("the text does not say q was not checked:\n%s", text.String())
