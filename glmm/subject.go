@@ -55,7 +55,9 @@ func (mod *Model) PrepareSubject(ws any, i int, thetaG []float64) bool {
 
 // SubjectLogDensity returns the log density of the subject that
 // PrepareSubject last prepared in ws, at its random effects b (length r):
-// what Local gives for that subject. Unless nil, grad receives its gradient
+// what Local gives for that subject. ws must not serve Local,
+// LocalHessian or GlobalEta in between: they may replace the theta_g it
+// holds. Unless nil, grad receives its gradient
 // in b and hess (r×r) its Hessian, what LocalHessian gives, written even
 // when it returns an error, which names the subject, for a value or
 // gradient that is not finite.
