@@ -126,7 +126,7 @@ func (mod *Model) SubjectLogDensity(ws any, b, grad, hess []float64) (float64, e
 		prod := 1.0
 		for j, y := range ys {
 			eta := c[j] + b0
-			ex, p := mod.expNegAbs(eta, ecp[j], ecm[j], ebp, ebm, direct)
+			ex, p := expNegAbs(eta, ecp[j], ecm[j], ebp, ebm, direct)
 			ll += y*eta - max(eta, 0)
 			prod *= 1 + ex
 			if j&511 == 511 {
@@ -141,7 +141,7 @@ func (mod *Model) SubjectLogDensity(ws any, b, grad, hess []float64) (float64, e
 		ms, ws := rowRange(mod.m, mod.ones, s, e), rowRange(mod.w, mod.ones, s, e)
 		for j, y := range ys {
 			eta := c[j] + b0
-			ex, p := mod.expNegAbs(eta, ecp[j], ecm[j], ebp, ebm, direct)
+			ex, p := expNegAbs(eta, ecp[j], ecm[j], ebp, ebm, direct)
 			m, wt := ms[j], ws[j]
 			ll += wt * (y*eta - m*(max(eta, 0)+math.Log1p(ex)))
 			d1 += wt * (y - m*p)
@@ -168,7 +168,7 @@ func (mod *Model) SubjectLogDensity(ws any, b, grad, hess []float64) (float64, e
 // expNegAbs returns exp(-|eta|) and the logistic mean 1/(1+exp(-eta)) of
 // eta = c + b, from ecp = exp(c), ecm = exp(-c), ebp = exp(b) and ebm =
 // exp(-b) unless direct.
-func (mod *Model) expNegAbs(eta, ecp, ecm, ebp, ebm float64, direct bool) (ex, p float64) {
+func expNegAbs(eta, ecp, ecm, ebp, ebm float64, direct bool) (ex, p float64) {
 	switch {
 	case direct:
 		ex = math.Exp(-math.Abs(eta))

@@ -75,16 +75,14 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 			set.Refine = -1
 		}
 	}
-	sup, partial, err := newCrossSupport(target)
+	// The block-diagonal factor has no cross blocks to keep zero: it needs
+	// only the count.
+	sup, partial, err := newCrossSupport(target, set.Method == GVA)
 	if err != nil {
 		return nil, err
 	}
 	if !ownAlpha0 && partial > StepShared {
 		alpha0 = alpha0 * StepShared / float64(partial)
-	}
-	if set.Method != GVA {
-		// The block-diagonal factor has no cross blocks to keep zero.
-		sup = nil
 	}
 	if set.Workers == 0 && n > 0 {
 		set.Workers = set.WorkersFor(target)

@@ -132,9 +132,13 @@ func TestGVAExactWithSupport(t *testing.T) {
 // partly supported variables, and a malformed support is an error.
 func TestCrossSupport(t *testing.T) {
 	tg := newSupportedTarget(1, 20, 1, 2, 50, 3)
-	sup, partial, err := newCrossSupport(tg)
+	sup, partial, err := newCrossSupport(tg, true)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Without the rows, the same count and no storage.
+	if s, p, err := newCrossSupport(tg, false); s != nil || p != partial || err != nil {
+		t.Errorf("count only: %v, %d, %v; want none, %d", s != nil, p, err, partial)
 	}
 	if sup == nil || partial == 0 || partial > 50 {
 		t.Fatalf("support %v, %d partly supported variables; want some of 50", sup != nil, partial)
@@ -147,12 +151,12 @@ func TestCrossSupport(t *testing.T) {
 	if got, want := f.free(), len(f.lam)-(20*52-len(sup.rows)); got != want {
 		t.Errorf("free = %d, want %d", got, want)
 	}
-	if sup, partial, err := newCrossSupport(&supportedTarget{gaussTarget: newGaussTarget(1, 5, 1, 3), support: [][]int{{0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}}}); sup != nil || partial != 0 || err != nil {
+	if sup, partial, err := newCrossSupport(&supportedTarget{gaussTarget: newGaussTarget(1, 5, 1, 3), support: [][]int{{0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}}}, true); sup != nil || partial != 0 || err != nil {
 		t.Errorf("full supports: %v, %d, %v; want none", sup != nil, partial, err)
 	}
 	for _, bad := range [][]int{{1, 0}, {0, 0}, {-1}, {3}} {
 		tg := &supportedTarget{gaussTarget: newGaussTarget(1, 2, 1, 3), support: [][]int{{0}, bad}}
-		if _, _, err := newCrossSupport(tg); err == nil {
+		if _, _, err := newCrossSupport(tg, true); err == nil {
 			t.Errorf("support %v: no error", bad)
 		}
 		if _, err := Fit(context.Background(), tg, Settings{MaxIter: 10}); err == nil || !strings.Contains(err.Error(), "GlobalSupport of subject 1") {

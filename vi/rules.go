@@ -347,7 +347,6 @@ func (s *stepCore) allowedFraction() float64 {
 type adamStep struct {
 	*stepCore
 	rule         Adam
-	prox         bool // PGA
 	alpha        float64
 	m, v         []float64
 	t            int
@@ -357,7 +356,7 @@ type adamStep struct {
 
 func newAdamStep(fam family, pool *parallel.Pool, rule Adam, prox bool) *adamStep {
 	n := len(fam.lambda())
-	st := &adamStep{stepCore: newStepCore(fam, pool, true), rule: rule, prox: prox, alpha: rule.Alpha,
+	st := &adamStep{stepCore: newStepCore(fam, pool, true), rule: rule, alpha: rule.Alpha,
 		m: make([]float64, n), v: make([]float64, n)}
 	st.pass = st.adamBlock
 	if prox {

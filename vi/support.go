@@ -34,11 +34,11 @@ type crossSupport struct {
 	rows  []int32 // increasing within each subject
 }
 
-// newCrossSupport returns the supports of t's subjects and the number of
-// global variables outside at least one of them, or nil and 0 when t is
-// not a GlobalSupporter or every subject depends on the whole global
-// block.
-func newCrossSupport(t Target) (*crossSupport, int, error) {
+// newCrossSupport returns the number of global variables outside at least
+// one of t's subjects' supports and, with rows, the supports themselves;
+// nil and 0 when t is not a GlobalSupporter or every subject depends on
+// the whole global block.
+func newCrossSupport(t Target, rows bool) (*crossSupport, int, error) {
 	gs, ok := t.(GlobalSupporter)
 	if !ok {
 		return nil, 0, nil
@@ -65,8 +65,8 @@ func newCrossSupport(t Target) (*crossSupport, int, error) {
 			partial++
 		}
 	}
-	if partial == 0 {
-		return nil, 0, nil
+	if partial == 0 || !rows {
+		return nil, partial, nil
 	}
 	s := &crossSupport{start: make([]int, n+1), rows: make([]int32, 0, total)}
 	for i := range n {

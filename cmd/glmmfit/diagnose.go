@@ -43,10 +43,12 @@ func bestWindow(res *vi.Result) (float64, bool) {
 // diagnose returns warnings about a fit whose estimates may mislead: a
 // response that is all 0 (or all successes), parameters the data hardly inform (their
 // posterior close to their prior: separation, no variation in a
-// predictor, all weights zero), and a lower bound whose Monte Carlo error
-// is large. The fit's results stand; the warnings say how they may be
-// wrong.
-func diagnose(m *glmm.Model, res *vi.Result, imp *posterior.GlobalImportance) []string {
+// predictor, all weights zero), a lower bound whose Monte Carlo error
+// is large, and q far from the posterior by the Pareto k of the ratios
+// over every variable, of the correction imp, or of the check corr of q's
+// marginal (checkMarginal). The fit's results stand; the warnings say how
+// they may be wrong.
+func diagnose(m *glmm.Model, res *vi.Result, imp *posterior.GlobalImportance, corr *correctionDoc) []string {
 	var w []string
 	if v, ok := constantResponse(m); ok {
 		w = append(w, fmt.Sprintf("every response is %s: the data cannot place the fixed effects, whose estimates are driven by the prior", v))
@@ -106,7 +108,10 @@ func diagnose(m *glmm.Model, res *vi.Result, imp *posterior.GlobalImportance) []
 	case trusted(imp) && imp.QK > posterior.ParetoKBad:
 		// The correction's own draws say how far q's marginal of theta_g
 		// is, and its corrected figures are there to read.
-		w = append(w, fmt.Sprintf("the Pareto k of q's marginal of the fixed effects and variance parameters is %.2f (the random effects integrated out), above %g: the Gaussian approximation misses part of their posterior (often the spread of the random-effect sds, which it understates); read the importance-corrected summaries (Pareto k %.2f), not q's", imp.QK, float64(posterior.ParetoKBad), imp.K))
+		w = append(w, qMarginalWarning(imp.QK, "", fmt.Sprintf("read the importance-corrected summaries (Pareto k %.2f), not q's", imp.K)))
+	case imp == nil && corr != nil && corr.Checked && float64(corr.QK) > posterior.ParetoKBad:
+		// Checked, not corrected (checkMarginal).
+		w = append(w, qMarginalWarning(float64(corr.QK), fmt.Sprintf(" at %d draws", corr.Draws), "-correct always corrects them"))
 	case imp != nil && !trusted(imp):
 		w = append(w, fmt.Sprintf("even importance sampling of the fixed effects and variance parameters with a proposal adapted to them has Pareto k %.2f, above %g: neither q's summaries nor corrected ones can be trusted here; check against MCMC", imp.K, float64(posterior.ParetoKBad)))
 	case imp == nil:
@@ -115,6 +120,12 @@ func diagnose(m *glmm.Model, res *vi.Result, imp *posterior.GlobalImportance) []
 		}
 	}
 	return w
+}
+
+// qMarginalWarning says that q's marginal of theta_g has Pareto k above
+// posterior.ParetoKBad (from draws draws, if not empty), and what to do.
+func qMarginalWarning(k float64, draws, advice string) string {
+	return fmt.Sprintf("the Pareto k of q's marginal of the fixed effects and variance parameters is %.2f%s (the random effects integrated out), above %g: the Gaussian approximation misses part of their posterior (often the spread of the random-effect sds, which it understates); %s", k, draws, float64(posterior.ParetoKBad), advice)
 }
 
 // flatRandomEffects returns the random effects other than the intercept

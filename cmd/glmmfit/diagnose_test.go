@@ -111,11 +111,11 @@ func TestBoundDropWarns(t *testing.T) {
 		}
 		return false
 	}
-	if w := diagnose(d.Model(), res, nil); has(w) {
+	if w := diagnose(d.Model(), res, nil, nil); has(w) {
 		t.Errorf("a converged fit warns: %q", w)
 	}
 	res.Trace = append(res.Trace, vi.TracePoint{LowerBound: res.LowerBound + boundDropWarn + 3*res.LowerBoundSE + 1})
-	if w := diagnose(d.Model(), res, nil); !has(w) {
+	if w := diagnose(d.Model(), res, nil, nil); !has(w) {
 		t.Errorf("no warning for a bound %v below its best window: %q", boundDropWarn, w)
 	}
 }

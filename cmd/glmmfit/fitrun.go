@@ -182,10 +182,7 @@ func runFit(e *env, args []string) error {
 	}
 	prog.done()
 	toUserScale(job.design, res, summary)
-	warnings := diagnose(m, res, imp)
-	if corrDoc != nil && corrDoc.Checked && float64(corrDoc.QK) > posterior.ParetoKBad {
-		warnings = append(warnings, fmt.Sprintf("the Pareto k of q's marginal of the fixed effects and variance parameters is %.2f at %d draws (the random effects integrated out), above %g: the Gaussian approximation misses part of their posterior (often the spread of the random-effect sds, which it understates); -correct always corrects them", float64(corrDoc.QK), corrDoc.Draws, float64(posterior.ParetoKBad)))
-	}
+	warnings := diagnose(m, res, imp, corrDoc)
 	for _, w := range warnings {
 		fmt.Fprintln(e.stderr, "glmmfit: warning: "+oneLine(w))
 	}

@@ -30,13 +30,7 @@ func readHMC(t *testing.T, data string) map[string]hmcFigure {
 		t.Fatal(err)
 	}
 	var doc struct {
-		Quantities []struct {
-			Name string  `json:"name"`
-			Mean float64 `json:"mean"`
-			SD   float64 `json:"sd"`
-			MCSE float64 `json:"mcse"`
-			RHat float64 `json:"rhat"`
-		} `json:"quantities"`
+		Quantities []hmcFigure `json:"quantities"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
@@ -48,7 +42,7 @@ func readHMC(t *testing.T, data string) map[string]hmcFigure {
 		if q.RHat > 1.05 || q.MCSE > 0.1*q.SD {
 			t.Fatalf("%s: %s has R-hat %.3f and Monte Carlo error %.3g of sd %.3g: not a reference", data, q.Name, q.RHat, q.MCSE, q.SD)
 		}
-		out[q.Name] = hmcFigure{Name: q.Name, Mean: q.Mean, SD: q.SD, MCSE: q.MCSE, RHat: q.RHat}
+		out[q.Name] = q
 	}
 	return out
 }
