@@ -31,7 +31,14 @@ func (s *Streams) Len() int { return len(s.rng) }
 
 // At reseeds the stream of chunk k for iteration iter and returns it.
 func (s *Streams) At(iter uint64, k int) *rand.Rand {
-	a, b := StreamSeed(s.seed, iter, uint64(k))
+	return s.AtIndex(iter, k, uint64(k))
+}
+
+// AtIndex reseeds the stream of chunk k for iteration iter as the stream of
+// chunk index and returns it: the stream a process holding every chunk
+// would draw for chunk index, when this one's chunks are a share of those.
+func (s *Streams) AtIndex(iter uint64, k int, index uint64) *rand.Rand {
+	a, b := StreamSeed(s.seed, iter, index)
 	s.pcg[k].Seed(a, b)
 	return s.rng[k]
 }

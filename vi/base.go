@@ -33,6 +33,13 @@ type base struct {
 
 	antithetic bool
 
+	// ch carries the sums through the processes of a group; nil for a fit
+	// in one process. The subjects' chunks are numbered from firstChunk
+	// among allChunks, and logNorm counts dAll variables.
+	ch                    *chain
+	firstChunk, allChunks int
+	dAll                  int
+
 	// Vectors of length d.
 	z, theta, grad, v, tmp []float64
 
@@ -51,12 +58,13 @@ type NumObser interface {
 
 // newBase lays out lambda for a factor of factorLen entries, stride of them
 // per subject followed by the global ones.
-func newBase(t Target, set Settings, pool *parallel.Pool, factorLen, stride int) *base {
+func newBase(t Target, set Settings, pool *parallel.Pool, sh *shard, factorLen, stride int) *base {
 	n, r, g := t.Dims()
 	d := n*r + g
 	c := parallel.NewChunking(n, set.ChunkSize)
 	b := &base{
 		target: t, n: n, r: r, g: g, d: d, pool: pool, chunks: c,
+		allChunks: c.Len(), dAll: d,
 		streams: parallel.NewStreams(set.Seed, c.Len()+1),
 		ws:      make([]Workspace, c.Len()),
 		lam:     make([]float64, d+factorLen),
@@ -68,6 +76,10 @@ func newBase(t Target, set Settings, pool *parallel.Pool, factorLen, stride int)
 	}
 	if no, ok := t.(NumObser); ok {
 		b.nobs = no.NumObs()
+	}
+	if sh != nil {
+		b.ch, b.firstChunk, b.allChunks = sh.ch, sh.firstChunk, sh.chunks
+		b.dAll, b.nobs = sh.n*r+g, sh.nobs
 	}
 	for k := range b.ws {
 		b.ws[k] = t.NewWorkspace()
@@ -92,7 +104,30 @@ func (b *base) kinds() []uint8    { return b.kind }
 
 // stepBlocks returns the blocks of the step rules' passes, one per chunk.
 func (b *base) stepBlocks() [][]span {
-	return stepBlocks(b.chunks, b.r, b.g, b.stride, len(b.lam))
+	return b.ownGlobal(stepBlocks(b.chunks, b.r, b.g, b.stride, len(b.lam)))
+}
+
+// ownGlobal moves the global spans, the last two of the last block, into a
+// block of their own in every process of a group but the last: each process
+// steps the global block, and only the last one's sums count it, as the one
+// process holding every subject would.
+func (b *base) ownGlobal(blocks [][]span) [][]span {
+	if b.ch == nil || b.ch.last {
+		return blocks
+	}
+	k := len(blocks) - 1
+	last := blocks[k]
+	blocks[k] = last[: len(last)-2 : len(last)-2]
+	return append(blocks, last[len(last)-2:])
+}
+
+// summed returns how many of the step blocks count in the sums: all but a
+// global block of its own (see ownGlobal).
+func (b *base) summed(blocks [][]span) int {
+	if b.ch == nil || b.ch.last {
+		return len(blocks)
+	}
+	return len(blocks) - 1
 }
 
 // streamIter returns the stream iteration and sign of the draws of the
@@ -115,7 +150,7 @@ func (b *base) streamIter() (uint64, float64) {
 // drawChunk fills z for the subjects of chunk k from its stream.
 func (b *base) drawChunk(k, lo, hi int) {
 	it, sign := b.streamIter()
-	rng := b.streams.At(it, k)
+	rng := b.streams.AtIndex(it, k, uint64(b.firstChunk+k))
 	zz := 0.0
 	for j := lo * b.r; j < hi*b.r; j++ {
 		x := sign * rng.NormFloat64()
@@ -128,7 +163,7 @@ func (b *base) drawChunk(k, lo, hi int) {
 // drawGlobal fills z_g from the global stream and returns z_g'z_g.
 func (b *base) drawGlobal() float64 {
 	it, sign := b.streamIter()
-	rng := b.streams.At(it, b.chunks.Len())
+	rng := b.streams.AtIndex(it, b.chunks.Len(), uint64(b.allChunks))
 	zz := 0.0
 	for j := b.n * b.r; j < b.d; j++ {
 		x := sign * rng.NormFloat64()
@@ -155,10 +190,48 @@ func (b *base) localChunk(k, lo, hi int) error {
 
 // reduce adds up the per-chunk partials in chunk order: it returns the sum
 // of the local log densities and of z'z over the subjects, and the sum of
-// log determinants, and sets sumG and sumS1.
-func (b *base) reduce() (lp, zz, ld float64) {
-	clear(b.sumG)
-	clear(b.sumS1)
+// log determinants, and sets sumG and sumS1. err is the error of the pass
+// that made the partials; in a group, every process returns an error if
+// one process's pass failed.
+func (b *base) reduce(err error) (lp, zz, ld float64, _ error) {
+	if b.ch != nil {
+		return b.reduceGroup(err)
+	}
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	lp, zz, ld = b.addPartials(0, 0, 0)
+	return lp, zz, ld, nil
+}
+
+// reduceGroup is reduce over the processes of a group: the running sums
+// arrive from the process before, and this process's chunks are added in
+// the same order as in reduce.
+func (b *base) reduceGroup(err error) (lp, zz, ld float64, _ error) {
+	g := b.g
+	acc := b.ch.begin(3 + 2*g)
+	v := acc[chainHead:]
+	copy(b.sumG, v[3:3+g])
+	copy(b.sumS1, v[3+g:])
+	lp, zz, ld = b.addPartials(v[0], v[1], v[2])
+	v[0], v[1], v[2] = lp, zz, ld
+	copy(v[3:3+g], b.sumG)
+	copy(v[3+g:], b.sumS1)
+	if err := b.ch.end(acc, err); err != nil {
+		return 0, 0, 0, err
+	}
+	copy(b.sumG, v[3:3+g])
+	copy(b.sumS1, v[3+g:])
+	return v[0], v[1], v[2], nil
+}
+
+// addPartials adds the chunks' partials, in chunk order, to lp, zz and ld
+// and to sumG and sumS1.
+func (b *base) addPartials(lp, zz, ld float64) (float64, float64, float64) {
+	if b.ch == nil {
+		clear(b.sumG)
+		clear(b.sumS1)
+	}
 	for k := range b.chunks.Len() {
 		lp += b.partLP[k]
 		zz += b.partZZ[k]
@@ -173,8 +246,8 @@ func (b *base) reduce() (lp, zz, ld float64) {
 	return lp, zz, ld
 }
 
-// logNorm is -d/2 log(2 pi).
-func (b *base) logNorm() float64 { return -0.5 * float64(b.d) * math.Log(2*math.Pi) }
+// logNorm is -d/2 log(2 pi), d counting the variables of every process.
+func (b *base) logNorm() float64 { return -0.5 * float64(b.dAll) * math.Log(2*math.Pi) }
 
 // labelFactor marks the factor's entries of lambda off-diagonal, except
 // those at diag, the positions in the factor of its diagonal.
@@ -191,6 +264,14 @@ func (b *base) labelFactor(diag []int) {
 // checkDiag reports the first non-finite or non-positive diagonal entry of
 // the factor.
 func (b *base) checkDiag() error {
+	err := b.checkOwnDiag()
+	if b.ch != nil {
+		err = b.ch.end(b.ch.begin(0), err)
+	}
+	return err
+}
+
+func (b *base) checkOwnDiag() error {
 	for j := b.d; j < len(b.lam); j++ {
 		if b.kind[j] != kindDiag {
 			continue
@@ -202,15 +283,39 @@ func (b *base) checkDiag() error {
 	return nil
 }
 
-// reduceG sets sumG to the chunk-ordered sum of partG.
-func (b *base) reduceG() {
-	clear(b.sumG)
+// reduceG sets sumG to the chunk-ordered sum of partG; err is as for
+// reduce.
+func (b *base) reduceG(err error) error {
+	if b.ch == nil {
+		if err != nil {
+			return err
+		}
+		clear(b.sumG)
+		b.addG()
+		return nil
+	}
+	acc := b.ch.begin(b.g)
+	copy(b.sumG, acc[chainHead:])
+	b.addG()
+	copy(acc[chainHead:], b.sumG)
+	if err := b.ch.end(acc, err); err != nil {
+		return err
+	}
+	copy(b.sumG, acc[chainHead:])
+	return nil
+}
+
+func (b *base) addG() {
 	for k := range b.chunks.Len() {
 		for j, x := range b.partG[k] {
 			b.sumG[j] += x
 		}
 	}
 }
+
+func (b *base) group() *chain { return b.ch }
+
+func (b *base) globalLen() int { return b.g + len(b.lam) - b.d - b.n*b.stride }
 
 // lastDraw returns theta of the last estimate.
 func (b *base) lastDraw() []float64 { return b.theta }

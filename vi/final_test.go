@@ -24,7 +24,7 @@ func TestFinalBoundAntithetic(t *testing.T) {
 			set := Settings{Method: m, Seed: 3, Init: InitPaper, FinalSE: -1, FinalDraws: 400}.withDefaults()
 			pool := parallel.NewPool(ctx, 1)
 			defer pool.Close()
-			fam, err := newFamily(target, set, pool, nil)
+			fam, err := newFamily(target, set, pool, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

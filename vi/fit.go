@@ -42,6 +42,13 @@ type family interface {
 	init(ctx context.Context, how Init) error
 	// lastDraw returns theta of the last estimate (shared storage).
 	lastDraw() []float64
+	// group returns the chain of a fit over a Group, nil in one process.
+	group() *chain
+	// summed returns how many of the step blocks count in sums.
+	summed(blocks [][]span) int
+	// globalLen returns the number of entries of lambda that belong to the
+	// global block: its mean and its part of the factor.
+	globalLen() int
 }
 
 // Fit fits a Gaussian approximation of the given method to the target.
@@ -59,6 +66,22 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 		return nil, errors.New("vi: Fit with a nil target")
 	}
 	n, r, g := target.Dims()
+	// The block-diagonal factor has no cross blocks to keep zero: it needs
+	// only the count.
+	sup, partial, err := newCrossSupport(target, set.Method == GVA)
+	if err != nil {
+		return nil, err
+	}
+	// In a group, n counts every process's subjects from here on; the
+	// target's own are localN.
+	localN := n
+	var sh *shard
+	if set.Group != nil {
+		if sh, err = newShard(ctx, set, target, partial); err != nil {
+			return nil, err
+		}
+		n = sh.n
+	}
 	if set.Window == 0 && n >= LargeSubjects {
 		set.Window = LargeWindow
 	}
@@ -75,16 +98,10 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 			set.Refine = -1
 		}
 	}
-	// The block-diagonal factor has no cross blocks to keep zero: it needs
-	// only the count.
-	sup, partial, err := newCrossSupport(target, set.Method == GVA)
-	if err != nil {
-		return nil, err
-	}
 	if !ownAlpha0 && partial > StepShared {
 		alpha0 = alpha0 * StepShared / float64(partial)
 	}
-	if set.Workers == 0 && n > 0 {
+	if set.Workers == 0 && localN > 0 {
 		set.Workers = set.WorkersFor(target)
 	}
 	set = set.withDefaults()
@@ -94,19 +111,32 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	// The mean and the factor hold about n(r + r(r+1)/2 + Gr) + G(G+3)/2
 	// values, several copies of them are kept: refuse what cannot be
 	// allocated rather than panic in make.
-	if vals := float64(n)*float64(r+r*(r+1)/2+g*r) + float64(g)*float64(g+3)/2; vals > maxValues {
-		return nil, fmt.Errorf("vi: target of n=%d subjects, r=%d, G=%d needs %.3g variational parameters, more than the %.3g that can be allocated", n, r, g, vals, float64(maxValues))
+	if vals := float64(localN)*float64(r+r*(r+1)/2+g*r) + float64(g)*float64(g+3)/2; vals > maxValues {
+		return nil, fmt.Errorf("vi: target of n=%d subjects, r=%d, G=%d needs %.3g variational parameters, more than the %.3g that can be allocated", localN, r, g, vals, float64(maxValues))
 	}
 	start := time.Now()
-	pool := parallel.NewPollingPool(ctx, set.Workers)
+	// In a group, the pool finishes every pass it starts, and the
+	// processes agree to stop at the next sum (see Group): a process must
+	// never leave the others waiting for its share.
+	poolCtx := ctx
+	if sh != nil {
+		poolCtx = context.WithoutCancel(ctx)
+	}
+	pool := parallel.NewPollingPool(poolCtx, set.Workers)
 	defer pool.Close()
 
-	fam, err := newFamily(target, set, pool, sup)
+	fam, err := newFamily(target, set, pool, sup, sh)
 	if err != nil {
 		return nil, err
 	}
-	rule := set.Rule.withDefaults(alpha0, fam.free())
-	res := &Result{Method: set.Method, Rule: rule, N: n, R: r, G: g, Workers: set.Workers, bestBound: math.Inf(-1)}
+	free := fam.free()
+	if sh != nil {
+		if free, err = sh.free(fam); err != nil {
+			return nil, err
+		}
+	}
+	rule := set.Rule.withDefaults(alpha0, free)
+	res := &Result{Method: set.Method, Rule: rule, N: localN, R: r, G: g, Workers: set.Workers, bestBound: math.Inf(-1)}
 	if rp, ok := target.(Reparametrised); ok {
 		res.Reparametrised = rp.LocalsReparametrised()
 	}
@@ -116,7 +146,7 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 		}
 		// Cancelled while starting: the state is the paper's start.
 		res.Status, res.Err = Cancelled, ctx.Err()
-		d := n*r + g
+		d := localN*r + g
 		res.Mu = make([]float64, d)
 		res.Factor = append([]float64(nil), fam.lambda()[d:]...)
 		res.LowerBound, res.LowerBoundSE = math.NaN(), math.NaN()
@@ -139,17 +169,20 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 		res.Err = fail
 		copy(lambda, good)
 	case runErr != nil:
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && !stopped(runErr) {
 			return nil, runErr
 		}
 		res.Status = Cancelled
-		res.Err = ctx.Err()
+		res.Err = runErr
+		if ctx.Err() != nil {
+			res.Err = ctx.Err()
+		}
 		copy(lambda, good)
 	}
 	if res.Status == Diverged || res.Status == Cancelled {
 		res.Iterations = goodIter
 	}
-	d := n*r + g
+	d := localN*r + g
 	res.Mu = append([]float64(nil), lambda[:d]...)
 	res.Factor = append([]float64(nil), lambda[d:]...)
 
@@ -173,13 +206,15 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 				res.Err = &DivergedError{Iter: res.Iterations, Reason: fmt.Sprintf("final lower bound %.4g collapsed from %.4g", lb, res.bestBound)}
 			}
 			if res.Status != Diverged {
-				res.LogWeights, res.ImportanceGlobal = logWeights(ctx, fam, set, n, d, g)
+				res.LogWeights, res.ImportanceGlobal = logWeights(ctx, fam, set, n, d, n*r+g, g)
 			}
 		} else {
 			res.LowerBound, res.LowerBoundSE = math.NaN(), math.NaN()
 			switch {
 			case ctx.Err() != nil:
 				res.Status, res.Err = Cancelled, ctx.Err()
+			case stopped(err):
+				res.Status, res.Err = Cancelled, err
 			case res.Status != Diverged:
 				res.Status = Diverged
 				res.Err = &DivergedError{Iter: res.Iterations, Reason: "lower bound at the final state", Err: err}
@@ -242,13 +277,19 @@ func run(ctx context.Context, fam family, it iterator, set Settings, res *Result
 		tr.restart(false)
 		return nil
 	}
+	grouped := fam.group() != nil
 	for iter := 1; iter <= set.MaxIter; iter++ {
-		if err := ctx.Err(); err != nil {
+		// In a group the processes learn of a cancellation together, from
+		// the iteration's sums.
+		if err := ctx.Err(); err != nil && !grouped {
 			return err, nil
 		}
 		h, stepNorm, frac, evalErr, err := it.iterate(uint64(iter))
-		if (evalErr != nil || err != nil) && ctx.Err() != nil {
+		if (evalErr != nil || err != nil) && ctx.Err() != nil && !grouped {
 			return ctx.Err(), nil
+		}
+		if evalErr != nil && fatal(evalErr) {
+			return evalErr, nil
 		}
 		if err != nil {
 			return err, nil
@@ -275,6 +316,9 @@ func run(ctx context.Context, fam family, it iterator, set Settings, res *Result
 			continue
 		}
 		if err := fam.check(); err != nil {
+			if fatal(err) {
+				return err, nil
+			}
 			if fail := backOff(&DivergedError{Iter: iter, Reason: "factor", Err: err}); fail != nil {
 				return nil, fail
 			}
@@ -284,6 +328,9 @@ func run(ctx context.Context, fam family, it iterator, set Settings, res *Result
 		*goodIter = iter
 		for k := range tr.cur {
 			h, err := fam.estimate(crnIterBase+uint64(k), nil, nil, false)
+			if err != nil && fatal(err) {
+				return err, nil
+			}
 			if err != nil && ctx.Err() != nil {
 				return ctx.Err(), nil
 			}
@@ -322,9 +369,19 @@ func run(ctx context.Context, fam family, it iterator, set Settings, res *Result
 			res.Status = Converged
 			return nil, nil
 		}
-		if set.TimeLimit > 0 && elapsed >= set.TimeLimit {
-			res.Status = TimeLimit
-			return nil, nil
+		if set.TimeLimit > 0 {
+			over := elapsed >= set.TimeLimit
+			if grouped {
+				// The clocks differ: any process's limit stops them all.
+				var err error
+				if over, err = fam.group().agree(over); err != nil {
+					return err, nil
+				}
+			}
+			if over {
+				res.Status = TimeLimit
+				return nil, nil
+			}
 		}
 	}
 	return nil, nil
@@ -439,17 +496,18 @@ const importanceIterBase = crnIterBase + 1<<32
 // row-major), or nils if they would be fewer than
 // MinImportanceDraws, the context ends, or a draw is not finite (the
 // bound's estimate has said what it had to say about that).
-func logWeights(ctx context.Context, fam family, set Settings, n, dim, g int) (logw, global []float64) {
+func logWeights(ctx context.Context, fam family, set Settings, n, dim, dimAll, g int) (logw, global []float64) {
 	draws := set.ImportanceDraws
 	if n > 0 {
 		draws = min(draws, 250_000/n)
 	}
-	if draws < MinImportanceDraws || dim > MaxImportanceDim {
+	if draws < MinImportanceDraws || dimAll > MaxImportanceDim {
 		return nil, nil
 	}
 	logw = make([]float64, draws)
 	for k := range logw {
-		if ctx.Err() != nil {
+		// In a group the estimate says whether any process was stopped.
+		if ctx.Err() != nil && fam.group() == nil {
 			return nil, nil
 		}
 		h, err := fam.estimate(importanceIterBase+uint64(k), nil, nil, false)

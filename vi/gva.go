@@ -39,11 +39,11 @@ type gva struct {
 	passDraw, passSolve, passNat, passFisher1, passFisher2 func(int) error
 }
 
-func newGVA(t Target, set Settings, pool *parallel.Pool) *gva {
+func newGVA(t Target, set Settings, pool *parallel.Pool, sh *shard) *gva {
 	n, r, g := t.Dims()
 	tri := r * (r + 1) / 2
 	stride := tri + g*r
-	f := &gva{base: newBase(t, set, pool, arrowhead.Len(n, r, g), stride)}
+	f := &gva{base: newBase(t, set, pool, sh, arrowhead.Len(n, r, g), stride)}
 	f.t = arrowhead.Wrap(n, r, g, f.lam[f.d:])
 	f.tz = make([]float64, g)
 	f.fv = make([]float64, f.d)
@@ -63,7 +63,7 @@ func (f *gva) stepBlocks() [][]span {
 	if f.support == nil {
 		return f.base.stepBlocks()
 	}
-	return f.support.stepBlocks(f.chunks, f.r, f.g, f.stride, len(f.lam))
+	return f.ownGlobal(f.support.stepBlocks(f.chunks, f.r, f.g, f.stride, len(f.lam)))
 }
 
 func (f *gva) free() int {
@@ -146,10 +146,10 @@ func (f *gva) estimate(iter uint64, nat, euc []float64, noEntropy bool) (float64
 	mu := f.lam[:d]
 	zzg := f.drawGlobal()
 	f.t.DrawGlobal(f.theta, f.tmp, mu, f.z)
-	if err := f.pool.Run(f.chunks.Len(), f.passDraw); err != nil {
+	lp, zz, ld, err := f.reduce(f.pool.Run(f.chunks.Len(), f.passDraw))
+	if err != nil {
 		return 0, err
 	}
-	lp, zz, ld := f.reduce()
 	gradG := f.grad[nr:]
 	copy(gradG, f.sumG)
 	lp += f.target.Global(f.theta[nr:], gradG)
@@ -167,10 +167,9 @@ func (f *gva) estimate(iter uint64, nat, euc []float64, noEntropy bool) (float64
 		}
 	}
 	// v = T^-1 grad h: local blocks, then the global block.
-	if err := f.pool.Run(f.chunks.Len(), f.passSolve); err != nil {
+	if err := f.reduceG(f.pool.Run(f.chunks.Len(), f.passSolve)); err != nil {
 		return 0, err
 	}
-	f.reduceG()
 	f.t.SolveGlobal(f.v, f.grad, f.sumG)
 	if nat != nil {
 		f.t.NatGradGlobal(nat[d:], f.z, f.v, f.tz)
@@ -191,10 +190,9 @@ func (f *gva) estimate(iter uint64, nat, euc []float64, noEntropy bool) (float64
 func (f *gva) fisher(src, dst []float64) error {
 	f.fsrc, f.fdst = src, dst
 	d := f.d
-	if err := f.pool.Run(f.chunks.Len(), f.passFisher1); err != nil {
+	if err := f.reduceG(f.pool.Run(f.chunks.Len(), f.passFisher1)); err != nil {
 		return err
 	}
-	f.reduceG()
 	f.t.SolveGlobal(f.fv, src[:d], f.sumG)
 	f.t.SolveTransGlobal(dst[:d], f.fv)
 	f.t.InvFisherGlobal(dst[d:], src[d:])

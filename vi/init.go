@@ -70,20 +70,20 @@ func initMode(b *base, set func(s []float64, t *arrowhead.Factor) error) error {
 
 // newFamily returns the approximation family of the settings, which have
 // their defaults filled in.
-func newFamily(t Target, set Settings, pool *parallel.Pool, sup *crossSupport) (family, error) {
+func newFamily(t Target, set Settings, pool *parallel.Pool, sup *crossSupport, sh *shard) (family, error) {
 	if err := set.validate(); err != nil {
 		return nil, err
 	}
 	switch set.Method {
 	case GVA:
-		f := newGVA(t, set, pool)
+		f := newGVA(t, set, pool, sh)
 		if sup != nil {
 			f.support = sup
 			f.t.SetRows(sup.start, sup.rows)
 		}
 		return f, nil
 	case BlockDiag:
-		return newRVB(t, set, pool), nil
+		return newRVB(t, set, pool, sh), nil
 	}
 	return nil, fmt.Errorf("vi: unknown method %v", set.Method)
 }

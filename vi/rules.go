@@ -55,6 +55,10 @@ type stepCore struct {
 	blocks   [][]span
 	partial  []float64
 	partial2 []float64
+	// ch carries the sums over blocks through a group's processes (nil in
+	// one process), and the first nsum blocks count in them.
+	ch   *chain
+	nsum int
 
 	delta    []float64
 	lastFrac float64 // the fraction of the rule's step the safeguard let through
@@ -67,14 +71,17 @@ type stepCore struct {
 }
 
 func newStepCore(fam family, pool *parallel.Pool, delta bool) *stepCore {
-	return newStepCoreOf(fam.lambda(), fam.kinds(), fam.precision(), pool, fam.stepBlocks(), delta)
+	blocks := fam.stepBlocks()
+	c := newStepCoreOf(fam.lambda(), fam.kinds(), fam.precision(), pool, blocks, delta)
+	c.ch, c.nsum = fam.group(), fam.summed(blocks)
+	return c
 }
 
 // newStepCoreOf returns the shared state of a rule's step over lambda, with
 // room for a step in delta if asked.
 func newStepCoreOf(lambda []float64, kinds []uint8, prec bool, pool *parallel.Pool, blocks [][]span, delta bool) *stepCore {
 	c := &stepCore{lambda: lambda, kinds: kinds, prec: prec, pool: pool, blocks: blocks,
-		partial: make([]float64, len(blocks)), partial2: make([]float64, len(blocks))}
+		partial: make([]float64, len(blocks)), partial2: make([]float64, len(blocks)), nsum: len(blocks)}
 	if delta {
 		c.delta = make([]float64, len(lambda))
 	}
@@ -181,8 +188,20 @@ func (s *stepCore) norm(g []float64) (float64, error) {
 		return 0, err
 	}
 	var scale, ssq float64
-	for k := range len(s.blocks) {
+	var acc []float64
+	if s.ch != nil {
+		acc = s.ch.begin(2)
+		scale, ssq = acc[chainHead], acc[chainHead+1]
+	}
+	for k := range s.nsum {
 		scale, ssq = addScaled(scale, ssq, s.partial[k], s.partial2[k])
+	}
+	if s.ch != nil {
+		acc[chainHead], acc[chainHead+1] = scale, ssq
+		if err := s.ch.end(acc, nil); err != nil {
+			return 0, err
+		}
+		scale, ssq = acc[chainHead], acc[chainHead+1]
 	}
 	return scale * math.Sqrt(ssq), nil
 }
@@ -310,7 +329,10 @@ func (s *snngmStep) retractBlock(k int) error {
 // finish completes a Snngm step from the blocks' partials: it shortens the
 // step if the safeguard requires it and returns its norm.
 func (s *snngmStep) finish() (float64, error) {
-	frac := s.allowedFraction()
+	frac, ss, err := s.allowedFraction(s.partial2)
+	if err != nil {
+		return 0, err
+	}
 	if math.IsNaN(frac) {
 		return frac, nil
 	}
@@ -320,26 +342,42 @@ func (s *snngmStep) finish() (float64, error) {
 			return 0, err
 		}
 	}
-	var ss float64
-	for _, p := range s.partial2 {
-		ss += p
-	}
 	return frac * math.Sqrt(ss), nil
 }
 
 // allowedFraction returns the smallest of the blocks' safeguard ratios in
-// partial, NaN if one is NaN, and records it as lastFrac.
-func (s *stepCore) allowedFraction() float64 {
-	frac := 1.0
-	for _, p := range s.partial {
+// partial, NaN if one is NaN, and records it as lastFrac; and, unless add
+// is nil, the sum of its blocks' values.
+func (s *stepCore) allowedFraction(add []float64) (frac, sum float64, err error) {
+	frac = 1.0
+	var acc []float64
+	if s.ch != nil {
+		acc = s.ch.begin(2)
+		if s.ch.rank > 0 {
+			frac, sum = acc[chainHead], acc[chainHead+1]
+		}
+	}
+	for _, p := range s.partial[:s.nsum] {
 		if math.IsNaN(p) {
 			frac = p
 			break
 		}
 		frac = min(frac, p)
 	}
+	if add != nil {
+		for _, p := range add[:s.nsum] {
+			sum += p
+		}
+	}
+	if s.ch != nil {
+		acc[chainHead], acc[chainHead+1] = frac, sum
+		if err := s.ch.end(acc, nil); err != nil {
+			return 0, 0, err
+		}
+		frac, sum = acc[chainHead], acc[chainHead+1]
+	}
 	s.lastFrac = frac
-	return frac
+	return frac, sum, nil
 }
 
 // adamStep is the step of Adam and NAdam (the same rule on the Euclidean
@@ -545,7 +583,10 @@ func (s *stepCore) apply() (float64, error) {
 	if err := s.pool.Run(len(s.blocks), s.passRatio); err != nil {
 		return 0, err
 	}
-	frac := s.allowedFraction()
+	frac, _, err := s.allowedFraction(nil)
+	if err != nil {
+		return 0, err
+	}
 	if math.IsNaN(frac) {
 		return frac, nil
 	}
@@ -553,11 +594,32 @@ func (s *stepCore) apply() (float64, error) {
 	if err := s.pool.Run(len(s.blocks), s.passApply); err != nil {
 		return 0, err
 	}
-	var ss float64
-	for _, p := range s.partial {
-		ss += p
+	ss, err := s.sumBlocks(s.partial)
+	if err != nil {
+		return 0, err
 	}
 	return math.Sqrt(ss), nil
+}
+
+// sumBlocks returns the sum of the blocks' values p in block order.
+func (s *stepCore) sumBlocks(p []float64) (float64, error) {
+	var sum float64
+	var acc []float64
+	if s.ch != nil {
+		acc = s.ch.begin(1)
+		sum = acc[chainHead]
+	}
+	for _, x := range p[:s.nsum] {
+		sum += x
+	}
+	if s.ch != nil {
+		acc[chainHead] = sum
+		if err := s.ch.end(acc, nil); err != nil {
+			return 0, err
+		}
+		sum = acc[chainHead]
+	}
+	return sum, nil
 }
 
 // gradientIterator is the iterator of the gradient rules: the family's

@@ -32,10 +32,10 @@ type rvbFamily struct {
 	vs *rvbVOGN // VOGN's state, made on first use
 }
 
-func newRVB(t Target, set Settings, pool *parallel.Pool) *rvbFamily {
+func newRVB(t Target, set Settings, pool *parallel.Pool, sh *shard) *rvbFamily {
 	n, r, g := t.Dims()
 	tri := r * (r + 1) / 2
-	f := &rvbFamily{base: newBase(t, set, pool, blockdiag.Len(n, r, g), tri)}
+	f := &rvbFamily{base: newBase(t, set, pool, sh, blockdiag.Len(n, r, g), tri)}
 	f.c = blockdiag.Wrap(n, r, g, f.lam[f.d:])
 	f.labelFactor(f.c.DiagIndices())
 	f.passDraw = f.drawPass
@@ -144,10 +144,10 @@ func (f *rvbFamily) estimate(iter uint64, nat, euc []float64, noEntropy bool) (f
 	d, nr := f.d, f.n*f.r
 	zzg := f.drawGlobal()
 	f.c.DrawGlobal(f.theta, f.lam[:d], f.z)
-	if err := f.pool.Run(f.chunks.Len(), f.passDraw); err != nil {
+	lp, zz, ld, err := f.reduce(f.pool.Run(f.chunks.Len(), f.passDraw))
+	if err != nil {
 		return 0, err
 	}
-	lp, zz, ld := f.reduce()
 	gradG := f.grad[nr:]
 	copy(gradG, f.sumG)
 	lp += f.target.Global(f.theta[nr:], gradG)

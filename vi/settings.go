@@ -72,6 +72,12 @@ type Settings struct {
 	// random streams.
 	ChunkSize int
 
+	// Group, if not nil, runs the fit over several processes, each with
+	// its own subjects (see Group): the Target holds this process's
+	// subjects, and so do the Result's Mu and Factor, with the global
+	// block.
+	Group Group
+
 	// MaxIter is the iteration limit; 0 means 20000.
 	MaxIter int
 	// TimeLimit stops the fit after this wall time; 0 means none.

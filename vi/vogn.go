@@ -246,10 +246,12 @@ func (f *gva) vognStep(iter uint64, rule VOGN, alpha float64) (float64, error) {
 	zzg := f.drawGlobal()
 	f.t.DrawGlobal(f.theta, f.tmp, mu, f.z)
 	lpg := vs.priorShare(f.base)
-	if err := f.pool.Run(f.chunks.Len(), vs.passS); err != nil {
+	// VOGN is not offered over a Group (Settings.validate), so these
+	// sums are one process's.
+	lp, zz, ld, err := f.reduce(f.pool.Run(f.chunks.Len(), vs.passS))
+	if err != nil {
 		return 0, err
 	}
-	lp, zz, ld := f.reduce()
 	ld += f.t.LogDetGlobal()
 	h := lp + lpg - (f.logNorm() + ld - 0.5*(zz+zzg))
 	vs.globalGradient(f.base)
@@ -271,10 +273,9 @@ func (f *gva) vognStep(iter uint64, rule VOGN, alpha float64) (float64, error) {
 		return 0, err
 	}
 	// mu += alpha S^-1 m^ = alpha T^-T T^-1 m^.
-	if err := f.pool.Run(f.chunks.Len(), vs.passSol); err != nil {
+	if err := f.reduceG(f.pool.Run(f.chunks.Len(), vs.passSol)); err != nil {
 		return 0, err
 	}
-	f.reduceG()
 	f.t.SolveGlobal(f.v, f.grad, f.sumG)
 	f.t.SolveTransGlobal(f.tmp, f.v)
 	for j := nr; j < d; j++ {

@@ -97,10 +97,12 @@ func (f *rvbFamily) vognStep(iter uint64, rule VOGN, alpha float64) (float64, er
 	zzg := f.drawGlobal()
 	f.c.DrawGlobal(f.theta, f.lam[:d], f.z)
 	lpg := vs.priorShare(f.base)
-	if err := f.pool.Run(f.chunks.Len(), vs.passS); err != nil {
+	// VOGN is not offered over a Group (Settings.validate), so these
+	// sums are one process's.
+	lp, zz, ld, err := f.reduce(f.pool.Run(f.chunks.Len(), vs.passS))
+	if err != nil {
 		return 0, err
 	}
-	lp, zz, ld := f.reduce()
 	ld += f.c.LogDetGlobal()
 	h := lp + lpg - (f.logNorm() - ld - 0.5*(zz+zzg))
 	vs.globalGradient(f.base)

@@ -1,0 +1,381 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package vi_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/vi"
+)
+
+// chanGroup is a Group of goroutines in one process, linked by channels in
+// rank order: the reference for a Group over MPI.
+type chanGroup struct {
+	rank, size int
+	links      []chan []float64 // links[r] carries r's values to r+1
+	final      []chan []float64 // final[r] carries the last's values to r
+}
+
+func newChanGroups(size int) []vi.Group {
+	links := make([]chan []float64, size)
+	final := make([]chan []float64, size)
+	for r := range size {
+		links[r] = make(chan []float64, 1)
+		final[r] = make(chan []float64, 1)
+	}
+	gs := make([]vi.Group, size)
+	for r := range size {
+		gs[r] = &chanGroup{rank: r, size: size, links: links, final: final}
+	}
+	return gs
+}
+
+func (g *chanGroup) Rank() int { return g.rank }
+func (g *chanGroup) Size() int { return g.size }
+
+func (g *chanGroup) Receive(acc []float64) error {
+	if g.rank > 0 {
+		copy(acc, <-g.links[g.rank-1])
+	}
+	return nil
+}
+
+func (g *chanGroup) Pass(acc []float64) error {
+	if g.rank < g.size-1 {
+		g.links[g.rank] <- slices.Clone(acc)
+		copy(acc, <-g.final[g.rank])
+		return nil
+	}
+	for r := range g.size - 1 {
+		g.final[r] <- slices.Clone(acc)
+	}
+	return nil
+}
+
+// groupData is a simulated GLMM whose models can be built over any range
+// of its subjects.
+type groupData struct {
+	family  glmm.Family
+	x, z    [][]float64 // per row
+	y       []float64
+	subject []int // per row, increasing
+	n       int
+}
+
+// simGroupData simulates n subjects of 4 to 9 rows each: a Bernoulli
+// random intercept (r = 1), or a Poisson random intercept and slope (r = 2).
+func simGroupData(family glmm.Family, n int, seed uint64) *groupData {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	d := &groupData{family: family, n: n}
+	for i := range n {
+		b0, b1 := 0.8*rng.NormFloat64(), 0.3*rng.NormFloat64()
+		for t := range 4 + rng.IntN(6) {
+			tt := float64(t) / 4
+			x1 := rng.NormFloat64()
+			eta := -0.3 + 0.5*x1 + b0
+			z := []float64{1}
+			if family == glmm.Poisson {
+				eta = 0.2 + 0.3*x1 + 0.2*tt + b0 + b1*tt
+				z = []float64{1, tt}
+			}
+			var y float64
+			if family == glmm.Poisson {
+				for l, e := 0.0, math.Exp(eta); ; y++ {
+					if l += rng.ExpFloat64() / e; l > 1 {
+						break
+					}
+				}
+			} else if rng.Float64() < 1/(1+math.Exp(-eta)) {
+				y = 1
+			}
+			d.x = append(d.x, []float64{1, x1, tt})
+			d.z = append(d.z, z)
+			d.y = append(d.y, y)
+			d.subject = append(d.subject, i)
+		}
+	}
+	return d
+}
+
+// model returns the model of the subjects [lo, hi).
+func (d *groupData) model(t *testing.T, lo, hi int) *glmm.Model {
+	t.Helper()
+	var x, z []float64
+	var y []float64
+	var group []int
+	for j, i := range d.subject {
+		if i < lo || i >= hi {
+			continue
+		}
+		x = append(x, d.x[j]...)
+		z = append(z, d.z[j]...)
+		y = append(y, d.y[j])
+		group = append(group, i-lo)
+	}
+	p, r := len(d.x[0]), len(d.z[0])
+	m, err := glmm.New(glmm.Config{Family: d.family, Y: y,
+		X: mat.NewDense(len(y), p, x), Z: mat.NewDense(len(y), r, z),
+		Group: group, NumGroups: hi - lo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// fitGroup fits the subjects split at bounds (process k holding
+// [bounds[k], bounds[k+1])) over a group of goroutines.
+func fitGroup(t *testing.T, d *groupData, bounds []int, set vi.Settings) ([]*vi.Result, []error) {
+	t.Helper()
+	size := len(bounds) - 1
+	groups := newChanGroups(size)
+	res := make([]*vi.Result, size)
+	errs := make([]error, size)
+	var wg sync.WaitGroup
+	for k := range size {
+		m := d.model(t, bounds[k], bounds[k+1])
+		s := set
+		s.Group = groups[k]
+		wg.Go(func() {
+			res[k], errs[k] = vi.Fit(context.Background(), m, s)
+		})
+	}
+	wg.Wait()
+	return res, errs
+}
+
+// sameBits reports the first index at which a and b differ in their bits.
+func sameBits(a, b []float64) (int, bool) {
+	if len(a) != len(b) {
+		return -1, false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return i, false
+		}
+	}
+	return 0, true
+}
+
+// TestGroupBitIdentical fits the same subjects in one process and split
+// over 1, 2 and 3 processes of a Group, for both families and three rules,
+// and asks for the same bits: every process's subjects' means and factor
+// blocks, the global block, the bound, the trace and the importance
+// weights.
+func TestGroupBitIdentical(t *testing.T) {
+	const chunk = 32
+	cases := []struct {
+		family glmm.Family
+		method vi.Method
+		rule   vi.Rule
+		n      int
+	}{
+		{glmm.Bernoulli, vi.GVA, vi.Snngm{}, 300},
+		{glmm.Bernoulli, vi.BlockDiag, vi.Snngm{}, 300},
+		{glmm.Poisson, vi.GVA, vi.Snngm{}, 200},
+		{glmm.Poisson, vi.BlockDiag, vi.Snngm{}, 200},
+		{glmm.Poisson, vi.GVA, vi.Adam{}, 200},
+		{glmm.Poisson, vi.GVA, vi.Nagm{}, 200},
+		{glmm.Bernoulli, vi.BlockDiag, vi.PGA{}, 300},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%v/%v/%s", c.family, c.method, c.rule), func(t *testing.T) {
+			d := simGroupData(c.family, c.n, 7)
+			set := vi.Settings{Method: c.method, Rule: c.rule, Init: vi.InitPaper, Seed: 3,
+				ChunkSize: chunk, MaxIter: 300, Workers: 2}
+			one, err := vi.Fit(context.Background(), d.model(t, 0, d.n), set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := one.R
+			nr := d.n * r
+			for _, bounds := range [][]int{{0, d.n}, {0, 3 * chunk, d.n}, {0, chunk, 5 * chunk, d.n}} {
+				for _, workers := range []int{1, 2} {
+					set := set
+					set.Workers = workers
+					res, errs := fitGroup(t, d, bounds, set)
+					for k, e := range errs {
+						if e != nil {
+							t.Fatalf("bounds %v: process %d: %v", bounds, k, e)
+						}
+					}
+					// The global factor block is the tail the
+					// one-process factor shares with every process's.
+					localFactor := (len(one.Factor) - globalFactorLen(one)) / d.n
+					for k, rk := range res {
+						lo, hi := bounds[k], bounds[k+1]
+						where := fmt.Sprintf("bounds %v, %d workers, process %d", bounds, workers, k)
+						if rk.Iterations != one.Iterations || rk.Status != one.Status {
+							t.Fatalf("%s: %d iterations (%v), want %d (%v)", where, rk.Iterations, rk.Status, one.Iterations, one.Status)
+						}
+						checks := []struct {
+							name      string
+							got, want []float64
+						}{
+							{"local means", rk.Mu[:(hi-lo)*r], one.Mu[lo*r : hi*r]},
+							{"global means", rk.Mu[(hi-lo)*r:], one.Mu[nr:]},
+							{"local factor", rk.Factor[:(hi-lo)*localFactor], one.Factor[lo*localFactor : hi*localFactor]},
+							{"global factor", rk.Factor[(hi-lo)*localFactor:], one.Factor[d.n*localFactor:]},
+							{"bound", []float64{rk.LowerBound, rk.LowerBoundSE}, []float64{one.LowerBound, one.LowerBoundSE}},
+							{"trace", traceBounds(rk), traceBounds(one)},
+							{"log weights", rk.LogWeights, one.LogWeights},
+							{"importance draws", rk.ImportanceGlobal, one.ImportanceGlobal},
+						}
+						for _, ck := range checks {
+							if i, ok := sameBits(ck.got, ck.want); !ok {
+								t.Fatalf("%s: %s differ at %d (lengths %d, %d)", where, ck.name, i, len(ck.got), len(ck.want))
+							}
+						}
+					}
+				}
+			}
+			if one.Rule.String() == "" || len(one.LogWeights) == 0 {
+				t.Fatalf("the one-process fit has rule %q and %d log weights", one.Rule, len(one.LogWeights))
+			}
+		})
+	}
+}
+
+// globalFactorLen returns the number of factor entries of the global block
+// (T_g or C_g, packed).
+func globalFactorLen(res *vi.Result) int {
+	return res.G * (res.G + 1) / 2
+}
+
+func traceBounds(res *vi.Result) []float64 {
+	var b []float64
+	for _, tp := range res.Trace {
+		b = append(b, tp.LowerBound, tp.StepNorm)
+	}
+	return b
+}
+
+// failingTarget is a model whose subject bad fails to evaluate once Local
+// has been called after times.
+type failingTarget struct {
+	*glmm.Model
+	bad, after int
+	calls      atomic.Int64
+}
+
+func (f *failingTarget) Local(ws vi.Workspace, lo, hi int, thetaG, local, gradLocal, gradG []float64) (float64, error) {
+	if f.calls.Add(1) > int64(f.after) && lo <= f.bad && f.bad < hi {
+		return 0, fmt.Errorf("subject %d: made to fail", f.bad)
+	}
+	return f.Model.Local(ws, lo, hi, thetaG, local, gradLocal, gradG)
+}
+
+// TestGroupAgrees checks that the processes of a group take decisions
+// together: a process whose context is cancelled stops all of them, and a
+// setup one process cannot run is refused by all of them, naming it.
+func TestGroupAgrees(t *testing.T) {
+	d := simGroupData(glmm.Bernoulli, 200, 3)
+	set := vi.Settings{Init: vi.InitPaper, Seed: 1, ChunkSize: 32, MaxIter: 100000, Workers: 1}
+
+	t.Run("cancel", func(t *testing.T) {
+		bounds := []int{0, 64, 128, 200}
+		groups := newChanGroups(3)
+		res := make([]*vi.Result, 3)
+		errs := make([]error, 3)
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		for k := range 3 {
+			m := d.model(t, bounds[k], bounds[k+1])
+			s := set
+			s.Group = groups[k]
+			s.Tol = math.SmallestNonzeroFloat64 // never converge
+			s.RelTol = -1
+			c := context.Background()
+			if k == 1 {
+				c = ctx
+				s.Progress = func(p vi.Progress) {
+					if p.Iter >= 200 {
+						cancel()
+					}
+				}
+			}
+			wg.Go(func() { res[k], errs[k] = vi.Fit(c, m, s) })
+		}
+		wg.Wait()
+		cancel()
+		for k := range 3 {
+			want := vi.ErrGroupStopped
+			if k == 1 {
+				want = context.Canceled
+			}
+			if !errors.Is(errs[k], want) || res[k] == nil || res[k].Status != vi.Cancelled {
+				t.Fatalf("process %d: error %v, want %v with status Cancelled", k, errs[k], want)
+			}
+			if res[k].Iterations != res[0].Iterations || res[k].Iterations < 200 {
+				t.Fatalf("process %d stopped after %d iterations, process 0 after %d", k, res[k].Iterations, res[0].Iterations)
+			}
+		}
+	})
+
+	t.Run("target fails", func(t *testing.T) {
+		bounds := []int{0, 64, 128, 200}
+		groups := newChanGroups(3)
+		res := make([]*vi.Result, 3)
+		errs := make([]error, 3)
+		var wg sync.WaitGroup
+		for k := range 3 {
+			var target vi.Target = d.model(t, bounds[k], bounds[k+1])
+			if k == 2 {
+				target = &failingTarget{Model: target.(*glmm.Model), bad: 70, after: 300}
+			}
+			s := set
+			s.Group = groups[k]
+			wg.Go(func() { res[k], errs[k] = vi.Fit(context.Background(), target, s) })
+		}
+		wg.Wait()
+		for k := range 3 {
+			var div *vi.DivergedError
+			if !errors.As(errs[k], &div) || res[k].Status != vi.Diverged {
+				t.Fatalf("process %d: error %v, want a divergence", k, errs[k])
+			}
+			want := "subject 70: made to fail"
+			if k != 2 {
+				want = "the target of process 2 failed"
+			}
+			if !strings.Contains(errs[k].Error(), want) {
+				t.Fatalf("process %d: error %q, want it to say %q", k, errs[k], want)
+			}
+			if res[k].Iterations != res[2].Iterations || res[k].Backoffs != res[2].Backoffs {
+				t.Fatalf("process %d: %d iterations and %d back-offs, process 2: %d and %d", k, res[k].Iterations, res[k].Backoffs, res[2].Iterations, res[2].Backoffs)
+			}
+		}
+	})
+
+	t.Run("whole chunks", func(t *testing.T) {
+		_, errs := fitGroup(t, d, []int{0, 50, 200}, set)
+		for k, e := range errs {
+			if e == nil || !strings.Contains(e.Error(), "process 0") || !strings.Contains(e.Error(), "chunk size 32") {
+				t.Fatalf("process %d: error %v, want one naming process 0 and the chunk size", k, e)
+			}
+		}
+	})
+
+	t.Run("start", func(t *testing.T) {
+		s := set
+		s.Init = vi.InitMode
+		_, errs := fitGroup(t, d, []int{0, 64, 200}, s)
+		for k, e := range errs {
+			if !errors.Is(e, vi.ErrSettings) || !strings.Contains(e.Error(), "InitPaper") {
+				t.Fatalf("process %d: error %v, want ErrSettings naming InitPaper", k, e)
+			}
+		}
+	})
+}
