@@ -41,6 +41,21 @@ static int sv_bcast(double *buf, int n, int root) {
 	return MPI_Bcast(buf, n, MPI_DOUBLE, root, MPI_COMM_WORLD);
 }
 
+static int sv_send(double *buf, int n, int dest, int tag) {
+	SV_CHECK;
+	return MPI_Send(buf, n, MPI_DOUBLE, dest, tag, MPI_COMM_WORLD);
+}
+
+static int sv_recv(double *buf, int n, int src, int tag, int *got) {
+	SV_CHECK;
+	MPI_Status st;
+	int rc = MPI_Recv(buf, n, MPI_DOUBLE, src, tag, MPI_COMM_WORLD, &st);
+	if (rc != MPI_SUCCESS) {
+		return rc;
+	}
+	return MPI_Get_count(&st, MPI_DOUBLE, got);
+}
+
 static int sv_gather(double *src, int n, double *dst, int root) {
 	SV_CHECK;
 	return MPI_Gather(src, n, MPI_DOUBLE, dst, n, MPI_DOUBLE, root, MPI_COMM_WORLD);
@@ -234,6 +249,39 @@ func Bcast(buf []float64, root int) error {
 		return err
 	}
 	return check("MPI_Bcast", C.sv_bcast((*C.double)(ptr(buf)), n, C.int(root)))
+}
+
+// Send sends buf to the process dest with the given tag (MPI_Send), and
+// returns when buf may be reused.
+func Send(buf []float64, dest, tag int) error {
+	if err := ready(); err != nil {
+		return err
+	}
+	n, err := count("Send", len(buf))
+	if err != nil {
+		return err
+	}
+	return check("MPI_Send", C.sv_send((*C.double)(ptr(buf)), n, C.int(dest), C.int(tag)))
+}
+
+// Recv receives into buf what the process src sent with the given tag
+// (MPI_Recv). A message of another length than buf's is an error.
+func Recv(buf []float64, src, tag int) error {
+	if err := ready(); err != nil {
+		return err
+	}
+	n, err := count("Recv", len(buf))
+	if err != nil {
+		return err
+	}
+	var got C.int
+	if err := check("MPI_Recv", C.sv_recv((*C.double)(ptr(buf)), n, C.int(src), C.int(tag), &got)); err != nil {
+		return err
+	}
+	if int(got) != len(buf) {
+		return fmt.Errorf("mpi: Recv: %d values from process %d, want %d", int(got), src, len(buf))
+	}
+	return nil
 }
 
 // Gather collects src of every process into dst of the process root, rank

@@ -37,6 +37,14 @@ func Barrier() error { return ErrNotBuilt }
 // Without -tags mpi it returns ErrNotBuilt.
 func Bcast(buf []float64, root int) error { return ErrNotBuilt }
 
+// Send sends buf to the process dest with the given tag. Without -tags mpi
+// it returns ErrNotBuilt.
+func Send(buf []float64, dest, tag int) error { return ErrNotBuilt }
+
+// Recv receives into buf what the process src sent with the given tag.
+// Without -tags mpi it returns ErrNotBuilt.
+func Recv(buf []float64, src, tag int) error { return ErrNotBuilt }
+
 // Gather collects src of every process into dst of the process root, in
 // rank order. Without -tags mpi it returns ErrNotBuilt.
 func Gather(dst, src []float64, root int) error { return ErrNotBuilt }
@@ -58,3 +66,7 @@ func AllgatherBytes(src []byte) ([][]byte, error) { return nil, ErrNotBuilt }
 // Allreduce sets dst to the element-wise sum of src over every process, in
 // an order MPI does not fix. Without -tags mpi it returns ErrNotBuilt.
 func Allreduce(dst, src []float64) error { return ErrNotBuilt }
+
+// ready reports whether MPI may be called. Without -tags mpi it returns
+// ErrNotBuilt.
+func ready() error { return ErrNotBuilt }

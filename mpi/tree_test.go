@@ -301,3 +301,23 @@ func treeSum(dst, x []float64, n, g int) {
 		panic("Tree.Sum modified its partials")
 	}
 }
+
+func TestSubjectBounds(t *testing.T) {
+	for _, c := range []struct {
+		n, chunk, size int
+		want           []int
+	}{
+		{100, 16, 1, []int{0, 100}},
+		{100, 16, 2, []int{0, 48, 100}},
+		{100, 16, 3, []int{0, 32, 64, 100}},
+		{100, 16, 7, []int{0, 16, 32, 48, 64, 80, 96, 100}},
+	} {
+		got, err := SubjectBounds(c.n, c.chunk, c.size)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("SubjectBounds(%d, %d, %d) = %v, %v, want %v", c.n, c.chunk, c.size, got, err, c.want)
+		}
+	}
+	if _, err := SubjectBounds(100, 16, 8); err == nil {
+		t.Error("SubjectBounds shared 7 chunks among 8 processes")
+	}
+}

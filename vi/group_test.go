@@ -9,16 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
-
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/internal/simshare"
 	"github.com/sparsevi/sparsevi/vi"
 )
 
@@ -66,70 +64,10 @@ func (g *chanGroup) Pass(acc []float64) error {
 	return nil
 }
 
-// groupData is a simulated GLMM whose models can be built over any range
-// of its subjects.
-type groupData struct {
-	family  glmm.Family
-	x, z    [][]float64 // per row
-	y       []float64
-	subject []int // per row, increasing
-	n       int
-}
-
-// simGroupData simulates n subjects of 4 to 9 rows each: a Bernoulli
-// random intercept (r = 1), or a Poisson random intercept and slope (r = 2).
-func simGroupData(family glmm.Family, n int, seed uint64) *groupData {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	d := &groupData{family: family, n: n}
-	for i := range n {
-		b0, b1 := 0.8*rng.NormFloat64(), 0.3*rng.NormFloat64()
-		for t := range 4 + rng.IntN(6) {
-			tt := float64(t) / 4
-			x1 := rng.NormFloat64()
-			eta := -0.3 + 0.5*x1 + b0
-			z := []float64{1}
-			if family == glmm.Poisson {
-				eta = 0.2 + 0.3*x1 + 0.2*tt + b0 + b1*tt
-				z = []float64{1, tt}
-			}
-			var y float64
-			if family == glmm.Poisson {
-				for l, e := 0.0, math.Exp(eta); ; y++ {
-					if l += rng.ExpFloat64() / e; l > 1 {
-						break
-					}
-				}
-			} else if rng.Float64() < 1/(1+math.Exp(-eta)) {
-				y = 1
-			}
-			d.x = append(d.x, []float64{1, x1, tt})
-			d.z = append(d.z, z)
-			d.y = append(d.y, y)
-			d.subject = append(d.subject, i)
-		}
-	}
-	return d
-}
-
-// model returns the model of the subjects [lo, hi).
-func (d *groupData) model(t *testing.T, lo, hi int) *glmm.Model {
+// model returns the model of the subjects [lo, hi) of d.
+func model(t *testing.T, d *simshare.Data, lo, hi int) *glmm.Model {
 	t.Helper()
-	var x, z []float64
-	var y []float64
-	var group []int
-	for j, i := range d.subject {
-		if i < lo || i >= hi {
-			continue
-		}
-		x = append(x, d.x[j]...)
-		z = append(z, d.z[j]...)
-		y = append(y, d.y[j])
-		group = append(group, i-lo)
-	}
-	p, r := len(d.x[0]), len(d.z[0])
-	m, err := glmm.New(glmm.Config{Family: d.family, Y: y,
-		X: mat.NewDense(len(y), p, x), Z: mat.NewDense(len(y), r, z),
-		Group: group, NumGroups: hi - lo})
+	m, err := d.Model(lo, hi)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +76,7 @@ func (d *groupData) model(t *testing.T, lo, hi int) *glmm.Model {
 
 // fitGroup fits the subjects split at bounds (process k holding
 // [bounds[k], bounds[k+1])) over a group of goroutines.
-func fitGroup(t *testing.T, d *groupData, bounds []int, set vi.Settings) ([]*vi.Result, []error) {
+func fitGroup(t *testing.T, d *simshare.Data, bounds []int, set vi.Settings) ([]*vi.Result, []error) {
 	t.Helper()
 	size := len(bounds) - 1
 	groups := newChanGroups(size)
@@ -146,7 +84,7 @@ func fitGroup(t *testing.T, d *groupData, bounds []int, set vi.Settings) ([]*vi.
 	errs := make([]error, size)
 	var wg sync.WaitGroup
 	for k := range size {
-		m := d.model(t, bounds[k], bounds[k+1])
+		m := model(t, d, bounds[k], bounds[k+1])
 		s := set
 		s.Group = groups[k]
 		wg.Go(func() {
@@ -193,16 +131,16 @@ func TestGroupBitIdentical(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%v/%v/%s", c.family, c.method, c.rule), func(t *testing.T) {
-			d := simGroupData(c.family, c.n, 7)
+			d := simshare.New(c.family, c.n, 7)
 			set := vi.Settings{Method: c.method, Rule: c.rule, Init: vi.InitPaper, Seed: 3,
 				ChunkSize: chunk, MaxIter: 300, Workers: 2}
-			one, err := vi.Fit(context.Background(), d.model(t, 0, d.n), set)
+			one, err := vi.Fit(context.Background(), model(t, d, 0, d.N), set)
 			if err != nil {
 				t.Fatal(err)
 			}
 			r := one.R
-			nr := d.n * r
-			for _, bounds := range [][]int{{0, d.n}, {0, 3 * chunk, d.n}, {0, chunk, 5 * chunk, d.n}} {
+			nr := d.N * r
+			for _, bounds := range [][]int{{0, d.N}, {0, 3 * chunk, d.N}, {0, chunk, 5 * chunk, d.N}} {
 				for _, workers := range []int{1, 2} {
 					set := set
 					set.Workers = workers
@@ -214,7 +152,7 @@ func TestGroupBitIdentical(t *testing.T) {
 					}
 					// The global factor block is the tail the
 					// one-process factor shares with every process's.
-					localFactor := (len(one.Factor) - globalFactorLen(one)) / d.n
+					localFactor := (len(one.Factor) - globalFactorLen(one)) / d.N
 					for k, rk := range res {
 						lo, hi := bounds[k], bounds[k+1]
 						where := fmt.Sprintf("bounds %v, %d workers, process %d", bounds, workers, k)
@@ -228,7 +166,7 @@ func TestGroupBitIdentical(t *testing.T) {
 							{"local means", rk.Mu[:(hi-lo)*r], one.Mu[lo*r : hi*r]},
 							{"global means", rk.Mu[(hi-lo)*r:], one.Mu[nr:]},
 							{"local factor", rk.Factor[:(hi-lo)*localFactor], one.Factor[lo*localFactor : hi*localFactor]},
-							{"global factor", rk.Factor[(hi-lo)*localFactor:], one.Factor[d.n*localFactor:]},
+							{"global factor", rk.Factor[(hi-lo)*localFactor:], one.Factor[d.N*localFactor:]},
 							{"bound", []float64{rk.LowerBound, rk.LowerBoundSE}, []float64{one.LowerBound, one.LowerBoundSE}},
 							{"trace", traceBounds(rk), traceBounds(one)},
 							{"log weights", rk.LogWeights, one.LogWeights},
@@ -282,7 +220,7 @@ func (f *failingTarget) Local(ws vi.Workspace, lo, hi int, thetaG, local, gradLo
 // together: a process whose context is cancelled stops all of them, and a
 // setup one process cannot run is refused by all of them, naming it.
 func TestGroupAgrees(t *testing.T) {
-	d := simGroupData(glmm.Bernoulli, 200, 3)
+	d := simshare.New(glmm.Bernoulli, 200, 3)
 	set := vi.Settings{Init: vi.InitPaper, Seed: 1, ChunkSize: 32, MaxIter: 100000, Workers: 1}
 
 	t.Run("cancel", func(t *testing.T) {
@@ -293,7 +231,7 @@ func TestGroupAgrees(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		for k := range 3 {
-			m := d.model(t, bounds[k], bounds[k+1])
+			m := model(t, d, bounds[k], bounds[k+1])
 			s := set
 			s.Group = groups[k]
 			s.Tol = math.SmallestNonzeroFloat64 // never converge
@@ -332,7 +270,7 @@ func TestGroupAgrees(t *testing.T) {
 		errs := make([]error, 3)
 		var wg sync.WaitGroup
 		for k := range 3 {
-			var target vi.Target = d.model(t, bounds[k], bounds[k+1])
+			var target vi.Target = model(t, d, bounds[k], bounds[k+1])
 			if k == 2 {
 				target = &failingTarget{Model: target.(*glmm.Model), bad: 70, after: 300}
 			}
