@@ -14,6 +14,10 @@ import (
 // NumObs returns the number of observations.
 func (mod *Model) NumObs() int { return mod.nobs }
 
+// ObsRange returns the number of observations of the subjects [lo, hi). It
+// makes Model a vi.ObsRanger.
+func (mod *Model) ObsRange(lo, hi int) int { return mod.start[hi] - mod.start[lo] }
+
 // NumSubjects returns the number of subjects n.
 func (mod *Model) NumSubjects() int { return mod.n }
 

@@ -357,6 +357,10 @@ func (t *Target) LocalsReparametrised() bool { return true }
 // to scale the global block of the factor.
 func (t *Target) NumObs() int { return t.m.NumObs() }
 
+// ObsRange returns the number of observations of the subjects [lo, hi),
+// the model's. It makes Target a vi.ObsRanger.
+func (t *Target) ObsRange(lo, hi int) int { return t.m.ObsRange(lo, hi) }
+
 // Global returns the log prior density of theta_g with its normalising
 // constant and adds its gradient into grad, as the model's Global: the
 // reparametrisation leaves theta_g unchanged.

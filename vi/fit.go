@@ -140,12 +140,20 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	if rp, ok := target.(Reparametrised); ok {
 		res.Reparametrised = rp.LocalsReparametrised()
 	}
-	if err := fam.init(ctx, set.Init); err != nil {
-		if ctx.Err() == nil {
+	err = fam.init(ctx, set.Init)
+	if sh != nil {
+		// The families' starts can fail in one process alone.
+		err = sh.ch.end(sh.ch.begin(0), err)
+	}
+	if err != nil {
+		if ctx.Err() == nil && !stopped(err) {
 			return nil, err
 		}
 		// Cancelled while starting: the state is the paper's start.
-		res.Status, res.Err = Cancelled, ctx.Err()
+		res.Status, res.Err = Cancelled, err
+		if ctx.Err() != nil {
+			res.Err = ctx.Err()
+		}
 		d := localN*r + g
 		res.Mu = make([]float64, d)
 		res.Factor = append([]float64(nil), fam.lambda()[d:]...)

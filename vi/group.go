@@ -93,6 +93,9 @@ func newChain(ctx context.Context, grp Group, width int) *chain {
 // begin returns the running values of a sum of width values, as received
 // from the process before: the sums are in acc[chainHead:].
 func (c *chain) begin(width int) []float64 {
+	if cap(c.buf) < chainHead+width {
+		c.buf = make([]float64, chainHead+width)
+	}
 	acc := c.buf[:chainHead+width]
 	clear(acc)
 	if c.err == nil {
@@ -189,7 +192,8 @@ func newShard(ctx context.Context, set Settings, target Target, partial int) (*s
 		return nil, fmt.Errorf("vi: %w: Settings.Rule is VOGN, which does not run over a Group; use a gradient rule such as Snngm", ErrSettings)
 	}
 	if _, ok := target.(Starter); ok && set.Init == InitMode {
-		return nil, fmt.Errorf("vi: %w: Settings.Init is InitMode, whose start does not run over a Group yet; use InitPaper", ErrSettings)
+		// A Share is no Starter: Fit starts it from its whole target.
+		return nil, fmt.Errorf("vi: %w: Settings.Init is InitMode, and the target's start is its own subjects' alone; use InitPaper, or a Share of the whole target", ErrSettings)
 	}
 	n, r, g := target.Dims()
 	nobs := n

@@ -17,6 +17,8 @@ import (
 
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/internal/simshare"
+	"github.com/sparsevi/sparsevi/parallel"
+	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 )
 
@@ -138,8 +140,6 @@ func TestGroupBitIdentical(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := one.R
-			nr := d.N * r
 			for _, bounds := range [][]int{{0, d.N}, {0, 3 * chunk, d.N}, {0, chunk, 5 * chunk, d.N}} {
 				for _, workers := range []int{1, 2} {
 					set := set
@@ -150,38 +150,116 @@ func TestGroupBitIdentical(t *testing.T) {
 							t.Fatalf("bounds %v: process %d: %v", bounds, k, e)
 						}
 					}
-					// The global factor block is the tail the
-					// one-process factor shares with every process's.
-					localFactor := (len(one.Factor) - globalFactorLen(one)) / d.N
-					for k, rk := range res {
-						lo, hi := bounds[k], bounds[k+1]
-						where := fmt.Sprintf("bounds %v, %d workers, process %d", bounds, workers, k)
-						if rk.Iterations != one.Iterations || rk.Status != one.Status {
-							t.Fatalf("%s: %d iterations (%v), want %d (%v)", where, rk.Iterations, rk.Status, one.Iterations, one.Status)
-						}
-						checks := []struct {
-							name      string
-							got, want []float64
-						}{
-							{"local means", rk.Mu[:(hi-lo)*r], one.Mu[lo*r : hi*r]},
-							{"global means", rk.Mu[(hi-lo)*r:], one.Mu[nr:]},
-							{"local factor", rk.Factor[:(hi-lo)*localFactor], one.Factor[lo*localFactor : hi*localFactor]},
-							{"global factor", rk.Factor[(hi-lo)*localFactor:], one.Factor[d.N*localFactor:]},
-							{"bound", []float64{rk.LowerBound, rk.LowerBoundSE}, []float64{one.LowerBound, one.LowerBoundSE}},
-							{"trace", traceBounds(rk), traceBounds(one)},
-							{"log weights", rk.LogWeights, one.LogWeights},
-							{"importance draws", rk.ImportanceGlobal, one.ImportanceGlobal},
-						}
-						for _, ck := range checks {
-							if i, ok := sameBits(ck.got, ck.want); !ok {
-								t.Fatalf("%s: %s differ at %d (lengths %d, %d)", where, ck.name, i, len(ck.got), len(ck.want))
-							}
-						}
-					}
+					where := fmt.Sprintf("bounds %v, %d workers", bounds, workers)
+					sameShares(t, where, one, res, bounds)
 				}
 			}
 			if one.Rule.String() == "" || len(one.LogWeights) == 0 {
 				t.Fatalf("the one-process fit has rule %q and %d log weights", one.Rule, len(one.LogWeights))
+			}
+		})
+	}
+}
+
+// sameShares checks that each process's result res[k], for the subjects
+// [bounds[k], bounds[k+1]), has the bits of the one-process result one:
+// its subjects' means and factor blocks, the global block, the bound, the
+// trace and the importance weights.
+func sameShares(t *testing.T, where string, one *vi.Result, res []*vi.Result, bounds []int) {
+	t.Helper()
+	n, r := one.N, one.R
+	// The global factor block is the tail the one-process factor shares
+	// with every process's.
+	localFactor := (len(one.Factor) - globalFactorLen(one)) / n
+	for k, rk := range res {
+		lo, hi := bounds[k], bounds[k+1]
+		where := fmt.Sprintf("%s, process %d", where, k)
+		if rk.Iterations != one.Iterations || rk.Status != one.Status {
+			t.Fatalf("%s: %d iterations (%v), want %d (%v)", where, rk.Iterations, rk.Status, one.Iterations, one.Status)
+		}
+		checks := []struct {
+			name      string
+			got, want []float64
+		}{
+			{"local means", rk.Mu[:(hi-lo)*r], one.Mu[lo*r : hi*r]},
+			{"global means", rk.Mu[(hi-lo)*r:], one.Mu[n*r:]},
+			{"local factor", rk.Factor[:(hi-lo)*localFactor], one.Factor[lo*localFactor : hi*localFactor]},
+			{"global factor", rk.Factor[(hi-lo)*localFactor:], one.Factor[n*localFactor:]},
+			{"bound", []float64{rk.LowerBound, rk.LowerBoundSE}, []float64{one.LowerBound, one.LowerBoundSE}},
+			{"trace", traceBounds(rk), traceBounds(one)},
+			{"log weights", rk.LogWeights, one.LogWeights},
+			{"importance draws", rk.ImportanceGlobal, one.ImportanceGlobal},
+		}
+		for _, ck := range checks {
+			if i, ok := sameBits(ck.got, ck.want); !ok {
+				t.Fatalf("%s: %s differ at %d (lengths %d, %d)", where, ck.name, i, len(ck.got), len(ck.want))
+			}
+		}
+	}
+}
+
+// TestGroupShares fits Shares of whole targets over a group, started at
+// the whole target's start (InitMode), and asks for the bits of the whole
+// target's fit in one process: glmm's model by GVA and the block-diagonal
+// family, and its RVB1 and RVB2 reparametrisations.
+func TestGroupShares(t *testing.T) {
+	const chunk = 32
+	pool := parallel.NewPool(context.Background(), 1)
+	defer pool.Close()
+	for _, c := range []struct {
+		name   string
+		family glmm.Family
+		method vi.Method
+		rvb    rvb.Method // 0: the model itself
+	}{
+		{"bernoulli/gva", glmm.Bernoulli, vi.GVA, 0},
+		{"poisson/blockdiag", glmm.Poisson, vi.BlockDiag, 0},
+		{"bernoulli/rvb1", glmm.Bernoulli, vi.BlockDiag, rvb.RVB1},
+		{"bernoulli/rvb2", glmm.Bernoulli, vi.BlockDiag, rvb.RVB2},
+		{"poisson/rvb1", glmm.Poisson, vi.BlockDiag, rvb.RVB1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := simshare.New(c.family, 200, 9)
+			// A fresh whole target for every fit: RVB's keeps its
+			// start until used, RVB2's each subject's last solve.
+			newWhole := func() vi.Target {
+				m := model(t, d, 0, d.N)
+				if c.rvb == 0 {
+					return m
+				}
+				rt, err := rvb.NewAtStart(pool, m, c.rvb)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rt
+			}
+			set := vi.Settings{Method: c.method, Seed: 2, ChunkSize: chunk, MaxIter: 300, Workers: 1}
+			one, err := vi.Fit(context.Background(), newWhole(), set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, bounds := range [][]int{{0, 2 * chunk, d.N}, {0, chunk, 4 * chunk, d.N}} {
+				groups := newChanGroups(len(bounds) - 1)
+				res := make([]*vi.Result, len(groups))
+				errs := make([]error, len(groups))
+				var wg sync.WaitGroup
+				for k := range groups {
+					// Each process its own whole target, as in a job.
+					sh, err := vi.NewShare(newWhole(), bounds[k], bounds[k+1])
+					if err != nil {
+						t.Fatal(err)
+					}
+					s := set
+					s.Group = groups[k]
+					wg.Go(func() { res[k], errs[k] = vi.Fit(context.Background(), sh, s) })
+				}
+				wg.Wait()
+				for k, e := range errs {
+					if e != nil {
+						t.Fatalf("bounds %v: process %d: %v", bounds, k, e)
+					}
+				}
+				sameShares(t, fmt.Sprintf("bounds %v", bounds), one, res, bounds)
 			}
 		})
 	}

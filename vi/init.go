@@ -31,41 +31,81 @@ type Starter interface {
 // has one. The precision S is passed to set both as given (in arrowhead
 // form) and factorised, S = T T'; each family takes what it can represent.
 func initMode(b *base, set func(s []float64, t *arrowhead.Factor) error) error {
-	s, ok := b.target.(Starter)
-	if !ok {
+	start := starterOf(b.target)
+	if start == nil {
 		return nil
 	}
 	t := arrowhead.New(b.n, b.r, b.g)
-	if err := s.Start(b.pool, b.lam[:b.d], t.Data()); err != nil {
+	if err := start(b.pool, b.lam[:b.d], t.Data()); err != nil {
 		return fmt.Errorf("vi: initialisation: %w", err)
 	}
 	prec := append([]float64(nil), t.Data()...)
+	// In a group, this process's failures join the sum below, so that all
+	// processes fail together.
+	var err error
 	for j, m := range b.lam[:b.d] {
 		if math.IsNaN(m) || math.IsInf(m, 0) {
-			return fmt.Errorf("vi: initialisation: entry %d of the starting mean is %v", j, m)
+			err = fmt.Errorf("vi: initialisation: entry %d of the starting mean is %v", j, m)
+			break
 		}
 	}
 	// Factorise in place, chunk by chunk, reducing sum_i T_gi T_gi' in order.
 	gt := b.g * (b.g + 1) / 2
 	parts := make([][]float64, b.chunks.Len())
-	err := b.pool.Run(b.chunks.Len(), func(k int) error {
-		lo, hi := b.chunks.Bounds(k)
-		parts[k] = make([]float64, gt)
-		return t.CholRange(lo, hi, t.Data(), parts[k])
-	})
-	if err != nil {
-		return fmt.Errorf("vi: initialisation: %w", err)
+	if err == nil {
+		err = b.pool.Run(b.chunks.Len(), func(k int) error {
+			lo, hi := b.chunks.Bounds(k)
+			parts[k] = make([]float64, gt)
+			return t.CholRange(lo, hi, t.Data(), parts[k])
+		})
+		if err != nil {
+			err = fmt.Errorf("vi: initialisation: %w", err)
+		}
+	}
+	if err != nil && b.ch == nil {
+		return err
 	}
 	sum := make([]float64, gt)
-	for _, p := range parts {
-		for j, x := range p {
-			sum[j] += x
+	var acc []float64
+	if b.ch != nil {
+		acc = b.ch.begin(gt)
+		copy(sum, acc[chainHead:])
+	}
+	if err == nil {
+		for _, p := range parts {
+			for j, x := range p {
+				sum[j] += x
+			}
 		}
+	}
+	if b.ch != nil {
+		copy(acc[chainHead:], sum)
+		if err := b.ch.end(acc, err); err != nil {
+			return err
+		}
+		copy(sum, acc[chainHead:])
 	}
 	if err := t.CholGlobal(t.Data(), sum); err != nil {
 		return fmt.Errorf("vi: initialisation: %w", err)
 	}
 	return set(prec, t)
+}
+
+// starterOf returns the start of a target for InitMode, nil if it has
+// none: a Starter's Start, or for a Share the share's part of its whole
+// target's.
+func starterOf(t Target) func(p *parallel.Pool, theta, prec []float64) error {
+	if sh, ok := t.(*Share); ok {
+		st, ok := sh.Target.(Starter)
+		if !ok {
+			return nil
+		}
+		return func(p *parallel.Pool, theta, prec []float64) error { return sh.start(st, p, theta, prec) }
+	}
+	if st, ok := t.(Starter); ok {
+		return st.Start
+	}
+	return nil
 }
 
 // newFamily returns the approximation family of the settings, which have
