@@ -211,15 +211,19 @@ func TestGroupShares(t *testing.T) {
 		family glmm.Family
 		method vi.Method
 		rvb    rvb.Method // 0: the model itself
+		n      int
 	}{
-		{"bernoulli/gva", glmm.Bernoulli, vi.GVA, 0},
-		{"poisson/blockdiag", glmm.Poisson, vi.BlockDiag, 0},
-		{"bernoulli/rvb1", glmm.Bernoulli, vi.BlockDiag, rvb.RVB1},
-		{"bernoulli/rvb2", glmm.Bernoulli, vi.BlockDiag, rvb.RVB2},
-		{"poisson/rvb1", glmm.Poisson, vi.BlockDiag, rvb.RVB1},
+		{"bernoulli/gva", glmm.Bernoulli, vi.GVA, 0, 200},
+		{"poisson/blockdiag", glmm.Poisson, vi.BlockDiag, 0, 200},
+		{"bernoulli/rvb1", glmm.Bernoulli, vi.BlockDiag, rvb.RVB1, 200},
+		{"bernoulli/rvb2", glmm.Bernoulli, vi.BlockDiag, rvb.RVB2, 200},
+		{"poisson/rvb1", glmm.Poisson, vi.BlockDiag, rvb.RVB1, 200},
+		// Past RVBStepSubjects RVB's step depends on the number of
+		// subjects, which in a group is every process's.
+		{"bernoulli/rvb1/many", glmm.Bernoulli, vi.BlockDiag, rvb.RVB1, vi.RVBStepSubjects + 100},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			d := simshare.New(c.family, 200, 9)
+			d := simshare.New(c.family, c.n, 9)
 			// A fresh whole target for every fit: RVB's keeps its
 			// start until used, RVB2's each subject's last solve.
 			newWhole := func() vi.Target {

@@ -25,6 +25,7 @@ const (
 
 // fitOptions are the flags of 'glmmfit fit'.
 type fitOptions struct {
+	procs          int     // processes of the MPI job sharing the fit; 0 for one
 	maxMemory      string  // -max-memory as given
 	maxMemoryBytes float64 // and in bytes; 0 for none
 	spec           modelSpec

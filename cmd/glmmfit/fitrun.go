@@ -43,6 +43,14 @@ func runFit(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if e.procs != nil && e.procs.Size() > 1 {
+		o.procs = e.procs.Size()
+		if e.procs.Rank() > 0 {
+			// The first process shows the progress and writes the
+			// results.
+			o.quiet = true
+		}
+	}
 	sig := catchInterrupts(e.stderr)
 	defer sig.stop()
 	// -timeout bounds the whole run, reading included: at the limit
@@ -117,7 +125,28 @@ func runFit(e *env, args []string) error {
 		MaxIter: o.maxIter, TimeLimit: iterLimit, Tol: o.tol,
 		Progress: prog.callback(),
 	}
+	// In an MPI job each process fits its share of the subjects; the
+	// first gathers the whole fit and goes on alone.
+	whole := target
+	target, sh, err := shareTarget(e.procs, whole, &set)
+	if err != nil {
+		return err
+	}
 	res, fitErr := vi.Fit(ctx, target, set)
+	if sh != nil {
+		target = whole
+		if res != nil {
+			if res, err = sh.gather(res); err != nil {
+				return err
+			}
+		}
+		if e.procs.Rank() > 0 {
+			if res == nil {
+				return fmt.Errorf("the fit failed: %v", fitErr)
+			}
+			return nil
+		}
+	}
 	fitSeconds := time.Since(fitStart).Seconds()
 	var (
 		imp     *posterior.GlobalImportance
@@ -452,7 +481,7 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summar
 			Group: m.GroupName(), Names: m.RandomNames(), Subjects: subjects(s.Subjects),
 		},
 		Trace:   trace(res.Trace, jac),
-		Timings: timing{FitSeconds: res.Elapsed.Seconds(), Threads: res.Workers},
+		Timings: timing{FitSeconds: res.Elapsed.Seconds(), Threads: res.Workers, Processes: o.procs},
 	}
 	if s.Dispersion != nil {
 		doc.Dispersion = &marginals([]posterior.Marginal{*s.Dispersion})[0]

@@ -43,17 +43,33 @@ const (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	procs, finish, err := startProcesses()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "glmmfit: "+err.Error())
+		os.Exit(exitFail)
+	}
+	code := runIn(procs, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	finish()
+	os.Exit(code)
 }
 
 // run runs glmmfit with the arguments after the program name and returns the
 // exit code. stderr receives at most one line per problem.
 func run(args []string, stdin io.Reader, stdout io.Writer, stderr *os.File) int {
+	return runIn(nil, args, stdin, stdout, stderr)
+}
+
+// runIn is run as one of the processes procs of an MPI job, or alone if
+// procs is nil.
+func runIn(procs processes, args []string, stdin io.Reader, stdout io.Writer, stderr *os.File) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, mainUsage)
 		return exitUsage
 	}
-	env := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	env := &env{stdin: stdin, stdout: stdout, stderr: stderr, procs: procs}
+	if procs != nil && args[0] != "fit" {
+		return env.exit(fmt.Errorf("only glmmfit fit runs as several processes (mpirun -np %d); run glmmfit %s alone", procs.Size(), args[0]))
+	}
 	switch args[0] {
 	case "fit":
 		return env.exit(runFit(env, args[1:]))
@@ -82,4 +98,5 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr *os.File
+	procs  processes // the MPI job's processes; nil for one process
 }

@@ -253,6 +253,9 @@ type timing struct {
 	SummarySeconds float64 `json:"summary_seconds"`
 	TotalSeconds   float64 `json:"total_seconds"`
 	Threads        int     `json:"threads"`
+	// Processes is the number of processes of an MPI job, each fitting
+	// its share of the subjects on Threads workers; absent for one.
+	Processes int `json:"processes,omitempty"`
 }
 
 // jfloat is a float64 that encodes NaN and infinities as JSON null, as

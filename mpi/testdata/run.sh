@@ -4,7 +4,7 @@
 # license that can be found in the LICENSE file.
 #
 # Builds the tests of package mpi with -tags mpi and runs them under mpirun
-# on 1, 2 and 3 processes. Exits 0 with a "skipped" line when Open MPI (mpicc,
+# on 1, 2 and 3 processes, then glmmfit's (which start mpirun themselves). Exits 0 with a "skipped" line when Open MPI (mpicc,
 # mpirun and its pkg-config file ompi-c) is not installed, nonzero on any
 # failure. Run from anywhere: sh mpi/testdata/run.sh
 set -eu
@@ -38,3 +38,14 @@ for np in 1 2 3; do
 		exit 1
 	fi
 done
+
+# glmmfit under mpirun: the same JSON as alone on 2 and 3 processes, and a
+# killed process ends the job.
+cd ..
+if go test -tags mpi -count=1 -run TestMPI ./cmd/glmmfit >"$tmp/out" 2>&1; then
+	echo "ok   glmmfit under mpirun (go test -tags mpi -run TestMPI ./cmd/glmmfit)"
+else
+	cat "$tmp/out"
+	echo "FAIL glmmfit under mpirun"
+	exit 1
+fi

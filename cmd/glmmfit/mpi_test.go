@@ -1,0 +1,171 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+//go:build mpi && cgo
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// These tests start glmmfit, built with -tags mpi, under mpirun: go test
+// -tags mpi -run MPI ./cmd/glmmfit (mpi/testdata/run.sh does).
+
+// mpiGlmmfit builds glmmfit with MPI into a temporary directory and writes
+// a simulated data set of n Bernoulli subjects there. It skips the test
+// without mpirun.
+func mpiGlmmfit(t *testing.T, n int) (bin, data string) {
+	t.Helper()
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		t.Skip("mpirun not installed")
+	}
+	dir := t.TempDir()
+	bin = filepath.Join(dir, "glmmfit")
+	if out, err := exec.Command("go", "build", "-tags", "mpi", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags mpi: %v\n%s", err, out)
+	}
+	data = filepath.Join(dir, "sim.csv")
+	if out, err := exec.Command(bin, "simulate", "-family", "bernoulli", "-subjects", fmt.Sprint(n), "-obs", "7",
+		"-beta", "-1,0.5,0.5,-0.5,1", "-re-sd", "1", "-seed", "5", "-out", data).CombinedOutput(); err != nil {
+		t.Fatalf("glmmfit simulate: %v\n%s", err, out)
+	}
+	return bin, data
+}
+
+// mpirun returns the command that runs args under mpirun on np processes.
+func mpirun(ctx context.Context, np int, args ...string) *exec.Cmd {
+	a := []string{"--oversubscribe", "-np", fmt.Sprint(np)}
+	if os.Getuid() == 0 {
+		a = append([]string{"--allow-run-as-root"}, a...)
+	}
+	return exec.CommandContext(ctx, "mpirun", append(a, args...)...)
+}
+
+// withoutTimings decodes a JSON document without its timings (and the
+// trace's and the correction's), which alone may differ between runs.
+func withoutTimings(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("%v in %.200s", err, b)
+	}
+	delete(doc, "timings")
+	if c, ok := doc["correction"].(map[string]any); ok {
+		delete(c, "seconds")
+	}
+	trace, _ := doc["trace"].([]any)
+	for _, p := range trace {
+		delete(p.(map[string]any), "elapsed_seconds")
+	}
+	return doc
+}
+
+// TestMPIMatchesOneProcess checks that glmmfit fit under mpirun on 2 and 3
+// processes writes the JSON of the same fit alone, but for the timings:
+// the default method (RVB1 here) and GVA.
+func TestMPIMatchesOneProcess(t *testing.T) {
+	bin, data := mpiGlmmfit(t, 1000)
+	for _, method := range []string{"auto", "gva"} {
+		args := []string{"fit", "-data", data, "-formula", "y ~ t + x1 + x2 + x3 + (1 | id)", "-family", "bernoulli",
+			"-method", method, "-format", "json", "-quiet"}
+		alone, err := exec.Command(bin, args...).Output()
+		if err != nil {
+			t.Fatalf("%s alone: %v", method, err)
+		}
+		want := withoutTimings(t, alone)
+		for _, np := range []int{2, 3} {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			var stderr bytes.Buffer
+			cmd := mpirun(ctx, np, append([]string{bin}, args...)...)
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			cancel()
+			if err != nil {
+				t.Fatalf("%s on %d processes: %v\n%s", method, np, err, stderr.Bytes())
+			}
+			got := withoutTimings(t, out)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s on %d processes: the JSON differs from the fit alone", method, np)
+			}
+			var timings struct {
+				Timings timing `json:"timings"`
+			}
+			if err := json.Unmarshal(out, &timings); err != nil || timings.Timings.Processes != np {
+				t.Errorf("%s on %d processes: timings say %d processes (%v)", method, np, timings.Timings.Processes, err)
+			}
+		}
+	}
+}
+
+// TestMPIKilledProcess kills one process of a fit on three and checks that
+// the job ends, with an exit status that says so and a message naming the
+// process.
+func TestMPIKilledProcess(t *testing.T) {
+	bin, data := mpiGlmmfit(t, 1000)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var stderr bytes.Buffer
+	// A fit that does not converge on its own.
+	cmd := mpirun(ctx, 3, bin, "fit", "-data", data, "-formula", "y ~ t + x1 + x2 + x3 + (1 | id)", "-family", "bernoulli",
+		"-method", "gva", "-tol", "1e-300", "-max-iter", "100000000", "-quiet", "-format", "json")
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Rank 1's process: a child of mpirun whose environment names it.
+	var pid int
+	for deadline := time.Now().Add(time.Minute); pid == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		pid = findRank(bin, 1)
+	}
+	if pid == 0 {
+		cmd.Process.Kill()
+		t.Fatal("rank 1 never started")
+	}
+	time.Sleep(500 * time.Millisecond) // into the fit
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if ctx.Err() != nil {
+		t.Fatalf("the job did not end after rank 1 was killed: %v", err)
+	}
+	if err == nil {
+		t.Fatal("the job exited 0 after rank 1 was killed")
+	}
+	if msg := stderr.String(); !strings.Contains(msg, "rank 1") {
+		t.Errorf("mpirun's message does not name rank 1:\n%s", msg)
+	}
+}
+
+// findRank returns the process id of the process of bin whose environment
+// gives it MPI rank rank, or 0.
+func findRank(bin string, rank int) int {
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		exe, err := os.Readlink(filepath.Join(d, "exe"))
+		if err != nil || exe != bin {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join(d, "environ"))
+		if err != nil || !bytes.Contains(env, []byte(fmt.Sprintf("OMPI_COMM_WORLD_RANK=%d\x00", rank))) {
+			continue
+		}
+		var pid int
+		fmt.Sscan(filepath.Base(d), &pid)
+		return pid
+	}
+	return 0
+}

@@ -1,0 +1,94 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/sparsevi/sparsevi/mpi"
+	"github.com/sparsevi/sparsevi/parallel"
+	"github.com/sparsevi/sparsevi/vi"
+)
+
+// processes is the MPI job glmmfit runs in (see mpi_on.go): each process
+// fits its share of the subjects, and the first writes the results.
+type processes interface {
+	vi.Group
+	// Allgatherv collects src of every process, counts[r] values from
+	// process r, into dst of every process, in rank order.
+	Allgatherv(dst, src []float64, counts []int) error
+}
+
+// launchedProcesses returns the number of processes mpirun (or another
+// PMI launcher) says it started, 0 if none says.
+func launchedProcesses() int {
+	for _, v := range []string{"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE"} {
+		if n, err := strconv.Atoi(os.Getenv(v)); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 0
+}
+
+// share is this process's share of a fit over several processes.
+type share struct {
+	procs  processes
+	bounds []int // process r holds the subjects [bounds[r], bounds[r+1])
+	whole  vi.Target
+}
+
+// shareTarget returns the target this process fits: its share of whole,
+// with the settings' Group set, or whole itself in one process.
+func shareTarget(procs processes, whole vi.Target, set *vi.Settings) (vi.Target, *share, error) {
+	if procs == nil || procs.Size() < 2 {
+		return whole, nil, nil
+	}
+	n, _, _ := whole.Dims()
+	bounds, err := mpi.SubjectBounds(n, parallel.DefaultChunkSize, procs.Size())
+	if err != nil {
+		return nil, nil, fmt.Errorf("%d processes need at least %d subjects (%d per process, a chunk); the data have %d", procs.Size(), (procs.Size()-1)*parallel.DefaultChunkSize+1, parallel.DefaultChunkSize, n)
+	}
+	r := procs.Rank()
+	t, err := vi.NewShare(whole, bounds[r], bounds[r+1])
+	if err != nil {
+		return nil, nil, err
+	}
+	set.Group = procs
+	return t, &share{procs: procs, bounds: bounds, whole: whole}, nil
+}
+
+// gather returns the result of the whole fit from this process's: every
+// process's subjects' means and factor blocks, in rank order, then the
+// global block, as one process would have it.
+func (s *share) gather(res *vi.Result) (*vi.Result, error) {
+	n := s.bounds[len(s.bounds)-1]
+	own := s.bounds[s.procs.Rank()+1] - s.bounds[s.procs.Rank()]
+	r, g := res.R, res.G
+	globalFactor := g * (g + 1) / 2
+	stride := (len(res.Factor) - globalFactor) / own
+	gatherPart := func(src []float64, per int, tail []float64) ([]float64, error) {
+		counts := make([]int, len(s.bounds)-1)
+		for k := range counts {
+			counts[k] = (s.bounds[k+1] - s.bounds[k]) * per
+		}
+		dst := make([]float64, n*per, n*per+len(tail))
+		if err := s.procs.Allgatherv(dst, src, counts); err != nil {
+			return nil, err
+		}
+		return append(dst, tail...), nil
+	}
+	out := *res
+	var err error
+	if out.Mu, err = gatherPart(res.Mu[:own*r], r, res.Mu[own*r:]); err != nil {
+		return nil, fmt.Errorf("gathering the fit from the processes: %v", err)
+	}
+	if out.Factor, err = gatherPart(res.Factor[:own*stride], stride, res.Factor[own*stride:]); err != nil {
+		return nil, fmt.Errorf("gathering the fit from the processes: %v", err)
+	}
+	out.N = n
+	return &out, nil
+}
