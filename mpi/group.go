@@ -4,7 +4,10 @@
 
 package mpi
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Group is the processes of MPI_COMM_WORLD as a vi.Group: set
 // vi.Settings.Group to it in every process, each fitting its own share of
@@ -18,6 +21,8 @@ import "fmt"
 // Size()-1 messages in sequence and a broadcast.
 type Group struct {
 	rank, size int
+	sums       int
+	spent      time.Duration
 }
 
 // groupTag tags the messages of a Group's sums.
@@ -43,15 +48,21 @@ func (g *Group) Receive(acc []float64) error {
 	if g.rank == 0 {
 		return nil
 	}
-	return Recv(acc, g.rank-1, groupTag)
+	start := time.Now()
+	err := Recv(acc, g.rank-1, groupTag)
+	g.spent += time.Since(start)
+	return err
 }
 
 // Pass sends acc to the next rank, then overwrites it with the last rank's
 // values.
 func (g *Group) Pass(acc []float64) error {
+	g.sums++
 	if g.size == 1 {
 		return nil
 	}
+	start := time.Now()
+	defer func() { g.spent += time.Since(start) }()
 	if g.rank < g.size-1 {
 		if err := Send(acc, g.rank+1, groupTag); err != nil {
 			return err
@@ -59,6 +70,12 @@ func (g *Group) Pass(acc []float64) error {
 	}
 	return Bcast(acc, g.size-1)
 }
+
+// Exchanges returns the number of sums the Group has passed on and the time
+// this process spent in their exchange: waiting for the processes before
+// it, sending, and waiting for the last one's values (so the time others
+// took to compute their shares counts too).
+func (g *Group) Exchanges() (sums int, spent time.Duration) { return g.sums, g.spent }
 
 // SubjectBounds shares n subjects, in chunks of chunk subjects, among size
 // processes as evenly as whole chunks allow: process r holds the subjects

@@ -140,9 +140,15 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	if rp, ok := target.(Reparametrised); ok {
 		res.Reparametrised = rp.LocalsReparametrised()
 	}
-	err = fam.init(ctx, set.Init)
+	if set.Resume != nil {
+		// A checkpoint holds the state: no start.
+		err = set.Resume.checkFits(set, rule, localN, r, g, len(fam.lambda()))
+	} else {
+		err = fam.init(ctx, set.Init)
+	}
 	if sh != nil {
-		// The families' starts can fail in one process alone.
+		// The families' starts, and the checks of a checkpoint, can fail
+		// in one process alone.
 		err = sh.ch.end(sh.ch.begin(0), err)
 	}
 	if err != nil {
@@ -249,6 +255,10 @@ type iterator interface {
 	// reset forgets what the rule has accumulated, as after lambda is
 	// restored to an earlier state.
 	reset()
+	// state appends the rule's state to dst for a Checkpoint; setState
+	// restores it.
+	state(dst []float64) ([]float64, error)
+	setState(src []float64) error
 }
 
 // run is the loop of every rule: it iterates, tracks the bound by windows,
@@ -270,9 +280,51 @@ func run(ctx context.Context, fam family, it iterator, set Settings, res *Result
 	bestBound := math.Inf(-1)
 	// The bound at the start, at the common draws: the reference for a
 	// collapse.
-	firstBound, err := startBound(fam, set)
-	if err != nil {
-		return err, nil
+	var firstBound float64
+	first := 1
+	if ck := set.Resume; ck != nil {
+		gc, _ := conv.(*gainConverger)
+		if err := resume(ck, it, tr, gc, lambda, good, best); err != nil {
+			return err, nil
+		}
+		d := &ck.d
+		first, *goodIter, res.Iterations = d.Iter+1, d.GoodIter, d.Iter
+		res.Backoffs, refinements = d.Backoffs, d.Refinements
+		bestBound, res.bestBound, firstBound = d.BestSum, d.BestMean, d.FirstBound
+		res.Trace = append(res.Trace[:0], d.Trace...)
+	} else {
+		var err error
+		if firstBound, err = startBound(fam, set); err != nil {
+			return err, nil
+		}
+	}
+	lastCheckpoint := first - 1
+	// checkpoint hands Settings.Checkpoint the state after iteration iter,
+	// every CheckpointEvery iterations, at the end of a window.
+	checkpoint := func(iter int) error {
+		if set.Checkpoint == nil || iter-lastCheckpoint < set.CheckpointEvery {
+			return nil
+		}
+		lastCheckpoint = iter
+		ck, err := newCheckpoint(set, fam, it, tr, iter, *goodIter, res, refinements, lambda, good, best, bestBound, firstBound)
+		if err == nil {
+			err = set.Checkpoint(ck)
+		}
+		if g := fam.group(); g != nil {
+			// Every process stops if one could not write its share.
+			if failed, gerr := g.agree(err != nil); gerr != nil || failed {
+				if err == nil {
+					err = gerr
+				}
+				if err == nil {
+					err = errors.New("vi: another process of the group could not write its checkpoint")
+				}
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("vi: checkpoint after iteration %d: %w", iter, err)
+		}
+		return nil
 	}
 	backOff := func(fail *DivergedError) *DivergedError {
 		if res.Backoffs >= maxBackoffs {
@@ -286,7 +338,7 @@ func run(ctx context.Context, fam family, it iterator, set Settings, res *Result
 		return nil
 	}
 	grouped := fam.group() != nil
-	for iter := 1; iter <= set.MaxIter; iter++ {
+	for iter := first; iter <= set.MaxIter; iter++ {
 		// In a group the processes learn of a cancellation together, from
 		// the iteration's sums.
 		if err := ctx.Err(); err != nil && !grouped {
@@ -372,6 +424,9 @@ func run(ctx context.Context, fam family, it iterator, set Settings, res *Result
 				refinements++
 				it.divide(10)
 				tr.restart(true)
+				if err := checkpoint(iter); err != nil {
+					return err, nil
+				}
 				continue
 			}
 			res.Status = Converged
@@ -390,6 +445,9 @@ func run(ctx context.Context, fam family, it iterator, set Settings, res *Result
 				res.Status = TimeLimit
 				return nil, nil
 			}
+		}
+		if err := checkpoint(iter); err != nil {
+			return err, nil
 		}
 	}
 	return nil, nil

@@ -77,8 +77,16 @@ func model(t *testing.T, d *simshare.Data, lo, hi int) *glmm.Model {
 }
 
 // fitGroup fits the subjects split at bounds (process k holding
-// [bounds[k], bounds[k+1])) over a group of goroutines.
+// [bounds[k], bounds[k+1])) over a group of goroutines with the settings.
 func fitGroup(t *testing.T, d *simshare.Data, bounds []int, set vi.Settings) ([]*vi.Result, []error) {
+	t.Helper()
+	return fitShares(t, context.Background(), d, bounds, func(int) vi.Settings { return set })
+}
+
+// fitShares fits the subjects split at bounds over a group of goroutines,
+// process k with the settings setFor(k), or alone when bounds has one
+// share.
+func fitShares(t *testing.T, ctx context.Context, d *simshare.Data, bounds []int, setFor func(k int) vi.Settings) ([]*vi.Result, []error) {
 	t.Helper()
 	size := len(bounds) - 1
 	groups := newChanGroups(size)
@@ -87,10 +95,12 @@ func fitGroup(t *testing.T, d *simshare.Data, bounds []int, set vi.Settings) ([]
 	var wg sync.WaitGroup
 	for k := range size {
 		m := model(t, d, bounds[k], bounds[k+1])
-		s := set
-		s.Group = groups[k]
+		s := setFor(k)
+		if size > 1 {
+			s.Group = groups[k]
+		}
 		wg.Go(func() {
-			res[k], errs[k] = vi.Fit(context.Background(), m, s)
+			res[k], errs[k] = vi.Fit(ctx, m, s)
 		})
 	}
 	wg.Wait()

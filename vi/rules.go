@@ -5,6 +5,7 @@
 package vi
 
 import (
+	"errors"
 	"math"
 
 	"github.com/sparsevi/sparsevi/parallel"
@@ -107,6 +108,56 @@ type gradientStep interface {
 	reset()
 	// core returns the shared state, whose lastFrac the iterator reports.
 	core() *stepCore
+	// state appends the rule's state (its step size and moments) to dst;
+	// setState restores it from what state appended.
+	state(dst []float64) []float64
+	setState(src []float64) error
+}
+
+// errRuleState is the error of a rule state of the wrong length.
+var errRuleState = errors.New("vi: the checkpoint's rule state does not fit the rule")
+
+func (s *snngmStep) state(dst []float64) []float64 {
+	dst = append(dst, s.alpha, float64(s.t), s.nu)
+	return append(dst, s.m...)
+}
+
+func (s *snngmStep) setState(src []float64) error {
+	if len(src) != 3+len(s.m) {
+		return errRuleState
+	}
+	s.alpha, s.t, s.nu = src[0], int(src[1]), src[2]
+	copy(s.m, src[3:])
+	return nil
+}
+
+func (s *adamStep) state(dst []float64) []float64 {
+	dst = append(dst, s.alpha, float64(s.t))
+	dst = append(dst, s.m...)
+	return append(dst, s.v...)
+}
+
+func (s *adamStep) setState(src []float64) error {
+	if len(src) != 2+len(s.m)+len(s.v) {
+		return errRuleState
+	}
+	s.alpha, s.t = src[0], int(src[1])
+	copy(s.m, src[2:2+len(s.m)])
+	copy(s.v, src[2+len(s.m):])
+	return nil
+}
+
+func (s *nagmStep) state(dst []float64) []float64 {
+	return append(append(dst, s.alpha), s.m...)
+}
+
+func (s *nagmStep) setState(src []float64) error {
+	if len(src) != 1+len(s.m) {
+		return errRuleState
+	}
+	s.alpha = src[0]
+	copy(s.m, src[1:])
+	return nil
 }
 
 // snngmStep is Snngm's step: it updates the momentum and takes the step in
@@ -655,5 +706,8 @@ func (it *gradientIterator) iterate(iter uint64) (h, stepNorm, frac float64, eva
 }
 
 func (it *gradientIterator) divide(f float64) { it.st.divide(f) }
+
+func (it *gradientIterator) state(dst []float64) ([]float64, error) { return it.st.state(dst), nil }
+func (it *gradientIterator) setState(src []float64) error           { return it.st.setState(src) }
 
 func (it *gradientIterator) reset() { it.st.reset() }

@@ -153,6 +153,19 @@ type Settings struct {
 
 	// Progress, if not nil, is called at the end of every window.
 	Progress func(Progress)
+
+	// Checkpoint, if not nil, is given the whole state of the fit at the
+	// end of a window, once at least CheckpointEvery iterations have
+	// passed since the last (0: at every window), so that a fit stopped by
+	// a failure can resume (Resume). An error it returns stops the fit.
+	// VOGN's fits and fits with a Converger of their own cannot be
+	// checkpointed.
+	Checkpoint      func(*Checkpoint) error
+	CheckpointEvery int
+	// Resume, if not nil, resumes the fit from a Checkpoint of the same
+	// target and settings, skipping the start: the fit then ends as it
+	// would have without the stop.
+	Resume *Checkpoint
 }
 
 // DefaultAlpha0 and DefaultAlpha0BlockDiag are Snngm's default steps per square
@@ -302,6 +315,7 @@ func (s Settings) validate() error {
 		{"Workers", s.Workers}, {"ChunkSize", s.ChunkSize}, {"MaxIter", s.MaxIter},
 		{"Window", s.Window}, {"ConvergenceDraws", s.ConvergenceDraws}, {"Patience", s.Patience},
 		{"FinalDraws", s.FinalDraws}, {"ImportanceDraws", s.ImportanceDraws},
+		{"CheckpointEvery", s.CheckpointEvery},
 	} {
 		if f.v < 0 {
 			return bad(f.name, f.v, "a positive number, or 0 for the default")

@@ -63,6 +63,9 @@ func (it *vognIterator) divide(f float64) { it.alpha /= f }
 // precision again from the factor, which run has restored.
 func (it *vognIterator) reset() { it.f.vognReset() }
 
+func (it *vognIterator) state([]float64) ([]float64, error) { return nil, errNoCheckpoint }
+func (it *vognIterator) setState([]float64) error           { return errNoCheckpoint }
+
 // vognCore is the state VOGN keeps beside lambda in both families.
 type vognCore struct {
 	s      []float64 // the precision S in the family's compressed form

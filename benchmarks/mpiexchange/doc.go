@@ -19,6 +19,11 @@
 //	subtrees      the local subtree sums alone, no communication
 //	all chunks    MPI_Allgatherv of every chunk's vector and the tree over
 //	              them all
+//	chain         mpi.Group's Receive and Pass of G values: the exchange
+//	              of one of vi's sums over a Group (the running values
+//	              passed from rank to rank, then MPI_Bcast from the last),
+//	              which the fits use; it grows with the number of
+//	              processes, where the ordered sum grows with its log
 //	sent          values each process sends per ordered sum (rank 0)
 //	received      values each process receives per ordered sum
 //

@@ -221,6 +221,10 @@ func runFit(e *env, args []string) error {
 	doc.Prior = newPriorInfo(job.design)
 	doc.FixedCorrelation = fixedCorrelation(job.design, res)
 	doc.Timings.ReadSeconds, doc.Timings.FitSeconds = readSeconds, fitSeconds
+	if sh != nil {
+		sums, spent := e.procs.Exchanges()
+		doc.Timings.Exchanges, doc.Timings.ExchangeSeconds = sums, spent.Seconds()
+	}
 	doc.Timings.SummarySeconds = time.Since(summaryStart).Seconds()
 	doc.Timings.TotalSeconds = time.Since(start).Seconds()
 	if summaryNote != "" {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/sparsevi/sparsevi/mpi"
 	"github.com/sparsevi/sparsevi/parallel"
@@ -21,6 +22,9 @@ type processes interface {
 	// Allgatherv collects src of every process, counts[r] values from
 	// process r, into dst of every process, in rank order.
 	Allgatherv(dst, src []float64, counts []int) error
+	// Exchanges returns the number of sums exchanged and the time this
+	// process spent in them.
+	Exchanges() (sums int, spent time.Duration)
 }
 
 // launchedProcesses returns the number of processes mpirun (or another

@@ -256,6 +256,11 @@ type timing struct {
 	// Processes is the number of processes of an MPI job, each fitting
 	// its share of the subjects on Threads workers; absent for one.
 	Processes int `json:"processes,omitempty"`
+	// Exchanges is the number of sums over the processes in the fit, and
+	// ExchangeSeconds the first process's time in them, waiting for the
+	// others included.
+	Exchanges       int     `json:"exchanges,omitempty"`
+	ExchangeSeconds float64 `json:"exchange_seconds,omitempty"`
 }
 
 // jfloat is a float64 that encodes NaN and infinities as JSON null, as
