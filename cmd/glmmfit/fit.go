@@ -25,14 +25,17 @@ const (
 
 // fitOptions are the flags of 'glmmfit fit'.
 type fitOptions struct {
-	procs          int     // processes of the MPI job sharing the fit; 0 for one
-	maxMemory      string  // -max-memory as given
-	maxMemoryBytes float64 // and in bytes; 0 for none
-	spec           modelSpec
-	data           string
-	example        bool
-	dataset        string
-	dataDir        string
+	checkpoint      string // -checkpoint: where the fit's state is kept
+	checkpointEvery int
+	resume          string  // -resume: a checkpoint to resume from
+	procs           int     // processes of the MPI job sharing the fit; 0 for one
+	maxMemory       string  // -max-memory as given
+	maxMemoryBytes  float64 // and in bytes; 0 for none
+	spec            modelSpec
+	data            string
+	example         bool
+	dataset         string
+	dataDir         string
 
 	method    string
 	expansion string // RVB's expansion point: start or jeffreys
@@ -107,8 +110,14 @@ func (o *fitOptions) flagSet() *flag.FlagSet {
 	fs.StringVar(&o.plot, "plot", "", "")
 	fs.BoolVar(&o.quiet, "quiet", false, "")
 	fs.StringVar(&o.maxMemory, "max-memory", "", "")
+	fs.StringVar(&o.checkpoint, "checkpoint", "", "")
+	fs.IntVar(&o.checkpointEvery, "checkpoint-every", defaultCheckpointEvery, "")
+	fs.StringVar(&o.resume, "resume", "", "")
 	return fs
 }
+
+// defaultCheckpointEvery is -checkpoint-every's default, in iterations.
+const defaultCheckpointEvery = 500
 
 // check validates the flags alone, before any file is read.
 func (o *fitOptions) check(fs *flag.FlagSet) error {
@@ -213,5 +222,12 @@ func (o *fitOptions) check(fs *flag.FlagSet) error {
 			return bad("-plot %s: the file name must end in .png or .svg", o.plot)
 		}
 	}
-	return checkFiles([]fileFlag{{"-data", o.data}}, []fileFlag{{"-out", o.out}, {"-trace", o.trace}, {"-plot", o.plot}})
+	if o.checkpointEvery < 1 {
+		return bad("-checkpoint-every must be positive, not %d", o.checkpointEvery)
+	}
+	if (o.checkpoint != "" || o.resume != "") && o.optimizer == "vogn" {
+		return bad("-checkpoint and -resume do not work with -optimizer vogn")
+	}
+	return checkFiles([]fileFlag{{"-data", o.data}, {"-resume", o.resume}},
+		[]fileFlag{{"-out", o.out}, {"-trace", o.trace}, {"-plot", o.plot}, {"-checkpoint", o.checkpoint}})
 }

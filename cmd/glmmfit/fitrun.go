@@ -125,6 +125,9 @@ func runFit(e *env, args []string) error {
 		MaxIter: o.maxIter, TimeLimit: iterLimit, Tol: o.tol,
 		Progress: prog.callback(),
 	}
+	if err := setCheckpoints(&set, o, e.procs); err != nil {
+		return err
+	}
 	// In an MPI job each process fits its share of the subjects; the
 	// first gathers the whole fit and goes on alone.
 	whole := target
@@ -169,6 +172,9 @@ func runFit(e *env, args []string) error {
 				cause = "a predictor far from unit scale (-prior paper fits the raw columns; the default -prior auto centres and scales them), " + cause
 			}
 			return fmt.Errorf("the fit could not start: the curvature of the posterior at the start is singular: %s (%v)", cause, fitErr)
+		}
+		if o.resume != "" && strings.Contains(fitErr.Error(), "checkpoint") {
+			return fmt.Errorf("-resume %s: %s", checkpointFile(o.resume, e.procs), strings.TrimPrefix(fitErr.Error(), "vi: "))
 		}
 		return fmt.Errorf("the fit failed: %v", fitErr)
 	}

@@ -54,25 +54,6 @@ func mpirun(ctx context.Context, np int, args ...string) *exec.Cmd {
 	return exec.CommandContext(ctx, "mpirun", append(a, args...)...)
 }
 
-// withoutTimings decodes a JSON document without its timings (and the
-// trace's and the correction's), which alone may differ between runs.
-func withoutTimings(t *testing.T, b []byte) map[string]any {
-	t.Helper()
-	var doc map[string]any
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatalf("%v in %.200s", err, b)
-	}
-	delete(doc, "timings")
-	if c, ok := doc["correction"].(map[string]any); ok {
-		delete(c, "seconds")
-	}
-	trace, _ := doc["trace"].([]any)
-	for _, p := range trace {
-		delete(p.(map[string]any), "elapsed_seconds")
-	}
-	return doc
-}
-
 // TestMPIMatchesOneProcess checks that glmmfit fit under mpirun on 2 and 3
 // processes writes the JSON of the same fit alone, but for the timings:
 // the default method (RVB1 here) and GVA.
@@ -168,4 +149,46 @@ func findRank(bin string, rank int) int {
 		return pid
 	}
 	return 0
+}
+
+// TestMPIResume stops a fit on two processes at an iteration limit after a
+// checkpoint (one file per process), resumes it on two processes, and asks
+// for the JSON of the fit alone that was not stopped.
+func TestMPIResume(t *testing.T) {
+	bin, data := mpiGlmmfit(t, 600)
+	ck := filepath.Join(filepath.Dir(data), "fit.ckpt")
+	base := []string{"fit", "-data", data, "-formula", "y ~ t + x1 + x2 + x3 + (1 | id)", "-family", "bernoulli",
+		"-method", "gva", "-format", "json", "-quiet"}
+	alone, err := exec.Command(bin, base...).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := withoutTimings(t, alone)
+	run := func(args ...string) ([]byte, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		var stderr bytes.Buffer
+		cmd := mpirun(ctx, 2, append([]string{bin}, append(append([]string(nil), base...), args...)...)...)
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			err = fmt.Errorf("%v\n%s", err, stderr.Bytes())
+		}
+		return out, err
+	}
+	if _, err := run("-max-iter", "150", "-checkpoint", ck, "-checkpoint-every", "50"); err == nil {
+		t.Fatal("the fit stopped at -max-iter 150 exited 0")
+	}
+	for r := range 2 {
+		if _, err := os.Stat(fmt.Sprintf("%s.%d", ck, r)); err != nil {
+			t.Fatalf("process %d wrote no checkpoint: %v", r, err)
+		}
+	}
+	out, err := run("-resume", ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := withoutTimings(t, out); !reflect.DeepEqual(got, want) {
+		t.Error("the resumed fit on two processes differs from the fit alone")
+	}
 }

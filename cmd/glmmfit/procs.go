@@ -5,11 +5,13 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"strconv"
 	"time"
 
+	"github.com/sparsevi/sparsevi/internal/atomicfile"
 	"github.com/sparsevi/sparsevi/mpi"
 	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/vi"
@@ -95,4 +97,52 @@ func (s *share) gather(res *vi.Result) (*vi.Result, error) {
 	}
 	out.N = n
 	return &out, nil
+}
+
+// checkpointFile returns this process's file of a -checkpoint or -resume
+// path: the path itself alone, path.RANK in an MPI job.
+func checkpointFile(path string, procs processes) string {
+	if procs == nil || procs.Size() < 2 {
+		return path
+	}
+	return fmt.Sprintf("%s.%d", path, procs.Rank())
+}
+
+// setCheckpoints sets the fit's checkpoints from -checkpoint and its start
+// from -resume.
+func setCheckpoints(set *vi.Settings, o *fitOptions, procs processes) error {
+	if o.resume != "" {
+		path := checkpointFile(o.resume, procs)
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("-resume: %v", err)
+		}
+		defer f.Close()
+		ck, err := vi.ReadCheckpoint(bufio.NewReader(f))
+		if err != nil {
+			return fmt.Errorf("-resume %s: not a checkpoint that glmmfit wrote (%v)", path, err)
+		}
+		set.Resume = ck
+	}
+	if o.checkpoint != "" {
+		path := checkpointFile(o.checkpoint, procs)
+		set.CheckpointEvery = o.checkpointEvery
+		set.Checkpoint = func(ck *vi.Checkpoint) error {
+			f, err := atomicfile.Create(path)
+			if err != nil {
+				return err
+			}
+			w := bufio.NewWriter(f)
+			if _, err := ck.WriteTo(w); err != nil {
+				f.Abort()
+				return err
+			}
+			if err := w.Flush(); err != nil {
+				f.Abort()
+				return err
+			}
+			return f.Commit()
+		}
+	}
+	return nil
 }

@@ -136,6 +136,16 @@ Fitting:
                    reading the data, and at the limit the running phase
                    (reading, the start, the final bound, the summaries)
                    stops; what was computed is written and glmmfit exits 3
+  -checkpoint FILE keep the fit's whole state in FILE (written atomically;
+                   in an MPI job each process writes FILE.RANK), so that a
+                   fit stopped by a failure can go on with -resume
+  -checkpoint-every N
+                   write the checkpoint at the end of the first window
+                   after every N iterations (default 500)
+  -resume FILE     resume from a -checkpoint file of the same data, model
+                   and options (FILE.RANK in an MPI job of as many
+                   processes): the fit ends as it would have without the
+                   stop, its start skipped
   -max-memory S    refuse, before fitting, a fit whose estimated memory is
                    above S (e.g. 4GB); by default the machine's available
                    memory

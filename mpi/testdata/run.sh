@@ -39,8 +39,8 @@ for np in 1 2 3; do
 	fi
 done
 
-# glmmfit under mpirun: the same JSON as alone on 2 and 3 processes, and a
-# killed process ends the job.
+# glmmfit under mpirun: the same JSON as alone on 2 and 3 processes and
+# after a checkpoint and -resume, and a killed process ends the job.
 cd ..
 if go test -tags mpi -count=1 -run TestMPI ./cmd/glmmfit >"$tmp/out" 2>&1; then
 	echo "ok   glmmfit under mpirun (go test -tags mpi -run TestMPI ./cmd/glmmfit)"
