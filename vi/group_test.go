@@ -141,6 +141,14 @@ func TestGroupBitIdentical(t *testing.T) {
 		{glmm.Poisson, vi.GVA, vi.Nagm{}, 200},
 		{glmm.Bernoulli, vi.BlockDiag, vi.PGA{}, 300},
 	}
+	boundsOf := func(n int) [][]int { return [][]int{{0, n}, {0, 3 * chunk, n}, {0, chunk, 5 * chunk, n}} }
+	workers := []int{1, 2}
+	if testing.Short() {
+		// The race detector's run (CI): both families, three processes.
+		cases = cases[:2]
+		boundsOf = func(n int) [][]int { return [][]int{{0, chunk, 5 * chunk, n}} }
+		workers = workers[1:]
+	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%v/%v/%s", c.family, c.method, c.rule), func(t *testing.T) {
 			d := simshare.New(c.family, c.n, 7)
@@ -150,8 +158,8 @@ func TestGroupBitIdentical(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, bounds := range [][]int{{0, d.N}, {0, 3 * chunk, d.N}, {0, chunk, 5 * chunk, d.N}} {
-				for _, workers := range []int{1, 2} {
+			for _, bounds := range boundsOf(d.N) {
+				for _, workers := range workers {
 					set := set
 					set.Workers = workers
 					res, errs := fitGroup(t, d, bounds, set)
@@ -232,6 +240,9 @@ func TestGroupShares(t *testing.T) {
 		// subjects, which in a group is every process's.
 		{"bernoulli/rvb1/many", glmm.Bernoulli, vi.BlockDiag, rvb.RVB1, vi.RVBStepSubjects + 100},
 	} {
+		if testing.Short() && c.name != "bernoulli/gva" && c.name != "bernoulli/rvb2" {
+			continue // the race detector's run (CI)
+		}
 		t.Run(c.name, func(t *testing.T) {
 			d := simshare.New(c.family, c.n, 9)
 			// A fresh whole target for every fit: RVB's keeps its
