@@ -101,6 +101,8 @@
 // update at once, are backed off as the others); then the fit ends
 // with status Diverged and a *DivergedError naming the iteration. A
 // cancelled context ends it with status Cancelled and the last good state.
+// Settings.Checkpoint hands over the whole state at the end of a window,
+// from which Settings.Resume ends a stopped fit as if it had not stopped.
 //
 // # Lower bound
 //
@@ -118,4 +120,12 @@
 // from its own stream seeded by (Seed, iteration, chunk) and partial sums
 // are reduced in chunk order, so a fit is bit-identical for any Workers and
 // any GOMAXPROCS.
+//
+// # Several processes
+//
+// With Settings.Group, processes that each hold whole chunks of the
+// subjects (a Target of their own, or a Share of a whole one) fit them
+// together: the sums over the chunks pass from process to process in rank
+// order, so the fit is bit-identical to one process's for any number of
+// processes. Package mpi provides a Group over MPI.
 package vi

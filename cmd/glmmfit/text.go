@@ -74,7 +74,11 @@ func writeText(w io.Writer, doc *document) {
 	}
 	line("Method:", "%s", method)
 	line("Step rule:", "%s; seed %d; tol %g", c.Optimizer, c.Seed, c.Tol)
-	line("Fit:", "%s (%.2f s wall time)", statusText(doc), doc.Timings.FitSeconds)
+	if p := doc.Timings.Processes; p > 1 {
+		line("Fit:", "%s (%.2f s wall time on %d processes)", statusText(doc), doc.Timings.FitSeconds, p)
+	} else {
+		line("Fit:", "%s (%.2f s wall time)", statusText(doc), doc.Timings.FitSeconds)
+	}
 	lb := doc.LowerBound
 	if v := float64(lb.Value); math.IsNaN(v) {
 		line("Bound:", "not estimated (the fit was interrupted)")
