@@ -5,6 +5,7 @@
 package glmm
 
 import (
+	"errors"
 	"math"
 	"slices"
 
@@ -43,18 +44,43 @@ const startRounds = 8
 // complete-data log density of W at the EM update, and no correlation
 // between omega and the rest.
 func (mod *Model) Start(pool *parallel.Pool, theta, prec []float64) error {
+	n, _, _ := mod.Dims()
+	return mod.StartShare(pool, nil, 0, n, theta, prec)
+}
+
+// StartChunk is the number of subjects in a chunk of Start's loops: a share
+// of StartShare begins at a multiple of it.
+const StartChunk = parallel.DefaultChunkSize
+
+// StartShare is Start computed by several processes, each holding the whole
+// model but computing the subjects [lo, hi) alone, with the sums over the
+// subjects carried through the processes by c (a vi.Group; nil for one
+// process, which must then hold every subject). It sets those subjects'
+// entries of theta and prec, laid out as Start's for the whole model, and
+// the global ones, bit for bit as Start would; the other subjects' are
+// left zero. lo must be a multiple of StartChunk, and so must hi unless it
+// is the number of subjects. Models with crossed factors are not shared.
+// Every process must call it together.
+func (mod *Model) StartShare(pool *parallel.Pool, c parallel.Carrier, lo, hi int, theta, prec []float64) error {
 	n, r, g := mod.Dims()
 	p := mod.p
 	if len(theta) != n*r+g || len(prec) != arrowhead.Len(n, r, g) {
 		panic("glmm: bad length in Start")
 	}
+	if lo < 0 || lo > hi || hi > n || lo%StartChunk != 0 || (hi%StartChunk != 0 && hi != n) || (c == nil && (lo != 0 || hi != n)) {
+		panic("glmm: StartShare of subjects outside whole chunks")
+	}
+	if c != nil && mod.cross != nil {
+		return errors.New("glmm: a start shared among processes of a model with crossed factors")
+	}
 	clear(theta)
-	st := &starter{mod: mod, pool: pool, chunks: parallel.NewChunking(n, 0)}
+	st := &starter{mod: mod, pool: pool, chunks: parallel.NewChunking(n, StartChunk), carrier: c,
+		lo: lo, hi: hi, k0: lo / StartChunk, k1: (hi + StartChunk - 1) / StartChunk}
 	st.b = theta[:n*r]
 	st.beta = theta[n*r : n*r+p]
 	no := NumOmega(r)
 	omega := theta[n*r+p : n*r+p+no]
-	nc := st.chunks.Len()
+	nc := st.chunks.Len() // the partials of other processes' chunks stay zero
 	st.partG = scratch.Partials(nc, p)
 	st.partI = scratch.Partials(nc, p*p)
 	st.partF = make([]float64, nc)
@@ -131,15 +157,19 @@ func (mod *Model) Start(pool *parallel.Pool, theta, prec []float64) error {
 		// curvature of the last Newton pass: refreshing it at the new b_i
 		// would cost a pass over the data for a change of second order.
 		if round < startRounds-1 {
-			sw := make([]float64, r*r)
-			for i := range n {
-				bi := st.b[i*r : (i+1)*r]
-				vi := st.v[i*r*r : (i+1)*r*r]
-				for x := range r {
-					for y := range r {
-						sw[x*r+y] += bi[x]*bi[y] + vi[x*r+y]
+			sw, err := st.carry(r*r, func(sw []float64) {
+				for i := st.lo; i < st.hi; i++ {
+					bi := st.b[i*r : (i+1)*r]
+					vi := st.v[i*r*r : (i+1)*r*r]
+					for x := range r {
+						for y := range r {
+							sw[x*r+y] += bi[x]*bi[y] + vi[x*r+y]
+						}
 					}
 				}
+			})
+			if err != nil {
+				return err
 			}
 			mod.emOmega(sw, omega, emRelax)
 		}
@@ -148,11 +178,23 @@ func (mod *Model) Start(pool *parallel.Pool, theta, prec []float64) error {
 	// curvature in omega.
 	ps := st.prec
 	v2 := mod.priorSD * mod.priorSD
-	for k := range nc {
-		for a := range p {
-			for c := 0; c <= a; c++ {
-				ps.AddGlobal(a, c, st.partR[k][a*p+c])
+	// The global block's entries are added chunk after chunk, as sums
+	// over the processes.
+	info, err := st.carry(p*(p+1)/2, func(info []float64) {
+		for k := st.k0; k < st.k1; k++ {
+			for a := range p {
+				for c := 0; c <= a; c++ {
+					info[a*(a+1)/2+c] += st.partR[k][a*p+c]
+				}
 			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for a := range p {
+		for c := 0; c <= a; c++ {
+			ps.AddGlobal(a, c, info[a*(a+1)/2+c])
 		}
 	}
 	for a := range p {
@@ -357,22 +399,29 @@ const (
 func (st *starter) initPsi() error {
 	mod := st.mod
 	if mod.family == Gaussian {
-		var ss, sw float64
 		eta := make([]float64, mod.maxNi)
-		for i := range mod.n {
-			lo, hi := mod.start[i], mod.start[i+1]
-			e := eta[:hi-lo]
-			mod.FixedEta(i, st.beta, e)
-			for j := lo; j < hi; j++ {
-				v := e[j-lo]
-				for a := range mod.r {
-					v += mod.z[j*mod.r+a] * st.b[i*mod.r+a]
+		sums, err := st.carry(2, func(sums []float64) {
+			ss, sw := sums[0], sums[1]
+			for i := st.lo; i < st.hi; i++ {
+				lo, hi := mod.start[i], mod.start[i+1]
+				e := eta[:hi-lo]
+				mod.FixedEta(i, st.beta, e)
+				for j := lo; j < hi; j++ {
+					v := e[j-lo]
+					for a := range mod.r {
+						v += mod.z[j*mod.r+a] * st.b[i*mod.r+a]
+					}
+					d := mod.y[j] - v
+					ss += mod.weight(j) * d * d
+					sw += mod.weight(j)
 				}
-				d := mod.y[j] - v
-				ss += mod.weight(j) * d * d
-				sw += mod.weight(j)
 			}
+			sums[0], sums[1] = ss, sw
+		})
+		if err != nil {
+			return err
 		}
+		ss, sw := sums[0], sums[1]
 		if ss > 0 && sw > 0 {
 			st.psi = 0.5 * math.Log(ss/sw)
 		}
@@ -409,11 +458,16 @@ func (st *starter) updatePsi() error {
 	if err != nil {
 		return err
 	}
-	var d0, d1 float64
-	for _, pp := range st.partP {
-		d0 += pp[0]
-		d1 += pp[1]
+	d, err := st.carry(2, func(d []float64) {
+		for _, pp := range st.partP[st.k0:st.k1] {
+			d[0] += pp[0]
+			d[1] += pp[1]
+		}
+	})
+	if err != nil {
+		return err
 	}
+	d0, d1 := d[0], d[1]
 	v2 := mod.priorSD * mod.priorSD
 	g := d0 - st.psi/v2
 	h := (d1-d0)/psiDelta - 1/v2
@@ -431,18 +485,42 @@ func (st *starter) updatePsi() error {
 // starter holds Start's state.
 // each runs fn on every chunk of subjects on the starter's pool.
 func (st *starter) each(fn func(chunk, lo, hi int) error) error {
-	return st.pool.Run(st.chunks.Len(), func(k int) error {
+	return st.pool.Run(st.k1-st.k0, func(j int) error {
+		k := st.k0 + j
 		lo, hi := st.chunks.Bounds(k)
 		return fn(k, lo, hi)
 	})
+}
+
+// carry returns a sum of width values over the subjects: local adds this
+// process's subjects' terms, in order, to the sums of the processes before
+// it, which the carrier passes on; every process gets the total.
+func (st *starter) carry(width int, local func(acc []float64)) ([]float64, error) {
+	acc := make([]float64, width)
+	if st.carrier == nil {
+		local(acc)
+		return acc, nil
+	}
+	if err := st.carrier.Receive(acc); err != nil {
+		return nil, err
+	}
+	local(acc)
+	if err := st.carrier.Pass(acc); err != nil {
+		return nil, err
+	}
+	return acc, nil
 }
 
 type starter struct {
 	mod    *Model
 	pool   *parallel.Pool
 	chunks parallel.Chunking
-	b      []float64 // n*r
-	beta   []float64
+	// This process's subjects [lo, hi) and chunks [k0, k1); the carrier
+	// passes sums between the processes (nil for one).
+	lo, hi, k0, k1 int
+	carrier        parallel.Carrier
+	b              []float64 // n*r
+	beta           []float64
 	// psi is the log dispersion of a family with one, held fixed during
 	// the Newton steps and updated with W; psiCurv is the negative second
 	// derivative of the objective in it at the last update.
@@ -560,31 +638,36 @@ func (st *starter) pass(objective bool) error {
 
 // reduce returns the Schur matrix (with the prior) and right-hand side in
 // beta, summed in chunk order.
-func (st *starter) reduce() (info, rhs []float64) {
+func (st *starter) reduce() (info, rhs []float64, err error) {
 	p := st.mod.p
-	info = make([]float64, p*p)
-	rhs = make([]float64, p)
-	for k := range st.chunks.Len() {
-		for j, x := range st.partI[k] {
-			info[j] += x
+	sums, err := st.carry(p*p+p, func(sums []float64) {
+		info, rhs := sums[:p*p], sums[p*p:]
+		for k := st.k0; k < st.k1; k++ {
+			for j, x := range st.partI[k] {
+				info[j] += x
+			}
+			for j, x := range st.partG[k] {
+				rhs[j] += x
+			}
 		}
-		for j, x := range st.partG[k] {
-			rhs[j] += x
-		}
+	})
+	if err != nil {
+		return nil, nil, err
 	}
+	info, rhs = sums[:p*p:p*p], sums[p*p:]
 	v2 := st.mod.priorSD * st.mod.priorSD
 	for a := range p {
 		rhs[a] -= st.beta[a] / v2
 		info[a*p+a] += 1 / v2
 	}
-	return info, rhs
+	return info, rhs, nil
 }
 
 func (st *starter) objective() (float64, error) {
 	if err := st.pass(true); err != nil {
 		return 0, err
 	}
-	return st.sumF(), nil
+	return st.sumF()
 }
 
 // vOf returns the covariance of subject i's Gaussian for the
@@ -599,16 +682,21 @@ func (st *starter) vOf(i int) []float64 {
 
 // sumF returns the objective from the chunks' partial sums, with the prior
 // on beta.
-func (st *starter) sumF() float64 {
-	var f float64
-	for _, x := range st.partF {
-		f += x
+func (st *starter) sumF() (float64, error) {
+	sum, err := st.carry(1, func(sum []float64) {
+		for _, x := range st.partF[st.k0:st.k1] {
+			sum[0] += x
+		}
+	})
+	if err != nil {
+		return 0, err
 	}
+	f := sum[0]
 	v2 := st.mod.priorSD * st.mod.priorSD
 	for _, b := range st.beta {
 		f -= 0.5 * b * b / v2
 	}
-	return f
+	return f, nil
 }
 
 // newton takes one damped joint Newton step in (b, beta), with the
@@ -621,8 +709,14 @@ func (st *starter) newton() error {
 		return err
 	}
 	defer func() { st.v, st.vnew = st.vnew, st.v }()
-	f0 := st.sumF()
-	info, rhs := st.reduce()
+	f0, err := st.sumF()
+	if err != nil {
+		return err
+	}
+	info, rhs, err := st.reduce()
+	if err != nil {
+		return err
+	}
 	dbeta := make([]float64, p)
 	if p > 0 {
 		var ch mat.Cholesky
@@ -633,7 +727,7 @@ func (st *starter) newton() error {
 			}
 		}
 	}
-	for i := range mod.n {
+	for i := st.lo; i < st.hi; i++ {
 		for x := range r {
 			s := st.a[i*r+x]
 			for c := range p {
@@ -738,26 +832,32 @@ func (st *starter) dataStart() error {
 	if err != nil {
 		return err
 	}
-	var mean float64
-	cnt := 0
-	for _, l := range level {
-		if !math.IsNaN(l) {
-			mean += l
-			cnt++
+	sums, err := st.carry(2, func(sums []float64) {
+		mean, cnt := sums[0], sums[1]
+		for _, l := range level[st.lo:st.hi] {
+			if !math.IsNaN(l) {
+				mean += l
+				cnt++
+			}
 		}
+		sums[0], sums[1] = mean, cnt
+	})
+	if err != nil {
+		return err
 	}
+	mean, cnt := sums[0], sums[1]
 	if cnt == 0 {
 		return nil
 	}
-	mean /= float64(cnt)
+	mean /= cnt
 	if kx >= 0 {
 		st.beta[kx] = mean / cx
 	} else {
 		mean = 0
 	}
 	if kz >= 0 {
-		for i, l := range level {
-			if !math.IsNaN(l) {
+		for i := st.lo; i < st.hi; i++ {
+			if l := level[i]; !math.IsNaN(l) {
 				st.b[i*r+kz] = (l - mean) / cz
 			}
 		}

@@ -39,3 +39,15 @@ func (c Chunking) Bounds(k int) (lo, hi int) {
 	hi = min(lo+c.Size, c.N)
 	return lo, hi
 }
+
+// A Carrier carries running sums through the processes that share a
+// computation over the chunks, each holding a contiguous range of them
+// (vi.Group is one): Receive overwrites acc with the sums of the processes
+// before, the first process leaving it as it is; Pass hands acc on and
+// overwrites it with the last process's sums, which every process then
+// holds. A process that adds its own chunks' terms in order between the two
+// calls computes the sums one process holding every chunk would.
+type Carrier interface {
+	Receive(acc []float64) error
+	Pass(acc []float64) error
+}

@@ -92,7 +92,7 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	}
 	sn, isSnngm := set.Rule.(Snngm)
 	ownAlpha0 := isSnngm && sn.Alpha0 != 0
-	if starterOf(target) != nil && !ownAlpha0 && set.Method == BlockDiag && set.Init == InitMode && n > RVBStepSubjects {
+	if starterOf(target, nil, 0) != nil && !ownAlpha0 && set.Method == BlockDiag && set.Init == InitMode && n > RVBStepSubjects {
 		alpha0 = DefaultAlpha0BlockDiag * math.Sqrt(RVBStepSubjects/float64(n))
 		if set.Refine == 0 {
 			set.Refine = -1

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,48 +21,13 @@ import (
 	"github.com/sparsevi/sparsevi/vi"
 )
 
-// chanGroup is a Group of goroutines in one process, linked by channels in
-// rank order: the reference for a Group over MPI.
-type chanGroup struct {
-	rank, size int
-	links      []chan []float64 // links[r] carries r's values to r+1
-	final      []chan []float64 // final[r] carries the last's values to r
-}
-
+// newChanGroups returns a group of size goroutines linked by channels.
 func newChanGroups(size int) []vi.Group {
-	links := make([]chan []float64, size)
-	final := make([]chan []float64, size)
-	for r := range size {
-		links[r] = make(chan []float64, 1)
-		final[r] = make(chan []float64, 1)
-	}
 	gs := make([]vi.Group, size)
-	for r := range size {
-		gs[r] = &chanGroup{rank: r, size: size, links: links, final: final}
+	for r, g := range simshare.NewGroups(size) {
+		gs[r] = g
 	}
 	return gs
-}
-
-func (g *chanGroup) Rank() int { return g.rank }
-func (g *chanGroup) Size() int { return g.size }
-
-func (g *chanGroup) Receive(acc []float64) error {
-	if g.rank > 0 {
-		copy(acc, <-g.links[g.rank-1])
-	}
-	return nil
-}
-
-func (g *chanGroup) Pass(acc []float64) error {
-	if g.rank < g.size-1 {
-		g.links[g.rank] <- slices.Clone(acc)
-		copy(acc, <-g.final[g.rank])
-		return nil
-	}
-	for r := range g.size - 1 {
-		g.final[r] <- slices.Clone(acc)
-	}
-	return nil
 }
 
 // model returns the model of the subjects [lo, hi) of d.
@@ -239,8 +203,12 @@ func TestGroupShares(t *testing.T) {
 		// Past RVBStepSubjects RVB's step depends on the number of
 		// subjects, which in a group is every process's.
 		{"bernoulli/rvb1/many", glmm.Bernoulli, vi.BlockDiag, rvb.RVB1, vi.RVBStepSubjects + 100},
+		// In chunks of the default size the processes compute the
+		// model's start together (glmm.Model.StartShare).
+		{"bernoulli/gva/shared start", glmm.Bernoulli, vi.GVA, 0, 1100},
+		{"gaussian/blockdiag/shared start", glmm.Gaussian, vi.BlockDiag, 0, 1100},
 	} {
-		if testing.Short() && c.name != "bernoulli/gva" && c.name != "bernoulli/rvb2" {
+		if testing.Short() && c.name != "bernoulli/gva/shared start" && c.name != "bernoulli/rvb2" {
 			continue // the race detector's run (CI)
 		}
 		t.Run(c.name, func(t *testing.T) {
@@ -257,6 +225,10 @@ func TestGroupShares(t *testing.T) {
 					t.Fatal(err)
 				}
 				return rt
+			}
+			chunk := chunk
+			if strings.HasSuffix(c.name, "shared start") {
+				chunk = parallel.DefaultChunkSize
 			}
 			set := vi.Settings{Method: c.method, Seed: 2, ChunkSize: chunk, MaxIter: 300, Workers: 1}
 			one, err := vi.Fit(context.Background(), newWhole(), set)

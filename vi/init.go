@@ -12,6 +12,20 @@ import (
 	"github.com/sparsevi/sparsevi/parallel"
 )
 
+// A ShareStarter is a Starter whose start several processes can compute
+// together, each holding the whole target but computing its own subjects
+// (glmm.Model is one): Fit uses it for a Share over a Group.
+type ShareStarter interface {
+	Starter
+	// StartShare is Start computed for the subjects [lo, hi) alone, with
+	// the sums over all subjects carried through the processes by c; it
+	// sets those subjects' entries of theta and prec (laid out for the
+	// whole target) and the global ones, as Start would. lo is a multiple
+	// of parallel.DefaultChunkSize, and so is hi unless it is the number of
+	// subjects.
+	StartShare(p *parallel.Pool, c parallel.Carrier, lo, hi int, theta, prec []float64) error
+}
+
 // Starter is implemented by targets that can find a good starting point
 // cheaply, such as an approximate posterior mode and the curvature there.
 // Fit uses it for InitMode; targets without it start as with InitPaper.
@@ -31,7 +45,7 @@ type Starter interface {
 // has one. The precision S is passed to set both as given (in arrowhead
 // form) and factorised, S = T T'; each family takes what it can represent.
 func initMode(b *base, set func(s []float64, t *arrowhead.Factor) error) error {
-	start := starterOf(b.target)
+	start := starterOf(b.target, b.ch, b.chunks.Size)
 	if start == nil {
 		return nil
 	}
@@ -93,14 +107,21 @@ func initMode(b *base, set func(s []float64, t *arrowhead.Factor) error) error {
 
 // starterOf returns the start of a target for InitMode, nil if it has
 // none: a Starter's Start, or for a Share the share's part of its whole
-// target's.
-func starterOf(t Target) func(p *parallel.Pool, theta, prec []float64) error {
+// target's, computed with the other processes of the group ch (nil alone)
+// when the whole target is a ShareStarter and the chunks of size chunk
+// align with its own.
+func starterOf(t Target, ch *chain, chunk int) func(p *parallel.Pool, theta, prec []float64) error {
 	if sh, ok := t.(*Share); ok {
 		st, ok := sh.Target.(Starter)
 		if !ok {
 			return nil
 		}
-		return func(p *parallel.Pool, theta, prec []float64) error { return sh.start(st, p, theta, prec) }
+		var c parallel.Carrier
+		if ss, ok := st.(ShareStarter); ok && ch != nil && chunk%parallel.DefaultChunkSize == 0 {
+			c = ch.grp
+			st = ss
+		}
+		return func(p *parallel.Pool, theta, prec []float64) error { return sh.start(st, c, p, theta, prec) }
 	}
 	if st, ok := t.(Starter); ok {
 		return st.Start

@@ -17,9 +17,10 @@ import (
 // data) but fits only its own subjects.
 //
 // When the whole target is a Starter, Fit with InitMode starts a Share at
-// its part of the whole target's start, computed in each process, so that
-// the fit over the group is bit-identical to the whole target's in one
-// process. The whole target's Local must accept any subject range, as
+// its part of the whole target's start, so that the fit over the group is
+// bit-identical to the whole target's in one process: computed by the
+// processes together when the whole target is a ShareStarter (and the
+// chunks are multiples of parallel.DefaultChunkSize), else whole in each. The whole target's Local must accept any subject range, as
 // every Target's does.
 type Share struct {
 	Target Target
@@ -92,12 +93,20 @@ func (s *Share) GlobalSupport(i int, dst []int) []int {
 }
 
 // start writes the share's part of the whole target's start into theta and
-// prec, laid out as Starter.Start's for the share.
-func (s *Share) start(st Starter, p *parallel.Pool, theta, prec []float64) error {
+// prec, laid out as Starter.Start's for the share: computed by the
+// processes together through c if st is a ShareStarter and c is not nil,
+// else whole in this process.
+func (s *Share) start(st Starter, c parallel.Carrier, p *parallel.Pool, theta, prec []float64) error {
 	n, r, g := s.Target.Dims()
 	all := make([]float64, n*r+g)
 	allPrec := make([]float64, arrowhead.Len(n, r, g))
-	if err := st.Start(p, all, allPrec); err != nil {
+	var err error
+	if ss, ok := st.(ShareStarter); ok && c != nil {
+		err = ss.StartShare(p, c, s.Lo, s.Hi, all, allPrec)
+	} else {
+		err = st.Start(p, all, allPrec)
+	}
+	if err != nil {
 		return err
 	}
 	stride := arrowhead.Stride(r, g)

@@ -3,13 +3,14 @@
 // license that can be found in the LICENSE file.
 
 // Package simshare simulates GLMM data whose models can be built over any
-// range of the subjects: the shares of a fit over a vi.Group, for the tests
-// of vi, mpi and glmmfit.
+// range of the subjects, the shares of a fit over a vi.Group, and links
+// goroutines into such a group: for the tests of glmm, vi and mpi.
 package simshare
 
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -28,7 +29,7 @@ type Data struct {
 // New simulates n subjects of 4 to 9 rows each, with fixed effects for an
 // intercept, a covariate and time: a Bernoulli random intercept (r = 1)
 // for glmm.Bernoulli, a Poisson random intercept and slope in time (r = 2)
-// for glmm.Poisson.
+// for glmm.Poisson, a Gaussian random intercept for glmm.Gaussian.
 func New(family glmm.Family, n int, seed uint64) *Data {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	d := &Data{Family: family, N: n}
@@ -39,7 +40,9 @@ func New(family glmm.Family, n int, seed uint64) *Data {
 			x1 := rng.NormFloat64()
 			var y float64
 			z := []float64{1}
-			if family == glmm.Poisson {
+			if family == glmm.Gaussian {
+				y = 2 + 0.5*x1 + 3*b0 + 0.7*rng.NormFloat64()
+			} else if family == glmm.Poisson {
 				z = []float64{1, tt}
 				// Poisson by counting exponential gaps within 1.
 				rate := math.Exp(0.2 + 0.3*x1 + 0.2*tt + b0 + b1*tt)
@@ -75,4 +78,56 @@ func (d *Data) Model(lo, hi int) (*glmm.Model, error) {
 	return glmm.New(glmm.Config{Family: d.Family, Y: y,
 		X: mat.NewDense(len(y), p, x), Z: mat.NewDense(len(y), r, z),
 		Group: group, NumGroups: hi - lo})
+}
+
+// Group is one of a group of goroutines linked by channels in rank order,
+// a vi.Group in one process: the reference for a Group over MPI.
+type Group struct {
+	rank, size int
+	links      []chan []float64 // links[r] carries r's values to r+1
+	final      []chan []float64 // final[r] carries the last's values to r
+}
+
+// NewGroups returns the size members of a new group, by rank.
+func NewGroups(size int) []*Group {
+	links := make([]chan []float64, size)
+	final := make([]chan []float64, size)
+	for r := range size {
+		links[r] = make(chan []float64, 1)
+		final[r] = make(chan []float64, 1)
+	}
+	gs := make([]*Group, size)
+	for r := range size {
+		gs[r] = &Group{rank: r, size: size, links: links, final: final}
+	}
+	return gs
+}
+
+// Rank returns the member's rank.
+func (g *Group) Rank() int { return g.rank }
+
+// Size returns the number of members.
+func (g *Group) Size() int { return g.size }
+
+// Receive overwrites acc with the values of the member before; the first
+// leaves acc as it is.
+func (g *Group) Receive(acc []float64) error {
+	if g.rank > 0 {
+		copy(acc, <-g.links[g.rank-1])
+	}
+	return nil
+}
+
+// Pass hands acc to the next member and overwrites it with the last one's
+// values.
+func (g *Group) Pass(acc []float64) error {
+	if g.rank < g.size-1 {
+		g.links[g.rank] <- slices.Clone(acc)
+		copy(acc, <-g.final[g.rank])
+		return nil
+	}
+	for r := range g.size - 1 {
+		g.final[r] <- slices.Clone(acc)
+	}
+	return nil
 }

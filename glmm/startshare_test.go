@@ -1,0 +1,80 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package glmm_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"testing"
+
+	"github.com/sparsevi/sparsevi/arrowhead"
+	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/internal/simshare"
+	"github.com/sparsevi/sparsevi/parallel"
+)
+
+// TestStartShare computes the start of a model by 2 and 3 goroutine
+// processes, each its own subjects, and asks for the bits of Start: each
+// process's subjects' entries of theta and prec, and the global ones; for
+// a Bernoulli random intercept, a Poisson random slope and a Gaussian
+// random intercept (whose start also fits the residual sd).
+func TestStartShare(t *testing.T) {
+	const c = glmm.StartChunk
+	for _, family := range []glmm.Family{glmm.Bernoulli, glmm.Poisson, glmm.Gaussian} {
+		d := simshare.New(family, 2*c+100, 3)
+		m, err := d.Model(0, d.N)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, r, g := m.Dims()
+		pool := parallel.NewPool(context.Background(), 2)
+		theta := make([]float64, n*r+g)
+		prec := make([]float64, arrowhead.Len(n, r, g))
+		if err := m.Start(pool, theta, prec); err != nil {
+			t.Fatal(err)
+		}
+		pool.Close()
+		stride := arrowhead.Stride(r, g)
+		for _, bounds := range [][]int{{0, c, n}, {0, c, 2 * c, n}} {
+			groups := simshare.NewGroups(len(bounds) - 1)
+			var wg sync.WaitGroup
+			errs := make([]error, len(groups))
+			thetas := make([][]float64, len(groups))
+			precs := make([][]float64, len(groups))
+			for k, grp := range groups {
+				thetas[k] = make([]float64, len(theta))
+				precs[k] = make([]float64, len(prec))
+				wg.Go(func() {
+					pool := parallel.NewPool(context.Background(), 1)
+					defer pool.Close()
+					errs[k] = m.StartShare(pool, grp, bounds[k], bounds[k+1], thetas[k], precs[k])
+				})
+			}
+			wg.Wait()
+			for k := range groups {
+				if errs[k] != nil {
+					t.Fatal(errs[k])
+				}
+				lo, hi := bounds[k], bounds[k+1]
+				where := fmt.Sprintf("%v, bounds %v, process %d", family, bounds, k)
+				same(t, where+": local means", thetas[k][lo*r:hi*r], theta[lo*r:hi*r])
+				same(t, where+": global means", thetas[k][n*r:], theta[n*r:])
+				same(t, where+": local precision", precs[k][lo*stride:hi*stride], prec[lo*stride:hi*stride])
+				same(t, where+": global precision", precs[k][n*stride:], prec[n*stride:])
+			}
+		}
+	}
+}
+
+func same(t *testing.T, what string, got, want []float64) {
+	t.Helper()
+	for i := range want {
+		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			t.Fatalf("%s differ at %d: %v, want %v", what, i, got[i], want[i])
+		}
+	}
+}
