@@ -7,7 +7,6 @@ package glmm_test
 import (
 	"context"
 	"fmt"
-	"math"
 	"sync"
 	"testing"
 
@@ -38,7 +37,6 @@ func TestStartShare(t *testing.T) {
 			t.Fatal(err)
 		}
 		pool.Close()
-		stride := arrowhead.Stride(r, g)
 		for _, bounds := range [][]int{{0, c, n}, {0, c, 2 * c, n}} {
 			groups := simshare.NewGroups(len(bounds) - 1)
 			var wg sync.WaitGroup
@@ -61,20 +59,8 @@ func TestStartShare(t *testing.T) {
 				}
 				lo, hi := bounds[k], bounds[k+1]
 				where := fmt.Sprintf("%v, bounds %v, process %d", family, bounds, k)
-				same(t, where+": local means", thetas[k][lo*r:hi*r], theta[lo*r:hi*r])
-				same(t, where+": global means", thetas[k][n*r:], theta[n*r:])
-				same(t, where+": local precision", precs[k][lo*stride:hi*stride], prec[lo*stride:hi*stride])
-				same(t, where+": global precision", precs[k][n*stride:], prec[n*stride:])
+				simshare.CheckStartShare(t, where, lo, hi, n, r, g, thetas[k], precs[k], theta, prec)
 			}
-		}
-	}
-}
-
-func same(t *testing.T, what string, got, want []float64) {
-	t.Helper()
-	for i := range want {
-		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
-			t.Fatalf("%s differ at %d: %v, want %v", what, i, got[i], want[i])
 		}
 	}
 }

@@ -5,6 +5,7 @@
 package rvb
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -30,18 +31,35 @@ import (
 // NewAtStart uses the start it computed, once. Its parallel loops run on
 // pool, whose context stops it.
 func (t *Target) Start(pool *parallel.Pool, theta, prec []float64) error {
+	n, _, _ := t.Dims()
+	return t.StartShare(pool, nil, 0, n, theta, prec)
+}
+
+// StartShare is Start computed by several processes, each holding the whole
+// Target but computing the subjects [lo, hi), with the sums over the
+// subjects carried through the processes by c (a vi.Group; nil for one
+// process, which then holds every subject): it sets those subjects'
+// entries of theta and prec, laid out for the whole Target, and the global
+// ones, bit for bit as Start would. lo and hi are as for
+// glmm.Model.StartShare. It makes Target a vi.ShareStarter; every process
+// must call it together.
+func (t *Target) StartShare(pool *parallel.Pool, c parallel.Carrier, lo, hi int, theta, prec []float64) error {
 	ctx := pool.Context()
 	n, r, g := t.Dims()
 	p := t.p
 	if len(theta) != n*r+g || len(prec) != arrowhead.Len(n, r, g) {
 		panic("rvb: bad length in Start")
 	}
-	if st := t.start; st != nil {
-		// NewAtStart's start, computed once.
+	if st := t.start; st != nil && st.lo == lo && st.hi == hi && (st.c == nil) == (c == nil) {
+		// NewAtStart's or NewShareAtStart's start, computed once.
 		copy(theta, st.theta)
 		copy(prec, st.prec)
 		t.start = nil
-	} else if err := t.m.Start(pool, theta, prec); err != nil {
+	} else if c == nil {
+		if err := t.m.Start(pool, theta, prec); err != nil {
+			return err
+		}
+	} else if err := t.m.StartShare(pool, c, lo, hi, theta, prec); err != nil {
 		return err
 	}
 	thetaG := theta[n*r:]
@@ -52,13 +70,27 @@ func (t *Target) Start(pool *parallel.Pool, theta, prec []float64) error {
 	rf := make([]float64, r*r)
 	x := make([]float64, g*r)
 	tmp := make([]float64, r*r)
-	for i := range n {
+	// The global block becomes the Schur complement subject after subject:
+	// the running block passes from process to process with a flag of
+	// failure (acc[0]), so that all fail together.
+	sg := ps.Global()
+	acc := make([]float64, 1+len(sg))
+	copy(acc[1:], sg)
+	if c != nil {
+		if err := c.Receive(acc); err != nil {
+			return err
+		}
+		copy(sg, acc[1:])
+	}
+	var failed error
+	for i := lo; i < hi && acc[0] == 0; i++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		small.UnpackSym(r, ps.Local(i), si)
 		if !small.Chol(r, si, rf) {
-			return t.subjectError(i, fmt.Errorf("start: local precision %v is not positive definite", si))
+			failed = t.subjectError(i, fmt.Errorf("start: local precision %v is not positive definite", si))
+			break
 		}
 		// Schur complement: S_g -= (R^-1 S_gi')' (R^-1 S_gi').
 		sgi := ps.Cross(i)
@@ -87,7 +119,8 @@ func (t *Target) Start(pool *parallel.Pool, theta, prec []float64) error {
 			clear(t.warm.hw[lo:hi])
 		}
 		if err := t.prepare(ws, i, thetaG, t.warm); err != nil {
-			return err
+			failed = err
+			break
 		}
 		for u := range r {
 			bi[u] -= ws.center[u]
@@ -114,7 +147,26 @@ func (t *Target) Start(pool *parallel.Pool, theta, prec []float64) error {
 		}
 		clear(sgi)
 	}
-	return t.startGlobal(pool, theta, prec)
+	if failed != nil && c == nil {
+		return failed
+	}
+	if c != nil {
+		if failed != nil && acc[0] == 0 {
+			acc[0] = 1
+		}
+		copy(acc[1:], sg)
+		if err := c.Pass(acc); err != nil {
+			return err
+		}
+		copy(sg, acc[1:])
+		if acc[0] != 0 {
+			if failed == nil {
+				failed = errors.New("rvb: start: the start failed in another process")
+			}
+			return failed
+		}
+	}
+	return t.startGlobal(pool, c, lo, hi, theta, prec)
 }
 
 // Newton steps on theta_g in startGlobal.
@@ -142,7 +194,7 @@ const (
 // Diabetes' 46 coefficients), and takes Newton steps with that curvature.
 // If an evaluation fails or the curvature is not positive definite, the
 // model's start is kept (a failure of the fit itself then says why).
-func (t *Target) startGlobal(pool *parallel.Pool, theta, prec []float64) error {
+func (t *Target) startGlobal(pool *parallel.Pool, c parallel.Carrier, lo, hi int, theta, prec []float64) error {
 	ctx := pool.Context()
 	n, r, g := t.Dims()
 	p := t.p
@@ -161,7 +213,7 @@ func (t *Target) startGlobal(pool *parallel.Pool, theta, prec []float64) error {
 	small.InvFromChol(g, linv, cov)
 
 	pairs := min(max((startDraws+n-1)/max(n, 1), 1), startMaxPairs)
-	ev := newGradEval(pool, t, theta, prec)
+	ev := newGradEval(pool, c, lo, hi, t, theta, prec)
 	grad := make([]float64, g)
 	gp := make([]float64, g)
 	gm := make([]float64, g)
@@ -247,7 +299,12 @@ func (t *Target) startGlobal(pool *parallel.Pool, theta, prec []float64) error {
 // all subjects, the locals drawn from the start's blocks, chunk by chunk
 // in parallel and reduced in chunk order.
 type gradEval struct {
-	t       *Target
+	t *Target
+	// This process's chunks [k0, k1) and the carrier of the sums (nil for
+	// one process).
+	k0, k1  int
+	c       parallel.Carrier
+	acc     []float64
 	theta   []float64     // the start: b~ means
 	prec    arrowhead.Sym // the start: local precision blocks
 	pool    *parallel.Pool
@@ -264,13 +321,14 @@ type evalScratch struct {
 }
 
 // newGradEval returns a gradEval that runs on pool.
-func newGradEval(pool *parallel.Pool, t *Target, theta, prec []float64) *gradEval {
+func newGradEval(pool *parallel.Pool, carrier parallel.Carrier, lo, hi int, t *Target, theta, prec []float64) *gradEval {
 	n, r, g := t.Dims()
-	c := parallel.NewChunking(n, 0)
+	size := parallel.DefaultChunkSize
+	c := parallel.NewChunking(n, size)
 	workers := pool.Workers()
 	e := &gradEval{t: t, theta: theta, prec: arrowhead.WrapSym(n, r, g, prec), pool: pool, chunks: c,
+		k0: lo / size, k1: (hi + size - 1) / size, c: carrier, acc: make([]float64, 1+g),
 		streams: parallel.NewStreams(startSeed, c.Len()), parts: make([][]float64, c.Len()), free: make(chan *evalScratch, workers)}
-	size := parallel.DefaultChunkSize
 	for range workers {
 		e.free <- &evalScratch{ws: t.NewWorkspace(), bt: make([]float64, size*r), gl: make([]float64, size*r),
 			si: make([]float64, r*r), rf: make([]float64, r*r)}
@@ -290,7 +348,8 @@ func (e *gradEval) grad(thetaG []float64, d int, dst []float64) error {
 	if d%2 == 1 {
 		sign = -1
 	}
-	err := e.pool.Run(e.chunks.Len(), func(k int) error {
+	err := e.pool.Run(e.k1-e.k0, func(j int) error {
+		k := e.k0 + j
 		sc := <-e.free
 		defer func() { e.free <- sc }()
 		lo, hi := e.chunks.Bounds(k)
@@ -314,15 +373,39 @@ func (e *gradEval) grad(thetaG []float64, d int, dst []float64) error {
 		_, err := t.Local(sc.ws, lo, hi, thetaG, sc.bt[:(hi-lo)*r], sc.gl[:(hi-lo)*r], part)
 		return err
 	})
-	if err != nil {
+	if e.c == nil && err != nil {
 		return err
 	}
-	clear(dst)
-	for _, p := range e.parts {
-		for c, v := range p {
-			dst[c] += v
+	// The parts in chunk order, passed through the processes with a flag
+	// of failure (acc[0]) so that all fail together.
+	acc := e.acc
+	clear(acc)
+	if e.c != nil {
+		if err := e.c.Receive(acc); err != nil {
+			return err
 		}
 	}
+	sum := acc[1:]
+	for _, p := range e.parts[e.k0:e.k1] {
+		for c, v := range p {
+			sum[c] += v
+		}
+	}
+	if e.c != nil {
+		if err != nil {
+			acc[0] = 1
+		}
+		if err := e.c.Pass(acc); err != nil {
+			return err
+		}
+		if acc[0] != 0 {
+			if err == nil {
+				err = errors.New("rvb: start: a subject's gradient failed in another process")
+			}
+			return err
+		}
+	}
+	copy(dst, sum)
 	t.Global(thetaG, dst)
 	return nil
 }

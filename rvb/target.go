@@ -7,11 +7,12 @@ package rvb
 import (
 	"errors"
 	"fmt"
-	"github.com/sparsevi/sparsevi/arrowhead"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/mathext"
 
+	"github.com/sparsevi/sparsevi/arrowhead"
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/parallel"
 )
@@ -169,6 +170,10 @@ type Target struct {
 // writes them.
 type modelStart struct {
 	theta, prec []float64
+	// The start of a share, NewShareAtStart's: the subjects [lo, hi)
+	// and the carrier; c is nil for the whole model.
+	lo, hi int
+	c      parallel.Carrier
 }
 
 // NewRVB1 returns the RVB1 reparametrisation of m.
@@ -269,7 +274,19 @@ func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
 // is computed once: the Target's Start transforms it rather than computing
 // it again. An Expansion option is overridden.
 func NewAtStart(pool *parallel.Pool, m *glmm.Model, method Method, opts ...Option) (*Target, error) {
-	st, err := startOf(pool, m)
+	n, _, _ := m.Dims()
+	return NewShareAtStart(pool, nil, 0, n, m, method, opts...)
+}
+
+// NewShareAtStart is NewAtStart in one of several processes that each hold
+// the whole model but fit the subjects [lo, hi) (a vi.Share of the Target
+// over a vi.Group, c): the processes compute the model's start together
+// (glmm.Model.StartShare), pass each other their subjects' modes, so that
+// every process's Target is the one NewAtStart makes, and the Target's
+// StartShare then computes RVB's start together too. lo and hi are as for
+// glmm.Model.StartShare. Every process must call it together.
+func NewShareAtStart(pool *parallel.Pool, c parallel.Carrier, lo, hi int, m *glmm.Model, method Method, opts ...Option) (*Target, error) {
+	st, err := shareStartOf(pool, c, lo, hi, m)
 	if err != nil {
 		return nil, err
 	}
@@ -298,9 +315,35 @@ func StartExpansion(pool *parallel.Pool, m *glmm.Model) ([]float64, error) {
 
 // startOf returns the model's start.
 func startOf(pool *parallel.Pool, m *glmm.Model) (*modelStart, error) {
+	n, _, _ := m.Dims()
+	return shareStartOf(pool, nil, 0, n, m)
+}
+
+// shareStartOf returns the model's start computed by the processes that
+// c links, this one for the subjects [lo, hi): the global block and every
+// subject's mode are set (the modes passed between the processes), the
+// local precision blocks of [lo, hi) alone.
+func shareStartOf(pool *parallel.Pool, c parallel.Carrier, lo, hi int, m *glmm.Model) (*modelStart, error) {
 	n, r, g := m.Dims()
-	st := &modelStart{theta: make([]float64, n*r+g), prec: make([]float64, arrowhead.Len(n, r, g))}
-	if err := m.Start(pool, st.theta, st.prec); err != nil {
+	st := &modelStart{theta: make([]float64, n*r+g), prec: make([]float64, arrowhead.Len(n, r, g)), lo: lo, hi: hi, c: c}
+	if c == nil {
+		if err := m.Start(pool, st.theta, st.prec); err != nil {
+			return nil, err
+		}
+		return st, nil
+	}
+	if err := m.StartShare(pool, c, lo, hi, st.theta, st.prec); err != nil {
+		return nil, err
+	}
+	// The modes of every subject, each process writing its own: copies,
+	// so every process holds the bits of the whole start.
+	modes := st.theta[:n*r]
+	own := slices.Clone(modes[lo*r : hi*r])
+	if err := c.Receive(modes); err != nil {
+		return nil, err
+	}
+	copy(modes[lo*r:hi*r], own)
+	if err := c.Pass(modes); err != nil {
 		return nil, err
 	}
 	return st, nil

@@ -72,17 +72,7 @@ func fitShares(t *testing.T, ctx context.Context, d *simshare.Data, bounds []int
 }
 
 // sameBits reports the first index at which a and b differ in their bits.
-func sameBits(a, b []float64) (int, bool) {
-	if len(a) != len(b) {
-		return -1, false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return i, false
-		}
-	}
-	return 0, true
-}
+func sameBits(a, b []float64) (int, bool) { return simshare.SameBits(a, b) }
 
 // TestGroupBitIdentical fits the same subjects in one process and split
 // over 1, 2 and 3 processes of a Group, for both families and three rules,
@@ -207,6 +197,8 @@ func TestGroupShares(t *testing.T) {
 		// model's start together (glmm.Model.StartShare).
 		{"bernoulli/gva/shared start", glmm.Bernoulli, vi.GVA, 0, 1100},
 		{"gaussian/blockdiag/shared start", glmm.Gaussian, vi.BlockDiag, 0, 1100},
+		{"bernoulli/rvb1/shared start", glmm.Bernoulli, vi.BlockDiag, rvb.RVB1, 1100},
+		{"poisson/rvb2/shared start", glmm.Poisson, vi.BlockDiag, rvb.RVB2, 1100},
 	} {
 		if testing.Short() && c.name != "bernoulli/gva/shared start" && c.name != "bernoulli/rvb2" {
 			continue // the race detector's run (CI)

@@ -51,7 +51,30 @@ type approx struct {
 // expanded about the named point (posterior.NewTarget), and the RVB target
 // (nil for GVA). RVB's start runs on as many workers as the fit will
 // (threads as -threads).
-func newTarget(ctx context.Context, threads int, method, expansion string, m *glmm.Model) (vi.Target, vi.Method, *rvb.Target, error) {
+//
+// In an MPI job the processes compute RVB's start together, each its
+// share of the subjects (rvb.NewShareAtStart), on a pool that finishes
+// what it starts: a signal stops them together at the fit's first sum.
+func newTarget(ctx context.Context, procs processes, threads int, method, expansion string, m *glmm.Model) (vi.Target, vi.Method, *rvb.Target, error) {
+	if procs != nil && procs.Size() > 1 && method != methodGVA && expansion == expansionStart {
+		n, _, _ := m.Dims()
+		bounds, err := shareBounds(procs, n)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		pool := parallel.NewPollingPool(context.WithoutCancel(ctx), vi.Settings{Workers: threads}.WorkersFor(m))
+		defer pool.Close()
+		meth := rvb.RVB1
+		if method == methodRVB2 {
+			meth = rvb.RVB2
+		}
+		k := procs.Rank()
+		t, err := rvb.NewShareAtStart(pool, procs, bounds[k], bounds[k+1], m, meth)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		return t, vi.BlockDiag, t, nil
+	}
 	pool := parallel.NewPollingPool(ctx, vi.Settings{Workers: threads}.WorkersFor(m))
 	t, vm, err := posterior.NewTarget(pool, m, method, expansion)
 	pool.Close()

@@ -109,12 +109,12 @@ func runFit(e *env, args []string) error {
 	prog.phase("start: finding the approximate posterior mode")
 	fitStart := time.Now() // RVB's start runs in newTarget
 	expansion := o.expansion
-	target, vm, rt, err := newTarget(ctx, o.threads, job.method, expansion, m)
+	target, vm, rt, err := newTarget(ctx, e.procs, o.threads, job.method, expansion, m)
 	if err != nil && expansion == expansionStart {
 		// The start failed or was stopped: the fit's own start meets the
 		// same fate and says so (a cancelled start writes the paper's).
 		expansion = expansionJeffreys
-		target, vm, rt, err = newTarget(ctx, o.threads, job.method, expansion, m)
+		target, vm, rt, err = newTarget(ctx, e.procs, o.threads, job.method, expansion, m)
 	}
 	if err != nil {
 		return err

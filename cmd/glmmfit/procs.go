@@ -40,6 +40,16 @@ func launchedProcesses() int {
 	return 0
 }
 
+// shareBounds returns the subjects of each process: process r holds
+// [bounds[r], bounds[r+1]), whole chunks of the default size.
+func shareBounds(procs processes, n int) ([]int, error) {
+	bounds, err := mpi.SubjectBounds(n, parallel.DefaultChunkSize, procs.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%d processes need at least %d subjects (%d per process, a chunk); the data have %d", procs.Size(), (procs.Size()-1)*parallel.DefaultChunkSize+1, parallel.DefaultChunkSize, n)
+	}
+	return bounds, nil
+}
+
 // share is this process's share of a fit over several processes.
 type share struct {
 	procs  processes
@@ -54,9 +64,9 @@ func shareTarget(procs processes, whole vi.Target, set *vi.Settings) (vi.Target,
 		return whole, nil, nil
 	}
 	n, _, _ := whole.Dims()
-	bounds, err := mpi.SubjectBounds(n, parallel.DefaultChunkSize, procs.Size())
+	bounds, err := shareBounds(procs, n)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%d processes need at least %d subjects (%d per process, a chunk); the data have %d", procs.Size(), (procs.Size()-1)*parallel.DefaultChunkSize+1, parallel.DefaultChunkSize, n)
+		return nil, nil, err
 	}
 	r := procs.Rank()
 	t, err := vi.NewShare(whole, bounds[r], bounds[r+1])

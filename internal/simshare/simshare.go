@@ -11,9 +11,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/sparsevi/sparsevi/arrowhead"
 	"github.com/sparsevi/sparsevi/glmm"
 )
 
@@ -130,4 +132,40 @@ func (g *Group) Pass(acc []float64) error {
 		g.final[r] <- slices.Clone(acc)
 	}
 	return nil
+}
+
+// SameBits reports whether a and b hold the same bits, and if not the
+// first index at which they differ (-1 for different lengths).
+func SameBits(a, b []float64) (int, bool) {
+	if len(a) != len(b) {
+		return -1, false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return i, false
+		}
+	}
+	return 0, true
+}
+
+// CheckStartShare fails t unless the entries of the subjects [lo, hi) and
+// of the global block of a start (theta, and prec in arrowhead form, over
+// n subjects of r variables and a global block of g) hold the bits of
+// wantTheta's and wantPrec's.
+func CheckStartShare(t testing.TB, where string, lo, hi, n, r, g int, theta, prec, wantTheta, wantPrec []float64) {
+	t.Helper()
+	stride := arrowhead.Stride(r, g)
+	for _, c := range []struct {
+		what      string
+		got, want []float64
+	}{
+		{"local means", theta[lo*r : hi*r], wantTheta[lo*r : hi*r]},
+		{"global means", theta[n*r:], wantTheta[n*r:]},
+		{"local precision", prec[lo*stride : hi*stride], wantPrec[lo*stride : hi*stride]},
+		{"global precision", prec[n*stride:], wantPrec[n*stride:]},
+	} {
+		if i, ok := SameBits(c.got, c.want); !ok {
+			t.Fatalf("%s: %s differ at %d (lengths %d, %d)", where, c.what, i, len(c.got), len(c.want))
+		}
+	}
 }
