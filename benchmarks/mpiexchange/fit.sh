@@ -3,8 +3,9 @@
 # Use of this source code is governed by a BSD-style
 # license that can be found in the LICENSE file.
 #
-# Times a GVA fit of simulated Bernoulli subjects (10^6 unless SUBJECTS is
-# set) in one process of 2 workers against an MPI job of 2 processes of one
+# Times a fit of simulated Bernoulli subjects (10^6 unless SUBJECTS is set;
+# GVA unless METHOD is set, e.g. to auto for glmmfit's default) in one
+# process of 2 workers against an MPI job of 2 processes of one
 # worker each, interleaved, REPS times (default 2), printing the load average
 # before each run and, from glmmfit's JSON, the iterations, the bound, the
 # time to the end of the first window (the start and 25 iterations), the
@@ -26,7 +27,7 @@ asroot=
 if [ "$(id -u)" = 0 ]; then
 	asroot=--allow-run-as-root
 fi
-fit="fit -data $tmp/sim.csv -formula y~t+x1+x2+x3+(1|id) -family bernoulli -method gva -format json -quiet"
+fit="fit -data $tmp/sim.csv -formula y~t+x1+x2+x3+(1|id) -family bernoulli -method ${METHOD:-gva} -format json -quiet"
 summary='import json,sys
 d=json.load(open(sys.argv[1])); t=d["timings"]; a,b=d["trace"][0],d["trace"][-1]
 print("iterations %d, bound %.17g, first window at %.1f s, %.0f ms per iteration after it, fit %.1f s, exchanges %d in %.1f s" % (
