@@ -32,7 +32,7 @@ func TestFinalBoundAntithetic(t *testing.T) {
 			if err := fam.init(ctx, InitPaper); err != nil {
 				t.Fatal(err)
 			}
-			mean, se, _, err := finalBound(fam, set, 30)
+			mean, se, _, _, err := finalBound(fam, set, 30)
 			if err != nil {
 				t.Fatal(err)
 			}

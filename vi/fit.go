@@ -205,9 +205,9 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 			set.Progress(Progress{Iter: res.Iterations, LowerBound: math.NaN(), Elapsed: time.Since(start), MaxIter: set.MaxIter,
 				Patience: set.Patience, Refine: max(set.Refine, 0), Final: true})
 		}
-		lb, se, med, err := finalBound(fam, set, n)
+		lb, se, med, draws, err := finalBound(fam, set, n)
 		if err == nil {
-			res.LowerBound, res.LowerBoundSE = lb, se
+			res.LowerBound, res.LowerBoundSE, res.LowerBoundDraws = lb, se, draws
 			// Heavy tails can hide from the fixed draws of the convergence
 			// test; the fresh draws show them.
 			// The median of the fresh draws, not their mean: when h has
@@ -500,8 +500,8 @@ func finalDraws(set Settings, n int) int {
 
 // finalBound estimates the lower bound by the mean of h over fresh draws,
 // stopping early once the standard error is below set.FinalSE.
-func finalBound(fam family, set Settings, n int) (mean, se, median float64, err error) {
-	draws := finalDraws(set, n)
+func finalBound(fam family, set Settings, n int) (mean, se, median float64, draws int, err error) {
+	draws = finalDraws(set, n)
 	// Antithetic pairs, z and -z, cancel the odd part of h about the mean;
 	// the pairs' averages are independent. Sums of h - h_0: the bound can
 	// be large next to its spread.
@@ -511,10 +511,10 @@ func finalBound(fam family, set Settings, n int) (mean, se, median float64, err 
 	for k := 0; 2*pairs < draws; k++ {
 		h, err := fam.estimate(finalIterBase+uint64(k), nil, nil, false)
 		if err != nil {
-			return 0, 0, 0, err
+			return 0, 0, 0, 0, err
 		}
 		if math.IsNaN(h) || math.IsInf(h, 0) {
-			return 0, 0, 0, errors.New("non-finite h at a fresh draw")
+			return 0, 0, 0, 0, errors.New("non-finite h at a fresh draw")
 		}
 		hs = append(hs, h)
 		if k == 0 {
@@ -537,7 +537,7 @@ func finalBound(fam family, set Settings, n int) (mean, se, median float64, err 
 	if len(hs)%2 == 0 {
 		median = (hs[len(hs)/2-1] + median) / 2
 	}
-	return h0 + sum/float64(pairs), meanSE(sum, sumSq, pairs), median, nil
+	return h0 + sum/float64(pairs), meanSE(sum, sumSq, pairs), median, len(hs), nil
 }
 
 // MinImportanceDraws is the fewest draws for which Fit records

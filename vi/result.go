@@ -95,6 +95,10 @@ type Result struct {
 	// Settings.FinalDraws and FinalSE);
 	// LowerBoundSE is its Monte Carlo standard error.
 	LowerBound, LowerBoundSE float64
+	// LowerBoundDraws is the number of fresh draws LowerBound averages:
+	// Settings.FinalDraws, fewer for a fit of many subjects (see
+	// FinalDraws) or once the standard error is below FinalSE.
+	LowerBoundDraws int
 	// LogWeights holds log p(theta) - log q(theta), every constant of the
 	// target included, at independent fresh draws from q (see
 	// Settings.ImportanceDraws): the log importance weights of q as a

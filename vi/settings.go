@@ -168,6 +168,9 @@ type Settings struct {
 	Resume *Checkpoint
 }
 
+// DefaultFinalDraws is Settings.FinalDraws's default.
+const DefaultFinalDraws = 1000
+
 // DefaultAlpha0 and DefaultAlpha0BlockDiag are Snngm's default steps per square
 // root of the number of variational parameters for GVA and RVB. They were
 // chosen by fitting the paper's data sets from the default start over a
@@ -266,7 +269,7 @@ func (s Settings) withDefaults() Settings {
 	def(&s.Window, DefaultWindow)
 	def(&s.Patience, 3)
 	def(&s.ConvergenceDraws, 8)
-	def(&s.FinalDraws, 1000)
+	def(&s.FinalDraws, DefaultFinalDraws)
 	def(&s.ImportanceDraws, 2000)
 	if s.FinalSE == 0 {
 		s.FinalSE = 0.25

@@ -102,7 +102,15 @@ func diagnose(m *glmm.Model, res *vi.Result, imp *posterior.GlobalImportance, co
 		}
 	}
 	if se := res.LowerBoundSE; se > boundSEWarn {
-		w = append(w, fmt.Sprintf("the lower bound's Monte Carlo standard error is %.3g nats: the approximation has heavy tails here, so the bound, and comparisons of models by it, are unreliable", se))
+		if n := res.N; res.LowerBoundDraws < vi.DefaultFinalDraws {
+			// glmmfit keeps vi's FinalDraws: fewer draws were cut for
+			// the size of the data, and the spread of h, a sum of a term
+			// per subject, grows as the square root of their number;
+			// heavy tails are not to blame.
+			w = append(w, fmt.Sprintf("the lower bound's Monte Carlo standard error is %.3g nats, from %d draws: a fit of %d subjects takes fewer draws, so that the final bound costs about as much as the iterations; models whose bounds differ by less than a few standard errors cannot be told apart by them", se, res.LowerBoundDraws, n))
+		} else {
+			w = append(w, fmt.Sprintf("the lower bound's Monte Carlo standard error is %.3g nats: the approximation has heavy tails here, so the bound, and comparisons of models by it, are unreliable", se))
+		}
 	}
 	switch {
 	case trusted(imp) && imp.QK > posterior.ParetoKBad:

@@ -181,3 +181,43 @@ func TestCorrectAlwaysForetellsItsCost(t *testing.T) {
 		})
 	}
 }
+
+// TestBoundSEWarningSaysWhy: a final bound with a large Monte Carlo error
+// from draws cut for the number of subjects says so, and one from the
+// full number of draws blames heavy tails. The fit is a real one; its
+// error and draws are then edited.
+func TestBoundSEWarningSaysWhy(t *testing.T) {
+	fr := mustFrame(t, degenerateCSV(5))
+	d := mustDesign(t, fr, "ycount ~ x + (1 | id)", glmm.Poisson)
+	res, err := vi.Fit(context.Background(), d.Model(), vi.Settings{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.LowerBoundDraws < 20 || res.LowerBoundDraws > vi.DefaultFinalDraws {
+		t.Fatalf("the final bound took %d draws", res.LowerBoundDraws)
+	}
+	find := func(ws []string) string {
+		for _, w := range ws {
+			if strings.Contains(w, "Monte Carlo standard error") {
+				return w
+			}
+		}
+		return ""
+	}
+	if w := find(diagnose(d.Model(), res, nil, nil)); w != "" && res.LowerBoundSE <= boundSEWarn {
+		t.Errorf("a bound of s.e. %v warns: %q", res.LowerBoundSE, w)
+	}
+	res.LowerBoundSE = 2.5
+	for _, c := range []struct {
+		draws int
+		want  string
+	}{
+		{20, "from 20 draws: a fit of"},
+		{vi.DefaultFinalDraws, "heavy tails"},
+	} {
+		res.LowerBoundDraws = c.draws
+		if w := find(diagnose(d.Model(), res, nil, nil)); !strings.Contains(w, c.want) {
+			t.Errorf("%d draws: warning %q, want it to say %q", c.draws, w, c.want)
+		}
+	}
+}
