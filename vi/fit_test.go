@@ -7,6 +7,7 @@ package vi
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -150,6 +151,22 @@ func TestCrossSupport(t *testing.T) {
 	f.support = sup
 	if got, want := f.free(), len(f.lam)-(20*52-len(sup.rows)); got != want {
 		t.Errorf("free = %d, want %d", got, want)
+	}
+	// A Share's supports are its whole target's, from subject Lo.
+	share := &Share{Target: tg, Lo: 5, Hi: 12}
+	shareSup, _, err := newCrossSupport(share, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 7 {
+		got := shareSup.rows[shareSup.start[i]:shareSup.start[i+1]]
+		want := sup.rows[sup.start[5+i]:sup.start[6+i]]
+		if !slices.Equal(got, want) {
+			t.Errorf("share's subject %d has support rows %v, the whole target's subject %d %v", i, got, 5+i, want)
+		}
+	}
+	if sup, partial, err := newCrossSupport(&Share{Target: newGaussTarget(1, 5, 1, 3), Lo: 1, Hi: 4}, true); sup != nil || partial != 0 || err != nil {
+		t.Errorf("share of a target without supports: %v, %d, %v; want none", sup != nil, partial, err)
 	}
 	if sup, partial, err := newCrossSupport(&supportedTarget{gaussTarget: newGaussTarget(1, 5, 1, 3), support: [][]int{{0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}}}, true); sup != nil || partial != 0 || err != nil {
 		t.Errorf("full supports: %v, %d, %v; want none", sup != nil, partial, err)

@@ -255,7 +255,7 @@ func newShard(ctx context.Context, set Settings, target Target, partial int) (*s
 		case whyChunks:
 			return nil, fmt.Errorf("vi: process %d of the group holds a number of subjects that is not a multiple of the chunk size %d; every process but the last must hold whole chunks", bad, cs)
 		case whyDims:
-			return nil, fmt.Errorf("vi: process %d of the group has a target with local blocks of %d and a global block of %d variables, unlike process 0's", bad, r, g)
+			return nil, fmt.Errorf("vi: process %d of the group has a target whose local or global block differs in size from process 0's", bad)
 		default:
 			return nil, fmt.Errorf("vi: process %d of the group has a target whose subjects depend on parts of the global block (GlobalSupporter), which does not run over a Group yet", bad)
 		}

@@ -74,7 +74,7 @@ type Settings struct {
 
 	// Group, if not nil, runs the fit over several processes, each with
 	// its own subjects (see Group): the Target holds this process's
-	// subjects, and so do the Result's Mu and Factor, with the global
+	// subjects, and so do the Result's N, Mu and Factor, with the global
 	// block.
 	Group Group
 

@@ -79,19 +79,6 @@ func (s *Share) LocalsReparametrised() bool {
 	return ok && rp.LocalsReparametrised()
 }
 
-// GlobalSupport is the whole target's support of subject Lo+i, or the
-// whole global block when the whole target is no GlobalSupporter.
-func (s *Share) GlobalSupport(i int, dst []int) []int {
-	if gs, ok := s.Target.(GlobalSupporter); ok {
-		return gs.GlobalSupport(s.Lo+i, dst)
-	}
-	_, _, g := s.Target.Dims()
-	for j := range g {
-		dst = append(dst, j)
-	}
-	return dst
-}
-
 // start writes the share's part of the whole target's start into theta and
 // prec, laid out as Starter.Start's for the share: computed by the
 // processes together through c if st is a ShareStarter and c is not nil,

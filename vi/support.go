@@ -39,7 +39,7 @@ type crossSupport struct {
 // nil and 0 when t is not a GlobalSupporter or every subject depends on
 // the whole global block.
 func newCrossSupport(t Target, rows bool) (*crossSupport, int, error) {
-	gs, ok := t.(GlobalSupporter)
+	gs, off, ok := supporterOf(t)
 	if !ok {
 		return nil, 0, nil
 	}
@@ -50,7 +50,7 @@ func newCrossSupport(t Target, rows bool) (*crossSupport, int, error) {
 	var buf []int
 	total := 0
 	for i := range n {
-		buf = gs.GlobalSupport(i, buf[:0])
+		buf = gs.GlobalSupport(off+i, buf[:0])
 		for k, j := range buf {
 			if j < 0 || j >= g || (k > 0 && j <= buf[k-1]) {
 				return nil, 0, fmt.Errorf("vi: GlobalSupport of subject %d gives index %d at position %d, want increasing indices in [0, %d)", i, j, k, g)
@@ -70,13 +70,24 @@ func newCrossSupport(t Target, rows bool) (*crossSupport, int, error) {
 	}
 	s := &crossSupport{start: make([]int, n+1), rows: make([]int32, 0, total)}
 	for i := range n {
-		buf = gs.GlobalSupport(i, buf[:0])
+		buf = gs.GlobalSupport(off+i, buf[:0])
 		for _, j := range buf {
 			s.rows = append(s.rows, int32(j))
 		}
 		s.start[i+1] = len(s.rows)
 	}
 	return s, partial, nil
+}
+
+// supporterOf returns t's GlobalSupporter and the number of its subjects
+// before t's first: for a Share, its whole target's from subject Lo.
+func supporterOf(t Target) (GlobalSupporter, int, bool) {
+	if sh, ok := t.(*Share); ok {
+		gs, ok := sh.Target.(GlobalSupporter)
+		return gs, sh.Lo, ok
+	}
+	gs, ok := t.(GlobalSupporter)
+	return gs, 0, ok
 }
 
 // stepBlocks is the package's stepBlocks with, in each subject's factor

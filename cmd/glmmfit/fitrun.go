@@ -106,6 +106,9 @@ func runFit(e *env, args []string) error {
 	}
 	debug.FreeOSMemory()
 	m := job.design.Model()
+	if err := checkProcesses(e.procs, m, o); err != nil {
+		return err
+	}
 	prog.phase("start: finding the approximate posterior mode")
 	fitStart := time.Now() // RVB's start runs in newTarget
 	expansion := o.expansion

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/internal/atomicfile"
 	"github.com/sparsevi/sparsevi/mpi"
 	"github.com/sparsevi/sparsevi/parallel"
@@ -38,6 +39,22 @@ func launchedProcesses() int {
 		}
 	}
 	return 0
+}
+
+// checkProcesses refuses, in the words of the command line, a fit that
+// does not run as several processes, before any work is shared.
+func checkProcesses(procs processes, m *glmm.Model, o *fitOptions) error {
+	if procs == nil || procs.Size() < 2 {
+		return nil
+	}
+	if o.optimizer == "vogn" {
+		return fmt.Errorf("-optimizer vogn does not run as several processes (mpirun -np %d); use the default, snngm, or run glmmfit alone", procs.Size())
+	}
+	if m.NumCrossed() > 0 {
+		name, _, _, _ := m.CrossedFactor(0)
+		return fmt.Errorf("crossed random effects (1 | %s) do not run as several processes (mpirun -np %d) yet; run glmmfit alone", name, procs.Size())
+	}
+	return nil
 }
 
 // shareBounds returns the subjects of each process: process r holds
