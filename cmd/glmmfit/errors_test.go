@@ -207,7 +207,7 @@ func TestWarnings(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := []string{"fit", "-data", "data.csv", "-formula", c.formula, "-family", "poisson",
-				"-max-iter", "100", "-draws", "100", "-quiet"}
+				"-max-iter", "100", "-draws", "100", "-correct", "never", "-quiet"}
 			if strings.HasSuffix(c.name, "-prior paper") {
 				args = append(args, "-prior", "paper")
 			}

@@ -6,6 +6,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,8 +14,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sparsevi/sparsevi/internal/longtest"
+	"github.com/sparsevi/sparsevi/posterior"
 )
 
 // peerFigure is one figure of benchmarks/peers/models_peers.csv.
@@ -440,5 +443,70 @@ func TestUncheckedSaysSo(t *testing.T) {
 	}
 	if cr := readDoc(t, []byte(r.stdout)).Correction; cr == nil || cr.Ran || !strings.Contains(cr.Reason, "nor the correction's (at most 20000 subjects)") {
 		t.Errorf("20100 subjects: correction %+v: want a reason saying neither check is drawn", cr)
+	}
+}
+
+// TestUsableKChecksMarginal: where q's ratios over every variable have a
+// usable Pareto k (0.5 to 0.7), the default run still checks q's marginal
+// of theta_g when that is cheap, at 250 draws on epilepsy's 59 subjects,
+// and warns exactly when that k is above 0.7: at k 0.70 over every
+// variable epilepsy's random-slope sd was 0.35 posterior sd from HMC's,
+// with no word about it. Below 0.5 nothing is checked; above 0.7 the
+// correction runs.
+func TestUsableKChecksMarginal(t *testing.T) {
+	dir := dataDir(t, "epilepsy.csv")
+	checked := 0
+	for _, seed := range []string{"2", "4", "5"} {
+		r := glmmfit(t, "", "", nil, "fit", "-format", "json", "-quiet", "-family", "poisson", "-seed", seed,
+			"-data", filepath.Join(dir, "epilepsy.csv"), "-formula", "y ~ lbase*trt + lage + V4 + (1 + V4 | subject)")
+		if r.code != exitOK {
+			t.Fatalf("seed %s: exit %d: %s", seed, r.code, r.stderr)
+		}
+		doc := readDoc(t, []byte(r.stdout))
+		k := float64(doc.LowerBound.ParetoK.K)
+		cr := doc.Correction
+		switch {
+		case k > posterior.ParetoKBad:
+			if cr == nil || !cr.Ran {
+				t.Errorf("seed %s: k %.2f over every variable, correction %+v: want it run", seed, k, cr)
+			}
+		case k > posterior.ParetoKGood:
+			checked++
+			if cr == nil || cr.Ran || !cr.Checked || cr.Draws != 250 || !strings.Contains(cr.Reason, fmt.Sprintf("over every variable is %.2f, usable", k)) || !strings.Contains(cr.Reason, "checked at 250 draws") {
+				t.Fatalf("seed %s: k %.2f over every variable, correction %+v: want q's marginal checked at 250 draws", seed, k, cr)
+			}
+			warned := strings.Contains(r.stderr, "Pareto k of q's marginal")
+			if warned != (float64(cr.QK) > posterior.ParetoKBad) {
+				t.Errorf("seed %s: q's marginal k %.2f, warned %v: want a warning exactly above 0.7", seed, float64(cr.QK), warned)
+			}
+			t.Logf("seed %s: k %.2f over every variable, %.2f of q's marginal at %d draws (%.2f s)", seed, k, float64(cr.QK), cr.Draws, cr.Seconds)
+		default:
+			if cr != nil {
+				t.Errorf("seed %s: k %.2f over every variable, correction %+v: want none", seed, k, cr)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no seed gave a usable k over every variable: the test checks nothing")
+	}
+}
+
+func TestCheckDraws(t *testing.T) {
+	for _, c := range []struct{ n, want int }{
+		{1, 250}, {59, 250}, {200, 250}, {201, 248}, {500, 100}, {2031, 100}, {1 << 30, 100},
+	} {
+		if got := checkDraws(c.n); got != c.want {
+			t.Errorf("checkDraws(%d) = %d, want %d", c.n, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "under a second"}, {400 * time.Millisecond, "under a second"}, {3 * time.Second, "about 3 seconds"}, {5 * time.Minute, "about 5 minutes"},
+	} {
+		if got := roughDuration(c.d); got != c.want {
+			t.Errorf("roughDuration(%v) = %q, want %q", c.d, got, c.want)
+		}
 	}
 }
