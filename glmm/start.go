@@ -62,20 +62,51 @@ const StartChunk = parallel.DefaultChunkSize
 // is the number of subjects. Models with crossed factors are not shared.
 // Every process must call it together.
 func (mod *Model) StartShare(pool *parallel.Pool, c parallel.Carrier, lo, hi int, theta, prec []float64) error {
+	n, _, _ := mod.Dims()
+	if lo < 0 || lo > hi || hi > n || lo%StartChunk != 0 || (hi%StartChunk != 0 && hi != n) || (c == nil && (lo != 0 || hi != n)) {
+		panic("glmm: StartShare of subjects outside whole chunks")
+	}
+	return mod.startOver(pool, c, lo, hi, false, theta, prec)
+}
+
+// StartGroup is Start computed by the processes of a fit over a vi.Group,
+// each holding a model of its own subjects alone: the processes'
+// subjects, in rank order, are those of one whole model, coded alike (as
+// formula.Options.Part builds them). The sums over all the subjects, their
+// number and the constant columns the start looks for are carried through
+// the processes by c. It sets theta and prec, laid out as Start's for this
+// model, to the bits Start of the whole model gives these subjects and the
+// global block. Every process but the last must hold a multiple of
+// StartChunk subjects. Models with crossed factors are not shared. Every
+// process must call it together.
+func (mod *Model) StartGroup(pool *parallel.Pool, c parallel.Carrier, theta, prec []float64) error {
+	n, _, _ := mod.Dims()
+	return mod.startOver(pool, c, 0, n, c != nil, theta, prec)
+}
+
+// startOver computes the start of the subjects [lo, hi) with the sums
+// carried by c; part says that the model holds its own subjects alone,
+// so that the number of subjects and the constant columns are carried
+// too.
+func (mod *Model) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int, part bool, theta, prec []float64) error {
 	n, r, g := mod.Dims()
 	p := mod.p
 	if len(theta) != n*r+g || len(prec) != arrowhead.Len(n, r, g) {
 		panic("glmm: bad length in Start")
-	}
-	if lo < 0 || lo > hi || hi > n || lo%StartChunk != 0 || (hi%StartChunk != 0 && hi != n) || (c == nil && (lo != 0 || hi != n)) {
-		panic("glmm: StartShare of subjects outside whole chunks")
 	}
 	if c != nil && mod.cross != nil {
 		return errors.New("glmm: a start shared among processes of a model with crossed factors")
 	}
 	clear(theta)
 	st := &starter{mod: mod, pool: pool, chunks: parallel.NewChunking(n, StartChunk), carrier: c,
-		lo: lo, hi: hi, k0: lo / StartChunk, k1: (hi + StartChunk - 1) / StartChunk}
+		lo: lo, hi: hi, k0: lo / StartChunk, k1: (hi + StartChunk - 1) / StartChunk, part: part, total: n}
+	if part {
+		total, err := st.carry(1, func(acc []float64) { acc[0] += float64(n) })
+		if err != nil {
+			return err
+		}
+		st.total = int(total[0])
+	}
 	st.b = theta[:n*r]
 	st.beta = theta[n*r : n*r+p]
 	no := NumOmega(r)
@@ -171,7 +202,7 @@ func (mod *Model) StartShare(pool *parallel.Pool, c parallel.Carrier, lo, hi int
 			if err != nil {
 				return err
 			}
-			mod.emOmega(sw, omega, emRelax)
+			mod.emOmega(st.total, sw, omega, emRelax)
 		}
 	}
 	// The global block: the information in beta with the prior, and the
@@ -205,9 +236,9 @@ func (mod *Model) StartShare(pool *parallel.Pool, c parallel.Carrier, lo, hi int
 			j := p + OmegaIndex(k, l, r)
 			switch {
 			case k == l:
-				ps.SetGlobal(j, j, 2*float64(n))
+				ps.SetGlobal(j, j, 2*float64(st.total))
 			case mod.OmegaFree(j - p):
-				ps.SetGlobal(j, j, float64(n))
+				ps.SetGlobal(j, j, float64(st.total))
 			default:
 				ps.SetGlobal(j, j, 1/v2) // read as zero: the prior alone
 			}
@@ -519,8 +550,12 @@ type starter struct {
 	// passes sums between the processes (nil for one).
 	lo, hi, k0, k1 int
 	carrier        parallel.Carrier
-	b              []float64 // n*r
-	beta           []float64
+	// part says that the model holds this process's subjects alone (see
+	// StartGroup); total is the number of subjects of all the processes.
+	part  bool
+	total int
+	b     []float64 // n*r
+	beta  []float64
 	// psi is the log dispersion of a family with one, held fixed during
 	// the Newton steps and updated with W; psiCurv is the negative second
 	// derivative of the objective in it at the last update.
@@ -809,15 +844,21 @@ func (st *starter) dataStart() error {
 	mod := st.mod
 	r := mod.r
 	xbuf := make([]float64, mod.p)
-	kx, cx := mod.constColumn(mod.p, func(j int) []float64 { return mod.rowX(j, xbuf) })
-	kz, cz := mod.constColumn(r, func(j int) []float64 { return mod.z[j*r : (j+1)*r] })
+	kx, cx, err := st.constColumn(mod.p, func(j int) []float64 { return mod.rowX(j, xbuf) })
+	if err != nil {
+		return err
+	}
+	kz, cz, err := st.constColumn(r, func(j int) []float64 { return mod.z[j*r : (j+1)*r] })
+	if err != nil {
+		return err
+	}
 	if kx < 0 && kz < 0 {
 		return nil
 	}
 	// Each subject's level at beta = 0, NaN without information
 	// (zero weights), in st.fi, free until the first pass.
 	level := st.fi
-	err := st.each(func(_, lo, hi int) error {
+	err = st.each(func(_, lo, hi int) error {
 		sc := st.newScratch()
 		zero := make([]float64, mod.p)
 		for i := lo; i < hi; i++ {
@@ -983,11 +1024,53 @@ func (st *starter) crossedDataStart(thetaG []float64) {
 }
 
 // constColumn returns the first of the k columns of a design, whose
-// stored row j is row(j), that is constant and not zero, and its value;
-// -1 if there is none.
-func (mod *Model) constColumn(k int, row func(j int) []float64) (int, float64) {
-	if k == 0 || mod.nobs == 0 {
-		return -1, 0
+// stored row j is row(j), that is constant and not zero over the rows of
+// every process, and its value; -1 if there is none.
+func (st *starter) constColumn(k int, row func(j int) []float64) (int, float64, error) {
+	if k == 0 {
+		return -1, 0, nil
+	}
+	cand := st.mod.constColumns(k, row)
+	if st.part {
+		// acc[0] counts the processes with rows so far; a column stays a
+		// candidate where their values agree.
+		acc, err := st.carry(1+k, func(acc []float64) {
+			switch {
+			case cand == nil:
+			case acc[0] == 0:
+				copy(acc[1:], cand)
+				acc[0] = 1
+			default:
+				for c, v := range cand {
+					if acc[1+c] != v {
+						acc[1+c] = 0
+					}
+				}
+				acc[0]++
+			}
+		})
+		if err != nil {
+			return -1, 0, err
+		}
+		cand = nil
+		if acc[0] > 0 {
+			cand = acc[1:]
+		}
+	}
+	for c, v := range cand {
+		if v != 0 {
+			return c, v, nil
+		}
+	}
+	return -1, 0, nil
+}
+
+// constColumns returns, for each of the k columns of a design whose
+// stored row j is row(j), its value where it is constant over the model's
+// rows and 0 where not; nil without rows.
+func (mod *Model) constColumns(k int, row func(j int) []float64) []float64 {
+	if mod.nobs == 0 {
+		return nil
 	}
 	cand := append([]float64(nil), row(0)...)
 	for j := 1; j < mod.nobs; j++ {
@@ -999,15 +1082,10 @@ func (mod *Model) constColumn(k int, row func(j int) []float64) (int, float64) {
 			left = left || cand[c] != 0
 		}
 		if !left {
-			return -1, 0
+			break
 		}
 	}
-	for c, v := range cand {
-		if v != 0 {
-			return c, v
-		}
-	}
-	return -1, 0
+	return cand
 }
 
 // cholInverse factorises the symmetric r×r matrix h (row-major, lower
@@ -1284,10 +1362,10 @@ func (mod *Model) rowX(j int, dst []float64) []float64 {
 	return dst
 }
 
-// emOmega sets omega to the EM update W W' = n S^-1, keeping omega when S
-// is not positive definite.
-func (mod *Model) emOmega(s, omega []float64, relax float64) {
-	r, n := mod.r, mod.n
+// emOmega sets omega to the EM update W W' = n S^-1 over n subjects,
+// keeping omega when S is not positive definite.
+func (mod *Model) emOmega(n int, s, omega []float64, relax float64) {
+	r := mod.r
 	// Independent blocks: the EM update of a block-diagonal covariance is
 	// block by block, S with its cross-block entries removed.
 	for l := range r {

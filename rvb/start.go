@@ -44,19 +44,72 @@ func (t *Target) Start(pool *parallel.Pool, theta, prec []float64) error {
 // glmm.Model.StartShare. It makes Target a vi.ShareStarter; every process
 // must call it together.
 func (t *Target) StartShare(pool *parallel.Pool, c parallel.Carrier, lo, hi int, theta, prec []float64) error {
+	n, _, _ := t.Dims()
+	return t.startOver(pool, c, lo, hi, groupPlace{total: n}, theta, prec)
+}
+
+// StartGroup is Start computed by the processes of a fit over a vi.Group,
+// each holding a Target of its own subjects alone, as
+// glmm.Model.StartGroup: theta and prec, laid out for this Target, get
+// the bits Start of the whole Target gives these subjects and the global
+// block. It makes Target a vi.GroupStarter; every process must call it
+// together.
+func (t *Target) StartGroup(pool *parallel.Pool, c parallel.Carrier, theta, prec []float64) error {
+	n, _, _ := t.Dims()
+	place, err := placeIn(c, n)
+	if err != nil {
+		return err
+	}
+	return t.startOver(pool, c, 0, n, place, theta, prec)
+}
+
+// groupPlace is where a process's subjects lie among those of all the
+// processes of a group: part says that its Target holds them alone, first
+// is the number of subjects before them, and total the number of all.
+type groupPlace struct {
+	part         bool
+	first, total int
+}
+
+// placeIn returns the place of a Target of n subjects of its own among
+// the processes that c links (nil for one process).
+func placeIn(c parallel.Carrier, n int) (groupPlace, error) {
+	if c == nil {
+		return groupPlace{total: n}, nil
+	}
+	acc := make([]float64, 1)
+	if err := c.Receive(acc); err != nil {
+		return groupPlace{}, err
+	}
+	first := int(acc[0])
+	acc[0] += float64(n)
+	if err := c.Pass(acc); err != nil {
+		return groupPlace{}, err
+	}
+	return groupPlace{part: true, first: first, total: int(acc[0])}, nil
+}
+
+// startOver computes the start of the subjects [lo, hi) with the sums
+// carried by c, the Target's subjects lying at place.
+func (t *Target) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int, place groupPlace, theta, prec []float64) error {
 	ctx := pool.Context()
 	n, r, g := t.Dims()
 	p := t.p
 	if len(theta) != n*r+g || len(prec) != arrowhead.Len(n, r, g) {
 		panic("rvb: bad length in Start")
 	}
-	if st := t.start; st != nil && st.lo == lo && st.hi == hi && (st.c == nil) == (c == nil) {
-		// NewAtStart's or NewShareAtStart's start, computed once.
+	if st := t.start; st != nil && st.lo == lo && st.hi == hi && (st.c == nil) == (c == nil) && st.part == place.part {
+		// NewAtStart's, NewShareAtStart's or NewGroupAtStart's start,
+		// computed once.
 		copy(theta, st.theta)
 		copy(prec, st.prec)
 		t.start = nil
 	} else if c == nil {
 		if err := t.m.Start(pool, theta, prec); err != nil {
+			return err
+		}
+	} else if place.part {
+		if err := t.m.StartGroup(pool, c, theta, prec); err != nil {
 			return err
 		}
 	} else if err := t.m.StartShare(pool, c, lo, hi, theta, prec); err != nil {
@@ -166,7 +219,7 @@ func (t *Target) StartShare(pool *parallel.Pool, c parallel.Carrier, lo, hi int,
 			return failed
 		}
 	}
-	return t.startGlobal(pool, c, lo, hi, theta, prec)
+	return t.startGlobal(pool, c, lo, hi, place, theta, prec)
 }
 
 // Newton steps on theta_g in startGlobal.
@@ -194,7 +247,7 @@ const (
 // Diabetes' 46 coefficients), and takes Newton steps with that curvature.
 // If an evaluation fails or the curvature is not positive definite, the
 // model's start is kept (a failure of the fit itself then says why).
-func (t *Target) startGlobal(pool *parallel.Pool, c parallel.Carrier, lo, hi int, theta, prec []float64) error {
+func (t *Target) startGlobal(pool *parallel.Pool, c parallel.Carrier, lo, hi int, place groupPlace, theta, prec []float64) error {
 	ctx := pool.Context()
 	n, r, g := t.Dims()
 	p := t.p
@@ -212,8 +265,9 @@ func (t *Target) startGlobal(pool *parallel.Pool, c parallel.Carrier, lo, hi int
 	small.LowerInv(g, lf, linv)
 	small.InvFromChol(g, linv, cov)
 
-	pairs := min(max((startDraws+n-1)/max(n, 1), 1), startMaxPairs)
-	ev := newGradEval(pool, c, lo, hi, t, theta, prec)
+	all := place.total
+	pairs := min(max((startDraws+all-1)/max(all, 1), 1), startMaxPairs)
+	ev := newGradEval(pool, c, lo, hi, place.first/parallel.DefaultChunkSize, t, theta, prec)
 	grad := make([]float64, g)
 	gp := make([]float64, g)
 	gm := make([]float64, g)
@@ -300,9 +354,11 @@ func (t *Target) startGlobal(pool *parallel.Pool, c parallel.Carrier, lo, hi int
 // in parallel and reduced in chunk order.
 type gradEval struct {
 	t *Target
-	// This process's chunks [k0, k1) and the carrier of the sums (nil for
-	// one process).
+	// This process's chunks [k0, k1), the index among all the
+	// processes' chunks of its Target's first, and the carrier of the
+	// sums (nil for one process).
 	k0, k1  int
+	first   int
 	c       parallel.Carrier
 	acc     []float64
 	theta   []float64     // the start: b~ means
@@ -321,13 +377,13 @@ type evalScratch struct {
 }
 
 // newGradEval returns a gradEval that runs on pool.
-func newGradEval(pool *parallel.Pool, carrier parallel.Carrier, lo, hi int, t *Target, theta, prec []float64) *gradEval {
+func newGradEval(pool *parallel.Pool, carrier parallel.Carrier, lo, hi, first int, t *Target, theta, prec []float64) *gradEval {
 	n, r, g := t.Dims()
 	size := parallel.DefaultChunkSize
 	c := parallel.NewChunking(n, size)
 	workers := pool.Workers()
 	e := &gradEval{t: t, theta: theta, prec: arrowhead.WrapSym(n, r, g, prec), pool: pool, chunks: c,
-		k0: lo / size, k1: (hi + size - 1) / size, c: carrier, acc: make([]float64, 1+g),
+		k0: lo / size, k1: (hi + size - 1) / size, first: first, c: carrier, acc: make([]float64, 1+g),
 		streams: parallel.NewStreams(startSeed, c.Len()), parts: make([][]float64, c.Len()), free: make(chan *evalScratch, workers)}
 	for range workers {
 		e.free <- &evalScratch{ws: t.NewWorkspace(), bt: make([]float64, size*r), gl: make([]float64, size*r),
@@ -353,7 +409,7 @@ func (e *gradEval) grad(thetaG []float64, d int, dst []float64) error {
 		sc := <-e.free
 		defer func() { e.free <- sc }()
 		lo, hi := e.chunks.Bounds(k)
-		rng := e.streams.At(uint64(d/2), k)
+		rng := e.streams.AtIndex(uint64(d/2), k, uint64(e.first+k))
 		for i := lo; i < hi; i++ {
 			small.UnpackSym(r, e.prec.Local(i), sc.si)
 			if !small.Chol(r, sc.si, sc.rf) {

@@ -171,9 +171,11 @@ type Target struct {
 type modelStart struct {
 	theta, prec []float64
 	// The start of a share, NewShareAtStart's: the subjects [lo, hi)
-	// and the carrier; c is nil for the whole model.
+	// and the carrier; c is nil for the whole model. part marks
+	// NewGroupAtStart's, of a model of the process's subjects alone.
 	lo, hi int
 	c      parallel.Carrier
+	part   bool
 }
 
 // NewRVB1 returns the RVB1 reparametrisation of m.
@@ -290,6 +292,26 @@ func NewShareAtStart(pool *parallel.Pool, c parallel.Carrier, lo, hi int, m *glm
 	if err != nil {
 		return nil, err
 	}
+	return newStarted(m, method, st, opts)
+}
+
+// NewGroupAtStart is NewAtStart in one of the processes of a fit over a
+// vi.Group (c), each holding a model of its own subjects alone, as
+// glmm.Model.StartGroup: the processes compute the model's start
+// together, and the Target's StartGroup then computes RVB's start
+// together too. Every process must call it together.
+func NewGroupAtStart(pool *parallel.Pool, c parallel.Carrier, m *glmm.Model, method Method, opts ...Option) (*Target, error) {
+	n, r, g := m.Dims()
+	st := &modelStart{theta: make([]float64, n*r+g), prec: make([]float64, arrowhead.Len(n, r, g)), hi: n, c: c, part: c != nil}
+	if err := m.StartGroup(pool, c, st.theta, st.prec); err != nil {
+		return nil, err
+	}
+	return newStarted(m, method, st, opts)
+}
+
+// newStarted returns the Target of m expanded at the model's start st,
+// which its Start then uses.
+func newStarted(m *glmm.Model, method Method, st *modelStart, opts []Option) (*Target, error) {
 	t, err := New(m, method, append(opts, Expansion(startEta(m, st.theta)))...)
 	if err != nil {
 		return nil, err

@@ -191,18 +191,24 @@ func newShard(ctx context.Context, set Settings, target Target, partial int) (*s
 	if _, ok := set.Rule.(VOGN); ok {
 		return nil, fmt.Errorf("vi: %w: Settings.Rule is VOGN, which does not run over a Group; use a gradient rule such as Snngm", ErrSettings)
 	}
+	cs := set.ChunkSize
+	if cs <= 0 {
+		cs = parallel.DefaultChunkSize
+	}
 	if _, ok := target.(Starter); ok && set.Init == InitMode {
 		// A Share is no Starter: Fit starts it from its whole target.
-		return nil, fmt.Errorf("vi: %w: Settings.Init is InitMode, and the target's start is its own subjects' alone; use InitPaper, or a Share of the whole target", ErrSettings)
+		_, group := target.(GroupStarter)
+		switch {
+		case !group:
+			return nil, fmt.Errorf("vi: %w: Settings.Init is InitMode, and the target's start is its own subjects' alone; use InitPaper, a GroupStarter, or a Share of the whole target", ErrSettings)
+		case cs%parallel.DefaultChunkSize != 0:
+			return nil, fmt.Errorf("vi: %w: Settings.ChunkSize %d with InitMode over a Group: the start's chunks are of %d subjects; use a multiple of it", ErrSettings, cs, parallel.DefaultChunkSize)
+		}
 	}
 	n, r, g := target.Dims()
 	nobs := n
 	if no, ok := target.(NumObser); ok {
 		nobs = no.NumObs()
-	}
-	cs := set.ChunkSize
-	if cs <= 0 {
-		cs = parallel.DefaultChunkSize
 	}
 	const (
 		sChunks = iota

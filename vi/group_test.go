@@ -374,13 +374,128 @@ func TestGroupAgrees(t *testing.T) {
 	})
 
 	t.Run("start", func(t *testing.T) {
+		// A Starter that is no GroupStarter would start from its own
+		// subjects alone.
 		s := set
 		s.Init = vi.InitMode
-		_, errs := fitGroup(t, d, []int{0, 64, 200}, s)
+		bounds := []int{0, 64, 200}
+		groups := newChanGroups(2)
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for k := range 2 {
+			m := ownStarter{model(t, d, bounds[k], bounds[k+1])}
+			s := s
+			s.Group = groups[k]
+			wg.Go(func() { _, errs[k] = vi.Fit(context.Background(), m, s) })
+		}
+		wg.Wait()
 		for k, e := range errs {
 			if !errors.Is(e, vi.ErrSettings) || !strings.Contains(e.Error(), "InitPaper") {
 				t.Fatalf("process %d: error %v, want ErrSettings naming InitPaper", k, e)
 			}
 		}
 	})
+
+	t.Run("start chunks", func(t *testing.T) {
+		// A GroupStarter's start is in chunks of the default size.
+		s := set
+		s.Init = vi.InitMode
+		_, errs := fitGroup(t, d, []int{0, 64, 200}, s)
+		for k, e := range errs {
+			if !errors.Is(e, vi.ErrSettings) || !strings.Contains(e.Error(), "Settings.ChunkSize 32") {
+				t.Fatalf("process %d: error %v, want ErrSettings naming Settings.ChunkSize", k, e)
+			}
+		}
+	})
+}
+
+// ownStarter is a target whose start is its own subjects' alone: a
+// Starter that is no GroupStarter.
+type ownStarter struct{ m *glmm.Model }
+
+func (o ownStarter) Dims() (n, r, g int)                   { return o.m.Dims() }
+func (o ownStarter) NewWorkspace() vi.Workspace            { return o.m.NewWorkspace() }
+func (o ownStarter) Global(thetaG, grad []float64) float64 { return o.m.Global(thetaG, grad) }
+func (o ownStarter) Start(p *parallel.Pool, theta, prec []float64) error {
+	return o.m.Start(p, theta, prec)
+}
+func (o ownStarter) Local(ws vi.Workspace, lo, hi int, thetaG, local, gradLocal, gradG []float64) (float64, error) {
+	return o.m.Local(ws, lo, hi, thetaG, local, gradLocal, gradG)
+}
+
+// TestGroupParts fits over a group processes that each hold a model of
+// their own subjects alone, started together at InitMode (StartGroup),
+// and asks for the bits of the whole target's fit in one process: glmm's
+// model by GVA and the block-diagonal family, and its RVB1 and RVB2
+// reparametrisations made by rvb.NewGroupAtStart.
+func TestGroupParts(t *testing.T) {
+	const chunk = parallel.DefaultChunkSize
+	for _, c := range []struct {
+		name   string
+		family glmm.Family
+		method vi.Method
+		rvb    rvb.Method // 0: the model itself
+	}{
+		{"bernoulli/gva", glmm.Bernoulli, vi.GVA, 0},
+		{"gaussian/blockdiag", glmm.Gaussian, vi.BlockDiag, 0},
+		{"bernoulli/rvb1", glmm.Bernoulli, vi.BlockDiag, rvb.RVB1},
+		{"poisson/rvb2", glmm.Poisson, vi.BlockDiag, rvb.RVB2},
+	} {
+		if testing.Short() && c.name != "bernoulli/rvb1" {
+			continue // the race detector's run (CI)
+		}
+		t.Run(c.name, func(t *testing.T) {
+			d := simshare.New(c.family, 4*chunk+76, 9)
+			// target returns the target of the subjects [lo, hi), started
+			// with the processes that grp links (nil alone).
+			target := func(pool *parallel.Pool, grp vi.Group, lo, hi int) (vi.Target, error) {
+				m := model(t, d, lo, hi)
+				if c.rvb == 0 {
+					return m, nil
+				}
+				if grp == nil {
+					return rvb.NewAtStart(pool, m, c.rvb)
+				}
+				return rvb.NewGroupAtStart(pool, grp, m, c.rvb)
+			}
+			set := vi.Settings{Method: c.method, Seed: 2, MaxIter: 300, Workers: 1}
+			pool := parallel.NewPool(context.Background(), 1)
+			whole, err := target(pool, nil, 0, d.N)
+			pool.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			one, err := vi.Fit(context.Background(), whole, set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, bounds := range [][]int{{0, 2 * chunk, d.N}, {0, chunk, 3 * chunk, d.N}} {
+				groups := newChanGroups(len(bounds) - 1)
+				res := make([]*vi.Result, len(groups))
+				errs := make([]error, len(groups))
+				var wg sync.WaitGroup
+				for k := range groups {
+					s := set
+					s.Group = groups[k]
+					wg.Go(func() {
+						pool := parallel.NewPool(context.Background(), 1)
+						defer pool.Close()
+						tk, err := target(pool, groups[k], bounds[k], bounds[k+1])
+						if err != nil {
+							errs[k] = err
+							return
+						}
+						res[k], errs[k] = vi.Fit(context.Background(), tk, s)
+					})
+				}
+				wg.Wait()
+				for k, e := range errs {
+					if e != nil {
+						t.Fatalf("bounds %v: process %d: %v", bounds, k, e)
+					}
+				}
+				sameShares(t, fmt.Sprintf("bounds %v", bounds), one, res, bounds)
+			}
+		})
+	}
 }

@@ -26,6 +26,21 @@ type ShareStarter interface {
 	StartShare(p *parallel.Pool, c parallel.Carrier, lo, hi int, theta, prec []float64) error
 }
 
+// A GroupStarter is a Starter whose start the processes of a Group can
+// compute together, each holding a target of its own subjects alone
+// (glmm.Model and rvb.Target are ones): Fit uses it for InitMode over a
+// Group when the target is no Share.
+type GroupStarter interface {
+	Starter
+	// StartGroup is Start computed by all the processes together, the
+	// sums over their subjects carried by c: it sets theta and prec,
+	// laid out for this process's target, to what Start of the target of
+	// all the processes' subjects would give these subjects and the
+	// global block. Every process but the last holds a multiple of
+	// parallel.DefaultChunkSize subjects.
+	StartGroup(p *parallel.Pool, c parallel.Carrier, theta, prec []float64) error
+}
+
 // Starter is implemented by targets that can find a good starting point
 // cheaply, such as an approximate posterior mode and the curvature there.
 // Fit uses it for InitMode; targets without it start as with InitPaper.
@@ -122,6 +137,10 @@ func starterOf(t Target, ch *chain, chunk int) func(p *parallel.Pool, theta, pre
 			st = ss
 		}
 		return func(p *parallel.Pool, theta, prec []float64) error { return sh.start(st, c, p, theta, prec) }
+	}
+	if gs, ok := t.(GroupStarter); ok && ch != nil {
+		// newShard refused chunks that do not align with the start's.
+		return func(p *parallel.Pool, theta, prec []float64) error { return gs.StartGroup(p, ch.grp, theta, prec) }
 	}
 	if st, ok := t.(Starter); ok {
 		return st.Start

@@ -169,3 +169,19 @@ func CheckStartShare(t testing.TB, where string, lo, hi, n, r, g int, theta, pre
 		}
 	}
 }
+
+// CheckStartPart is CheckStartShare for the start of a target of the
+// subjects [lo, hi) alone (theta and prec laid out for hi-lo subjects),
+// against a whole target's start.
+func CheckStartPart(t testing.TB, where string, lo, hi, n, r, g int, theta, prec, wantTheta, wantPrec []float64) {
+	t.Helper()
+	stride := arrowhead.Stride(r, g)
+	m := hi - lo
+	all := make([]float64, len(wantTheta))
+	allPrec := make([]float64, len(wantPrec))
+	copy(all[lo*r:hi*r], theta[:m*r])
+	copy(all[n*r:], theta[m*r:])
+	copy(allPrec[lo*stride:hi*stride], prec[:m*stride])
+	copy(allPrec[n*stride:], prec[m*stride:])
+	CheckStartShare(t, where, lo, hi, n, r, g, all, allPrec, wantTheta, wantPrec)
+}
