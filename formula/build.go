@@ -95,6 +95,18 @@ type Options struct {
 	// else the one with the most levels. The others are crossed factors
 	// (glmm.Crossed): each must have a random intercept only.
 	LocalFactor string
+
+	// Part, when not nil, makes the design one process's part of a fit
+	// over a vi.Group: Build calls it with the number n of subjects
+	// (levels of the local grouping factor) the data hold, and keeps the
+	// subjects [lo, hi) it returns, in the order of the levels, with
+	// their rows alone. Everything else is coded from all the rows, as
+	// the whole design would be: the levels of factors, the centring and
+	// scaling of PriorAuto, the family inferred, the warnings and the
+	// check of the fixed-effect design's rank. The parts' models are then
+	// the whole model's subjects bit for bit (glmm.Config.Share). Models
+	// with crossed factors have no parts.
+	Part func(n int) (lo, hi int, err error)
 }
 
 // Design is a formula built on a data frame: the glmm model with the
@@ -260,14 +272,96 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 		}
 	}
 
+	warnings := append(columnWarnings(uses, fr), scaleWarnings(d.cfg, d.fixed.scale != nil)...)
+	if opts.Part != nil {
+		if len(d.cfg.Crossed) > 0 {
+			return nil, fmt.Errorf("formula: a part of a model with the crossed grouping factor %s (Options.Part)", d.cfg.Crossed[0].Name)
+		}
+		if err := glmm.CheckRank(d.cfg.X, d.cfg.FixedNames); err != nil {
+			return nil, d.modelError(err, fr)
+		}
+		// The error of Part itself is the caller's own.
+		if err := d.keepPart(opts.Part); err != nil {
+			return nil, err
+		}
+	}
 	model, err := glmm.New(d.cfg)
 	if err != nil {
 		return nil, d.modelError(err, fr)
 	}
 	d.model = model
-	d.warnings = columnWarnings(uses, fr)
-	d.warnings = append(d.warnings, scaleWarnings(d.cfg, d.fixed.scale != nil)...)
+	d.warnings = warnings
 	return d, nil
+}
+
+// keepPart keeps the rows of the subjects [lo, hi) that part returns
+// (Options.Part).
+func (d *Design) keepPart(part func(n int) (lo, hi int, err error)) error {
+	c := &d.cfg
+	lo, hi, err := part(c.NumGroups)
+	if err != nil {
+		return err
+	}
+	if lo < 0 || lo >= hi || hi > c.NumGroups {
+		return fmt.Errorf("formula: part [%d, %d) of %d subjects (Options.Part)", lo, hi, c.NumGroups)
+	}
+	var keep []int
+	for k, g := range c.Group {
+		if lo <= g && g < hi {
+			keep = append(keep, k)
+		}
+	}
+	pick := func(v []float64) []float64 {
+		if v == nil {
+			return nil
+		}
+		out := make([]float64, len(keep))
+		for t, k := range keep {
+			out[t] = v[k]
+		}
+		return out
+	}
+	c.Y, c.Trials, c.Offset, c.Weights = pick(c.Y), pick(c.Trials), pick(c.Offset), pick(c.Weights)
+	if c.X != nil {
+		c.X = keepRows(c.X, keep)
+	}
+	c.Z = keepRows(c.Z, keep)
+	group, rows, dataRows := make([]int, len(keep)), make([]int, len(keep)), make([]int, len(keep))
+	for t, k := range keep {
+		group[t], rows[t], dataRows[t] = c.Group[k]-lo, c.Rows[k], d.rows[k]
+	}
+	c.Group, c.Rows, d.rows = group, rows, dataRows
+	c.GroupLevels = c.GroupLevels[lo:hi:hi]
+	c.NumGroups = hi - lo
+	d.gindex = make(map[string]int, hi-lo)
+	for i, s := range c.GroupLevels {
+		d.gindex[s] = i
+	}
+	c.Share = true
+	return nil
+}
+
+// keepRows returns the rows keep of x, a *mat.Dense or *sparse.CSR as
+// designMatrix makes them, in a matrix of the same kind.
+func keepRows(x mat.Matrix, keep []int) mat.Matrix {
+	_, p := x.Dims()
+	if c, ok := x.(*sparse.CSR); ok {
+		m := c.RawMatrix()
+		ptr := make([]int, len(keep)+1)
+		var ind []int
+		var val []float64
+		for t, k := range keep {
+			ind = append(ind, m.Ind[m.Indptr[k]:m.Indptr[k+1]]...)
+			val = append(val, m.Data[m.Indptr[k]:m.Indptr[k+1]]...)
+			ptr[t+1] = len(ind)
+		}
+		return sparse.NewCSR(len(keep), p, ptr, ind, val)
+	}
+	out := mat.NewDense(len(keep), p, nil) // a part has rows
+	for t, k := range keep {
+		mat.Row(out.RawRowView(t), k, x)
+	}
+	return out
 }
 
 // columnWarnings returns the warnings of the data columns used, such as

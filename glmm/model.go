@@ -65,6 +65,13 @@ type Config struct {
 	// of different blocks are independent, as in lme4's (1 + x || g). Nil
 	// means one block, a full covariance.
 	REBlocks []int
+
+	// Share marks the data as the subjects of one process of a fit over
+	// a vi.Group, whose whole fixed-effect design the caller has checked
+	// with CheckRank: New then leaves out its own check of X's rank,
+	// which one process's rows alone may fail (a level of a factor that
+	// only other processes' subjects have).
+	Share bool
 }
 
 // Errors wrapped by the errors New returns, for use with errors.Is.
@@ -388,8 +395,11 @@ func New(cfg Config) (*Model, error) {
 	if mod.p > MaxFixedEffects {
 		return nil, &DataError{Column: mod.fixedNames[MaxFixedEffects], Err: fmt.Errorf("%w: %d fixed-effect columns, at most %d are supported (the rank check is cubic in their number); a factor with this many levels is usually a grouping factor, to be modelled as a random effect", ErrConfig, mod.p, MaxFixedEffects)}
 	}
-	if err := mod.checkRank(); err != nil {
-		return nil, err
+	if !cfg.Share {
+		buf := make([]float64, mod.p)
+		if err := checkRank(mod.p, mod.nobs, func(s int) []float64 { return mod.xRow(s, buf) }, mod.fixedNames); err != nil {
+			return nil, err
+		}
 	}
 
 	mod.subjConst = make([]float64, mod.n)
@@ -554,34 +564,68 @@ func (mod *Model) inOrder() bool {
 // above it but far below any identifiable design (angle 3e-6 radians).
 const rankTol = 1e-11
 
-// checkRank reports the first fixed-effect column that is (numerically) a
-// linear combination of the columns before it, naming them, by a Cholesky
-// factorisation of the column-scaled X'X that skips dependent columns.
-func (mod *Model) checkRank() error {
-	p := mod.p
+// CheckRank returns the error New returns for a fixed-effect design x
+// whose rank is short, nil if its rank is full: a *DataError naming the
+// first column (by names, one per column of x) that is all zero or
+// (numerically) a linear combination of the columns before it. A caller
+// that builds the models of a Group's processes from its shares of one
+// design checks the whole design with it (see Config.Share).
+func CheckRank(x mat.Matrix, names []string) error {
+	if x == nil {
+		return nil
+	}
+	nobs, p := x.Dims()
+	if len(names) != p {
+		panic("glmm: CheckRank with a name per column wanted")
+	}
+	buf := make([]float64, p)
+	row := func(k int) []float64 {
+		if d, ok := x.(*mat.Dense); ok {
+			return d.RawRowView(k)
+		}
+		clear(buf)
+		if c, ok := x.(*sparse.CSR); ok {
+			m := c.RawMatrix()
+			for t := m.Indptr[k]; t < m.Indptr[k+1]; t++ {
+				buf[m.Ind[t]] += m.Data[t]
+			}
+			return buf
+		}
+		for c := range buf {
+			buf[c] = x.At(k, c)
+		}
+		return buf
+	}
+	return checkRank(p, nobs, row, names)
+}
+
+// checkRank reports the first of the p fixed-effect columns that is
+// (numerically) a linear combination of the columns before it, naming
+// them, by a Cholesky factorisation of the column-scaled X'X that skips
+// dependent columns; row(s) is row s of the nobs rows of X.
+func checkRank(p, nobs int, row func(s int) []float64, names []string) error {
 	if p == 0 {
 		return nil
 	}
 	// Columns are divided by their largest magnitude first, so that a
 	// column of 1e-300s does not underflow to zero when squared.
 	scale := make([]float64, p)
-	rowBuf := make([]float64, p)
-	for s := range mod.nobs {
-		for i, v := range mod.xRow(s, rowBuf) {
+	for s := range nobs {
+		for i, v := range row(s) {
 			scale[i] = max(scale[i], math.Abs(v))
 		}
 	}
 	for i, v := range scale {
 		if v == 0 {
-			return &DataError{Column: mod.fixedNames[i], Err: fmt.Errorf("%w: the column is all zero", ErrRankDeficient)}
+			return &DataError{Column: names[i], Err: fmt.Errorf("%w: the column is all zero", ErrRankDeficient)}
 		}
 		if math.IsInf(v, 0) || math.IsNaN(v) {
 			scale[i] = 1
 		}
 	}
 	a := make([]float64, p*p) // X'X of the scaled columns, lower triangle
-	for s := range mod.nobs {
-		row := mod.xRow(s, rowBuf)
+	for s := range nobs {
+		row := row(s)
 		for i, vi := range row {
 			if vi == 0 {
 				continue
@@ -597,7 +641,7 @@ func (mod *Model) checkRank() error {
 	for i := range p {
 		d[i] = math.Sqrt(a[i*p+i])
 		if d[i] == 0 {
-			return &DataError{Column: mod.fixedNames[i], Err: fmt.Errorf("%w: the column is all zero", ErrRankDeficient)}
+			return &DataError{Column: names[i], Err: fmt.Errorf("%w: the column is all zero", ErrRankDeficient)}
 		}
 	}
 	for i := range p {
@@ -643,10 +687,10 @@ func (mod *Model) checkRank() error {
 		var with []string
 		for t, v := range c {
 			if math.Abs(v) > 1e-6*big {
-				with = append(with, strconv.Quote(mod.fixedNames[indep[t]]))
+				with = append(with, strconv.Quote(names[indep[t]]))
 			}
 		}
-		return &DataError{Column: mod.fixedNames[k], Err: fmt.Errorf("%w: the column is a linear combination of %s",
+		return &DataError{Column: names[k], Err: fmt.Errorf("%w: the column is a linear combination of %s",
 			ErrRankDeficient, strings.Join(with, ", "))}
 	}
 	return nil
