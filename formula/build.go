@@ -129,6 +129,8 @@ type Design struct {
 	// (scale 0 when the response is as the data give it), and the sum of
 	// its weights.
 	resp struct{ center, scale, weight float64 }
+	// part is set for a design of Options.Part.
+	part *partOf
 
 	warnings []string
 }
@@ -275,7 +277,7 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	warnings := append(columnWarnings(uses, fr), scaleWarnings(d.cfg, d.fixed.scale != nil)...)
 	if opts.Part != nil {
 		if len(d.cfg.Crossed) > 0 {
-			return nil, fmt.Errorf("formula: a part of a model with the crossed grouping factor %s (Options.Part)", d.cfg.Crossed[0].Name)
+			return nil, fmt.Errorf("%w: %s", ErrCrossedPart, d.cfg.Crossed[0].Name)
 		}
 		if err := glmm.CheckRank(d.cfg.X, d.cfg.FixedNames); err != nil {
 			return nil, d.modelError(err, fr)
@@ -292,6 +294,26 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	d.model = model
 	d.warnings = warnings
 	return d, nil
+}
+
+// ErrCrossedPart is the error of Build with Options.Part for a model with
+// crossed grouping factors, which has no parts.
+var ErrCrossedPart = errors.New("formula: a model with crossed grouping factors has no parts (Options.Part)")
+
+// partOf is where a part's subjects lie among the whole design's.
+type partOf struct {
+	levels []string // the whole grouping factor's
+	lo, hi int
+}
+
+// PartOf returns, for a design built with Options.Part, the levels of the
+// whole design's grouping factor and the subjects [lo, hi) of them it
+// holds; levels is nil for a design that is no part.
+func (d *Design) PartOf() (levels []string, lo, hi int) {
+	if d.part == nil {
+		return nil, 0, 0
+	}
+	return d.part.levels, d.part.lo, d.part.hi
 }
 
 // keepPart keeps the rows of the subjects [lo, hi) that part returns
@@ -331,6 +353,7 @@ func (d *Design) keepPart(part func(n int) (lo, hi int, err error)) error {
 		group[t], rows[t], dataRows[t] = c.Group[k]-lo, c.Rows[k], d.rows[k]
 	}
 	c.Group, c.Rows, d.rows = group, rows, dataRows
+	d.part = &partOf{levels: c.GroupLevels, lo: lo, hi: hi}
 	c.GroupLevels = c.GroupLevels[lo:hi:hi]
 	c.NumGroups = hi - lo
 	d.gindex = make(map[string]int, hi-lo)

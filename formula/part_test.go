@@ -62,6 +62,8 @@ func TestBuildPart(t *testing.T) {
 		wm := whole.Model()
 		n, r, g := wm.Dims()
 		for _, bounds := range [][]int{{0, n}, {0, 4, n}, {0, 3, 7, n}} {
+			// The data constant, carried through the parts in order.
+			var dataConst float64
 			for k := range len(bounds) - 1 {
 				lo, hi := bounds[k], bounds[k+1]
 				where := fmt.Sprintf("%s, part [%d, %d)", c.formula, lo, hi)
@@ -76,6 +78,10 @@ func TestBuildPart(t *testing.T) {
 					t.Fatalf("%s: Part was asked for %d subjects, want %d", where, asked, n)
 				}
 				pm := part.Model()
+				dataConst = pm.DataConstantFrom(dataConst)
+				if levels, plo, phi := part.PartOf(); !slices.Equal(levels, whole.GroupLevels()) || plo != lo || phi != hi {
+					t.Fatalf("%s: part of %v [%d, %d), want %v [%d, %d)", where, levels, plo, phi, whole.GroupLevels(), lo, hi)
+				}
 				if pn, pr, pg := pm.Dims(); pn != hi-lo || pr != r || pg != g {
 					t.Fatalf("%s: dims (%d, %d, %d), want (%d, %d, %d)", where, pn, pr, pg, hi-lo, r, g)
 				}
@@ -123,6 +129,12 @@ func TestBuildPart(t *testing.T) {
 					}
 				}
 			}
+			if _, ok := simshare.SameBits([]float64{dataConst}, []float64{wm.DataConstant()}); !ok {
+				t.Errorf("%s, parts %v: data constant %v carried through the parts, want %v", c.formula, bounds, dataConst, wm.DataConstant())
+			}
+		}
+		if levels, _, _ := whole.PartOf(); levels != nil {
+			t.Errorf("%s: the whole design is a part of %v", c.formula, levels)
 		}
 	}
 }

@@ -106,6 +106,17 @@ func (mod *Model) PriorSD() float64 { return mod.priorSD }
 // sum log C(m, y) for binomial, 0 for Bernoulli. Local includes it.
 func (mod *Model) DataConstant() float64 { return mod.dataConst }
 
+// DataConstantFrom returns sum plus DataConstant's terms added subject by
+// subject: the processes of a group, each with a model of its own
+// subjects (Config.Share), pass it on in rank order to get the bits of
+// the whole model's DataConstant.
+func (mod *Model) DataConstantFrom(sum float64) float64 {
+	for _, c := range mod.subjConst {
+		sum += c
+	}
+	return sum
+}
+
 // PriorConstant returns the normalising constant -(G/2) log(2 pi sigma0^2) of
 // the N(0, sigma0^2) prior of theta_g, G counting the entries under it (all
 // but the crossed effects). Global includes it.

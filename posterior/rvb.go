@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -18,6 +19,12 @@ import (
 // and the random effects b_i mapped back from the b~_i (see
 // rvb.Target.Summarize), from at most maxDraws draws seeded by seed.
 func SummarizeRVB(ctx context.Context, res *vi.Result, t *rvb.Target, maxDraws int, seed uint64) (*rvb.Summary, error) {
+	return summarizeRVB(ctx, nil, res, t, maxDraws, seed)
+}
+
+// summarizeRVB is SummarizeRVB in one process of a group that c links
+// (nil alone), as rvb.Target.SummarizeGroup.
+func summarizeRVB(ctx context.Context, c parallel.Carrier, res *vi.Result, t *rvb.Target, maxDraws int, seed uint64) (*rvb.Summary, error) {
 	switch {
 	case res == nil:
 		return nil, errors.New("posterior: SummarizeRVB of a nil Result")
@@ -30,5 +37,5 @@ func SummarizeRVB(ctx context.Context, res *vi.Result, t *rvb.Target, maxDraws i
 	if res.N != n || res.R != r || res.G != g {
 		return nil, fmt.Errorf("posterior: Result of dimensions (%d, %d, %d) does not fit the target's (%d, %d, %d)", res.N, res.R, res.G, n, r, g)
 	}
-	return t.Summarize(ctx, res.Mu, res.Factor, maxDraws, seed)
+	return t.SummarizeGroup(ctx, c, res.Mu, res.Factor, maxDraws, seed)
 }

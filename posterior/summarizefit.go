@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -24,6 +25,19 @@ import (
 // come from draws of omega, and the random effects are SummarizeRVB's
 // (draws of q mapped back to b_i), with at most draws draws each.
 func SummarizeFit(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, draws int, seed uint64) (*Summary, error) {
+	return SummarizeFitGroup(ctx, nil, res, t, m, draws, seed)
+}
+
+// SummarizeFitGroup is SummarizeFit in one process of a fit over a
+// vi.Group, each process holding a target of its own subjects alone (a
+// model built with formula.Options.Part, or rvb.NewGroupAtStart's Target
+// of it) and its own Result: the summaries of theta_g and of the
+// random-effect sds and correlations are those of the whole fit, and
+// Subjects holds this process's subjects, each as SummarizeFit gives it
+// for the whole fit. For RVB the processes agree through c on the number
+// of draws (rvb.Target.SummarizeGroup), and every process must call it
+// together; c nil is SummarizeFit.
+func SummarizeFitGroup(ctx context.Context, c parallel.Carrier, res *vi.Result, t vi.Target, m *glmm.Model, draws int, seed uint64) (*Summary, error) {
 	if res == nil || t == nil || m == nil {
 		return nil, errors.New("posterior: nil result, target or model")
 	}
@@ -38,7 +52,7 @@ func SummarizeFit(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Mode
 	}
 	n, r, g := m.Dims()
 	p := m.P()
-	rs, err := SummarizeRVB(ctx, res, rt, draws, seed)
+	rs, err := summarizeRVB(ctx, c, res, rt, draws, seed)
 	if err != nil {
 		return nil, err
 	}

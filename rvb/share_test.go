@@ -7,10 +7,13 @@ package rvb
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 
 	"github.com/sparsevi/sparsevi/arrowhead"
+	"github.com/sparsevi/sparsevi/blockdiag"
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/internal/simshare"
 	"github.com/sparsevi/sparsevi/parallel"
@@ -152,4 +155,93 @@ func wholeStart(t *testing.T, d *simshare.Data, method Method) (m *glmm.Model, w
 		t.Fatal(err)
 	}
 	return m, whole, theta, prec
+}
+
+// TestSummarizeGroup summarises a block-diagonal fit in 1, 2 and 3
+// goroutine processes, each holding a Target of its own subjects alone,
+// and asks for the bits of the whole Target's Summarize: each process's
+// subjects' means and sds, the global ones, and the number of draws, which
+// the subjects of other processes may decide.
+func TestSummarizeGroup(t *testing.T) {
+	for _, method := range []Method{RVB1, RVB2} {
+		d := simshare.New(glmm.Poisson, 600, 4)
+		m, err := d.Model(0, d.N)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, err := New(m, method)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, r, g := whole.Dims()
+		rng := rand.New(rand.NewPCG(3, 4))
+		mu := make([]float64, n*r+g)
+		for k := range mu {
+			mu[k] = 0.3 * rng.NormFloat64()
+		}
+		factor := make([]float64, blockdiag.Len(n, r, g))
+		c := blockdiag.Wrap(n, r, g, factor)
+		for i := range n {
+			ci := c.Local(i)
+			for a := range r {
+				ci[a*(a+1)/2+a] = 0.3 + 0.5*rng.Float64()
+			}
+		}
+		for a := range g {
+			c.Global()[a*(a+1)/2+a] = 0.1
+		}
+		const maxDraws = 400
+		want, err := whole.Summarize(context.Background(), mu, factor, maxDraws, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		localLen := blockdiag.Len(1, r, 0)
+		for _, bounds := range [][]int{{0, n}, {0, 200, n}, {0, 100, 350, n}} {
+			groups := simshare.NewGroups(len(bounds) - 1)
+			got := make([]*Summary, len(groups))
+			errs := make([]error, len(groups))
+			var wg sync.WaitGroup
+			for k, grp := range groups {
+				lo, hi := bounds[k], bounds[k+1]
+				part, err := d.Model(lo, hi)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tk, err := New(part, method)
+				if err != nil {
+					t.Fatal(err)
+				}
+				muK := append(slices.Clone(mu[lo*r:hi*r]), mu[n*r:]...)
+				factorK := append(slices.Clone(factor[lo*localLen:hi*localLen]), factor[n*localLen:]...)
+				wg.Go(func() {
+					got[k], errs[k] = tk.SummarizeGroup(context.Background(), grp, muK, factorK, maxDraws, 5)
+				})
+			}
+			wg.Wait()
+			for k, s := range got {
+				if errs[k] != nil {
+					t.Fatal(errs[k])
+				}
+				lo, hi := bounds[k], bounds[k+1]
+				where := fmt.Sprintf("%v, bounds %v, process %d", method, bounds, k)
+				if s.Draws != want.Draws {
+					t.Fatalf("%s: %d draws, want %d", where, s.Draws, want.Draws)
+				}
+				for _, e := range []struct {
+					what      string
+					got, want []float64
+				}{
+					{"local means", s.LocalMean, want.LocalMean[lo*r : hi*r]},
+					{"local sds", s.LocalSD, want.LocalSD[lo*r : hi*r]},
+					{"global means and sds", append(slices.Clone(s.GlobalMean), s.GlobalSD...), append(slices.Clone(want.GlobalMean), want.GlobalSD...)},
+					{"largest error", []float64{s.MaxRelMCSE}, []float64{want.MaxRelMCSE}},
+				} {
+					if i, ok := simshare.SameBits(e.got, e.want); !ok {
+						t.Fatalf("%s: %s differ at %d", where, e.what, i)
+					}
+				}
+			}
+		}
+		t.Logf("%v: %d draws, largest relative error %.3f", method, want.Draws, want.MaxRelMCSE)
+	}
 }

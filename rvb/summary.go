@@ -6,6 +6,7 @@ package rvb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -118,6 +119,23 @@ const firstDraws = 25
 // depend on the number of processors. The error reports a mean or factor
 // that does not fit t, a failed mode solve, or cancellation of ctx.
 func (t *Target) Summarize(ctx context.Context, mu, factor []float64, maxDraws int, seed uint64) (*Summary, error) {
+	return t.SummarizeGroup(ctx, nil, mu, factor, maxDraws, seed)
+}
+
+// ErrGroupSummary is the error of SummarizeGroup in the processes whose
+// own subjects were summarised when another process's failed.
+var ErrGroupSummary = errors.New("rvb: the summaries failed in another process")
+
+// SummarizeGroup is Summarize in one process of a fit over a vi.Group,
+// each holding a Target of its own subjects alone (as
+// NewGroupAtStart's): the largest Monte Carlo error of the random
+// effects' means, by which every process decides to draw more, is carried
+// through the processes by carrier (nil for one process), so that the global
+// summaries and each process's subjects' are those Summarize gives the
+// whole Target. A process whose summaries fail returns its own error; the
+// others return ErrGroupSummary, wrapping the context's error where a
+// context ended. Every process must call it together.
+func (t *Target) SummarizeGroup(ctx context.Context, carrier parallel.Carrier, mu, factor []float64, maxDraws int, seed uint64) (*Summary, error) {
 	n, r, g := t.Dims()
 	if len(mu) != n*r+g || len(factor) != blockdiag.Len(n, r, g) {
 		return nil, fmt.Errorf("rvb: mean and factor of lengths %d and %d do not fit the target's (%d, %d)", len(mu), len(factor), n*r+g, blockdiag.Len(n, r, g))
@@ -194,13 +212,42 @@ func (t *Target) Summarize(ctx context.Context, mu, factor []float64, maxDraws i
 		})
 	}
 	done := 0
+	// acc carries the largest error so far and a failure: 1 for an
+	// ended context, 2 for any other.
+	acc := make([]float64, 2)
 	for done < maxDraws {
 		next := min(maxDraws, max(firstDraws, 2*done))
-		if err := pass(done, next); err != nil {
+		err := pass(done, next)
+		if carrier == nil && err != nil {
 			return nil, err
 		}
 		done = next
 		s.MaxRelMCSE = maxRelMCSE(m2, condVar, done)
+		if carrier != nil {
+			clear(acc)
+			if err := carrier.Receive(acc); err != nil {
+				return nil, err
+			}
+			acc[0] = max(acc[0], s.MaxRelMCSE)
+			switch {
+			case err != nil && ctx.Err() != nil:
+				acc[1] = max(acc[1], 1)
+			case err != nil:
+				acc[1] = 2
+			}
+			if err := carrier.Pass(acc); err != nil {
+				return nil, err
+			}
+			switch {
+			case err != nil:
+				return nil, err
+			case acc[1] == 1:
+				return nil, fmt.Errorf("%w: %w", ErrGroupSummary, context.Canceled)
+			case acc[1] != 0:
+				return nil, ErrGroupSummary
+			}
+			s.MaxRelMCSE = acc[0]
+		}
 		if s.MaxRelMCSE <= LocalRelMCSE {
 			break
 		}

@@ -47,26 +47,42 @@ type approx struct {
 	corr *posterior.GlobalImportance
 }
 
+// newStartPool returns the pool of a start that the processes of an MPI
+// job compute together: it finishes what it starts, so that a signal stops
+// them together at the fit's first sum.
+func newStartPool(ctx context.Context, threads int, m *glmm.Model) *parallel.Pool {
+	return parallel.NewPollingPool(context.WithoutCancel(ctx), vi.Settings{Workers: threads}.WorkersFor(m))
+}
+
 // newTarget returns the vi target and vi method of the named method, RVB
 // expanded about the named point (posterior.NewTarget), and the RVB target
 // (nil for GVA). RVB's start runs on as many workers as the fit will
 // (threads as -threads).
 //
 // In an MPI job the processes compute RVB's start together, each its
-// share of the subjects (rvb.NewShareAtStart), on a pool that finishes
+// share of the subjects (rvb.NewShareAtStart; with shard, m holds the
+// process's subjects alone: rvb.NewGroupAtStart), on a pool that finishes
 // what it starts: a signal stops them together at the fit's first sum.
-func newTarget(ctx context.Context, procs processes, threads int, method, expansion string, m *glmm.Model) (vi.Target, vi.Method, *rvb.Target, error) {
+func newTarget(ctx context.Context, procs processes, shard bool, threads int, method, expansion string, m *glmm.Model) (vi.Target, vi.Method, *rvb.Target, error) {
 	if procs != nil && procs.Size() > 1 && method != methodGVA && expansion == expansionStart {
-		n, _, _ := m.Dims()
-		bounds, err := shareBounds(procs, n)
-		if err != nil {
-			return nil, 0, nil, err
-		}
-		pool := parallel.NewPollingPool(context.WithoutCancel(ctx), vi.Settings{Workers: threads}.WorkersFor(m))
+		pool := newStartPool(ctx, threads, m)
 		defer pool.Close()
 		meth := rvb.RVB1
 		if method == methodRVB2 {
 			meth = rvb.RVB2
+		}
+		if shard {
+			// m holds this process's subjects alone.
+			t, err := rvb.NewGroupAtStart(pool, procs, m, meth)
+			if err != nil {
+				return nil, 0, nil, err
+			}
+			return t, vi.BlockDiag, t, nil
+		}
+		n, _, _ := m.Dims()
+		bounds, err := shareBounds(procs, n)
+		if err != nil {
+			return nil, 0, nil, err
 		}
 		k := procs.Rank()
 		t, err := rvb.NewShareAtStart(pool, procs, bounds[k], bounds[k+1], m, meth)

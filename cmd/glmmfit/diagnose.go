@@ -47,13 +47,20 @@ func bestWindow(res *vi.Result) (float64, bool) {
 // is large, and q far from the posterior by the Pareto k of the ratios
 // over every variable, of the correction imp, or of the check corr of q's
 // marginal (checkMarginal). The fit's results stand; the warnings say how
-// they may be wrong.
-func diagnose(m *glmm.Model, res *vi.Result, imp *posterior.GlobalImportance, corr *correctionDoc) []string {
+// they may be wrong. In a -shard fit whole holds the checks of all the
+// processes' data (nil otherwise).
+func diagnose(m *glmm.Model, res *vi.Result, imp *posterior.GlobalImportance, corr *correctionDoc, whole *wholeData) []string {
 	var w []string
-	if v, ok := constantResponse(m); ok {
-		w = append(w, fmt.Sprintf("every response is %s: the data cannot place the fixed effects, whose estimates are driven by the prior", v))
+	constant, isConstant := constantResponse(m)
+	flat := flatRandomEffects(m)
+	if whole != nil {
+		// A -shard fit: the checks of all the processes' data.
+		constant, isConstant, flat = whole.constant, whole.constant != "", whole.flat
 	}
-	for _, name := range flatRandomEffects(m) {
+	if isConstant {
+		w = append(w, fmt.Sprintf("every response is %s: the data cannot place the fixed effects, whose estimates are driven by the prior", constant))
+	}
+	for _, name := range flat {
 		w = append(w, fmt.Sprintf("the random effect %s does not vary within any subject: its variance cannot be told apart from the random intercept's, and its estimate is driven by the prior", name))
 	}
 	if res.Status != vi.Cancelled {
@@ -166,24 +173,30 @@ func flatRandomEffects(m *glmm.Model) []string {
 // constantResponse reports whether every response is 0, or (Bernoulli and
 // binomial) every trial a success, and which.
 func constantResponse(m *glmm.Model) (string, bool) {
-	if m.Family() == glmm.Gaussian {
-		return "", false
-	}
-	n := m.NumSubjects()
-	allZero, allFull := true, true
-	counts := m.Family() == glmm.Poisson || m.Family() == glmm.NegBinomial
-	for i := range n {
-		y, trials, _ := m.Response(i)
-		for j, v := range y {
-			allZero = allZero && v == 0
-			allFull = allFull && !counts && v == trials[j]
-		}
-	}
-	switch {
+	switch allZero, allFull := responseIs(m); {
 	case allZero:
 		return "0", true
 	case allFull:
 		return "a success", true
 	}
 	return "", false
+}
+
+// responseIs reports whether every response of m is 0, and whether
+// (Bernoulli and binomial) every trial is a success; both false for a
+// gaussian response.
+func responseIs(m *glmm.Model) (allZero, allFull bool) {
+	if m.Family() == glmm.Gaussian {
+		return false, false
+	}
+	allZero, allFull = true, true
+	counts := m.Family() == glmm.Poisson || m.Family() == glmm.NegBinomial
+	for i := range m.NumSubjects() {
+		y, trials, _ := m.Response(i)
+		for j, v := range y {
+			allZero = allZero && v == 0
+			allFull = allFull && !counts && v == trials[j]
+		}
+	}
+	return allZero, allFull
 }

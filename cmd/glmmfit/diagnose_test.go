@@ -111,11 +111,11 @@ func TestBoundDropWarns(t *testing.T) {
 		}
 		return false
 	}
-	if w := diagnose(d.Model(), res, nil, nil); has(w) {
+	if w := diagnose(d.Model(), res, nil, nil, nil); has(w) {
 		t.Errorf("a converged fit warns: %q", w)
 	}
 	res.Trace = append(res.Trace, vi.TracePoint{LowerBound: res.LowerBound + boundDropWarn + 3*res.LowerBoundSE + 1})
-	if w := diagnose(d.Model(), res, nil, nil); !has(w) {
+	if w := diagnose(d.Model(), res, nil, nil, nil); !has(w) {
 		t.Errorf("no warning for a bound %v below its best window: %q", boundDropWarn, w)
 	}
 }
@@ -204,7 +204,7 @@ func TestBoundSEWarningSaysWhy(t *testing.T) {
 		}
 		return ""
 	}
-	if w := find(diagnose(d.Model(), res, nil, nil)); w != "" && res.LowerBoundSE <= boundSEWarn {
+	if w := find(diagnose(d.Model(), res, nil, nil, nil)); w != "" && res.LowerBoundSE <= boundSEWarn {
 		t.Errorf("a bound of s.e. %v warns: %q", res.LowerBoundSE, w)
 	}
 	res.LowerBoundSE = 2.5
@@ -216,7 +216,7 @@ func TestBoundSEWarningSaysWhy(t *testing.T) {
 		{vi.DefaultFinalDraws, "heavy tails"},
 	} {
 		res.LowerBoundDraws = c.draws
-		if w := find(diagnose(d.Model(), res, nil, nil)); !strings.Contains(w, c.want) {
+		if w := find(diagnose(d.Model(), res, nil, nil, nil)); !strings.Contains(w, c.want) {
 			t.Errorf("%d draws: warning %q, want it to say %q", c.draws, w, c.want)
 		}
 	}

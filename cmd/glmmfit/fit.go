@@ -29,6 +29,7 @@ type fitOptions struct {
 	checkpointEvery int
 	resume          string  // -resume: a checkpoint to resume from
 	procs           int     // processes of the MPI job sharing the fit; 0 for one
+	shard           bool    // -shard: each process keeps its own subjects' rows alone
 	maxMemory       string  // -max-memory as given
 	maxMemoryBytes  float64 // and in bytes; 0 for none
 	spec            modelSpec
@@ -113,6 +114,7 @@ func (o *fitOptions) flagSet() *flag.FlagSet {
 	fs.StringVar(&o.checkpoint, "checkpoint", "", "")
 	fs.IntVar(&o.checkpointEvery, "checkpoint-every", defaultCheckpointEvery, "")
 	fs.StringVar(&o.resume, "resume", "", "")
+	fs.BoolVar(&o.shard, "shard", false, "")
 	return fs
 }
 
@@ -227,6 +229,12 @@ func (o *fitOptions) check(fs *flag.FlagSet) error {
 	}
 	if (o.checkpoint != "" || o.resume != "") && o.optimizer == "vogn" {
 		return bad("-checkpoint and -resume do not work with -optimizer vogn")
+	}
+	if o.shard && o.out != "" {
+		return bad("-out saves the fit with its training data, which -shard leaves spread over the processes; drop one of them")
+	}
+	if o.shard && o.correct == correctAlways {
+		return bad("-correct always integrates every subject in one process, which -shard does not hold; drop one of them")
 	}
 	return checkFiles([]fileFlag{{"-data", o.data}, {"-resume", o.resume}},
 		[]fileFlag{{"-out", o.out}, {"-trace", o.trace}, {"-plot", o.plot}, {"-checkpoint", o.checkpoint}})

@@ -35,6 +35,9 @@ type fitJob struct {
 	expansion  string // RVB's expansion point as fitted; "" for GVA
 	methodNote string
 	intro      string // lines printed before the text summary, or ""
+	// whole is what the processes of a -shard fit report of all their
+	// data; nil otherwise.
+	whole *wholeData
 }
 
 func runFit(e *env, args []string) error {
@@ -112,12 +115,13 @@ func runFit(e *env, args []string) error {
 	prog.phase("start: finding the approximate posterior mode")
 	fitStart := time.Now() // RVB's start runs in newTarget
 	expansion := o.expansion
-	target, vm, rt, err := newTarget(ctx, e.procs, o.threads, job.method, expansion, m)
+	shard := sharded(e.procs, o)
+	target, vm, rt, err := newTarget(ctx, e.procs, shard, o.threads, job.method, expansion, m)
 	if err != nil && expansion == expansionStart {
 		// The start failed or was stopped: the fit's own start meets the
 		// same fate and says so (a cancelled start writes the paper's).
 		expansion = expansionJeffreys
-		target, vm, rt, err = newTarget(ctx, e.procs, o.threads, job.method, expansion, m)
+		target, vm, rt, err = newTarget(ctx, e.procs, shard, o.threads, job.method, expansion, m)
 	}
 	if err != nil {
 		return err
@@ -132,13 +136,19 @@ func runFit(e *env, args []string) error {
 		return err
 	}
 	// In an MPI job each process fits its share of the subjects; the
-	// first gathers the whole fit and goes on alone.
+	// first gathers the whole fit and goes on alone. With -shard each
+	// holds its share alone, and all of them summarise it together.
 	whole := target
-	target, sh, err := shareTarget(e.procs, whole, &set)
-	if err != nil {
+	var sh *share
+	if shard {
+		set.Group = e.procs
+	} else if target, sh, err = shareTarget(e.procs, whole, &set); err != nil {
 		return err
 	}
 	res, fitErr := vi.Fit(ctx, target, set)
+	if shard && e.procs.Rank() > 0 && res == nil {
+		return fmt.Errorf("the fit failed: %v", fitErr)
+	}
 	if sh != nil {
 		target = whole
 		if res != nil {
@@ -158,7 +168,15 @@ func runFit(e *env, args []string) error {
 		imp     *posterior.GlobalImportance
 		corrDoc *correctionDoc
 	)
-	if res != nil {
+	switch {
+	case res != nil && shard:
+		if job.whole, err = shareData(e.procs, m); err != nil {
+			return err
+		}
+		if o.correct != correctNever {
+			corrDoc = &correctionDoc{Reason: "not run, and q's marginal not checked: with -shard each process holds its own subjects alone, and the correction integrates every subject in one process; run glmmfit without -shard to correct q"}
+		}
+	case res != nil:
 		imp, corrDoc = correct(ctx, m, res, o, prog, e.stderr)
 	}
 	prog.phase("summaries: the posterior of every parameter and random effect")
@@ -196,12 +214,23 @@ func runFit(e *env, args []string) error {
 		a.corr = imp
 	}
 	summaryStart := time.Now()
-	summary, err := posterior.SummarizeFit(ctx, res, target, m, o.draws, o.seed)
+	summarize := func(ctx context.Context, draws int) (*posterior.Summary, error) {
+		if shard {
+			levels, _, _ := job.design.PartOf()
+			bounds, err := shareBounds(e.procs, len(levels))
+			if err != nil {
+				return nil, err
+			}
+			return summarizeShare(ctx, e.procs, res, target, m, levels, bounds, draws, o.seed)
+		}
+		return posterior.SummarizeFit(ctx, res, target, m, draws, o.seed)
+	}
+	summary, err := summarize(ctx, o.draws)
 	summaryNote := ""
-	if err != nil && ctx.Err() != nil {
+	if err != nil && (ctx.Err() != nil || errors.Is(err, errSummariesStopped)) {
 		// Interrupted in the summaries: summarise from as few draws as
 		// will do, so that the state is written at once.
-		summary, err = posterior.SummarizeFit(context.Background(), res, target, m, 2, o.seed)
+		summary, err = summarize(context.Background(), 2)
 		cause := "interrupted"
 		if timedOut.Load() {
 			cause = fmt.Sprintf("at the time limit (-timeout %v)", o.timeout)
@@ -218,9 +247,13 @@ func runFit(e *env, args []string) error {
 		}
 		return fmt.Errorf("summarising the fit: %v", err)
 	}
+	if shard && e.procs.Rank() > 0 {
+		// The first process writes the results.
+		return nil
+	}
 	prog.done()
 	toUserScale(job.design, res, summary)
-	warnings := diagnose(m, res, imp, corrDoc)
+	warnings := diagnose(m, res, imp, corrDoc, job.whole)
 	for _, w := range warnings {
 		fmt.Fprintln(e.stderr, "glmmfit: warning: "+oneLine(w))
 	}
@@ -230,7 +263,7 @@ func runFit(e *env, args []string) error {
 	doc.Prior = newPriorInfo(job.design)
 	doc.FixedCorrelation = fixedCorrelation(job.design, res)
 	doc.Timings.ReadSeconds, doc.Timings.FitSeconds = readSeconds, fitSeconds
-	if sh != nil {
+	if sh != nil || shard {
 		sums, spent := e.procs.Exchanges()
 		doc.Timings.Exchanges, doc.Timings.ExchangeSeconds = sums, spent.Seconds()
 	}
@@ -430,13 +463,20 @@ func prepareFit(ctx context.Context, e *env, o *fitOptions, prog *progress) (*fi
 	if err := job.spec.resolveFamily("fit", job.f, job.in.frame); err != nil {
 		return nil, err
 	}
-	job.design, err = buildDesign(&job.spec, job.f, job.in)
+	var part func(n int) (lo, hi int, err error)
+	if sharded(e.procs, o) {
+		part = partOf(e.procs)
+	}
+	job.design, err = buildDesign(&job.spec, job.f, job.in, part)
 	if err != nil {
 		return nil, err
 	}
-	// The model is fitted as asked; what looks wrong is said, not refused.
+	// The model is fitted as asked; what looks wrong is said, not refused,
+	// by the first process of an MPI job.
 	for _, w := range job.design.Warnings() {
-		fmt.Fprintln(e.stderr, "glmmfit: warning: "+oneLine(w))
+		if e.procs == nil || e.procs.Rank() == 0 {
+			fmt.Fprintln(e.stderr, "glmmfit: warning: "+oneLine(w))
+		}
 	}
 	fam := job.design.Family()
 	// -family binomial with one 0/1 outcome per row is fitted as bernoulli
@@ -465,6 +505,12 @@ func resolveMethod(method string, m *glmm.Model) (string, string) {
 func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summary, imp *posterior.GlobalImportance) *document {
 	m := job.design.Model()
 	n, _, _ := m.Dims()
+	nobs, paperELBO := m.NumObs(), m.PaperELBO(res.LowerBound)
+	if w := job.whole; w != nil {
+		// A -shard fit: the counts and constants of all the processes.
+		n, nobs = w.subjects, w.observations
+		paperELBO = res.LowerBound - (w.dataConstant + m.PriorConstant())
+	}
 	// Bounds of a standardised gaussian response are on the data's scale.
 	jac := job.design.ResponseLogJacobian()
 	doc := &document{
@@ -476,7 +522,7 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summar
 			TimeoutSeconds: o.timeout.Seconds(), Draws: o.draws,
 		},
 		Data: dataInfo{
-			Source: job.source, Name: job.in.name, Observations: m.NumObs(), Subjects: n,
+			Source: job.source, Name: job.in.name, Observations: nobs, Subjects: n,
 			Group: m.GroupName(), FixedNames: m.FixedNames(), RandomNames: m.RandomNames(),
 		},
 		Status:     res.Status.String(),
@@ -484,7 +530,7 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summar
 		Backoffs:   res.Backoffs,
 		LowerBound: lowerBound{
 			Value: jfloat(res.LowerBound + jac), MCSE: jfloat(res.LowerBoundSE), Constants: constantsNote,
-			PaperConvention: jfloat(m.PaperELBO(res.LowerBound) + jac),
+			PaperConvention: jfloat(paperELBO + jac),
 		},
 		Fixed: marginals(s.Fixed),
 		RESD:  marginals(s.SD),

@@ -137,11 +137,12 @@ func parseFormula(src string) (*formula.Formula, error) {
 
 // buildDesign checks the data and builds the design of spec on in. Errors
 // name the file, line and column, or the formula token at fault.
-func buildDesign(spec *modelSpec, f *formula.Formula, in *input) (*formula.Design, error) {
+func buildDesign(spec *modelSpec, f *formula.Formula, in *input, part func(n int) (lo, hi int, err error)) (*formula.Design, error) {
 	opts, err := spec.options()
 	if err != nil {
 		return nil, err
 	}
+	opts.Part = part
 	for _, c := range []struct{ flag, col string }{{"-weights", spec.Weights}, {"-offset", spec.Offset}} {
 		if c.col == "" {
 			continue
@@ -164,6 +165,9 @@ func buildDesign(spec *modelSpec, f *formula.Formula, in *input) (*formula.Desig
 		return nil, err
 	}
 	d, err := formula.Build(f, in.frame, opts)
+	if errors.Is(err, formula.ErrCrossedPart) {
+		return nil, errors.New("crossed random effects do not run with -shard yet; run glmmfit without it")
+	}
 	if err != nil {
 		return nil, dataError(err, in)
 	}

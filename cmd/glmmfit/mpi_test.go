@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -89,6 +90,53 @@ func TestMPIMatchesOneProcess(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestMPIShard checks that glmmfit fit -shard under mpirun on 2 and 3
+// processes, each holding its own subjects' rows alone, writes the JSON of
+// the same fit alone, but for the timings: the default method (RVB1
+// expanded at the start here), GVA and RVB2, without the correction,
+// which -shard does not run. By default -shard says so.
+func TestMPIShard(t *testing.T) {
+	bin, data := mpiGlmmfit(t, 1000)
+	base := []string{"fit", "-data", data, "-formula", "y ~ t + x1 + x2 + x3 + (1 | id)", "-family", "bernoulli", "-format", "json", "-quiet"}
+	for _, method := range []string{"auto", "gva", "rvb2"} {
+		args := append(slices.Clone(base), "-method", method, "-correct", "never")
+		alone, err := exec.Command(bin, args...).Output()
+		if err != nil {
+			t.Fatalf("%s alone: %v", method, err)
+		}
+		want := withoutTimings(t, alone)
+		for _, np := range []int{2, 3} {
+			out := mpiRun(t, np, bin, append(args, "-shard")...)
+			if got := withoutTimings(t, out); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s -shard on %d processes: the JSON differs from the fit alone", method, np)
+			}
+		}
+	}
+	var doc document
+	if err := json.Unmarshal(mpiRun(t, 2, bin, append(slices.Clone(base), "-shard")...), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if c := doc.Correction; c == nil || c.Ran || c.Checked || !strings.Contains(c.Reason, "-shard") {
+		t.Errorf("-shard by default: correction %+v, want a reason naming -shard", c)
+	}
+}
+
+// mpiRun returns the standard output of bin args under mpirun on np
+// processes, failing t if it fails.
+func mpiRun(t *testing.T, np int, bin string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var stderr bytes.Buffer
+	cmd := mpirun(ctx, np, append([]string{bin}, args...)...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v on %d processes: %v\n%s", args, np, err, stderr.Bytes())
+	}
+	return out
 }
 
 // TestMPIKilledProcess kills one process of a fit on three and checks that

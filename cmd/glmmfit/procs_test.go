@@ -5,7 +5,11 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -57,5 +61,51 @@ func TestCheckProcesses(t *testing.T) {
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestShardFlags: -shard refuses, in the command line's words, what needs
+// every subject in one process; alone it fits as without it, bit for bit;
+// in an MPI job of a crossed model it is refused in glmmfit's own words.
+func TestShardFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-out", "fit.json"}, "-out saves the fit with its training data, which -shard leaves spread over the processes"},
+		{[]string{"-correct", "always"}, "-correct always integrates every subject in one process"},
+	} {
+		r := glmmfit(t, t.TempDir(), "", nil, append([]string{"fit", "-example", "-shard"}, c.args...)...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("-shard %v: exit %d, %q; want a usage error saying %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+	var docs [2]map[string]any
+	for k, args := range [][]string{{}, {"-shard"}} {
+		r := glmmfit(t, "", "", nil, append([]string{"fit", "-example", "-format", "json", "-quiet"}, args...)...)
+		mustSucceed(t, r, append([]string{"fit", "-example"}, args...)...)
+		docs[k] = withoutTimings(t, []byte(r.stdout))
+	}
+	if !reflect.DeepEqual(docs[0], docs[1]) {
+		t.Error("-shard alone changes the fit")
+	}
+	var b strings.Builder
+	b.WriteString("y,x,id,item\n")
+	for i := range 600 {
+		fmt.Fprintf(&b, "%d,%d,s%d,w%d\n", i%3, i%5, i%300, i%4)
+	}
+	dir := t.TempDir()
+	writeFile(t, dir, "crossed.csv", b.String())
+	stderr, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stderr.Close()
+	var stdout bytes.Buffer
+	code := runIn(fakeProcesses{0, 2}, []string{"fit", "-data", filepath.Join(dir, "crossed.csv"), "-formula", "y ~ x + (1 | id) + (1 | item)",
+		"-family", "poisson", "-shard", "-quiet"}, strings.NewReader(""), &stdout, stderr)
+	msg, _ := os.ReadFile(stderr.Name())
+	if code != exitFail || !strings.Contains(string(msg), "crossed random effects do not run with -shard") {
+		t.Errorf("a crossed model with -shard on 2 processes: exit %d, %q; want %d and a message naming -shard", code, msg, exitFail)
 	}
 }

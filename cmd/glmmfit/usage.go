@@ -146,6 +146,13 @@ Fitting:
                    and options (FILE.RANK in an MPI job of as many
                    processes): the fit ends as it would have without the
                    stop, its start skipped
+  -shard           in an MPI job, each process keeps the rows of its own
+                   subjects alone and fits them, the others' summaries
+                   gathered by the first (memory per process falls with
+                   the number of processes; every process still reads and
+                   codes the whole file first); results as without it, but
+                   no correction or check of q (-correct), and no -out;
+                   alone it changes nothing
   -max-memory S    refuse, before fitting, a fit whose estimated memory is
                    above S (e.g. 4GB); by default the machine's available
                    memory
