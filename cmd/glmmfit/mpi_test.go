@@ -201,17 +201,30 @@ func findRank(bin string, rank int) int {
 
 // TestMPIResume stops a fit on two processes at an iteration limit after a
 // checkpoint (one file per process), resumes it on two processes, and asks
-// for the JSON of the fit alone that was not stopped.
+// for the JSON of the fit alone that was not stopped; with and without
+// -shard.
 func TestMPIResume(t *testing.T) {
 	bin, data := mpiGlmmfit(t, 600)
-	ck := filepath.Join(filepath.Dir(data), "fit.ckpt")
-	base := []string{"fit", "-data", data, "-formula", "y ~ t + x1 + x2 + x3 + (1 | id)", "-family", "bernoulli",
-		"-method", "gva", "-format", "json", "-quiet"}
-	alone, err := exec.Command(bin, base...).Output()
-	if err != nil {
-		t.Fatal(err)
+	for _, shard := range []bool{false, true} {
+		ck := filepath.Join(filepath.Dir(data), fmt.Sprintf("fit%v.ckpt", shard))
+		base := []string{"fit", "-data", data, "-formula", "y ~ t + x1 + x2 + x3 + (1 | id)", "-family", "bernoulli",
+			"-method", "gva", "-format", "json", "-quiet", "-correct", "never"}
+		alone, err := exec.Command(bin, base...).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if shard {
+			base = append(base, "-shard")
+		}
+		resumeMatches(t, bin, base, ck, withoutTimings(t, alone))
 	}
-	want := withoutTimings(t, alone)
+}
+
+// resumeMatches stops the fit of args on two processes at an iteration
+// limit after checkpoints in ck, resumes it, and checks the resumed JSON
+// against want.
+func resumeMatches(t *testing.T, bin string, base []string, ck string, want map[string]any) {
+	t.Helper()
 	run := func(args ...string) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
@@ -237,6 +250,6 @@ func TestMPIResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := withoutTimings(t, out); !reflect.DeepEqual(got, want) {
-		t.Error("the resumed fit on two processes differs from the fit alone")
+		t.Errorf("%v: the resumed fit on two processes differs from the fit alone", base)
 	}
 }
