@@ -24,7 +24,7 @@ func (mpiGroup) Allgatherv(dst, src []float64, counts []int) error {
 // processes, from main's goroutine, which it locks to its thread: every
 // MPI call of the run comes from it. finish ends MPI.
 func startProcesses() (procs processes, finish func(), err error) {
-	if launchedProcesses() < 2 {
+	if n := launchedProcesses(); n < 2 && n != unknownProcesses {
 		return nil, func() {}, nil
 	}
 	runtime.LockOSThread()
@@ -35,6 +35,10 @@ func startProcesses() (procs processes, finish func(), err error) {
 	if err != nil {
 		mpi.Finalize()
 		return nil, func() {}, fmt.Errorf("joining the MPI job: %v", err)
+	}
+	if g.Size() < 2 {
+		// A launcher that did not say how many it started, one.
+		return nil, func() { mpi.Finalize() }, nil
 	}
 	return mpiGroup{g}, func() { mpi.Finalize() }, nil
 }

@@ -123,6 +123,23 @@ func TestMPIShard(t *testing.T) {
 	}
 }
 
+// TestMPILaunchedWithoutSize starts glmmfit under mpirun without the
+// variable that tells Open MPI's processes their number, as Slurm's srun
+// starts them under PMIx: the PMIx rank alone makes glmmfit join the MPI
+// job, which says how many processes there are, instead of fitting
+// everything in each.
+func TestMPILaunchedWithoutSize(t *testing.T) {
+	bin, data := mpiGlmmfit(t, 600)
+	out := mpiRun(t, 2, "env", "-u", "OMPI_COMM_WORLD_SIZE", bin, "fit", "-data", data, "-formula", "y ~ t + (1 | id)",
+		"-family", "bernoulli", "-method", "gva", "-correct", "never", "-format", "json", "-quiet")
+	var doc struct {
+		Timings timing `json:"timings"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil || doc.Timings.Processes != 2 {
+		t.Errorf("timings say %d processes (%v), want 2", doc.Timings.Processes, err)
+	}
+}
+
 // mpiRun returns the standard output of bin args under mpirun on np
 // processes, failing t if it fails.
 func mpiRun(t *testing.T, np int, bin string, args ...string) []byte {

@@ -30,16 +30,25 @@ type processes interface {
 	Exchanges() (sums int, spent time.Duration)
 }
 
-// launchedProcesses returns the number of processes mpirun (or another
-// PMI launcher) says it started, 0 if none says.
+// launchedProcesses returns the number of processes mpirun, Slurm's srun
+// or another PMI launcher says it started, 0 if none says, and
+// unknownProcesses for a PMIx launcher that says only this process's rank
+// (MPI then tells the number).
 func launchedProcesses() int {
-	for _, v := range []string{"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE"} {
+	for _, v := range []string{"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"} {
 		if n, err := strconv.Atoi(os.Getenv(v)); err == nil && n > 0 {
 			return n
 		}
 	}
+	if os.Getenv("PMIX_RANK") != "" {
+		return unknownProcesses
+	}
 	return 0
 }
+
+// unknownProcesses is launchedProcesses's count when a launcher says it
+// started this process but not how many others.
+const unknownProcesses = -1
 
 // checkProcesses refuses, in the words of the command line, a fit that
 // does not run as several processes, before any work is shared.

@@ -109,3 +109,27 @@ func TestShardFlags(t *testing.T) {
 		t.Errorf("a crossed model with -shard on 2 processes: exit %d, %q; want %d and a message naming -shard", code, msg, exitFail)
 	}
 }
+
+// TestLaunchedProcesses: the number of processes comes from mpirun's, PMI's
+// or srun's variables; a PMIx rank alone leaves it to MPI.
+func TestLaunchedProcesses(t *testing.T) {
+	vars := []string{"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS", "PMIX_RANK"}
+	for _, c := range []struct {
+		set  map[string]string
+		want int
+	}{
+		{nil, 0},
+		{map[string]string{"OMPI_COMM_WORLD_SIZE": "3", "PMIX_RANK": "1"}, 3},
+		{map[string]string{"PMI_SIZE": "2"}, 2},
+		{map[string]string{"SLURM_STEP_NUM_TASKS": "16", "PMIX_RANK": "5"}, 16},
+		{map[string]string{"PMIX_RANK": "0"}, unknownProcesses},
+		{map[string]string{"SLURM_STEP_NUM_TASKS": "1"}, 1},
+	} {
+		for _, v := range vars {
+			t.Setenv(v, c.set[v])
+		}
+		if got := launchedProcesses(); got != c.want {
+			t.Errorf("%v: %d processes, want %d", c.set, got, c.want)
+		}
+	}
+}
