@@ -30,17 +30,19 @@ type processes interface {
 	Exchanges() (sums int, spent time.Duration)
 }
 
-// launchedProcesses returns the number of processes mpirun, Slurm's srun
-// or another PMI launcher says it started, 0 if none says, and
-// unknownProcesses for a PMIx launcher that says only this process's rank
-// (MPI then tells the number).
+// launchedProcesses returns the number of processes mpirun or another PMI
+// launcher says it started, 0 if none says, and unknownProcesses where a
+// launcher may have started several without saying how many to MPI's
+// knowledge: a PMIx rank alone (srun --mpi=pmix), or Slurm's count of a
+// step's tasks, which glmmfit does not take for the number of MPI
+// processes (MPI then tells it).
 func launchedProcesses() int {
-	for _, v := range []string{"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"} {
+	for _, v := range []string{"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE"} {
 		if n, err := strconv.Atoi(os.Getenv(v)); err == nil && n > 0 {
 			return n
 		}
 	}
-	if os.Getenv("PMIX_RANK") != "" {
+	if n, err := strconv.Atoi(os.Getenv("SLURM_STEP_NUM_TASKS")); err == nil && n > 1 || os.Getenv("PMIX_RANK") != "" {
 		return unknownProcesses
 	}
 	return 0

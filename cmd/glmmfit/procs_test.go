@@ -110,8 +110,9 @@ func TestShardFlags(t *testing.T) {
 	}
 }
 
-// TestLaunchedProcesses: the number of processes comes from mpirun's, PMI's
-// or srun's variables; a PMIx rank alone leaves it to MPI.
+// TestLaunchedProcesses: the number of processes comes from mpirun's or
+// PMI's variables; a PMIx rank alone, or a Slurm step of several tasks,
+// leaves it to MPI.
 func TestLaunchedProcesses(t *testing.T) {
 	vars := []string{"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS", "PMIX_RANK"}
 	for _, c := range []struct {
@@ -121,9 +122,10 @@ func TestLaunchedProcesses(t *testing.T) {
 		{nil, 0},
 		{map[string]string{"OMPI_COMM_WORLD_SIZE": "3", "PMIX_RANK": "1"}, 3},
 		{map[string]string{"PMI_SIZE": "2"}, 2},
-		{map[string]string{"SLURM_STEP_NUM_TASKS": "16", "PMIX_RANK": "5"}, 16},
+		{map[string]string{"SLURM_STEP_NUM_TASKS": "16", "PMIX_RANK": "5"}, unknownProcesses},
+		{map[string]string{"SLURM_STEP_NUM_TASKS": "16"}, unknownProcesses},
 		{map[string]string{"PMIX_RANK": "0"}, unknownProcesses},
-		{map[string]string{"SLURM_STEP_NUM_TASKS": "1"}, 1},
+		{map[string]string{"SLURM_STEP_NUM_TASKS": "1"}, 0},
 	} {
 		for _, v := range vars {
 			t.Setenv(v, c.set[v])
