@@ -86,8 +86,12 @@ type hermite struct {
 }
 
 type integScratch struct {
-	ws               vi.Workspace
-	fast             bool // subjectDensity serves the subject being integrated
+	ws   vi.Workspace
+	fast bool // subjectDensity serves the subject being integrated
+	// fresh says that h holds the Hessian at b, which subjectDensity
+	// gave with the gradient; hx is that of the last trial point.
+	fresh            bool
+	hx               []float64
 	b, grad, step, x []float64
 	gG               []float64
 	h, l             []float64
@@ -122,7 +126,7 @@ func NewIntegrator(ctx context.Context, t LocalTarget, workers int) (*Integrator
 	for range workers {
 		in.free <- &integScratch{ws: t.NewWorkspace(), b: make([]float64, r), grad: make([]float64, r),
 			step: make([]float64, r), x: make([]float64, r), gG: make([]float64, g),
-			h: make([]float64, r*r), l: make([]float64, r*r), m: make([]float64, r), sec: make([]float64, r*r)}
+			h: make([]float64, r*r), hx: make([]float64, r*r), l: make([]float64, r*r), m: make([]float64, r), sec: make([]float64, r*r)}
 	}
 	return in, nil
 }
@@ -369,6 +373,8 @@ func (in *Integrator) mode(sc *integScratch, i int, thetaG []float64) (float64, 
 			return 0, err
 		}
 	}
+	sc.fresh = sc.fast
+	copy(sc.h, sc.hx)
 	for range modeIter {
 		if !in.curvature(sc, i, thetaG, b) {
 			return 0, in.subjectError(i, "the curvature at the conditional mode is not positive definite")
@@ -395,6 +401,8 @@ func (in *Integrator) mode(sc *integScratch, i int, thetaG []float64) (float64, 
 				copy(b, sc.x)
 				f = fx
 				accepted = true
+				sc.fresh = sc.fast
+				copy(sc.h, sc.hx)
 				break
 			}
 			t /= 2
@@ -422,6 +430,25 @@ func (in *Integrator) quadrature(sc *integScratch, i int, thetaG []float64, f fl
 		logNorm -= math.Log(sc.l[a*r+a])
 	}
 	h := in.grids[level]
+	if r == 1 && h.nodes > 1 && mean == nil && sc.fast {
+		// One dimension and the value alone: the loop below without
+		// its copies and calls.
+		l0, b0 := sc.l[0], sc.b[0]
+		x := sc.x[:1]
+		var acc float64
+		for p, lw := range h.logw {
+			x[0] = h.x[p]/l0 + b0
+			fx, err := in.sd.SubjectLogDensity(sc.ws, x, nil, nil)
+			if err != nil {
+				fx = math.Inf(-1)
+			}
+			acc += math.Exp(lw + fx - f)
+		}
+		if !(acc > 0) || math.IsInf(acc, 0) {
+			return 0, in.subjectError(i, "the quadrature sum is not positive and finite")
+		}
+		return f + logNorm + math.Log(acc), nil
+	}
 	if h.nodes == 1 {
 		if mean != nil {
 			copy(mean, sc.b)
@@ -535,11 +562,12 @@ func (in *Integrator) moments(sc *integScratch, i int, thetaG []float64) error {
 // sc.grad.
 func (in *Integrator) eval(sc *integScratch, i int, thetaG, b []float64, grad bool) (float64, error) {
 	if sc.fast {
-		g := sc.grad
 		if !grad {
-			g = nil
+			return in.sd.SubjectLogDensity(sc.ws, b, nil, nil)
 		}
-		return in.sd.SubjectLogDensity(sc.ws, b, g, nil)
+		// The Hessian comes with the gradient, for the curvature at b
+		// should the point be kept.
+		return in.sd.SubjectLogDensity(sc.ws, b, sc.grad, sc.hx)
 	}
 	if !grad {
 		return in.t.Local(sc.ws, i, i+1, thetaG, b, nil, nil)
@@ -552,10 +580,13 @@ func (in *Integrator) eval(sc *integScratch, i int, thetaG, b []float64, grad bo
 // reports whether it is positive definite.
 func (in *Integrator) curvature(sc *integScratch, i int, thetaG, b []float64) bool {
 	r := in.r
-	if sc.fast {
+	switch {
+	case sc.fresh:
+		sc.fresh = false // the Newton step moves b
+	case sc.fast:
 		// A value that is not finite leaves the Hessian to the check.
 		_, _ = in.sd.SubjectLogDensity(sc.ws, b, nil, sc.h)
-	} else {
+	default:
 		in.t.LocalHessian(sc.ws, i, thetaG, b, sc.h)
 	}
 	for k := range sc.h {
