@@ -109,7 +109,11 @@ func diagnose(m *glmm.Model, res *vi.Result, imp *posterior.GlobalImportance, co
 		}
 	}
 	if se := res.LowerBoundSE; se > boundSEWarn {
-		if n := res.N; res.LowerBoundDraws < vi.DefaultFinalDraws {
+		n := res.N
+		if whole != nil {
+			n = whole.subjects // res.N is this process's
+		}
+		if res.LowerBoundDraws < vi.DefaultFinalDraws {
 			// glmmfit keeps vi's FinalDraws: fewer draws were cut for
 			// the size of the data, and the spread of h, a sum of a term
 			// per subject, grows as the square root of their number;
