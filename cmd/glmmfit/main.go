@@ -49,7 +49,7 @@ func main() {
 		os.Exit(exitFail)
 	}
 	code := runIn(procs, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	finish()
+	finish(code)
 	os.Exit(code)
 }
 

@@ -11,9 +11,9 @@ import "fmt"
 // startProcesses refuses to run as one of several processes of a launcher
 // such as mpirun: built without MPI, each would fit every subject and
 // write the same files.
-func startProcesses() (procs processes, finish func(), err error) {
+func startProcesses() (procs processes, finish func(code int), err error) {
 	if n := launchedProcesses(); n > 1 {
-		return nil, func() {}, fmt.Errorf("started as one of %d processes (mpirun), but this glmmfit was built without MPI: build it with go build -tags mpi ./cmd/glmmfit", n)
+		return nil, func(int) {}, fmt.Errorf("started as one of %d processes (mpirun), but this glmmfit was built without MPI: build it with go build -tags mpi ./cmd/glmmfit", n)
 	}
-	return nil, func() {}, nil
+	return nil, func(int) {}, nil
 }

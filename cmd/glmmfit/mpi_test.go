@@ -140,6 +140,34 @@ func TestMPILaunchedWithoutSize(t *testing.T) {
 	}
 }
 
+// TestMPIOneProcessFails resumes a fit on two processes whose second
+// checkpoint file is missing: that process fails alone, before any sum,
+// and the job must end with an error naming the file, not wait for it.
+func TestMPIOneProcessFails(t *testing.T) {
+	bin, data := mpiGlmmfit(t, 600)
+	ck := filepath.Join(filepath.Dir(data), "fit.ckpt")
+	args := []string{"fit", "-data", data, "-formula", "y ~ t + (1 | id)", "-family", "bernoulli", "-method", "gva",
+		"-correct", "never", "-format", "json", "-quiet"}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := mpirun(ctx, 2, append([]string{bin}, append(args, "-max-iter", "60", "-checkpoint", ck, "-checkpoint-every", "50")...)...).Run(); err == nil {
+		t.Fatal("the fit stopped at -max-iter 60 exited 0")
+	}
+	if err := os.Remove(ck + ".1"); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd := mpirun(ctx, 2, append([]string{bin}, append(args, "-resume", ck)...)...)
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("the job did not end: %s", stderr.Bytes())
+	}
+	if err == nil || !strings.Contains(stderr.String(), "-resume: open "+ck+".1") {
+		t.Errorf("exit %v, stderr %q: want an error naming %s.1", err, stderr.Bytes(), ck)
+	}
+}
+
 // mpiRun returns the standard output of bin args under mpirun on np
 // processes, failing t if it fails.
 func mpiRun(t *testing.T, np int, bin string, args ...string) []byte {
