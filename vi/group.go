@@ -32,6 +32,11 @@ import (
 // costs Size()-1 messages in sequence and a broadcast, each of at most
 // 2G+5 values, and a GVA iteration by the default rule takes four.
 //
+// At InitMode the processes start together: a Share from its whole
+// target's start, a target of the process's subjects alone through its
+// StartGroup (GroupStarter); other Starters are refused, as their start
+// would be their own subjects' alone.
+//
 // Every decision of the fit (a target's failure, a step's safeguard,
 // convergence, the time limit, cancellation) rides on these sums, so that
 // all processes take it together. A process whose context is cancelled
