@@ -140,3 +140,29 @@ func ExampleDataError() {
 	// Output:
 	// formula: column 9 "g": no such column in the data (columns: y, x, f, id)
 }
+
+// Each process of a fit over several (a vi.Group) builds the design of its
+// own subjects with Options.Part: the first two subjects here, then the
+// last, each coded from all the rows, so that the centring and scaling of
+// the auto prior are the whole design's.
+func ExampleOptions_part() {
+	f, err := formula.Parse("y ~ x + f + (1 | id)")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, share := range [][2]int{{0, 2}, {2, 3}} {
+		opts := formula.Options{Family: glmm.Poisson, Prior: formula.PriorAuto,
+			Part: func(n int) (lo, hi int, err error) { return share[0], share[1], nil }}
+		d, err := formula.Build(f, frame(), opts)
+		if err != nil {
+			log.Fatal(err)
+		}
+		levels, lo, hi := d.PartOf()
+		fm := d.FixedMap()
+		fmt.Printf("subjects %v, [%d, %d) of %v (rows %v); x centred at %.2f, scaled by %.3f\n",
+			d.GroupLevels(), lo, hi, levels, d.Rows(), fm.Center[1], fm.Scale[1])
+	}
+	// Output:
+	// subjects [a b], [0, 2) of [a b c] (rows [0 1 2 3]); x centred at 1.75, scaled by 0.854
+	// subjects [c], [2, 3) of [a b c] (rows [4 5]); x centred at 1.75, scaled by 0.854
+}
