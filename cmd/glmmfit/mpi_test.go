@@ -188,7 +188,9 @@ func mpiRun(t *testing.T, np int, bin string, args ...string) []byte {
 // the job ends, with an exit status that says so and a message naming the
 // process.
 func TestMPIKilledProcess(t *testing.T) {
-	bin, data := mpiGlmmfit(t, 1000)
+	// Enough subjects that the fit is still running when rank 1 dies: on
+	// 1000 it can converge within a second or two.
+	bin, data := mpiGlmmfit(t, 20000)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var stderr bytes.Buffer
