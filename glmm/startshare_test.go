@@ -16,61 +16,30 @@ import (
 	"github.com/sparsevi/sparsevi/parallel"
 )
 
-// TestStartShare computes the start of a model by 2 and 3 goroutine
-// processes, each its own subjects, and asks for the bits of Start: each
-// process's subjects' entries of theta and prec, and the global ones; for
-// a Bernoulli random intercept, a Poisson random slope and a Gaussian
-// random intercept (whose start also fits the residual sd).
+// TestStartShare computes the start of a model by goroutine processes and
+// asks for the bits of Start: each process's subjects' entries of theta
+// and prec, and the global ones; for a Bernoulli random intercept, a
+// Poisson random slope and a Gaussian random intercept (whose start also
+// fits the residual sd). Each process holds either the whole model and
+// its share of the subjects (StartShare; 2 and 3 processes) or a model of
+// its own subjects alone (StartGroup; 1, 2 and 3), the latter also where a
+// column of X is constant over one process's rows but not over all of
+// them, which the start must not take for the intercept.
 func TestStartShare(t *testing.T) {
-	const c = glmm.StartChunk
-	for _, family := range []glmm.Family{glmm.Bernoulli, glmm.Poisson, glmm.Gaussian} {
-		d := simshare.New(family, 2*c+100, 3)
-		m, theta, prec := wholeStart(t, d)
-		n, r, g := m.Dims()
-		for _, bounds := range [][]int{{0, c, n}, {0, c, 2 * c, n}} {
-			groups := simshare.NewGroups(len(bounds) - 1)
-			var wg sync.WaitGroup
-			errs := make([]error, len(groups))
-			thetas := make([][]float64, len(groups))
-			precs := make([][]float64, len(groups))
-			for k, grp := range groups {
-				thetas[k] = make([]float64, len(theta))
-				precs[k] = make([]float64, len(prec))
-				wg.Go(func() {
-					pool := parallel.NewPool(context.Background(), 1)
-					defer pool.Close()
-					errs[k] = m.StartShare(pool, grp, bounds[k], bounds[k+1], thetas[k], precs[k])
-				})
-			}
-			wg.Wait()
-			for k := range groups {
-				if errs[k] != nil {
-					t.Fatal(errs[k])
-				}
-				lo, hi := bounds[k], bounds[k+1]
-				where := fmt.Sprintf("%v, bounds %v, process %d", family, bounds, k)
-				simshare.CheckStartShare(t, where, lo, hi, n, r, g, thetas[k], precs[k], theta, prec)
-			}
-		}
-	}
-}
-
-// TestStartGroup: processes that each hold a model of their own subjects
-// alone start, with StartGroup, at the bits of the whole model's Start for
-// their subjects and the global block, for 1, 2 and 3 processes; also
-// where a column of X is constant over one process's rows but not over
-// all of them, which the start must not take for the intercept.
-func TestStartGroup(t *testing.T) {
 	const c = glmm.StartChunk
 	for _, tc := range []struct {
 		family glmm.Family
+		part   bool
 		// edit changes the data before the models are made.
 		edit func(d *simshare.Data)
 	}{
-		{glmm.Bernoulli, nil},
-		{glmm.Poisson, nil},
-		{glmm.Gaussian, nil},
-		{glmm.Poisson, func(d *simshare.Data) {
+		{glmm.Bernoulli, false, nil},
+		{glmm.Poisson, false, nil},
+		{glmm.Gaussian, false, nil},
+		{glmm.Bernoulli, true, nil},
+		{glmm.Poisson, true, nil},
+		{glmm.Gaussian, true, nil},
+		{glmm.Poisson, true, func(d *simshare.Data) {
 			// The intercept's column is 1 in the first chunk's rows
 			// and 1.5 beyond.
 			for j, i := range d.Subject {
@@ -86,7 +55,11 @@ func TestStartGroup(t *testing.T) {
 		}
 		m, theta, prec := wholeStart(t, d)
 		n, r, g := m.Dims()
-		for _, bounds := range [][]int{{0, n}, {0, c, n}, {0, c, 2 * c, n}} {
+		splits := [][]int{{0, c, n}, {0, c, 2 * c, n}}
+		if tc.part {
+			splits = append(splits, []int{0, n})
+		}
+		for _, bounds := range splits {
 			groups := simshare.NewGroups(len(bounds) - 1)
 			var wg sync.WaitGroup
 			errs := make([]error, len(groups))
@@ -94,17 +67,24 @@ func TestStartGroup(t *testing.T) {
 			precs := make([][]float64, len(groups))
 			for k, grp := range groups {
 				lo, hi := bounds[k], bounds[k+1]
-				thetas[k] = make([]float64, (hi-lo)*r+g)
-				precs[k] = make([]float64, arrowhead.Len(hi-lo, r, g))
-				wg.Go(func() {
-					part, err := d.Model(lo, hi)
-					if err != nil {
-						errs[k] = err
-						return
+				own := m
+				if tc.part {
+					var err error
+					if own, err = d.Model(lo, hi); err != nil {
+						t.Fatal(err)
 					}
+				}
+				on := own.NumSubjects()
+				thetas[k] = make([]float64, on*r+g)
+				precs[k] = make([]float64, arrowhead.Len(on, r, g))
+				wg.Go(func() {
 					pool := parallel.NewPool(context.Background(), 1)
 					defer pool.Close()
-					errs[k] = part.StartGroup(pool, grp, thetas[k], precs[k])
+					if tc.part {
+						errs[k] = own.StartGroup(pool, grp, thetas[k], precs[k])
+					} else {
+						errs[k] = own.StartShare(pool, grp, lo, hi, thetas[k], precs[k])
+					}
 				})
 			}
 			wg.Wait()
@@ -112,8 +92,9 @@ func TestStartGroup(t *testing.T) {
 				if errs[k] != nil {
 					t.Fatal(errs[k])
 				}
-				where := fmt.Sprintf("%v (edited %v), bounds %v, process %d", tc.family, tc.edit != nil, bounds, k)
-				simshare.CheckStartPart(t, where, bounds[k], bounds[k+1], n, r, g, thetas[k], precs[k], theta, prec)
+				lo, hi := bounds[k], bounds[k+1]
+				where := fmt.Sprintf("%v (part %v, edited %v), bounds %v, process %d", tc.family, tc.part, tc.edit != nil, bounds, k)
+				simshare.CheckStart(t, where, tc.part, lo, hi, n, r, g, thetas[k], precs[k], theta, prec)
 			}
 		}
 	}

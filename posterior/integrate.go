@@ -373,8 +373,7 @@ func (in *Integrator) mode(sc *integScratch, i int, thetaG []float64) (float64, 
 			return 0, err
 		}
 	}
-	sc.fresh = sc.fast
-	copy(sc.h, sc.hx)
+	sc.keepCurvature()
 	for range modeIter {
 		if !in.curvature(sc, i, thetaG, b) {
 			return 0, in.subjectError(i, "the curvature at the conditional mode is not positive definite")
@@ -401,8 +400,7 @@ func (in *Integrator) mode(sc *integScratch, i int, thetaG []float64) (float64, 
 				copy(b, sc.x)
 				f = fx
 				accepted = true
-				sc.fresh = sc.fast
-				copy(sc.h, sc.hx)
+				sc.keepCurvature()
 				break
 			}
 			t /= 2
@@ -414,6 +412,16 @@ func (in *Integrator) mode(sc *integScratch, i int, thetaG []float64) (float64, 
 		}
 	}
 	return 0, in.subjectError(i, "Newton's method did not find the conditional mode")
+}
+
+// keepCurvature makes the Hessian that subjectDensity gave with the
+// gradient at the point just kept the curvature there, for the next
+// Newton step; other targets compute it afresh.
+func (sc *integScratch) keepCurvature() {
+	sc.fresh = sc.fast
+	if sc.fast {
+		copy(sc.h, sc.hx)
+	}
 }
 
 // quadrature returns log ∫ p_i on grid level about the mode that mode left

@@ -19,119 +19,92 @@ import (
 	"github.com/sparsevi/sparsevi/parallel"
 )
 
-// TestShareAtStart builds the Target by NewShareAtStart in 2 and 3
-// goroutine processes and asks for the bits of NewAtStart's: the expansion
-// of every row, and StartShare's entries of each process's subjects and of
-// the global block against Start's.
+// TestShareAtStart builds the Target in goroutine processes and asks for
+// the bits of NewAtStart's: the expansion of each process's rows, and the
+// start of each process's subjects and of the global block against
+// Start's. Each process holds either the whole model and its share of the
+// subjects (NewShareAtStart, StartShare; 2 and 3 processes) or a model of
+// its own subjects alone (NewGroupAtStart, StartGroup; 1, 2 and 3).
 func TestShareAtStart(t *testing.T) {
 	const c = glmm.StartChunk
-	for _, method := range []Method{RVB1, RVB2} {
-		for _, family := range []glmm.Family{glmm.Bernoulli, glmm.Poisson} {
-			d := simshare.New(family, 2*c+90, 5)
-			m, whole, theta, prec := wholeStart(t, d, method)
-			n, r, g := m.Dims()
-			for _, bounds := range [][]int{{0, c, n}, {0, c, 2 * c, n}} {
-				groups := simshare.NewGroups(len(bounds) - 1)
-				targets := make([]*Target, len(groups))
-				thetas := make([][]float64, len(groups))
-				precs := make([][]float64, len(groups))
-				errs := make([]error, len(groups))
-				var wg sync.WaitGroup
-				for k, grp := range groups {
-					m, err := d.Model(0, d.N) // each process its own model
-					if err != nil {
-						t.Fatal(err)
-					}
-					thetas[k] = make([]float64, len(theta))
-					precs[k] = make([]float64, len(prec))
-					wg.Go(func() {
-						pool := parallel.NewPool(context.Background(), 1)
-						defer pool.Close()
-						if targets[k], errs[k] = NewShareAtStart(pool, grp, bounds[k], bounds[k+1], m, method); errs[k] != nil {
-							return
-						}
-						errs[k] = targets[k].StartShare(pool, grp, bounds[k], bounds[k+1], thetas[k], precs[k])
-					})
+	for _, part := range []bool{false, true} {
+		for _, method := range []Method{RVB1, RVB2} {
+			for _, family := range []glmm.Family{glmm.Bernoulli, glmm.Poisson} {
+				d := simshare.New(family, 2*c+90, 5)
+				m, whole, theta, prec := wholeStart(t, d, method)
+				n := m.NumSubjects()
+				splits := [][]int{{0, c, n}, {0, c, 2 * c, n}}
+				if part {
+					splits = append(splits, []int{0, n})
 				}
-				wg.Wait()
-				for k := range groups {
-					if errs[k] != nil {
-						t.Fatal(errs[k])
-					}
-					lo, hi := bounds[k], bounds[k+1]
-					where := fmt.Sprintf("%v %v, bounds %v, process %d", method, family, bounds, k)
-					for _, e := range []struct {
-						what      string
-						got, want []float64
-					}{{"expansion weights", targets[k].hw, whole.hw}, {"expansion offsets", targets[k].qw, whole.qw}} {
-						if i, ok := simshare.SameBits(e.got, e.want); !ok {
-							t.Fatalf("%s: %s differ at %d", where, e.what, i)
-						}
-					}
-					simshare.CheckStartShare(t, where, lo, hi, n, r, g, thetas[k], precs[k], theta, prec)
+				for _, bounds := range splits {
+					shareStarts(t, d, part, method, bounds, m, whole, theta, prec)
 				}
 			}
 		}
 	}
 }
 
-// TestGroupAtStart builds the Target by NewGroupAtStart in 1, 2 and 3
-// goroutine processes, each from a model of its own subjects alone, and
-// asks for the bits of NewAtStart's on the whole model: the expansion of
-// each process's rows, and StartGroup's start of its subjects and of the
-// global block against Start's.
-func TestGroupAtStart(t *testing.T) {
-	const c = glmm.StartChunk
-	for _, method := range []Method{RVB1, RVB2} {
-		for _, family := range []glmm.Family{glmm.Bernoulli, glmm.Poisson} {
-			d := simshare.New(family, 2*c+90, 5)
-			m, whole, theta, prec := wholeStart(t, d, method)
-			n, r, g := m.Dims()
-			for _, bounds := range [][]int{{0, n}, {0, c, n}, {0, c, 2 * c, n}} {
-				groups := simshare.NewGroups(len(bounds) - 1)
-				targets := make([]*Target, len(groups))
-				thetas := make([][]float64, len(groups))
-				precs := make([][]float64, len(groups))
-				errs := make([]error, len(groups))
-				var wg sync.WaitGroup
-				for k, grp := range groups {
-					lo, hi := bounds[k], bounds[k+1]
-					part, err := d.Model(lo, hi)
-					if err != nil {
-						t.Fatal(err)
-					}
-					thetas[k] = make([]float64, (hi-lo)*r+g)
-					precs[k] = make([]float64, arrowhead.Len(hi-lo, r, g))
-					wg.Go(func() {
-						pool := parallel.NewPool(context.Background(), 1)
-						defer pool.Close()
-						if targets[k], errs[k] = NewGroupAtStart(pool, grp, part, method); errs[k] != nil {
-							return
-						}
-						errs[k] = targets[k].StartGroup(pool, grp, thetas[k], precs[k])
-					})
+// shareStarts starts the Target of d's subjects split at bounds, each
+// process holding the whole model or (part) its own subjects, and checks
+// each against the whole Target's start (theta, prec) and expansion.
+func shareStarts(t *testing.T, d *simshare.Data, part bool, method Method, bounds []int, m *glmm.Model, whole *Target, theta, prec []float64) {
+	t.Helper()
+	n, r, g := m.Dims()
+	groups := simshare.NewGroups(len(bounds) - 1)
+	targets := make([]*Target, len(groups))
+	thetas := make([][]float64, len(groups))
+	precs := make([][]float64, len(groups))
+	errs := make([]error, len(groups))
+	var wg sync.WaitGroup
+	for k, grp := range groups {
+		lo, hi := bounds[k], bounds[k+1]
+		own, err := d.Model(0, d.N) // each process its own model
+		if part {
+			own, err = d.Model(lo, hi)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		on := own.NumSubjects()
+		thetas[k] = make([]float64, on*r+g)
+		precs[k] = make([]float64, arrowhead.Len(on, r, g))
+		wg.Go(func() {
+			pool := parallel.NewPool(context.Background(), 1)
+			defer pool.Close()
+			if part {
+				if targets[k], errs[k] = NewGroupAtStart(pool, grp, own, method); errs[k] == nil {
+					errs[k] = targets[k].StartGroup(pool, grp, thetas[k], precs[k])
 				}
-				wg.Wait()
-				for k := range groups {
-					if errs[k] != nil {
-						t.Fatal(errs[k])
-					}
-					lo, hi := bounds[k], bounds[k+1]
-					where := fmt.Sprintf("%v %v, bounds %v, process %d", method, family, bounds, k)
-					first, _ := m.SubjectRows(lo)
-					_, last := m.SubjectRows(hi - 1)
-					for _, e := range []struct {
-						what      string
-						got, want []float64
-					}{{"expansion weights", targets[k].hw, whole.hw[first:last]}, {"expansion offsets", targets[k].qw, whole.qw[first:last]}} {
-						if i, ok := simshare.SameBits(e.got, e.want); !ok {
-							t.Fatalf("%s: %s differ at %d", where, e.what, i)
-						}
-					}
-					simshare.CheckStartPart(t, where, lo, hi, n, r, g, thetas[k], precs[k], theta, prec)
-				}
+				return
+			}
+			if targets[k], errs[k] = NewShareAtStart(pool, grp, lo, hi, own, method); errs[k] == nil {
+				errs[k] = targets[k].StartShare(pool, grp, lo, hi, thetas[k], precs[k])
+			}
+		})
+	}
+	wg.Wait()
+	for k := range groups {
+		if errs[k] != nil {
+			t.Fatal(errs[k])
+		}
+		lo, hi := bounds[k], bounds[k+1]
+		where := fmt.Sprintf("%v %v, part %v, bounds %v, process %d", method, m.Family(), part, bounds, k)
+		hw, qw := whole.hw, whole.qw
+		if part {
+			first, _ := m.SubjectRows(lo)
+			_, last := m.SubjectRows(hi - 1)
+			hw, qw = hw[first:last], qw[first:last]
+		}
+		for _, e := range []struct {
+			what      string
+			got, want []float64
+		}{{"expansion weights", targets[k].hw, hw}, {"expansion offsets", targets[k].qw, qw}} {
+			if i, ok := simshare.SameBits(e.got, e.want); !ok {
+				t.Fatalf("%s: %s differ at %d", where, e.what, i)
 			}
 		}
+		simshare.CheckStart(t, where, part, lo, hi, n, r, g, thetas[k], precs[k], theta, prec)
 	}
 }
 

@@ -270,7 +270,12 @@ func (c *correctionDoc) trusted() bool {
 
 // withoutPackage returns err's message without the library's package
 // name in front ("posterior: ", and "glmm: " from a subject's density
-// below it), which means nothing to a user of the command.
+// below it, or "rvb: " from RVB's summaries), which means nothing to a
+// user of the command.
 func withoutPackage(err error) string {
-	return strings.TrimPrefix(strings.TrimPrefix(err.Error(), "posterior: "), "glmm: ")
+	s := err.Error()
+	for _, pkg := range []string{"posterior: ", "glmm: ", "rvb: "} {
+		s = strings.TrimPrefix(s, pkg)
+	}
+	return s
 }

@@ -112,6 +112,16 @@ func runFit(e *env, args []string) error {
 	if err := checkProcesses(e.procs, m, o); err != nil {
 		return err
 	}
+	rule, _ := vi.ParseRule(o.optimizer)
+	set := vi.Settings{
+		Rule: rule, Seed: o.seed, Workers: o.threads,
+		MaxIter: o.maxIter, TimeLimit: iterLimit, Tol: o.tol,
+		Progress: prog.callback(),
+	}
+	// A -resume file that cannot be read is said before the start.
+	if err := setCheckpoints(&set, o, e.procs); err != nil {
+		return err
+	}
 	prog.phase("start: finding the approximate posterior mode")
 	fitStart := time.Now() // RVB's start runs in newTarget
 	expansion := o.expansion
@@ -126,15 +136,7 @@ func runFit(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rule, _ := vi.ParseRule(o.optimizer)
-	set := vi.Settings{
-		Method: vm, Rule: rule, Seed: o.seed, Workers: o.threads,
-		MaxIter: o.maxIter, TimeLimit: iterLimit, Tol: o.tol,
-		Progress: prog.callback(),
-	}
-	if err := setCheckpoints(&set, o, e.procs); err != nil {
-		return err
-	}
+	set.Method = vm
 	// In an MPI job each process fits its share of the subjects; the
 	// first gathers the whole fit and goes on alone. With -shard each
 	// holds its share alone, and all of them summarise it together.
@@ -245,7 +247,7 @@ func runFit(e *env, args []string) error {
 		if res.Status == vi.Diverged {
 			return &exitError{code: exitDiverged, msg: fmt.Sprintf("%v; no summary of the last good state: %v", fitErr, err)}
 		}
-		return fmt.Errorf("summarising the fit: %v", err)
+		return fmt.Errorf("summarising the fit: %s", withoutPackage(err))
 	}
 	if shard && e.procs.Rank() > 0 {
 		// The first process writes the results.

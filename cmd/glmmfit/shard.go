@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/posterior"
@@ -76,10 +77,8 @@ func shareData(procs processes, m *glmm.Model) (*wholeData, error) {
 	}
 	flat := flatRandomEffects(m)
 	for a, name := range m.RandomNames() {
-		for _, f := range flat {
-			if f == name {
-				acc[5+a]++
-			}
+		if slices.Contains(flat, name) {
+			acc[5+a]++
 		}
 	}
 	if err := procs.Pass(acc); err != nil {

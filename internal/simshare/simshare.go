@@ -170,11 +170,15 @@ func CheckStartShare(t testing.TB, where string, lo, hi, n, r, g int, theta, pre
 	}
 }
 
-// CheckStartPart is CheckStartShare for the start of a target of the
-// subjects [lo, hi) alone (theta and prec laid out for hi-lo subjects),
-// against a whole target's start.
-func CheckStartPart(t testing.TB, where string, lo, hi, n, r, g int, theta, prec, wantTheta, wantPrec []float64) {
+// CheckStart is CheckStartShare, or with part, the same check of the start
+// of a target of the subjects [lo, hi) alone (theta and prec laid out for
+// hi-lo subjects) against a whole target's start.
+func CheckStart(t testing.TB, where string, part bool, lo, hi, n, r, g int, theta, prec, wantTheta, wantPrec []float64) {
 	t.Helper()
+	if !part {
+		CheckStartShare(t, where, lo, hi, n, r, g, theta, prec, wantTheta, wantPrec)
+		return
+	}
 	stride := arrowhead.Stride(r, g)
 	m := hi - lo
 	all := make([]float64, len(wantTheta))
