@@ -183,3 +183,80 @@ func expNegAbs(eta, ecp, ecm, ebp, ebm float64, direct bool) (ex, p float64) {
 	}
 	return ex, ex * q
 }
+
+// SubjectQuadrature returns, for the subject that PrepareSubject last
+// prepared in ws, the sums over the points b_p = b0 + x[p]/l of
+//
+//	v_p = exp(logw[p] + log p(b_p) - f),
+//
+// of v_p b_p and of v_p b_p², log p the log density SubjectLogDensity
+// gives: a one-dimensional quadrature rule's sum and first two moments,
+// scaled by exp(-f). It reports false, and nothing else, where it has no
+// such path (a family other than Bernoulli, or binomial with one trial and
+// unit weights on every row, or a point beyond maxSubjectEta): then
+// SubjectLogDensity serves point by point. A Bernoulli row's likelihood
+// is a ratio of exp(eta) and 1 + exp(eta), which PrepareSubject's
+// exp(x'beta) give with one exp per point: a point costs two exps and no
+// log, where SubjectLogDensity's value and its weight take two exps and a
+// log.
+func (mod *Model) SubjectQuadrature(ws any, b0, l float64, x, logw []float64, f float64) (s0, s1, s2 float64, ok bool) {
+	work := ws.(*workspace)
+	i := work.subject
+	if i < 0 || len(x) != len(logw) {
+		panic("glmm: SubjectQuadrature without PrepareSubject, or bad length")
+	}
+	if !mod.unitWM {
+		return 0, 0, 0, false
+	}
+	s, e := mod.start[i], mod.start[i+1]
+	c := work.c[:e-s]
+	ecp, ecm := work.ecp[:len(c)], work.ecm[:len(c)]
+	ys := mod.y[s:e][:len(c)]
+	// The random intercept's density N(0, 1/w^2), w = exp(omega), less f.
+	w := work.w[0]
+	k := mod.subjConst[i] - 0.5*log2Pi + work.theta[mod.p] - f
+	for p, xp := range x {
+		b := xp/l + b0
+		if !(math.Abs(b) <= maxSubjectEta) {
+			return 0, 0, 0, false
+		}
+		ebp := math.Exp(b)
+		ebm := 1 / ebp
+		// The likelihood is num/den, each row's
+		// exp(y eta - max(eta, 0)) / (1 + exp(-|eta|)); a long subject's
+		// products are moved into logs before they leave the range of a
+		// float64.
+		num, den, logs := 1.0, 1.0, 0.0
+		for j, y := range ys {
+			eta := c[j] + b
+			if eta >= 0 {
+				ex := ecm[j] * ebm
+				den *= 1 + ex
+				if y == 0 {
+					num *= ex
+				}
+			} else {
+				ex := ecp[j] * ebp
+				den *= 1 + ex
+				if y != 0 {
+					num *= ex
+				}
+			}
+			if num < 1e-250 || den > 1e250 {
+				logs += math.Log(num) - math.Log(den)
+				num, den = 1, 1
+			}
+		}
+		arg := logw[p] + k - 0.5*(w*b)*(w*b) + logs
+		var v float64
+		if arg < 700 {
+			v = math.Exp(arg) * num / den
+		} else {
+			v = math.Exp(arg + math.Log(num) - math.Log(den))
+		}
+		s0 += v
+		s1 += v * b
+		s2 += v * b * b
+	}
+	return s0, s1, s2, true
+}

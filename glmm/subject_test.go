@@ -8,6 +8,8 @@ import (
 	"math"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/sparsevi/sparsevi/glmm"
 )
 
@@ -73,6 +75,104 @@ func TestSubjectLogDensity(t *testing.T) {
 					t.Errorf("%v subject %d: value %v without derivatives, %v with", c, i, v, got)
 				}
 			}
+		}
+	}
+}
+
+// TestSubjectQuadrature: SubjectQuadrature's sums equal those of
+// SubjectLogDensity point by point, for Bernoulli data without weights
+// (with crossed factors too, and on a subject of 3000 rows whose
+// likelihood leaves the range of a float64), and it declines elsewhere
+// and at points beyond maxSubjectEta.
+func TestSubjectQuadrature(t *testing.T) {
+	type quadCase struct {
+		name string
+		mod  *glmm.Model
+		thetaG,
+		local []float64
+		want bool // declines unless set
+		at   []struct{ b0, l float64 }
+	}
+	var cases []quadCase
+	for _, c := range problemCases() {
+		if c.r != 1 || !(c.fam == glmm.Bernoulli || c.fam == glmm.Binomial || c.fam == glmm.Poisson) {
+			continue
+		}
+		pr := c.problem(t)
+		cases = append(cases, quadCase{c.String(), pr.mod, pr.thetaG, pr.local, c.fam == glmm.Bernoulli && c.plain, nil})
+	}
+	for _, fam := range []glmm.Family{glmm.Bernoulli, glmm.Poisson} {
+		cfg, mod, local, thetaG := crossedProblemR(t, fam, 910+uint64(fam), 1)
+		cases = append(cases, quadCase{"crossed " + fam.String(), mod, thetaG, local, fam == glmm.Bernoulli && cfg.Weights == nil, nil})
+	}
+	// One subject of 3000 Bernoulli rows, nearly all 0 at eta near 3.
+	const rows = 3000
+	xl, zl := mat.NewDense(rows, 1, nil), mat.NewDense(rows, 1, nil)
+	long := glmm.Config{Family: glmm.Bernoulli, X: xl, Z: zl, Y: make([]float64, rows), Group: make([]int, rows), NumGroups: 1}
+	for k := range rows {
+		xl.Set(k, 0, 1+0.1*float64(k%7))
+		zl.Set(k, 0, 1)
+		if k%500 == 0 {
+			long.Y[k] = 1
+		}
+	}
+	lm, err := glmm.New(long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Points 0.1 apart, where the log density changes by hundreds.
+	cases = append(cases, quadCase{"3000 rows", lm, []float64{2.5, 0}, []float64{0.4}, true, []struct{ b0, l float64 }{{0.4, 45}, {-0.5, 60}}})
+
+	x := []float64{-4.5, -2, -0.7, 0, 0.7, 2, 4.5}
+	logw := []float64{-3, -1.2, -0.4, -0.3, -0.4, -1.2, -3}
+	for _, c := range cases {
+		n, _, _ := c.mod.Dims()
+		ws := c.mod.NewWorkspace()
+		var took int
+		for i := range n {
+			if !c.mod.PrepareSubject(ws, i, c.thetaG) {
+				t.Fatalf("%s: PrepareSubject declined subject %d", c.name, i)
+			}
+			ats := c.at
+			if ats == nil {
+				ats = []struct{ b0, l float64 }{{c.local[i], 0.8}, {-3, 2.5}, {1, 0.3}, {-299, 1}}
+			}
+			for _, at := range ats {
+				f, err := c.mod.SubjectLogDensity(ws, []float64{at.b0}, nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s0, s1, s2, ok := c.mod.SubjectQuadrature(ws, at.b0, at.l, x, logw, f)
+				beyond := math.Abs(at.b0)+4.5/at.l > 300
+				if ok != (c.want && !beyond) {
+					t.Fatalf("%s subject %d at b0 %v: ok %v, want %v", c.name, i, at.b0, ok, c.want && !beyond)
+				}
+				if !ok {
+					continue
+				}
+				took++
+				var w0, w1, w2 float64
+				for p := range x {
+					b := x[p]/at.l + at.b0
+					fx, err := c.mod.SubjectLogDensity(ws, []float64{b}, nil, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					v := math.Exp(logw[p] + fx - f)
+					w0, w1, w2 = w0+v, w1+v*b, w2+v*b*b
+				}
+				// Rounding in log p, of order |f| ulps, is relative in v.
+				tol := 1e-12 * (1 + math.Abs(f)) * (w0 + w2)
+				for _, v := range [][2]float64{{s0, w0}, {s1, w1}, {s2, w2}} {
+					if !(math.Abs(v[0]-v[1]) <= tol) {
+						t.Errorf("%s subject %d at b0 %v, l %v: sums %v %v %v, point by point %v %v %v", c.name, i, at.b0, at.l, s0, s1, s2, w0, w1, w2)
+						break
+					}
+				}
+			}
+		}
+		if c.want && took == 0 {
+			t.Errorf("%s: no sum taken", c.name)
 		}
 	}
 }

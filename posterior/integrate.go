@@ -36,6 +36,15 @@ type subjectDensity interface {
 	SubjectLogDensity(ws any, b, grad, hess []float64) (float64, error)
 }
 
+// subjectQuadrature is implemented by targets (glmm.Model) that sum a
+// one-dimensional quadrature rule over a prepared subject faster than
+// point by point: the sums over b_p = b0 + x_p/l of
+// v_p = exp(logw_p + log p_i(b_p) - f), v_p b_p and v_p b_p², or false
+// where they cannot.
+type subjectQuadrature interface {
+	SubjectQuadrature(ws any, b0, l float64, x, logw []float64, f float64) (s0, s1, s2 float64, ok bool)
+}
+
 // MaxGridPoints is the most quadrature points per subject an Integrator
 // uses: nodes^r may not exceed it, so that beyond r = 6 only the Laplace
 // approximation (one node) is left.
@@ -57,7 +66,8 @@ const MaxGridPoints = 1024
 // An Integrator is not safe for concurrent use.
 type Integrator struct {
 	t       LocalTarget
-	sd      subjectDensity // t's, or nil
+	sd      subjectDensity    // t's, or nil
+	sq      subjectQuadrature // t's where sd is not nil, or nil
 	n, r, g int
 	grids   []hermite
 	level   []uint8   // each subject's grid
@@ -116,6 +126,9 @@ func NewIntegrator(ctx context.Context, t LocalTarget, workers int) (*Integrator
 		pool: parallel.NewPool(ctx, workers), chunks: c, parts: make([]float64, c.Len()),
 		free: make(chan *integScratch, workers)}
 	in.sd, _ = t.(subjectDensity)
+	if in.sd != nil {
+		in.sq, _ = t.(subjectQuadrature)
+	}
 	in.runEach = in.eachChunk
 	in.atCur = func(sc *integScratch, i int) (float64, error) { return in.subject(sc, i, in.cur) }
 	for _, k := range nodeCounts {
@@ -445,19 +458,24 @@ func (in *Integrator) quadrature(sc *integScratch, i int, thetaG []float64, f fl
 	}
 	h := in.grids[level]
 	if r == 1 && h.nodes > 1 && sc.fast {
-		// One dimension: the loop below without its copies and calls.
+		// One dimension: the loop below without its copies and calls,
+		// and where the target has it, without a log per point.
 		l0, b0 := sc.l[0], sc.b[0]
-		x := sc.x[:1]
 		var acc, m, s float64
-		for p, lw := range h.logw {
+		ok := false
+		if in.sq != nil {
+			acc, m, s, ok = in.sq.SubjectQuadrature(sc.ws, b0, l0, h.x, h.logw, f)
+		}
+		x := sc.x[:1]
+		for p := 0; !ok && p < len(h.logw); p++ {
 			x[0] = h.x[p]/l0 + b0
 			fx, err := in.sd.SubjectLogDensity(sc.ws, x, nil, nil)
 			if err != nil {
 				fx = math.Inf(-1)
 			}
-			w := math.Exp(lw + fx - f)
+			w := math.Exp(h.logw[p] + fx - f)
 			acc += w
-			if mean != nil && w > 0 {
+			if w > 0 {
 				m += w * x[0]
 				s += w * x[0] * x[0]
 			}

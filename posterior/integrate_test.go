@@ -185,21 +185,26 @@ func TestIntegratorAllocs(t *testing.T) {
 	}
 }
 
-// BenchmarkIntegratorLogLik reports the cost of one subject's integral on
-// toenail-like data: a Bernoulli random intercept of sd 3 on 7
-// observations per subject.
-func BenchmarkIntegratorLogLik(b *testing.B) {
-	fr, truth, err := datasets.Simulate(datasets.SimSpec{Family: "bernoulli", Subjects: 300, Obs: 7,
-		Beta: []float64{-1.5, -0.4}, RECov: [][]float64{{9}}, Seed: 1})
+// toenailLike returns a model of toenail-like data: a Bernoulli random
+// intercept of sd 3 on 7 observations per subject, simulated with seed.
+func toenailLike(tb testing.TB, subjects int, seed uint64) *glmm.Model {
+	fr, truth, err := datasets.Simulate(datasets.SimSpec{Family: "bernoulli", Subjects: subjects, Obs: 7,
+		Beta: []float64{-1.5, -0.4}, RECov: [][]float64{{9}}, Seed: seed})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	f, _ := formula.Parse(truth.Formula)
 	d, err := formula.Build(f, fr, formula.Options{Family: glmm.Bernoulli})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	m := d.Model()
+	return d.Model()
+}
+
+// BenchmarkIntegratorLogLik reports the cost of one subject's integral on
+// toenail-like data.
+func BenchmarkIntegratorLogLik(b *testing.B) {
+	m := toenailLike(b, 300, 1)
 	in, err := posterior.NewIntegrator(context.Background(), m, 0)
 	if err != nil {
 		b.Fatal(err)
@@ -266,3 +271,67 @@ func TestIntegratorNamesSubject(t *testing.T) {
 type unlabelledToy struct{ gaussToy }
 
 func (unlabelledToy) LocalHessian(_ vi.Workspace, _ int, _, _, h []float64) { h[0] = 1 }
+
+// pointwise is a glmm.Model whose one-dimensional quadrature sums are
+// declined, so that the Integrator sums SubjectLogDensity point by point.
+type pointwise struct{ *glmm.Model }
+
+func (pointwise) SubjectQuadrature(any, float64, float64, []float64, []float64, float64) (s0, s1, s2 float64, ok bool) {
+	return 0, 0, 0, false
+}
+
+// TestIntegratorQuadratureSums: on Bernoulli data, where glmm.Model sums a
+// subject's quadrature itself, LogLik and LocalMoments equal the sums
+// point by point, and LogLik allocates nothing.
+func TestIntegratorQuadratureSums(t *testing.T) {
+	m := toenailLike(t, 80, 2)
+	ctx := context.Background()
+	thetas := []float64{-1.5, -0.4, -math.Log(3), -1.2, -0.3, -1}
+	var got, want [2]float64
+	var gotMean, gotCov, wantMean, wantCov []float64
+	for k, target := range []posterior.LocalTarget{m, pointwise{m}} {
+		in, err := posterior.NewIntegrator(ctx, target, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := in.Adapt(thetas[:3], 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, most := in.Nodes(); most < 10 {
+			t.Fatalf("at most %d nodes: the test wants skewed subjects", most)
+		}
+		v := [2]float64{}
+		for s := range 2 {
+			if v[s], err = in.LogLik(thetas[3*s : 3*s+3]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mean, cov, err := in.LocalMoments(thetas, []float64{0.3, 0.7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k == 0 {
+			got, gotMean, gotCov = v, mean, cov
+			if a := testing.AllocsPerRun(20, func() {
+				if _, err := in.LogLik(thetas[:3]); err != nil {
+					t.Fatal(err)
+				}
+			}); a != 0 {
+				t.Errorf("%v allocations per LogLik", a)
+			}
+		} else {
+			want, wantMean, wantCov = v, mean, cov
+		}
+		in.Close()
+	}
+	for s := range got {
+		if math.Abs(got[s]-want[s]) > 1e-11*math.Abs(want[s]) {
+			t.Errorf("log p(y | theta_%d): %v, point by point %v", s, got[s], want[s])
+		}
+	}
+	for i := range wantMean {
+		if math.Abs(gotMean[i]-wantMean[i]) > 1e-10*(1+math.Abs(wantMean[i])) || math.Abs(gotCov[i]-wantCov[i]) > 1e-10*wantCov[i] {
+			t.Errorf("subject %d: mean %v, variance %v; point by point %v, %v", i, gotMean[i], gotCov[i], wantMean[i], wantCov[i])
+		}
+	}
+}
