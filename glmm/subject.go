@@ -47,7 +47,10 @@ func (mod *Model) PrepareSubject(ws any, i int, thetaG []float64) bool {
 		if !(math.Abs(v) <= maxSubjectEta) {
 			return false
 		}
-		work.ecp[j], work.ecm[j] = math.Exp(v), math.Exp(-v)
+		// |v| <= maxSubjectEta: the reciprocal is exact to an ulp and
+		// costs less than an exp.
+		e := math.Exp(v)
+		work.ecp[j], work.ecm[j] = e, 1/e
 	}
 	work.subject = i
 	return true

@@ -50,12 +50,12 @@ const secondsPerObsIntegral = 0.6e-6
 const longCorrection = time.Minute
 
 // correctionCost returns the subject integrals the correction may take, n
-// subjects at each of the draws and of the Laplace step's 4G^2
+// subjects at each of the draws and of the Laplace step's 2G(G+1)
 // evaluations at most (a Hessian by central differences at the start and
 // at the mode), and a rough time for them.
 func correctionCost(m *glmm.Model, draws int) (integrals float64, est time.Duration) {
 	n, _, g := m.Dims()
-	integrals = float64(n) * float64(draws+4*g*g)
+	integrals = float64(n) * float64(draws+2*g*(g+1))
 	perSubject := float64(m.NumObs()) / float64(max(n, 1))
 	return integrals, time.Duration(integrals * perSubject * secondsPerObsIntegral * float64(time.Second))
 }
@@ -114,8 +114,8 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 	case o.correct == correctAlways:
 		doc.Reason = "-correct always"
 		if est > longCorrection && ctx.Err() == nil {
-			fmt.Fprintf(stderr, "glmmfit: warning: -correct always: the correction integrates out each of the %d subjects up to %s times (%d draws and up to 4G^2 = %s evaluations in the Laplace step, with G = %d fixed effects, variance parameters and crossed levels), %s subject integrals that may take %s; Ctrl-C, SIGTERM or -timeout stops it and keeps q's summaries\n",
-				n, roughCount(integrals/float64(n)), draws, roughCount(float64(4*g*g)), g, roughCount(integrals), roughDuration(est))
+			fmt.Fprintf(stderr, "glmmfit: warning: -correct always: the correction integrates out each of the %d subjects up to %s times (%d draws and up to 2G(G+1) = %s evaluations in the Laplace step, with G = %d fixed effects, variance parameters and crossed levels), %s subject integrals that may take %s; Ctrl-C, SIGTERM or -timeout stops it and keeps q's summaries\n",
+				n, roughCount(integrals/float64(n)), draws, roughCount(float64(2*g*(g+1))), g, roughCount(integrals), roughDuration(est))
 		}
 	case res.LogWeights == nil && n > posterior.MaxSubjectIntegrals/vi.MinImportanceDraws:
 		doc.Reason = fmt.Sprintf("not run, and q not checked: with %d subjects neither the importance ratios over every variable nor the correction's (at most %d subjects) are drawn", n, posterior.MaxSubjectIntegrals/vi.MinImportanceDraws)

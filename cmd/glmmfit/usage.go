@@ -168,7 +168,7 @@ Fitting:
                    quadrature), adapting the proposal from q, and report
                    summaries corrected by those draws, their Pareto k and
                    log p(y); auto does so where q's Pareto k is above 0.7
-                   and subjects times (draws + 4 G^2), G the number of
+                   and subjects times (draws + 2G(G+1)), G the number of
                    global parameters, is at most 500,000 (toenail: about
                    two seconds)
   -correct-draws N draws of the correction (default 1000, fewer where that
