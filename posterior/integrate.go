@@ -359,14 +359,15 @@ func (in *Integrator) logLiks(ctx context.Context, thetas, dst []float64) error 
 	})
 }
 
-// Newton's method for a subject's mode.
+// Newton's method for a subject's mode takes at most modeIter steps,
+// halves a step at most modeHalves times before giving it up, and stops
+// when the Newton decrement g'H^-1 g falls below modeTol: the mode is then
+// off by 1e-4 of its sd, far below what the grid's error notices (1e-10
+// took a tenth more evaluations on toenail).
 const (
-	modeIter = 50 // at most this many steps
-	// stop when the Newton decrement g'H^-1 g falls below this: the
-	// mode is then off by 1e-4 of its sd, far less than the grid's own
-	// error notices, and 1e-10 took a tenth more evaluations on toenail
+	modeIter   = 50
 	modeTol    = 1e-8
-	modeHalves = 40 // step halvings before a step is given up
+	modeHalves = 40
 )
 
 // subject returns log ∫ p_i(theta_i | thetaG) dtheta_i on subject i's
