@@ -49,15 +49,19 @@ const secondsPerObsIntegral = 0.6e-6
 // longCorrection is the foretold time beyond which -correct always warns.
 const longCorrection = time.Minute
 
-// correctionCost returns the subject integrals the correction may take, n
-// subjects at each of the draws and of the Laplace step's 2G(G+1)
-// evaluations at most (a Hessian by central differences at the start and
-// at the mode), and a rough time for them.
-func correctionCost(m *glmm.Model, draws int) (integrals float64, est time.Duration) {
+// correctionCost returns the subject integrals of a correction of draws
+// draws, n subjects at each of them and of the Laplace step's 2G(G+1)
+// evaluations (a Hessian by central differences at the start and at the
+// mode): what -correct auto weighs. A correction may take up to most,
+// three times the draws: its rounds of adaptation, each a quarter of
+// them, and a second set where k over the first is 0.5 or more; est is a
+// rough time for most.
+func correctionCost(m *glmm.Model, draws int) (integrals, most float64, est time.Duration) {
 	n, _, g := m.Dims()
 	integrals = float64(n) * float64(draws+2*g*(g+1))
+	most = float64(n) * float64(3*draws+2*g*(g+1))
 	perSubject := float64(m.NumObs()) / float64(max(n, 1))
-	return integrals, time.Duration(integrals * perSubject * secondsPerObsIntegral * float64(time.Second))
+	return integrals, most, time.Duration(most * perSubject * secondsPerObsIntegral * float64(time.Second))
 }
 
 // correctionDoc says how the importance correction of theta_g ran, or why
@@ -73,9 +77,12 @@ type correctionDoc struct {
 	// (the random effects integrated out), K that of the proposal used
 	// after Rounds rounds of adaptation, from Draws draws of which
 	// EffectiveDraws count after smoothing.
+	// Mixed reports that the draws are two sets, the second adapted to
+	// the first's weights, weighed over the mixture of their proposals.
 	QK             jfloat `json:"q_k,omitempty"`
 	K              jfloat `json:"k,omitempty"`
 	Rounds         int    `json:"rounds,omitempty"`
+	Mixed          bool   `json:"mixed,omitempty"`
 	Draws          int    `json:"draws,omitempty"`
 	EffectiveDraws jfloat `json:"effective_draws,omitempty"`
 	// FewestNodes and MostNodes are the Gauss–Hermite nodes per dimension
@@ -101,7 +108,7 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 		draws = posterior.DefaultImportanceDraws
 	}
 	k, _, kerr := posterior.ParetoK(res.LogWeights)
-	integrals, est := correctionCost(m, draws)
+	integrals, most, est := correctionCost(m, draws)
 	// q's marginal of theta_g is checked where the ratios over every
 	// variable do not settle it and a hundred draws cost little.
 	cheapCheck := g <= checkMaxG && o.correct == correctAuto && n*vi.MinImportanceDraws <= autoCorrectIntegrals
@@ -114,8 +121,8 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 	case o.correct == correctAlways:
 		doc.Reason = "-correct always"
 		if est > longCorrection && ctx.Err() == nil {
-			fmt.Fprintf(stderr, "glmmfit: warning: -correct always: the correction integrates out each of the %d subjects up to %s times (%d draws and up to 2G(G+1) = %s evaluations in the Laplace step, with G = %d fixed effects, variance parameters and crossed levels), %s subject integrals that may take %s; Ctrl-C, SIGTERM or -timeout stops it and keeps q's summaries\n",
-				n, roughCount(integrals/float64(n)), draws, roughCount(float64(2*g*(g+1))), g, roughCount(integrals), roughDuration(est))
+			fmt.Fprintf(stderr, "glmmfit: warning: -correct always: the correction integrates out each of the %d subjects up to %s times (up to 3 × %d draws and 2G(G+1) = %s evaluations in the Laplace step, with G = %d fixed effects, variance parameters and crossed levels), %s subject integrals that may take %s; Ctrl-C, SIGTERM or -timeout stops it and keeps q's summaries\n",
+				n, roughCount(most/float64(n)), draws, roughCount(float64(2*g*(g+1))), g, roughCount(most), roughDuration(est))
 		}
 	case res.LogWeights == nil && n > posterior.MaxSubjectIntegrals/vi.MinImportanceDraws:
 		doc.Reason = fmt.Sprintf("not run, and q not checked: with %d subjects neither the importance ratios over every variable nor the correction's (at most %d subjects) are drawn", n, posterior.MaxSubjectIntegrals/vi.MinImportanceDraws)
@@ -141,7 +148,7 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 	case !(k > posterior.ParetoKBad):
 		return nil, nil
 	case integrals > autoCorrectIntegrals:
-		doc.Reason = fmt.Sprintf("not run: q's Pareto k is %.2f, but with %d subjects and %d fixed effects, variance parameters and crossed levels the correction could take up to %s (%s subject integrals); -correct always runs it", k, n, g, roughDuration(est), roughCount(integrals))
+		doc.Reason = fmt.Sprintf("not run: q's Pareto k is %.2f, but with %d subjects and %d fixed effects, variance parameters and crossed levels the correction could take up to %s (%s subject integrals); -correct always runs it", k, n, g, roughDuration(est), roughCount(most))
 		return nil, doc
 	default:
 		doc.Reason = fmt.Sprintf("q's Pareto k over every variable is %.2f, above %g", k, posterior.ParetoKBad)
@@ -173,7 +180,7 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 	}
 	w, _, _ := posterior.PSIS(imp.LogWeights)
 	doc.Ran = true
-	doc.QK, doc.K, doc.Rounds, doc.Draws = jfloat(imp.QK), jfloat(imp.K), imp.Rounds, len(imp.LogWeights)
+	doc.QK, doc.K, doc.Rounds, doc.Mixed, doc.Draws = jfloat(imp.QK), jfloat(imp.K), imp.Rounds, imp.Mixed, len(imp.LogWeights)
 	doc.EffectiveDraws = jfloat(posterior.EffectiveDraws(w))
 	doc.FewestNodes, doc.MostNodes, doc.QuadratureError = imp.FewestNodes, imp.MostNodes, jfloat(imp.QuadratureError)
 	return imp, doc
@@ -200,7 +207,7 @@ func checkMarginal(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOpt
 		}
 		return doc
 	}
-	_, est := correctionCost(m, draws)
+	_, _, est := correctionCost(m, draws)
 	doc.QK, doc.Draws = jfloat(imp.K), len(imp.LogWeights) // every draw is from q
 	doc.FewestNodes, doc.MostNodes, doc.QuadratureError = imp.FewestNodes, imp.MostNodes, jfloat(imp.QuadratureError)
 	verdict := "q's marginal looks close to the posterior"

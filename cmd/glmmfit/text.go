@@ -104,11 +104,15 @@ func writeText(w io.Writer, doc *document) {
 		if cr.Rounds == 0 {
 			line("", "alone (k %.2f at all %d draws), the random effects integrated out", float64(cr.K), cr.Draws)
 		} else {
-			rounds := "1 round"
-			if cr.Rounds > 1 {
-				rounds = fmt.Sprintf("%d rounds", cr.Rounds)
+			if cr.Mixed {
+				if cr.Rounds > 1 {
+					line("", "then from a t distribution adapted in %s,", roundsText(cr.Rounds-1))
+				}
+				line("", "then as many again from a t distribution adapted to their weights,")
+				line("", "the two weighed over their mixture (k %.2f, %d draws),", float64(cr.K), cr.Draws)
+			} else {
+				line("", "then from a t distribution adapted in %s (k %.2f, %d draws),", roundsText(cr.Rounds), float64(cr.K), cr.Draws)
 			}
-			line("", "then from a t distribution adapted in %s (k %.2f, %d draws),", rounds, float64(cr.K), cr.Draws)
 			line("", "the random effects integrated out")
 		}
 		line("", "by Gauss-Hermite quadrature (%d to %d nodes; %.2f s)", cr.FewestNodes, cr.MostNodes, cr.Seconds)
@@ -365,4 +369,12 @@ func wrapWords(s string, width int) []string {
 		lines = append(lines, cur)
 	}
 	return lines
+}
+
+// roundsText says n rounds of adaptation.
+func roundsText(n int) string {
+	if n == 1 {
+		return "1 round"
+	}
+	return fmt.Sprintf("%d rounds", n)
 }
