@@ -202,10 +202,11 @@ func main() {
 		}
 		fmt.Fprintf(&md, "| %s | %s | %s | %s | %s | %s | %s | %s | %.2f | %s |\n", f.name, r.Options.Method, bound, k, kg, lp, sdQ, sdC, secs, cs)
 	}
-	// The summaries' share of the time, by the default and by GVA.
+	// The summaries' share of the time, by the default, by RVB2 (issue
+	// 13's default then) and by GVA.
 	fmt.Fprintf(&md, "\n| data | method | fit (s) | summaries (s) | summaries / fit |\n|---|---|---|---|---|\n")
 	for _, name := range budgetFits {
-		for _, method := range []string{"auto", "gva"} {
+		for _, method := range []string{"auto", "rvb2", "gva"} {
 			cmd := exec.Command(bin, "fit", "-format", "json", "-quiet", "-method", method, "-data", filepath.Join(data, name),
 				"-family", "bernoulli", "-formula", "y ~ x1 + x2 + x3 + (1 | id)")
 			out, err := cmd.Output()

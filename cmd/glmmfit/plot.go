@@ -402,7 +402,7 @@ func caterpillarPlot(doc *document, a int) (*plot.Plot, error) {
 			lo = append(lo, effs[i].level)
 			hi = append(hi, effs[n-1-i].level)
 		}
-		p.X.Label.Text = fmt.Sprintf("rank of %d %s\nlowest %s; highest %s", n, re.Group, strings.Join(lo, ", "), strings.Join(hi, ", "))
+		p.X.Label.Text = fmt.Sprintf("rank among the %d levels of %s\nlowest %s; highest %s", n, re.Group, strings.Join(lo, ", "), strings.Join(hi, ", "))
 		if step > 1 {
 			p.Title.Text = fmt.Sprintf("%s by %s: sorted means; ± 2 sd of every %s", name, re.Group, ordinal(step))
 		}
