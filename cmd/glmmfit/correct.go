@@ -92,6 +92,8 @@ type correctionDoc struct {
 	MostNodes       int     `json:"most_nodes,omitempty"`
 	QuadratureError jfloat  `json:"quadrature_error,omitempty"`
 	Seconds         float64 `json:"seconds"`
+	// checkLogWeights are the check's log ratios, for -plot only.
+	checkLogWeights []float64
 }
 
 // correct runs posterior.ImportanceGlobal on the fit when -correct asks
@@ -209,6 +211,7 @@ func checkMarginal(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOpt
 	}
 	_, _, est := correctionCost(m, draws)
 	doc.QK, doc.Draws = jfloat(imp.K), len(imp.LogWeights) // every draw is from q
+	doc.checkLogWeights = imp.LogWeights
 	doc.FewestNodes, doc.MostNodes, doc.QuadratureError = imp.FewestNodes, imp.MostNodes, jfloat(imp.QuadratureError)
 	verdict := "q's marginal looks close to the posterior"
 	switch {

@@ -444,19 +444,16 @@ func paretoPlot(doc *document) (*plot.Plot, error) {
 	pk := doc.LowerBound.ParetoK
 	lw := doc.logWeights
 	if pk == nil || len(lw) < 2 {
+		if cr := doc.Correction; cr != nil && cr.Checked && len(cr.checkLogWeights) > 1 {
+			return checkPlot(p, cr.checkLogWeights)
+		}
 		p.Title.Text = "Importance ratios: not computed (too many variables)"
 		p.X.Label.Text, p.Y.Label.Text = "", ""
 		p.HideAxes()
 		return p, nil
 	}
 	k := float64(pk.K)
-	verdict := "good"
-	switch {
-	case k > posterior.ParetoKBad:
-		verdict = "not to be trusted"
-	case k > posterior.ParetoKGood:
-		verdict = "usable"
-	}
+	verdict := kVerdict(k)
 	p.Title.Text = fmt.Sprintf("Importance ratios' tail: Pareto k = %.2f (%s)", k, verdict)
 	sc, line, err := tailSeries(lw, k, pk.Tail, colorLine, colorPoint)
 	if err != nil {
@@ -482,6 +479,36 @@ func paretoPlot(doc *document) (*plot.Plot, error) {
 	}
 	p.Legend.Top = true
 	return p, nil
+}
+
+// checkPlot draws on p the tail of the ratios of the check of q's marginal
+// of the fixed effects and variance parameters, where the ratios over
+// every variable were not drawn (HERS).
+func checkPlot(p *plot.Plot, lw []float64) (*plot.Plot, error) {
+	k, tail, err := posterior.ParetoK(lw)
+	if err != nil {
+		return nil, err
+	}
+	sc, line, err := tailSeries(lw, k, tail, colorCorr, colorCorr)
+	if err != nil {
+		return nil, err
+	}
+	p.Add(plotter.NewGrid(), sc, line)
+	p.Legend.Add(fmt.Sprintf("q's marginal: slope −k = %.2f", -k), line)
+	p.Legend.Top = true
+	p.Title.Text = fmt.Sprintf("Importance ratios' tail, fixed effects and variances\n(q's marginal, %d draws): Pareto k = %.2f (%s)", len(lw), k, kVerdict(k))
+	return p, nil
+}
+
+// kVerdict reads a Pareto k.
+func kVerdict(k float64) string {
+	switch {
+	case k > posterior.ParetoKBad:
+		return "not to be trusted"
+	case k > posterior.ParetoKGood:
+		return "usable"
+	}
+	return "good"
 }
 
 // tailSeries returns the largest log ratios of lw less the largest

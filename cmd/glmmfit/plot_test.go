@@ -145,3 +145,44 @@ func TestForestPlotCorrected(t *testing.T) {
 		t.Errorf("without the correction the x range [%v, %v] is wider than q's intervals", q.X.Min, q.X.Max)
 	}
 }
+
+// TestParetoPlotSource: the diagnostic's panel draws the ratios over every
+// variable where the fit drew them, else the check of q's marginal of the
+// fixed effects and variance parameters (HERS), else says that neither was
+// drawn.
+func TestParetoPlotSource(t *testing.T) {
+	ratios := func(scale float64) []float64 {
+		lw := make([]float64, 400)
+		for s := range lw {
+			// Ratios whose tail is a Pareto's of shape scale.
+			lw[s] = scale * -math.Log(1-(float64(s)+0.5)/float64(len(lw)))
+		}
+		return lw
+	}
+	for _, c := range []struct {
+		name     string
+		every    []float64
+		check    []float64
+		contains string
+	}{
+		{"every variable", ratios(0.3), nil, "Pareto k = 0.3"},
+		{"check", nil, ratios(0.8), "(q's marginal, 400 draws): Pareto k = 0.7"},
+		{"neither", nil, nil, "not computed"},
+	} {
+		doc := plotDoc(2, 10, 1)
+		if c.every != nil {
+			doc.logWeights = c.every
+			doc.LowerBound.ParetoK = &paretoK{K: 0.3, Draws: len(c.every), Tail: 60}
+		}
+		if c.check != nil {
+			doc.Correction = &correctionDoc{Checked: true, checkLogWeights: c.check}
+		}
+		p, err := paretoPlot(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(p.Title.Text, c.contains) {
+			t.Errorf("%s: title %q, want %q in it", c.name, p.Title.Text, c.contains)
+		}
+	}
+}
