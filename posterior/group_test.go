@@ -6,6 +6,8 @@ package posterior_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"reflect"
 	"sync"
 	"testing"
@@ -117,5 +119,134 @@ func TestSummarizeFitGroup(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestImportanceGlobalGroup runs the correction over 2 and 3 goroutine
+// processes, each with a model of its own subjects alone and its own
+// Result of a fit over the group, and alone over the whole model: the
+// draws, their ratios, the Pareto ks and rounds are bit-identical, and
+// each process's subjects' corrected moments are the whole model's. q's
+// factor is scaled so that its marginal is too narrow and the proposal is
+// adapted (the Laplace step's sums included), for a Bernoulli random
+// intercept (the quadrature's one-dimensional sums) and a Poisson random
+// slope.
+func TestImportanceGlobalGroup(t *testing.T) {
+	const chunk = parallel.DefaultChunkSize
+	for _, fam := range []glmm.Family{glmm.Bernoulli, glmm.Poisson} {
+		d := simshare.New(fam, 2*chunk+60, 8)
+		set := vi.Settings{Method: vi.GVA, Seed: 2, MaxIter: 200, Workers: 1}
+		narrow := func(res *vi.Result) {
+			for k := range res.Factor {
+				res.Factor[k] *= 2
+			}
+		}
+		whole, err := d.Model(0, d.N)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := vi.Fit(context.Background(), whole, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		narrow(res)
+		iset := posterior.ImportanceSettings{Draws: 200, Tol: 1, LocalDraws: 50, Seed: 5, Workers: 2}
+		want, err := posterior.ImportanceGlobal(context.Background(), res, whole, iset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want.Rounds == 0 {
+			t.Fatalf("%v: q's marginal (k %.2f) was not adapted: the test wants the Laplace step", fam, want.QK)
+		}
+		_, r, _ := whole.Dims()
+		for _, bounds := range [][]int{{0, chunk, d.N}, {0, chunk, 2 * chunk, d.N}} {
+			groups := simshare.NewGroups(len(bounds) - 1)
+			got := make([]*posterior.GlobalImportance, len(groups))
+			errs := make([]error, len(groups))
+			var wg sync.WaitGroup
+			for k, grp := range groups {
+				wg.Go(func() {
+					m, err := d.Model(bounds[k], bounds[k+1])
+					if err != nil {
+						errs[k] = err
+						return
+					}
+					s := set
+					s.Group = grp
+					res, err := vi.Fit(context.Background(), m, s)
+					if err != nil {
+						errs[k] = err
+						return
+					}
+					narrow(res)
+					is := iset
+					is.Group = grp
+					got[k], errs[k] = posterior.ImportanceGlobal(context.Background(), res, m, is)
+				})
+			}
+			wg.Wait()
+			for k, g := range got {
+				where := fmt.Sprintf("%v, process %d of %d", fam, k, len(groups))
+				if errs[k] != nil {
+					t.Fatalf("%s: %v", where, errs[k])
+				}
+				if g.QK != want.QK || g.K != want.K || g.Rounds != want.Rounds || g.Mixed != want.Mixed || g.QuadratureError != want.QuadratureError ||
+					g.FewestNodes != want.FewestNodes || g.MostNodes != want.MostNodes {
+					t.Errorf("%s: k %v, %v after %d rounds, quadrature error %v; alone %v, %v after %d, %v", where, g.QK, g.K, g.Rounds, g.QuadratureError, want.QK, want.K, want.Rounds, want.QuadratureError)
+				}
+				lo, hi := bounds[k], bounds[k+1]
+				for _, c := range []struct {
+					what      string
+					got, want []float64
+				}{
+					{"log ratios", g.LogWeights, want.LogWeights},
+					{"draws", g.Global, want.Global},
+					{"local means", g.LocalMean, want.LocalMean[lo*r : hi*r]},
+					{"local covariances", g.LocalCov, want.LocalCov[lo*r*r : hi*r*r]},
+				} {
+					if i, ok := simshare.SameBits(c.got, c.want); !ok {
+						t.Errorf("%s: %s differ from those alone at %d", where, c.what, i)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestImportanceGlobalGroupStops: where one process's context has ended,
+// every process of the correction returns an error (that process the
+// context's, the other vi.ErrGroupStopped) instead of waiting for it.
+func TestImportanceGlobalGroupStops(t *testing.T) {
+	const chunk = parallel.DefaultChunkSize
+	d := simshare.New(glmm.Bernoulli, chunk+40, 9)
+	bounds := []int{0, chunk, d.N}
+	groups := simshare.NewGroups(2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for k, grp := range groups {
+		wg.Go(func() {
+			m, err := d.Model(bounds[k], bounds[k+1])
+			if err != nil {
+				errs[k] = err
+				return
+			}
+			set := vi.Settings{Method: vi.GVA, Seed: 2, MaxIter: 100, Workers: 1, Group: grp}
+			res, err := vi.Fit(context.Background(), m, set)
+			if err != nil {
+				errs[k] = err
+				return
+			}
+			ctx := context.Background()
+			if k == 1 {
+				c, cancel := context.WithCancel(ctx)
+				cancel()
+				ctx = c
+			}
+			_, errs[k] = posterior.ImportanceGlobal(ctx, res, m, posterior.ImportanceSettings{Draws: 100, Seed: 1, Group: grp})
+		})
+	}
+	wg.Wait()
+	if !errors.Is(errs[1], context.Canceled) || !errors.Is(errs[0], vi.ErrGroupStopped) {
+		t.Errorf("errors %v and %v, want the other process stopped and the context's", errs[0], errs[1])
 	}
 }

@@ -42,6 +42,16 @@ type ImportanceSettings struct {
 	LocalDraws int
 	// Workers bounds the goroutines; 0 means GOMAXPROCS.
 	Workers int
+	// Group, if not nil, joins the processes of a fit over a vi.Group,
+	// each holding a target of its own subjects alone and its own Result
+	// (the subjects of all of them, in rank order, those of one target):
+	// every sum over the subjects is carried through them in rank order,
+	// so that each process gets the draws, ratios and Pareto k one
+	// process holding every subject would, bit for bit, and LocalMean
+	// and LocalCov of its own subjects. Every process but the last must
+	// hold a multiple of 32 subjects (a fit's chunks are multiples of
+	// 256), and every process must call ImportanceGlobal together.
+	Group vi.Group
 	// Progress, if not nil, is called between batches of draws with the
 	// number of draws evaluated so far in this round and the round's
 	// number of draws (round 0 draws from q), and with done = 0 at each
@@ -146,10 +156,20 @@ func ImportanceGlobal(ctx context.Context, res *vi.Result, t LocalTarget, set Im
 	if res.N != n || res.R != r || res.G != g {
 		return nil, fmt.Errorf("posterior: result of dimensions (%d, %d, %d), target (%d, %d, %d)", res.N, res.R, res.G, n, r, g)
 	}
+	in, err := NewIntegrator(ctx, t, set.Workers)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	if set.Group != nil {
+		if err := in.setGroup(set.Group); err != nil {
+			return nil, err
+		}
+	}
 	draws := set.Draws
 	switch {
 	case draws == 0:
-		if draws = min(DefaultImportanceDraws, MaxSubjectIntegrals/max(n, 1)); draws < vi.MinImportanceDraws {
+		if draws = min(DefaultImportanceDraws, MaxSubjectIntegrals/max(in.total, 1)); draws < vi.MinImportanceDraws {
 			return nil, ErrTooManySubjects
 		}
 	case draws < vi.MinImportanceDraws:
@@ -161,11 +181,6 @@ func ImportanceGlobal(ctx context.Context, res *vi.Result, t LocalTarget, set Im
 	}
 	mean := append([]float64(nil), res.Mu[n*r:]...)
 	cov := res.GlobalCov().RawSymmetric().Data
-	in, err := NewIntegrator(ctx, t, set.Workers)
-	if err != nil {
-		return nil, err
-	}
-	defer in.Close()
 	var qerr float64
 	if set.Nodes != 0 {
 		err = in.SetNodes(set.Nodes)
@@ -176,7 +191,9 @@ func ImportanceGlobal(ctx context.Context, res *vi.Result, t LocalTarget, set Im
 		return nil, err
 	}
 	out := &GlobalImportance{QuadratureError: qerr}
-	out.FewestNodes, out.MostNodes = in.Nodes()
+	if out.FewestNodes, out.MostNodes, err = in.groupNodes(); err != nil {
+		return nil, err
+	}
 	// Rounds of adaptation take a quarter of the draws each; the proposal
 	// kept is then topped up to the full number.
 	first := max(draws/4, min(draws, vi.MinImportanceDraws))
@@ -233,6 +250,10 @@ func ImportanceGlobal(ctx context.Context, res *vi.Result, t LocalTarget, set Im
 			if err != nil {
 				if e := ctx.Err(); e != nil {
 					return nil, e
+				}
+				if errors.Is(err, vi.ErrGroupStopped) {
+					// Another process's context ended: all stop.
+					return nil, err
 				}
 				mean, cov = weightedMoments(theta, w, g)
 				break

@@ -83,6 +83,14 @@ type Integrator struct {
 	runEach func(int) error
 	cur     []float64
 	atCur   func(sc *integScratch, i int) (float64, error)
+	// Over a vi.Group (setGroup): grp, total the subjects of all the
+	// processes, acc carry's buffer; one and sumCur are LogLik's sum and
+	// its local part, bound once.
+	grp    vi.Group
+	total  int
+	acc    []float64
+	one    []float64
+	sumCur func(vals []float64) error
 }
 
 // hermite is a product grid of Gauss–Hermite points for the standard
@@ -122,7 +130,7 @@ func NewIntegrator(ctx context.Context, t LocalTarget, workers int) (*Integrator
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = max(workers, 1)
-	in := &Integrator{t: t, n: n, r: r, g: g, level: make([]uint8, n), start: make([]float64, n*r),
+	in := &Integrator{t: t, n: n, total: n, r: r, g: g, level: make([]uint8, n), start: make([]float64, n*r), one: make([]float64, 1),
 		pool: parallel.NewPool(ctx, workers), chunks: c, parts: make([]float64, c.Len()),
 		free: make(chan *integScratch, workers)}
 	in.sd, _ = t.(subjectDensity)
@@ -131,6 +139,7 @@ func NewIntegrator(ctx context.Context, t LocalTarget, workers int) (*Integrator
 	}
 	in.runEach = in.eachChunk
 	in.atCur = func(sc *integScratch, i int) (float64, error) { return in.subject(sc, i, in.cur) }
+	in.sumCur = in.logLikLocal
 	for _, k := range nodeCounts {
 		if gridSize(k, r) <= MaxGridPoints {
 			in.grids = append(in.grids, hermiteGrid(k, r))
@@ -202,14 +211,17 @@ func (in *Integrator) Adapt(thetaG []float64, tol float64) (quadErr float64, err
 		return 0, fmt.Errorf("posterior: quadrature tolerance %v: want a positive number", tol)
 	}
 	if len(in.grids) == 1 {
-		return math.NaN(), in.eachSubject(func(sc *integScratch, i int) (float64, error) {
-			_, err := in.mode(sc, i, thetaG)
-			copy(in.start[i*in.r:(i+1)*in.r], sc.b)
-			return 0, err
+		return math.NaN(), in.carry(nil, func([]float64) error {
+			return in.eachSubject(func(sc *integScratch, i int) (float64, error) {
+				_, err := in.mode(sc, i, thetaG)
+				copy(in.start[i*in.r:(i+1)*in.r], sc.b)
+				return 0, err
+			})
 		})
 	}
-	each := tol / float64(max(in.n, 1))
-	err = in.eachSubject(func(sc *integScratch, i int) (float64, error) {
+	// The tolerance per subject is of all the processes' subjects.
+	each := tol / float64(max(in.total, 1))
+	adapt := func(sc *integScratch, i int) (float64, error) {
 		f, err := in.mode(sc, i, thetaG)
 		if err != nil {
 			return 0, err
@@ -236,14 +248,23 @@ func (in *Integrator) Adapt(thetaG []float64, tol float64) (quadErr float64, err
 		}
 		in.level[i] = uint8(len(in.grids) - 1)
 		return change, nil
+	}
+	sum := []float64{0}
+	err = in.carry(sum, func(sum []float64) error {
+		if err := in.eachSubject(adapt); err != nil {
+			return err
+		}
+		s := sum[0]
+		for _, v := range in.parts {
+			s += v
+		}
+		sum[0] = s
+		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
-	for _, v := range in.parts {
-		quadErr += v
-	}
-	return quadErr, nil
+	return sum[0], nil
 }
 
 // eachSubject runs fn on every subject in parallel chunks, the subjects
@@ -321,16 +342,27 @@ func (in *Integrator) LogLik(thetaG []float64) (float64, error) {
 		panic("posterior: bad length of theta_g in LogLik")
 	}
 	in.cur = thetaG
-	err := in.eachSubject(in.atCur)
+	in.one[0] = 0
+	err := in.carry(in.one, in.sumCur)
 	in.cur = nil
 	if err != nil {
 		return math.NaN(), err
 	}
-	var s float64
+	return in.one[0], nil
+}
+
+// logLikLocal adds this process's subjects' terms of log p(y | in.cur),
+// chunk after chunk, to vals[0].
+func (in *Integrator) logLikLocal(vals []float64) error {
+	if err := in.eachSubject(in.atCur); err != nil {
+		return err
+	}
+	s := vals[0]
 	for _, v := range in.parts {
 		s += v
 	}
-	return s, nil
+	vals[0] = s
+	return nil
 }
 
 // logLiks writes into dst log p(y | theta) for each of the len(dst) rows
@@ -338,6 +370,15 @@ func (in *Integrator) LogLik(thetaG []float64) (float64, error) {
 // order; a row whose integral fails gets -Inf. It returns the context's
 // error if it ends.
 func (in *Integrator) logLiks(ctx context.Context, thetas, dst []float64) error {
+	clear(dst)
+	return in.carry(dst, func(dst []float64) error {
+		return in.logLiksLocal(ctx, thetas, dst)
+	})
+}
+
+// logLiksLocal adds to each of dst this process's subjects' terms of
+// log p(y | theta), in order.
+func (in *Integrator) logLiksLocal(ctx context.Context, thetas, dst []float64) error {
 	return in.pool.Run(len(dst), func(d int) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -345,7 +386,7 @@ func (in *Integrator) logLiks(ctx context.Context, thetas, dst []float64) error 
 		sc := <-in.free
 		defer func() { in.free <- sc }()
 		th := thetas[d*in.g : (d+1)*in.g]
-		var s float64
+		s := dst[d]
 		for i := range in.n {
 			v, err := in.subject(sc, i, th)
 			if err != nil {
@@ -559,7 +600,7 @@ func (in *Integrator) LocalMoments(thetas, w []float64) (mean, cov []float64, er
 	}
 	mean = make([]float64, n*r)
 	cov = make([]float64, n*r*r)
-	err = in.eachSubject(func(sc *integScratch, i int) (float64, error) {
+	moments := func(sc *integScratch, i int) (float64, error) {
 		mi, ci := mean[i*r:(i+1)*r], cov[i*r*r:(i+1)*r*r]
 		for s, ws := range w {
 			if ws == 0 {
@@ -582,7 +623,9 @@ func (in *Integrator) LocalMoments(thetas, w []float64) (mean, cov []float64, er
 			}
 		}
 		return 0, nil
-	})
+	}
+	// No sums, but every process fails together.
+	err = in.carry(nil, func([]float64) error { return in.eachSubject(moments) })
 	if err != nil {
 		return nil, nil, err
 	}
