@@ -50,17 +50,18 @@ const secondsPerObsIntegral = 0.6e-6
 const longCorrection = time.Minute
 
 // correctionCost returns the subject integrals of a correction of draws
-// draws, n subjects at each of them and of the Laplace step's 2G(G+1)
+// draws of the G = g fixed effects and variance parameters, n subjects
+// (sc's) at each of them and of the Laplace step's 2G(G+1)
 // evaluations (a Hessian by central differences at the start and at the
 // mode): what -correct auto weighs. A correction may take up to most,
 // three times the draws: its rounds of adaptation, each a quarter of
 // them, and a second set where k over the first is 0.5 or more; est is a
 // rough time for most.
-func correctionCost(m *glmm.Model, draws int) (integrals, most float64, est time.Duration) {
-	n, _, g := m.Dims()
+func correctionCost(sc scope, g, draws int) (integrals, most float64, est time.Duration) {
+	n := sc.n
 	integrals = float64(n) * float64(draws+2*g*(g+1))
 	most = float64(n) * float64(3*draws+2*g*(g+1))
-	perSubject := float64(m.NumObs()) / float64(max(n, 1))
+	perSubject := float64(sc.nobs) / float64(max(n, 1))
 	return integrals, most, time.Duration(most * perSubject * secondsPerObsIntegral * float64(time.Second))
 }
 
@@ -102,15 +103,16 @@ type correctionDoc struct {
 // second or two (correctionCost's subject integrals at most
 // autoCorrectIntegrals). It returns the draws (nil if
 // it did not run) and what to report.
-func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, prog *progress, stderr io.Writer) (*posterior.GlobalImportance, *correctionDoc) {
+func correct(ctx context.Context, m *glmm.Model, res *vi.Result, sc scope, o *fitOptions, prog *progress, stderr io.Writer) (*posterior.GlobalImportance, *correctionDoc) {
 	doc := &correctionDoc{}
-	n, _, g := m.Dims()
+	_, _, g := m.Dims()
+	n := sc.n
 	draws := o.corrDraws
 	if draws == 0 {
 		draws = posterior.DefaultImportanceDraws
 	}
 	k, _, kerr := posterior.ParetoK(res.LogWeights)
-	integrals, most, est := correctionCost(m, draws)
+	integrals, most, est := correctionCost(sc, g, draws)
 	// q's marginal of theta_g is checked where the ratios over every
 	// variable do not settle it and a hundred draws cost little.
 	cheapCheck := g <= checkMaxG && o.correct == correctAuto && n*vi.MinImportanceDraws <= autoCorrectIntegrals
@@ -133,7 +135,7 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 		// No ratios over every variable, but few enough subjects to check
 		// q's marginal of theta_g cheaply: on HERS (2031 subjects) it had
 		// k 0.82 and an sd 1.6 posterior sd short of HMC's.
-		return nil, checkMarginal(ctx, m, res, o, prog, draws, fmt.Sprintf("with %d subjects the importance ratios over every variable were not drawn", n))
+		return nil, checkMarginal(ctx, m, res, sc, o, prog, draws, fmt.Sprintf("with %d subjects the importance ratios over every variable were not drawn", n))
 	case res.LogWeights == nil:
 		// Too many variables (or subjects) for ratios over every
 		// variable: say that nothing checked q, and how to check it.
@@ -146,7 +148,7 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 		// theta_g that is off: on epilepsy (k 0.61 over every variable)
 		// q's marginal had k 1.31, and the random slope's sd was 0.35
 		// posterior sd above HMC's, unflagged.
-		return nil, checkMarginal(ctx, m, res, o, prog, draws, fmt.Sprintf("q's Pareto k over every variable is %.2f, usable", k))
+		return nil, checkMarginal(ctx, m, res, sc, o, prog, draws, fmt.Sprintf("q's Pareto k over every variable is %.2f, usable", k))
 	case !(k > posterior.ParetoKBad):
 		return nil, nil
 	case integrals > autoCorrectIntegrals:
@@ -156,7 +158,7 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 		doc.Reason = fmt.Sprintf("q's Pareto k over every variable is %.2f, above %g", k, posterior.ParetoKBad)
 	}
 	start := time.Now()
-	imp, err := posterior.ImportanceGlobal(ctx, res, m, posterior.ImportanceSettings{Draws: o.corrDraws, Seed: o.seed, Workers: o.threads,
+	imp, err := posterior.ImportanceGlobal(ctx, res, m, posterior.ImportanceSettings{Draws: o.corrDraws, Seed: o.seed, Workers: o.threads, Group: sc.grp,
 		Progress: func(round, done, total int) {
 			from := "q's marginal"
 			if round > 0 {
@@ -170,7 +172,7 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 		}})
 	doc.Seconds = time.Since(start).Seconds()
 	switch {
-	case err != nil && ctx.Err() != nil:
+	case err != nil && (ctx.Err() != nil || errors.Is(err, vi.ErrGroupStopped)):
 		doc.Reason = correctionInterrupted
 		return nil, doc
 	case errors.Is(err, posterior.ErrTooManySubjects):
@@ -185,6 +187,13 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 	doc.QK, doc.K, doc.Rounds, doc.Mixed, doc.Draws = jfloat(imp.QK), jfloat(imp.K), imp.Rounds, imp.Mixed, len(imp.LogWeights)
 	doc.EffectiveDraws = jfloat(posterior.EffectiveDraws(w))
 	doc.FewestNodes, doc.MostNodes, doc.QuadratureError = imp.FewestNodes, imp.MostNodes, jfloat(imp.QuadratureError)
+	if sc.grp != nil && imp.LocalMean != nil {
+		// The first process reports every subject's corrected moments.
+		if err := sc.gather(imp); err != nil {
+			doc.Ran, doc.Reason = false, "failed: gathering the corrected random effects from the processes: "+err.Error()
+			return nil, doc
+		}
+	}
 	return imp, doc
 }
 
@@ -192,24 +201,25 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, 
 // the random effects integrated out, and reports its Pareto k (QK, with
 // Checked) and what a correction of draws draws would cost; why says why
 // the correction did not run.
-func checkMarginal(ctx context.Context, m *glmm.Model, res *vi.Result, o *fitOptions, prog *progress, draws int, why string) *correctionDoc {
-	n, _, g := m.Dims()
+func checkMarginal(ctx context.Context, m *glmm.Model, res *vi.Result, sc scope, o *fitOptions, prog *progress, draws int, why string) *correctionDoc {
+	_, _, g := m.Dims()
+	n := sc.n
 	doc := &correctionDoc{Checked: true}
 	nd := checkDraws(n)
 	prog.phase(fmt.Sprintf("checking q: the fixed effects and variance parameters from q's marginal, %d draws", nd))
 	start := time.Now()
-	imp, err := posterior.ImportanceGlobal(ctx, res, m, posterior.ImportanceSettings{Draws: nd, Rounds: -1, LocalDraws: -1, Seed: o.seed, Workers: o.threads})
+	imp, err := posterior.ImportanceGlobal(ctx, res, m, posterior.ImportanceSettings{Draws: nd, Rounds: -1, LocalDraws: -1, Seed: o.seed, Workers: o.threads, Group: sc.grp})
 	doc.Seconds = time.Since(start).Seconds()
 	if err != nil {
 		doc.Checked = false
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(err, vi.ErrGroupStopped) {
 			doc.Reason = correctionInterrupted
 		} else {
 			doc.Reason = "not run, and the check of q failed: " + withoutPackage(err)
 		}
 		return doc
 	}
-	_, _, est := correctionCost(m, draws)
+	_, _, est := correctionCost(sc, g, draws)
 	doc.QK, doc.Draws = jfloat(imp.K), len(imp.LogWeights) // every draw is from q
 	doc.checkLogWeights = imp.LogWeights
 	doc.FewestNodes, doc.MostNodes, doc.QuadratureError = imp.FewestNodes, imp.MostNodes, jfloat(imp.QuadratureError)

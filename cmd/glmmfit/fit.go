@@ -233,9 +233,6 @@ func (o *fitOptions) check(fs *flag.FlagSet) error {
 	if o.shard && o.out != "" {
 		return bad("-out saves the fit with its training data, which -shard leaves spread over the processes; drop one of them")
 	}
-	if o.shard && o.correct == correctAlways {
-		return bad("-correct always integrates every subject in one process, which -shard does not hold; drop one of them")
-	}
 	return checkFiles([]fileFlag{{"-data", o.data}, {"-resume", o.resume}},
 		[]fileFlag{{"-out", o.out}, {"-trace", o.trace}, {"-plot", o.plot}, {"-checkpoint", o.checkpoint}})
 }

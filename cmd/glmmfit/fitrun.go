@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -175,11 +176,19 @@ func runFit(e *env, args []string) error {
 		if job.whole, err = shareData(e.procs, m); err != nil {
 			return err
 		}
-		if o.correct != correctNever {
-			corrDoc = &correctionDoc{Reason: "not run, and q's marginal not checked: with -shard each process holds its own subjects alone, and the correction integrates every subject in one process; run glmmfit without -shard to correct q"}
+		sc, err := shardScope(e.procs, job.whole)
+		if err != nil {
+			return err
 		}
+		// Every process corrects its own subjects together; the first
+		// says what it takes.
+		var stderr io.Writer = e.stderr
+		if e.procs.Rank() > 0 {
+			stderr = io.Discard
+		}
+		imp, corrDoc = correct(ctx, m, res, sc, o, prog, stderr)
 	case res != nil:
-		imp, corrDoc = correct(ctx, m, res, o, prog, e.stderr)
+		imp, corrDoc = correct(ctx, m, res, aloneScope(m), o, prog, e.stderr)
 	}
 	prog.phase("summaries: the posterior of every parameter and random effect")
 	if res == nil {

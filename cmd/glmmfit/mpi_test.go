@@ -95,31 +95,45 @@ func TestMPIMatchesOneProcess(t *testing.T) {
 // TestMPIShard checks that glmmfit fit -shard under mpirun on 2 and 3
 // processes, each holding its own subjects' rows alone, writes the JSON of
 // the same fit alone, but for the timings: the default method (RVB1
-// expanded at the start here), GVA and RVB2, without the correction,
-// which -shard does not run. By default -shard says so.
+// expanded at the start here), GVA and RVB2, and by default (the check of
+// q's marginal) and with -correct always, whose correction sums each
+// draw's integrals over the processes and gathers every subject's
+// corrected moments.
 func TestMPIShard(t *testing.T) {
 	bin, data := mpiGlmmfit(t, 1000)
 	base := []string{"fit", "-data", data, "-formula", "y ~ t + x1 + x2 + x3 + (1 | id)", "-family", "bernoulli", "-format", "json", "-quiet"}
-	for _, method := range []string{"auto", "gva", "rvb2"} {
-		args := append(slices.Clone(base), "-method", method, "-correct", "never")
+	// shardLikeAlone runs glmmfit with args alone and with -shard on 2 and
+	// 3 processes, and returns the -shard runs' output.
+	shardLikeAlone := func(what string, args []string) [][]byte {
 		alone, err := exec.Command(bin, args...).Output()
 		if err != nil {
-			t.Fatalf("%s alone: %v", method, err)
+			t.Fatalf("%s alone: %v", what, err)
 		}
 		want := withoutTimings(t, alone)
+		var outs [][]byte
 		for _, np := range []int{2, 3} {
 			out := mpiRun(t, np, bin, append(args, "-shard")...)
 			if got := withoutTimings(t, out); !reflect.DeepEqual(got, want) {
-				t.Errorf("%s -shard on %d processes: the JSON differs from the fit alone", method, np)
+				t.Errorf("%s -shard on %d processes: the JSON differs from the fit alone", what, np)
 			}
+			outs = append(outs, out)
 		}
+		return outs
 	}
-	var doc document
-	if err := json.Unmarshal(mpiRun(t, 2, bin, append(slices.Clone(base), "-shard")...), &doc); err != nil {
-		t.Fatal(err)
+	for _, method := range []string{"auto", "gva", "rvb2"} {
+		shardLikeAlone(method, append(slices.Clone(base), "-method", method, "-correct", "never"))
 	}
-	if c := doc.Correction; c == nil || c.Ran || c.Checked || !strings.Contains(c.Reason, "-shard") {
-		t.Errorf("-shard by default: correction %+v, want a reason naming -shard", c)
+	// The correction of q and its check: by default (the check of q's
+	// marginal, or nothing, at 1000 subjects) and -correct always.
+	shardLikeAlone("-correct auto", slices.Clone(base))
+	for k, out := range shardLikeAlone("-correct always", append(slices.Clone(base), "-correct", "always")) {
+		var doc document
+		if err := json.Unmarshal(out, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if c := doc.Correction; c == nil || !c.Ran || doc.PSISCorrected == nil || len(doc.PSISCorrected.RandomEffects) != 1000 {
+			t.Errorf("-correct always -shard on %d processes: correction %+v", k+2, c)
+		}
 	}
 }
 

@@ -73,7 +73,6 @@ func TestShardFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"-out", "fit.json"}, "-out saves the fit with its training data, which -shard leaves spread over the processes"},
-		{[]string{"-correct", "always"}, "-correct always integrates every subject in one process"},
 	} {
 		r := glmmfit(t, t.TempDir(), "", nil, append([]string{"fit", "-example", "-shard"}, c.args...)...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {

@@ -135,6 +135,11 @@ func psisCorrect(d *formula.Design, logw, draws []float64, imp *posterior.Global
 	}
 	if imp != nil && imp.LocalMean != nil {
 		levels := m.GroupLevels()
+		if all, _, _ := d.PartOf(); all != nil {
+			// With -shard the design is this process's subjects', the
+			// moments every process's (gathered by the correction).
+			levels = all
+		}
 		out.LocalDraws = imp.LocalDraws
 		out.RandomEffects = make([]subjectEffects, len(levels))
 		for i, lev := range levels {

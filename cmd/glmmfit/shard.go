@@ -136,3 +136,51 @@ func summarizeShare(ctx context.Context, procs processes, res *vi.Result, t vi.T
 // errSummariesStopped marks the summaries of a -shard fit stopped in some
 // process by a signal or the time limit, which all the processes see.
 var errSummariesStopped = errors.New("the summaries were stopped")
+
+// scope is what a correction of q runs over: the subjects and
+// observations of all the processes, and with -shard their group and each
+// process's first subject (bounds, the last entry the number of
+// subjects).
+type scope struct {
+	n, nobs int
+	grp     processes
+	bounds  []int
+}
+
+// aloneScope is the scope of a fit in one process, or of one without
+// -shard.
+func aloneScope(m *glmm.Model) scope {
+	n, _, _ := m.Dims()
+	return scope{n: n, nobs: m.NumObs()}
+}
+
+// shardScope is the scope of a -shard fit of all the processes' data.
+func shardScope(procs processes, whole *wholeData) (scope, error) {
+	bounds, err := shareBounds(procs, whole.subjects)
+	if err != nil {
+		return scope{}, err
+	}
+	return scope{n: whole.subjects, nobs: whole.observations, grp: procs, bounds: bounds}, nil
+}
+
+// gather replaces the correction's moments of this process's subjects by
+// those of every process's, in rank order.
+func (sc scope) gather(imp *posterior.GlobalImportance) error {
+	k := len(sc.bounds) - 1
+	r := len(imp.LocalMean) / (sc.bounds[sc.grp.Rank()+1] - sc.bounds[sc.grp.Rank()])
+	for _, part := range []struct {
+		vals  *[]float64
+		width int
+	}{{&imp.LocalMean, r}, {&imp.LocalCov, r * r}} {
+		counts := make([]int, k)
+		for q := range counts {
+			counts[q] = part.width * (sc.bounds[q+1] - sc.bounds[q])
+		}
+		all := make([]float64, part.width*sc.n)
+		if err := sc.grp.Allgatherv(all, *part.vals, counts); err != nil {
+			return err
+		}
+		*part.vals = all
+	}
+	return nil
+}

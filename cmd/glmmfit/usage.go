@@ -150,8 +150,8 @@ Fitting:
                    subjects alone and fits them, the others' summaries
                    gathered by the first (memory per process falls with
                    the number of processes; every process still reads and
-                   codes the whole file first); results as without it, but
-                   no correction or check of q (-correct), and no -out;
+                   codes the whole file first); results as without it,
+                   the correction of q (-correct) included, but no -out;
                    alone it changes nothing
   -max-memory S    refuse, before fitting, a fit whose estimated memory is
                    above S (e.g. 4GB); by default the machine's available
