@@ -160,33 +160,16 @@ func TestImportanceGlobalGroup(t *testing.T) {
 		}
 		_, r, _ := whole.Dims()
 		for _, bounds := range [][]int{{0, chunk, d.N}, {0, chunk, 2 * chunk, d.N}} {
-			groups := simshare.NewGroups(len(bounds) - 1)
-			got := make([]*posterior.GlobalImportance, len(groups))
-			errs := make([]error, len(groups))
-			var wg sync.WaitGroup
-			for k, grp := range groups {
-				wg.Go(func() {
-					m, err := d.Model(bounds[k], bounds[k+1])
-					if err != nil {
-						errs[k] = err
-						return
-					}
-					s := set
-					s.Group = grp
-					res, err := vi.Fit(context.Background(), m, s)
-					if err != nil {
-						errs[k] = err
-						return
-					}
-					narrow(res)
-					is := iset
-					is.Group = grp
-					got[k], errs[k] = posterior.ImportanceGlobal(context.Background(), res, m, is)
-				})
-			}
-			wg.Wait()
+			got := make([]*posterior.GlobalImportance, len(bounds)-1)
+			errs := overGroup(d, bounds, set, func(k int, grp vi.Group, m *glmm.Model, res *vi.Result) (err error) {
+				narrow(res)
+				is := iset
+				is.Group = grp
+				got[k], err = posterior.ImportanceGlobal(context.Background(), res, m, is)
+				return err
+			})
 			for k, g := range got {
-				where := fmt.Sprintf("%v, process %d of %d", fam, k, len(groups))
+				where := fmt.Sprintf("%v, process %d of %d", fam, k, len(got))
 				if errs[k] != nil {
 					t.Fatalf("%s: %v", where, errs[k])
 				}
@@ -219,9 +202,29 @@ func TestImportanceGlobalGroup(t *testing.T) {
 func TestImportanceGlobalGroupStops(t *testing.T) {
 	const chunk = parallel.DefaultChunkSize
 	d := simshare.New(glmm.Bernoulli, chunk+40, 9)
-	bounds := []int{0, chunk, d.N}
-	groups := simshare.NewGroups(2)
-	errs := make([]error, 2)
+	set := vi.Settings{Method: vi.GVA, Seed: 2, MaxIter: 100, Workers: 1}
+	errs := overGroup(d, []int{0, chunk, d.N}, set, func(k int, grp vi.Group, m *glmm.Model, res *vi.Result) error {
+		ctx := context.Background()
+		if k == 1 {
+			c, cancel := context.WithCancel(ctx)
+			cancel()
+			ctx = c
+		}
+		_, err := posterior.ImportanceGlobal(ctx, res, m, posterior.ImportanceSettings{Draws: 100, Seed: 1, Group: grp})
+		return err
+	})
+	if !errors.Is(errs[1], context.Canceled) || !errors.Is(errs[0], vi.ErrGroupStopped) {
+		t.Errorf("errors %v and %v, want the other process stopped and the context's", errs[0], errs[1])
+	}
+}
+
+// overGroup fits, in a goroutine process for each share [bounds[k],
+// bounds[k+1]) of d's subjects, a model of the share alone over a group
+// with set, then runs after on the process's model and Result; it returns
+// each process's error.
+func overGroup(d *simshare.Data, bounds []int, set vi.Settings, after func(k int, grp vi.Group, m *glmm.Model, res *vi.Result) error) []error {
+	groups := simshare.NewGroups(len(bounds) - 1)
+	errs := make([]error, len(groups))
 	var wg sync.WaitGroup
 	for k, grp := range groups {
 		wg.Go(func() {
@@ -230,23 +233,16 @@ func TestImportanceGlobalGroupStops(t *testing.T) {
 				errs[k] = err
 				return
 			}
-			set := vi.Settings{Method: vi.GVA, Seed: 2, MaxIter: 100, Workers: 1, Group: grp}
-			res, err := vi.Fit(context.Background(), m, set)
+			s := set
+			s.Group = grp
+			res, err := vi.Fit(context.Background(), m, s)
 			if err != nil {
 				errs[k] = err
 				return
 			}
-			ctx := context.Background()
-			if k == 1 {
-				c, cancel := context.WithCancel(ctx)
-				cancel()
-				ctx = c
-			}
-			_, errs[k] = posterior.ImportanceGlobal(ctx, res, m, posterior.ImportanceSettings{Draws: 100, Seed: 1, Group: grp})
+			errs[k] = after(k, grp, m, res)
 		})
 	}
 	wg.Wait()
-	if !errors.Is(errs[1], context.Canceled) || !errors.Is(errs[0], vi.ErrGroupStopped) {
-		t.Errorf("errors %v and %v, want the other process stopped and the context's", errs[0], errs[1])
-	}
+	return errs
 }

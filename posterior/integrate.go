@@ -250,17 +250,7 @@ func (in *Integrator) Adapt(thetaG []float64, tol float64) (quadErr float64, err
 		return change, nil
 	}
 	sum := []float64{0}
-	err = in.carry(sum, func(sum []float64) error {
-		if err := in.eachSubject(adapt); err != nil {
-			return err
-		}
-		s := sum[0]
-		for _, v := range in.parts {
-			s += v
-		}
-		sum[0] = s
-		return nil
-	})
+	err = in.carry(sum, func(sum []float64) error { return in.sumEach(adapt, sum) })
 	if err != nil {
 		return 0, err
 	}
@@ -354,7 +344,13 @@ func (in *Integrator) LogLik(thetaG []float64) (float64, error) {
 // logLikLocal adds this process's subjects' terms of log p(y | in.cur),
 // chunk after chunk, to vals[0].
 func (in *Integrator) logLikLocal(vals []float64) error {
-	if err := in.eachSubject(in.atCur); err != nil {
+	return in.sumEach(in.atCur, vals)
+}
+
+// sumEach runs fn on every subject (eachSubject) and adds its values,
+// chunk after chunk, to vals[0].
+func (in *Integrator) sumEach(fn func(sc *integScratch, i int) (float64, error), vals []float64) error {
+	if err := in.eachSubject(fn); err != nil {
 		return err
 	}
 	s := vals[0]
