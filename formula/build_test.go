@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -865,6 +866,57 @@ func TestColumnStats(t *testing.T) {
 			if math.Abs(got[j].sd-w.sd) > 1e-12*w.sd || got[j].maxAbs != w.maxAbs || got[j].binary != w.binary {
 				t.Errorf("%T column %d: %+v, want %+v", x, j, got[j], w)
 			}
+		}
+	}
+}
+
+// TestDesignStats: the statistics of a design computed row by row, without
+// the matrix, are those of the matrix designMatrix makes, to the bit,
+// for a narrow dense design and for wide ones that designMatrix stores
+// sparse and dense.
+func TestDesignStats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const n = 3000
+	x, w := make([]float64, n), make([]float64, n)
+	g, h := make([]string, n), make([]string, n)
+	for i := range n {
+		x[i] = 1e3 + rng.NormFloat64()
+		w[i] = rng.ExpFloat64()
+		g[i] = fmt.Sprintf("g%02d", rng.IntN(30))
+		h[i] = fmt.Sprintf("h%d", rng.IntN(3))
+	}
+	fr, err := datasets.NewFrame(datasets.NewNumeric("x", x), datasets.NewNumeric("w", w),
+		datasets.NewCategorical("g", g), datasets.NewCategorical("h", h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := make([]int, 0, n)
+	for i := range n {
+		if i%7 != 3 {
+			rows = append(rows, i)
+		}
+	}
+	for _, form := range []string{"y ~ x + log(w)", "y ~ g + x", "y ~ h*x*w + h:log(w) + sqrt(w) + exp(w)"} {
+		f, err := Parse(form + " + (1 | id)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := newCoder(&f.fixed, fr, rows, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", form, err)
+		}
+		m, err := designMatrix(c.bind(fr), rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := columnStats(m)
+		got, err := designStats(c.bind(fr), rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %T with %d columns", form, m, len(want))
+		if !slices.Equal(got, want) {
+			t.Errorf("%s (%T): stats row by row %+v, of the matrix %+v", form, m, got, want)
 		}
 	}
 }

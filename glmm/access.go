@@ -74,8 +74,18 @@ func (mod *Model) Dispersion() (int, bool) {
 
 // Perm returns the storage order of the observations: stored row k (rows are
 // stored subject by subject) is row Perm()[k] of the data given to New. The
-// slice must not be modified.
-func (mod *Model) Perm() []int { return mod.perm }
+// slice must not be modified. For data given grouped by subject in order
+// the model keeps no permutation, and Perm returns a new identity.
+func (mod *Model) Perm() []int {
+	if mod.perm == nil {
+		perm := make([]int, mod.nobs)
+		for k := range perm {
+			perm[k] = k
+		}
+		return perm
+	}
+	return mod.perm
+}
 
 // SparseX reports whether the fixed design is stored in compressed sparse
 // row form (when it is mostly zeros and has many columns).

@@ -508,9 +508,10 @@ func TestRankNearCollinear(t *testing.T) {
 	}
 }
 
-// TestDenseXKeptInOrder: a dense X whose rows come grouped by subject is
-// kept, not copied (New allocates at least 90% of its size less than for
-// the same rows interleaved), and both orders give the same model.
+// TestDenseXKeptInOrder: the data of rows that come grouped by subject are
+// kept, not copied, and no permutation is stored (New allocates at least
+// 90% of the size of X, Y, Z and a permutation less than for the same rows
+// interleaved); both orders give the same model, and Perm the identity.
 func TestDenseXKeptInOrder(t *testing.T) {
 	const n, per, p = 2000, 5, 3
 	rng := rand.New(rand.NewPCG(12, 1))
@@ -549,10 +550,15 @@ func TestDenseXKeptInOrder(t *testing.T) {
 	}
 	grouped, inOrder := build(config(func(i, j int) int { return i*per + j }))
 	interleaved, shuffled := build(config(func(i, j int) int { return j*n + i }))
-	size := uint64(n * per * p * 8)
-	t.Logf("New allocated %d bytes with the rows in order, %d interleaved (X is %d)", inOrder, shuffled, size)
+	size := uint64(n * per * (p + 3) * 8)
+	t.Logf("New allocated %d bytes with the rows in order, %d interleaved (X, Y, Z and a permutation are %d)", inOrder, shuffled, size)
 	if inOrder+size*9/10 > shuffled {
-		t.Errorf("New allocated %d bytes with the rows in order and %d interleaved: X (%d bytes) was not kept", inOrder, shuffled, size)
+		t.Errorf("New allocated %d bytes with the rows in order and %d interleaved: X, Y, Z and a permutation (%d bytes) were not kept", inOrder, shuffled, size)
+	}
+	for k, v := range grouped.Perm() {
+		if v != k {
+			t.Fatalf("rows in order: Perm()[%d] = %d", k, v)
+		}
 	}
 	_, r, g := grouped.Dims()
 	thetaG := make([]float64, g)
