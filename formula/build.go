@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -95,6 +96,14 @@ type Options struct {
 	// else the one with the most levels. The others are crossed factors
 	// (glmm.Crossed): each must have a random intercept only.
 	LocalFactor string
+
+	// Release lets Build empty the columns of the data frame that it has
+	// made its design from (Num, Str and Missing set to nil) as soon as
+	// it needs them no more, so that the data and the design are not held
+	// at once: the fixed-effect covariates go once X is made. The caller
+	// must not use the frame's columns afterwards, nor give Build a frame
+	// whose columns something else still reads.
+	Release bool
 
 	// Part, when not nil, makes the design one process's part of a fit
 	// over a vi.Group: Build calls it with the number n of subjects
@@ -252,6 +261,9 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	if fam == glmm.Gaussian && opts.Prior == PriorAuto {
 		d.standardizeResponse()
 	}
+	if opts.Release {
+		releaseFixed(f, facs, fr, uses)
+	}
 
 	if d.random, err = newCoder(&rnd.lhs, fr, rows, opts.Reference); err != nil {
 		return nil, err
@@ -261,7 +273,9 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 			return nil, err
 		}
 	}
-	if d.cfg.Z, err = designMatrix(d.random.bind(fr), rows); err != nil {
+	if d.random.interceptOnly() {
+		d.cfg.Z = onesColumn(len(rows))
+	} else if d.cfg.Z, err = designMatrix(d.random.bind(fr), rows); err != nil {
 		return nil, err
 	}
 	d.cfg.RandomNames = d.random.names
@@ -304,6 +318,34 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 		d.rows = nil // Rows makes them: every row
 	}
 	return d, nil
+}
+
+// releaseFixed empties the columns of uses that only the response, the
+// fixed effects, the offsets and the weights use, which Build has coded
+// when it calls it (Options.Release). A cbind response's columns stay,
+// for the message of a response glmm rejects.
+func releaseFixed(f *Formula, facs []factor, fr *datasets.Frame, uses []use) {
+	keep := make(map[string]bool)
+	if f.resp.kind != respSingle {
+		keep[f.resp.y.col], keep[f.resp.second.col] = true, true
+	}
+	for _, fc := range facs {
+		keep[fc.group] = true
+		for _, r := range fc.terms {
+			for _, c := range r.groupCols {
+				keep[c] = true
+			}
+			for _, v := range r.lhs.vars {
+				keep[v.col] = true
+			}
+		}
+	}
+	for _, u := range uses {
+		if c, ok := fr.Column(u.col); ok && !keep[u.col] {
+			c.Num, c.Str, c.Missing = nil, nil, nil
+		}
+	}
+	runtime.GC()
 }
 
 // ErrCrossedPart is the error of Build with Options.Part for a model with
@@ -1022,6 +1064,27 @@ const (
 	sparseMinCols    = 10
 	sparseMaxDensity = 0.25
 )
+
+// onesColumn is the design of a random intercept: n rows of a 1, which
+// need no storage (glmm stores none either).
+type onesColumn int
+
+// Dims returns the n×1 shape.
+func (o onesColumn) Dims() (r, c int) { return int(o), 1 }
+
+// At returns 1 for every entry.
+func (o onesColumn) At(i, j int) float64 {
+	if i < 0 || i >= int(o) || j != 0 {
+		panic(mat.ErrIndexOutOfRange)
+	}
+	return 1
+}
+
+// T returns the transpose, a row of ones.
+func (o onesColumn) T() mat.Matrix { return mat.Transpose{Matrix: o} }
+
+// interceptOnly reports whether c's design is an intercept alone.
+func (c *coder) interceptOnly() bool { return len(c.cols) == 1 && len(c.cols[0]) == 0 }
 
 // designStats returns columnStats of designMatrix(b, rows) without making
 // the matrix, which would be a second copy of the design while it is

@@ -920,3 +920,48 @@ func TestDesignStats(t *testing.T) {
 		}
 	}
 }
+
+// TestRelease: with Options.Release the model is the same to the bit, the
+// columns only the response and the fixed effects use are emptied, and
+// those of the random part and the grouping factors are not.
+func TestRelease(t *testing.T) {
+	for _, c := range []struct {
+		form            string
+		opts            Options
+		emptied, intact []string
+	}{
+		{"y ~ x1 + f + (1 + t | id)", Options{Family: glmm.Poisson}, []string{"y", "x1", "f"}, []string{"t", "id", "x", "k"}},
+		{"y ~ x1 + log(x) + offset(t) + (1 | id) + (1 | h)", Options{Family: glmm.Poisson, Prior: PriorAuto, Weights: "k", LocalFactor: "id"},
+			[]string{"y", "x1", "x", "t", "k"}, []string{"id", "h"}},
+		{"cbind(y, k) ~ x1 + (1 | id:h)", Options{}, []string{"x1"}, []string{"y", "k", "id", "h"}},
+	} {
+		f, err := Parse(c.form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Build(f, smallFrame(), c.opts)
+		if err != nil {
+			t.Fatalf("%s: %v", c.form, err)
+		}
+		fr := smallFrame()
+		opts := c.opts
+		opts.Release = true
+		got, err := Build(f, fr, opts)
+		if err != nil {
+			t.Fatalf("%s, Release: %v", c.form, err)
+		}
+		if got.Model().Fingerprint() != want.Model().Fingerprint() {
+			t.Errorf("%s: the model differs with Release", c.form)
+		}
+		for _, name := range c.emptied {
+			if col, _ := fr.Column(name); col.Num != nil || col.Str != nil || col.Missing != nil {
+				t.Errorf("%s: column %s not emptied", c.form, name)
+			}
+		}
+		for _, name := range c.intact {
+			if col, _ := fr.Column(name); col.Len() != fr.NumRows() || len(col.Missing) != fr.NumRows() {
+				t.Errorf("%s: column %s emptied", c.form, name)
+			}
+		}
+	}
+}

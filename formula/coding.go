@@ -131,40 +131,23 @@ func levelsOf(c *datasets.Column, rows []int) []string {
 // quarter of building a model of 700,000 rows.
 func codesOf(c *datasets.Column, rows []int) (lev []string, code []int, numeric bool) {
 	code = make([]int, len(rows))
+	var distinct []int
 	if c.Kind == datasets.Categorical {
-		first := make(map[string]int)
-		prev, prevCode := "", -1
-		for k, i := range rows {
-			s := c.Str[i]
-			if prevCode >= 0 && s == prev {
-				// A subject's rows follow each other: no lookup.
-				code[k] = prevCode
-				continue
-			}
-			j, ok := first[s]
-			if !ok {
-				j = len(lev)
-				first[s] = j
-				lev = append(lev, s)
-			}
-			code[k], prev, prevCode = j, s, j
-		}
+		distinct = runCodes(func(i int) string { return c.Str[i] }, rows, code)
 	} else {
 		// Distinct bit patterns are distinct labels (shortest formatting
-		// tells every float64 apart, -0 from 0 included).
-		first := make(map[uint64]int)
-		for k, i := range rows {
-			b := math.Float64bits(c.Num[i])
-			j, ok := first[b]
-			if !ok {
-				j = len(lev)
-				first[b] = j
-				lev = append(lev, label(c, i))
-			}
-			code[k] = j
-		}
+		// tells every float64 apart, -0 from 0 included): each distinct
+		// number is labelled once.
+		distinct = runCodes(func(i int) uint64 { return math.Float64bits(c.Num[i]) }, rows, code)
+	}
+	lev = make([]string, len(distinct))
+	for j, i := range distinct {
+		lev[j] = label(c, i)
 	}
 	ord, numeric := levelOrder(lev)
+	if slices.IsSortedFunc(ord, cmp.Compare) {
+		return lev, code, numeric // labels in byte order, as wanted
+	}
 	rank := make([]int, len(ord))
 	sorted := make([]string, len(ord))
 	for j, o := range ord {
@@ -175,6 +158,48 @@ func codesOf(c *datasets.Column, rows []int) (lev []string, code []int, numeric 
 		code[k] = rank[j]
 	}
 	return sorted, code, numeric
+}
+
+// runCodes sets code[k] to the index of the key of row rows[k] among the
+// distinct keys, and returns for each distinct key, in increasing order,
+// a row that has it. It works on runs of rows with the same key (a
+// subject's rows follow each other), sorted, rather than through a map
+// of the keys: at a million subjects the map and its growth were the
+// largest part of building a model's grouping.
+func runCodes[K cmp.Ordered](key func(i int) K, rows []int, code []int) (distinct []int) {
+	var heads []int // the first of each run of rows with one key
+	for k, i := range rows {
+		if k == 0 || key(i) != key(rows[k-1]) {
+			heads = append(heads, k)
+		}
+	}
+	runKey := func(r int) K { return key(rows[heads[r]]) }
+	byKey := make([]int, len(heads))
+	sorted := true
+	for r := range byKey {
+		byKey[r] = r
+		sorted = sorted && (r == 0 || runKey(r-1) < runKey(r))
+	}
+	if !sorted {
+		slices.SortFunc(byKey, func(a, b int) int { return cmp.Compare(runKey(a), runKey(b)) })
+	}
+	runLevel := make([]int, len(heads))
+	for _, r := range byKey {
+		if n := len(distinct); n == 0 || key(distinct[n-1]) != runKey(r) {
+			distinct = append(distinct, rows[heads[r]])
+		}
+		runLevel[r] = len(distinct) - 1
+	}
+	for r, k := range heads {
+		end := len(rows)
+		if r+1 < len(heads) {
+			end = heads[r+1]
+		}
+		for t := k; t < end; t++ {
+			code[t] = runLevel[r]
+		}
+	}
+	return distinct
 }
 
 // newCoder decides the coding of every variable of m on the rows of fr and

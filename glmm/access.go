@@ -106,7 +106,17 @@ func (mod *Model) FixedDesign() mat.Matrix {
 
 // RandomDesign returns the random-effect design in storage order. It shares
 // the model's storage and must not be modified.
-func (mod *Model) RandomDesign() *mat.Dense { return mat.NewDense(mod.nobs, mod.r, mod.z) }
+// A design of ones, which the model does not store, is made anew.
+func (mod *Model) RandomDesign() *mat.Dense {
+	if mod.z == nil {
+		z := mat.NewDense(mod.nobs, mod.r, nil)
+		for k := range mod.nobs {
+			z.Set(k, 0, 1)
+		}
+		return z
+	}
+	return mat.NewDense(mod.nobs, mod.r, mod.z)
+}
 
 // PriorSD returns the prior standard deviation sigma0 of theta_g.
 func (mod *Model) PriorSD() float64 { return mod.priorSD }
@@ -165,7 +175,7 @@ func (mod *Model) MaxSubjectObs() int { return mod.maxNi }
 
 // ZRows returns subject i's random-effect design Z_i, n_i×r row-major.
 func (mod *Model) ZRows(i int) []float64 {
-	return mod.z[mod.start[i]*mod.r : mod.start[i+1]*mod.r]
+	return mod.zRange(mod.start[i], mod.start[i+1])
 }
 
 // Response returns subject i's responses y, trials m (1 unless binomial) and

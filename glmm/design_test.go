@@ -510,8 +510,10 @@ func TestRankNearCollinear(t *testing.T) {
 
 // TestDenseXKeptInOrder: the data of rows that come grouped by subject are
 // kept, not copied, and no permutation is stored (New allocates at least
-// 90% of the size of X, Y, Z and a permutation less than for the same rows
-// interleaved); both orders give the same model, and Perm the identity.
+// 90% of the size of X, Y and a permutation less than for the same rows
+// interleaved; Z, a column of ones, is stored in neither); both orders
+// give the same model, Perm the identity, and ZRows and RandomDesign
+// ones.
 func TestDenseXKeptInOrder(t *testing.T) {
 	const n, per, p = 2000, 5, 3
 	rng := rand.New(rand.NewPCG(12, 1))
@@ -550,10 +552,28 @@ func TestDenseXKeptInOrder(t *testing.T) {
 	}
 	grouped, inOrder := build(config(func(i, j int) int { return i*per + j }))
 	interleaved, shuffled := build(config(func(i, j int) int { return j*n + i }))
-	size := uint64(n * per * (p + 3) * 8)
-	t.Logf("New allocated %d bytes with the rows in order, %d interleaved (X, Y, Z and a permutation are %d)", inOrder, shuffled, size)
+	size := uint64(n * per * (p + 2) * 8)
+	t.Logf("New allocated %d bytes with the rows in order, %d interleaved (X, Y and a permutation are %d)", inOrder, shuffled, size)
 	if inOrder+size*9/10 > shuffled {
-		t.Errorf("New allocated %d bytes with the rows in order and %d interleaved: X, Y, Z and a permutation (%d bytes) were not kept", inOrder, shuffled, size)
+		t.Errorf("New allocated %d bytes with the rows in order and %d interleaved: X, Y and a permutation (%d bytes) were not kept", inOrder, shuffled, size)
+	}
+	// In order New allocates the model's few vectors of subjects (40
+	// bytes a subject: start, constants, weights, levels) and less than
+	// the observations' 8 bytes of Z.
+	if perSubject := uint64(n * 40); inOrder > perSubject+uint64(n*per*8)/2 {
+		t.Errorf("New allocated %d bytes with the rows in order: Z, a column of ones, was stored", inOrder)
+	}
+	for _, m := range []*glmm.Model{grouped, interleaved} {
+		if z := m.RandomDesign(); mat.Sum(z) != float64(n*per) {
+			t.Errorf("RandomDesign sums to %v, not to the %d observations", mat.Sum(z), n*per)
+		}
+		for i := range n {
+			for _, v := range m.ZRows(i) {
+				if v != 1 {
+					t.Fatalf("ZRows(%d) = %v", i, m.ZRows(i))
+				}
+			}
+		}
 	}
 	for k, v := range grouped.Perm() {
 		if v != k {
@@ -573,5 +593,8 @@ func TestDenseXKeptInOrder(t *testing.T) {
 	b, _ := interleaved.Local(interleaved.NewWorkspace(), 0, n, thetaG, local, nil, nil)
 	if a != b {
 		t.Errorf("log density %v with the rows in order, %v interleaved", a, b)
+	}
+	if grouped.Fingerprint() != interleaved.Fingerprint() {
+		t.Errorf("the fingerprints of the same model in two orders differ")
 	}
 }

@@ -63,7 +63,18 @@ func (mod *Model) Fingerprint() string {
 		ints(0)
 		floats(mod.x)
 	}
-	floats(mod.z)
+	if mod.z == nil {
+		// A column of ones (zRange), hashed as if stored.
+		ints(mod.nobs)
+		for range mod.nobs {
+			if len(buf)+8 > cap(buf) {
+				flush()
+			}
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(1))
+		}
+	} else {
+		floats(mod.z)
+	}
 	ints(len(mod.cross))
 	for _, c := range mod.cross {
 		ints(len(c.levels), c.off, c.omega, len(c.idx))

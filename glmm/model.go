@@ -465,10 +465,29 @@ func (mod *Model) dataRow(s int) int {
 	return mod.perm[s]
 }
 
-// setZ copies the random-effect design in stored order, or keeps it
-// (Config).
+// zRange returns the random-effect design of stored rows [s, e) of one
+// subject, row-major. A single column of ones, a random intercept's, is
+// not stored (8 bytes an observation): its rows are views of mod.ones.
+func (mod *Model) zRange(s, e int) []float64 {
+	if mod.z == nil {
+		return mod.ones[:e-s]
+	}
+	return mod.z[s*mod.r : e*mod.r]
+}
+
+// setZ copies the random-effect design in stored order, keeps it
+// (Config), or stores nothing for a column of ones (zRange).
 func (mod *Model) setZ(z mat.Matrix, rowName func(int) int) error {
 	r := mod.r
+	if r == 1 {
+		ones := true
+		for k := 0; k < mod.nobs && ones; k++ {
+			ones = z.At(k, 0) == 1
+		}
+		if ones {
+			return nil
+		}
+	}
 	if d, ok := z.(*mat.Dense); ok && mod.inOrder && d.RawMatrix().Stride == r {
 		mod.z = d.RawMatrix().Data[:mod.nobs*r]
 	} else {

@@ -35,7 +35,7 @@ func (mod *Model) PrepareSubject(ws any, i int, thetaG []float64) bool {
 		return false
 	}
 	s, e := mod.start[i], mod.start[i+1]
-	for _, z := range mod.z[s:e] {
+	for _, z := range mod.zRange(s, e) {
 		if z != 1 {
 			return false
 		}

@@ -270,7 +270,7 @@ func (mod *Model) subjectLik(work *workspace, i int, thetaG []float64, psi float
 	eta := work.eta[:e-s]
 	mod.fixedEta(work, i, thetaG, eta, cache)
 	r := mod.r
-	zs := mod.z[s*r : e*r]
+	zs := mod.zRange(s, e)
 	if r == 1 {
 		b0 := b[0]
 		for j := range eta {
@@ -434,7 +434,7 @@ func (mod *Model) LocalHessian(ws any, i int, thetaG, thetaI, h []float64) {
 	mod.fixedEta(work, i, thetaG, eta, true)
 	clear(h)
 	for j := s; j < e; j++ {
-		zr := mod.z[j*r : j*r+r]
+		zr := mod.zRange(j, j+1)
 		et := eta[j-s]
 		for k, v := range zr {
 			et += v * thetaI[k]
