@@ -244,7 +244,15 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 		return nil, err
 	}
 	if len(d.fixed.cols) > 0 {
-		if d.cfg.X, err = designMatrix(d.fixed.bind(fr), rows); err != nil {
+		var cols *glmm.Columns
+		if opts.Release && allRows {
+			if cols, err = d.fixed.frameColumns(fr, rows, uses, keptColumns(f, facs)); err != nil {
+				return nil, err
+			}
+		}
+		if cols != nil {
+			d.cfg.X = cols
+		} else if d.cfg.X, err = designMatrix(d.fixed.bind(fr), rows); err != nil {
 			return nil, err
 		}
 	}
@@ -325,6 +333,19 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 // when it calls it (Options.Release). A cbind response's columns stay,
 // for the message of a response glmm rejects.
 func releaseFixed(f *Formula, facs []factor, fr *datasets.Frame, uses []use) {
+	keep := keptColumns(f, facs)
+	for _, u := range uses {
+		if c, ok := fr.Column(u.col); ok && !keep[u.col] {
+			c.Num, c.Str, c.Missing = nil, nil, nil
+		}
+	}
+	runtime.GC()
+}
+
+// keptColumns returns the columns that Build reads after the fixed
+// effects: the random part's and the grouping factors', and a cbind
+// response's, for the message of a response glmm rejects.
+func keptColumns(f *Formula, facs []factor) map[string]bool {
 	keep := make(map[string]bool)
 	if f.resp.kind != respSingle {
 		keep[f.resp.y.col], keep[f.resp.second.col] = true, true
@@ -340,12 +361,58 @@ func releaseFixed(f *Formula, facs []factor, fr *datasets.Frame, uses []use) {
 			}
 		}
 	}
+	return keep
+}
+
+// frameColumns returns the design of c at rows, every row of fr, as
+// glmm.Columns made of fr's own columns, centred and scaled in place:
+// when each column of the design is the intercept (a nil column) or a
+// numeric data column as it is, which nothing else uses (uses, keep);
+// else nil. With Options.Release the data's covariates then become the
+// design rather than being copied into it. The values and the errors are
+// those of designMatrix, which makes a dense matrix for so few columns.
+func (c *coder) frameColumns(fr *datasets.Frame, rows []int, uses []use, keep map[string]bool) (*glmm.Columns, error) {
+	if len(c.cols) > sparseMinCols {
+		return nil, nil // designMatrix might make it sparse
+	}
+	n := map[string]int{}
 	for _, u := range uses {
-		if c, ok := fr.Column(u.col); ok && !keep[u.col] {
-			c.Num, c.Str, c.Missing = nil, nil, nil
+		n[u.col]++
+	}
+	cols := make([][]float64, len(c.cols))
+	taken := map[string]bool{}
+	for j, parts := range c.cols {
+		if len(parts) == 0 {
+			continue // the intercept, never scaled
+		}
+		if len(parts) > 1 || parts[0].level >= 0 {
+			return nil, nil
+		}
+		v := c.vars[parts[0].v].v
+		col, ok := fr.Column(v.col)
+		if !ok || v.fn != "" || col.Kind != datasets.Numeric || n[v.col] != 1 || keep[v.col] || taken[v.col] {
+			return nil, nil
+		}
+		taken[v.col] = true
+		cols[j] = col.Num[:len(rows)]
+	}
+	// The errors of designMatrix (a value that is not finite), row by row.
+	b := c.bind(fr)
+	rv := c.newRowValues()
+	for _, i := range rows {
+		if err := b.values(i, rv); err != nil {
+			return nil, err
 		}
 	}
-	runtime.GC()
+	for j, col := range cols {
+		if col == nil || c.scale == nil || c.scale[j] == 0 {
+			continue
+		}
+		for k, x := range col {
+			col[k] = (x - c.center[j]) / c.scale[j] // as c.row
+		}
+	}
+	return &glmm.Columns{Rows: len(rows), Cols: cols}, nil
 }
 
 // ErrCrossedPart is the error of Build with Options.Part for a model with

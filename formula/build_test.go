@@ -923,17 +923,22 @@ func TestDesignStats(t *testing.T) {
 
 // TestRelease: with Options.Release the model is the same to the bit, the
 // columns only the response and the fixed effects use are emptied, and
-// those of the random part and the grouping factors are not.
+// those of the random part and the grouping factors are not; a design of
+// the intercept and plain numeric columns is made of the data's columns
+// (glmm.Columns).
 func TestRelease(t *testing.T) {
 	for _, c := range []struct {
 		form            string
 		opts            Options
 		emptied, intact []string
+		columns         bool
 	}{
-		{"y ~ x1 + f + (1 + t | id)", Options{Family: glmm.Poisson}, []string{"y", "x1", "f"}, []string{"t", "id", "x", "k"}},
+		{"y ~ x1 + f + (1 + t | id)", Options{Family: glmm.Poisson}, []string{"y", "x1", "f"}, []string{"t", "id", "x", "k"}, false},
 		{"y ~ x1 + log(x) + offset(t) + (1 | id) + (1 | h)", Options{Family: glmm.Poisson, Prior: PriorAuto, Weights: "k", LocalFactor: "id"},
-			[]string{"y", "x1", "x", "t", "k"}, []string{"id", "h"}},
-		{"cbind(y, k) ~ x1 + (1 | id:h)", Options{}, []string{"x1"}, []string{"y", "k", "id", "h"}},
+			[]string{"y", "x1", "x", "t", "k"}, []string{"id", "h"}, false},
+		{"cbind(y, k) ~ x1 + (1 | id:h)", Options{}, []string{"x1"}, []string{"y", "k", "id", "h"}, true},
+		{"y ~ x1 + x + b + (1 | id)", Options{Family: glmm.Poisson, Prior: PriorAuto}, []string{"y", "x1", "x", "b"}, []string{"id", "t"}, true},
+		{"y ~ x1 + t + (1 + t | id)", Options{Family: glmm.Poisson, Prior: PriorAuto}, []string{"y", "x1"}, []string{"id", "t"}, false},
 	} {
 		f, err := Parse(c.form)
 		if err != nil {
@@ -952,6 +957,9 @@ func TestRelease(t *testing.T) {
 		}
 		if got.Model().Fingerprint() != want.Model().Fingerprint() {
 			t.Errorf("%s: the model differs with Release", c.form)
+		}
+		if _, ok := got.X().(*glmm.Columns); ok != c.columns {
+			t.Errorf("%s: X is a %T", c.form, got.X())
 		}
 		for _, name := range c.emptied {
 			if col, _ := fr.Column(name); col.Num != nil || col.Str != nil || col.Missing != nil {

@@ -92,14 +92,16 @@ func (mod *Model) Perm() []int {
 func (mod *Model) SparseX() bool { return mod.sparseX }
 
 // FixedDesign returns the fixed-effect design in storage order (row k is
-// data row Perm()[k]): a *sparse.CSR when SparseX, else a *mat.Dense, nil
-// when p = 0. It shares the model's storage and must not be modified.
+// data row Perm()[k]): a *sparse.CSR when SparseX, *Columns when the model
+// keeps the columns it was given, else a *mat.Dense; nil when p = 0. It shares the model's storage and must not be modified.
 func (mod *Model) FixedDesign() mat.Matrix {
 	switch {
 	case mod.p == 0:
 		return nil
 	case mod.sparseX:
 		return sparse.NewCSR(mod.nobs, mod.p, mod.xptr, mod.xind, mod.xval)
+	case mod.xcols != nil:
+		return &Columns{Rows: mod.nobs, Cols: mod.xcols}
 	}
 	return mat.NewDense(mod.nobs, mod.p, mod.x)
 }
@@ -200,11 +202,16 @@ func (mod *Model) FixedEta(i int, beta, dst []float64) {
 	}
 	for j := s; j < e; j++ {
 		eta := mod.offset(j)
-		if mod.sparseX {
+		switch {
+		case mod.sparseX:
 			for t := mod.xptr[j]; t < mod.xptr[j+1]; t++ {
 				eta += mod.xval[t] * beta[mod.xind[t]]
 			}
-		} else {
+		case mod.xcols != nil:
+			for k, col := range mod.xcols {
+				eta += columnAt(col, j) * beta[k]
+			}
+		default:
 			for k, v := range mod.x[j*p : j*p+p] {
 				eta += v * beta[k]
 			}
@@ -223,11 +230,16 @@ func (mod *Model) AddFixedTVec(i int, v, dst []float64) {
 	}
 	for j := s; j < e; j++ {
 		vj := v[j-s]
-		if mod.sparseX {
+		switch {
+		case mod.sparseX:
 			for t := mod.xptr[j]; t < mod.xptr[j+1]; t++ {
 				dst[mod.xind[t]] += mod.xval[t] * vj
 			}
-		} else {
+		case mod.xcols != nil:
+			for k, col := range mod.xcols {
+				dst[k] += columnAt(col, j) * vj
+			}
+		default:
 			for k, x := range mod.x[j*p : j*p+p] {
 				dst[k] += x * vj
 			}

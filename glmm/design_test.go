@@ -7,6 +7,7 @@ package glmm_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -580,7 +581,70 @@ func TestDenseXKeptInOrder(t *testing.T) {
 			t.Fatalf("rows in order: Perm()[%d] = %d", k, v)
 		}
 	}
-	_, r, g := grouped.Dims()
+	if msg := sameLocal(rng, grouped, interleaved); msg != "" {
+		t.Errorf("rows in order and interleaved: %s", msg)
+	}
+	if grouped.Fingerprint() != interleaved.Fingerprint() {
+		t.Errorf("the fingerprints of the same model in two orders differ")
+	}
+}
+
+// TestColumnsX: a design given as Columns, with the intercept as a nil
+// column, makes the same model as the same design given dense (the same
+// fingerprint and log density, to the bit), and is kept without a copy
+// when the rows come grouped by subject.
+func TestColumnsX(t *testing.T) {
+	const n, per = 1500, 4
+	rng := rand.New(rand.NewPCG(13, 2))
+	nobs := n * per
+	cols := [][]float64{nil, make([]float64, nobs), make([]float64, nobs)}
+	dense := mat.NewDense(nobs, 3, nil)
+	y, group := make([]float64, nobs), make([]int, nobs)
+	for k := range nobs {
+		cols[1][k], cols[2][k] = rng.NormFloat64(), float64(rng.IntN(3))
+		dense.SetRow(k, []float64{1, cols[1][k], cols[2][k]})
+		y[k], group[k] = float64(rng.IntN(2)), k/per
+	}
+	z := mat.NewDense(nobs, 1, nil)
+	for k := range nobs {
+		z.Set(k, 0, 1+0.1*float64(k%per))
+	}
+	cfg := glmm.Config{Family: glmm.Bernoulli, Y: y, Z: z, Group: group, NumGroups: n}
+	cfg.X = dense
+	want, err := glmm.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.X = &glmm.Columns{Rows: nobs, Cols: cols}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got, err := glmm.New(cfg)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Beyond its vectors of subjects (under 48 bytes a subject), less
+	// than half the columns' size.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(n*48)+uint64(nobs*2*8)/2 {
+		t.Errorf("New allocated %d bytes for columns of %d: they were copied", alloc, nobs*2*8)
+	}
+	if _, ok := got.FixedDesign().(*glmm.Columns); !ok {
+		t.Errorf("FixedDesign is a %T, not the columns kept", got.FixedDesign())
+	}
+	if got.Fingerprint() != want.Fingerprint() {
+		t.Errorf("the fingerprints of the design as columns and dense differ")
+	}
+	if msg := sameLocal(rng, want, got); msg != "" {
+		t.Errorf("dense and as columns: %s", msg)
+	}
+}
+
+// sameLocal returns "" if two models of the same data give the same log
+// density and gradient of theta_g to the bit at a random point, else the
+// difference.
+func sameLocal(rng *rand.Rand, a, b *glmm.Model) string {
+	n, r, g := a.Dims()
 	thetaG := make([]float64, g)
 	for k := range thetaG {
 		thetaG[k] = 0.3 * rng.NormFloat64()
@@ -589,12 +653,11 @@ func TestDenseXKeptInOrder(t *testing.T) {
 	for k := range local {
 		local[k] = rng.NormFloat64()
 	}
-	a, _ := grouped.Local(grouped.NewWorkspace(), 0, n, thetaG, local, nil, nil)
-	b, _ := interleaved.Local(interleaved.NewWorkspace(), 0, n, thetaG, local, nil, nil)
-	if a != b {
-		t.Errorf("log density %v with the rows in order, %v interleaved", a, b)
+	ga, gb := make([]float64, g), make([]float64, g)
+	la, _ := a.Local(a.NewWorkspace(), 0, n, thetaG, local, nil, ga)
+	lb, _ := b.Local(b.NewWorkspace(), 0, n, thetaG, local, nil, gb)
+	if la != lb || !slices.Equal(ga, gb) {
+		return fmt.Sprintf("log density %v and gradient %v, against %v and %v", la, ga, lb, gb)
 	}
-	if grouped.Fingerprint() != interleaved.Fingerprint() {
-		t.Errorf("the fingerprints of the same model in two orders differ")
-	}
+	return ""
 }

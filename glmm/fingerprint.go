@@ -59,6 +59,18 @@ func (mod *Model) Fingerprint() string {
 		ints(mod.xptr...)
 		ints(mod.xind...)
 		floats(mod.xval)
+	} else if mod.xcols != nil {
+		// Hashed as the row-major matrix it stands for.
+		ints(0)
+		ints(mod.nobs * mod.p)
+		for j := range mod.nobs {
+			for _, col := range mod.xcols {
+				if len(buf)+8 > cap(buf) {
+					flush()
+				}
+				buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(columnAt(col, j)))
+			}
+		}
 	} else {
 		ints(0)
 		floats(mod.x)

@@ -161,9 +161,11 @@ type Model struct {
 	y, m, w, off []float64
 	ones, zeros  []float64 // maxNi ones and zeros for the ranges
 
-	// Fixed design, stored row-major dense (x) or CSR (xptr, xind, xval).
+	// Fixed design, stored row-major dense (x), CSR (xptr, xind, xval),
+	// or as the columns given (xcols, nil for a column of ones; Columns).
 	sparseX bool
 	x       []float64
+	xcols   [][]float64
 	xptr    []int
 	xind    []int
 	xval    []float64
@@ -537,6 +539,7 @@ func (mod *Model) setX(x mat.Matrix, rowName func(int) int) error {
 	case *mat.Dense:
 		dense = x
 	}
+	cols, _ := x.(*Columns)
 	readRow := func(k int) {
 		switch {
 		case raw != nil:
@@ -569,6 +572,15 @@ func (mod *Model) setX(x mat.Matrix, rowName func(int) int) error {
 		// The rows are already grouped by subject in order, as data files
 		// usually are: keep X's storage rather than copy it (Config.X).
 		mod.x = dense.RawMatrix().Data[:mod.nobs*p]
+		return nil
+	}
+	if !mod.sparseX && cols != nil && mod.inOrder {
+		mod.xcols = make([][]float64, p)
+		for c, col := range cols.Cols {
+			if col != nil {
+				mod.xcols[c] = col[:mod.nobs]
+			}
+		}
 		return nil
 	}
 	if mod.sparseX {
@@ -733,10 +745,17 @@ func checkRank(p, nobs int, row func(s int) []float64, names []string) error {
 	return nil
 }
 
-// xRow returns stored row s of X densely, in buf when X is sparse.
+// xRow returns stored row s of X densely, in buf when X is not stored
+// row-major.
 func (mod *Model) xRow(s int, buf []float64) []float64 {
 	p := mod.p
-	if !mod.sparseX {
+	switch {
+	case mod.xcols != nil:
+		for c, col := range mod.xcols {
+			buf[c] = columnAt(col, s)
+		}
+		return buf
+	case !mod.sparseX:
 		return mod.x[s*p : s*p+p]
 	}
 	clear(buf)

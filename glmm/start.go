@@ -1350,17 +1350,7 @@ func (mod *Model) newtonPieces(sc *startScratch, i int, beta, wwt, b, v, grad, i
 }
 
 // rowX returns stored row j of the fixed design, densely, in dst.
-func (mod *Model) rowX(j int, dst []float64) []float64 {
-	p := mod.p
-	if !mod.sparseX {
-		return mod.x[j*p : (j+1)*p]
-	}
-	clear(dst)
-	for k := mod.xptr[j]; k < mod.xptr[j+1]; k++ {
-		dst[mod.xind[k]] = mod.xval[k]
-	}
-	return dst
-}
+func (mod *Model) rowX(j int, dst []float64) []float64 { return mod.xRow(j, dst) }
 
 // emOmega sets omega to the EM update W W' = n S^-1 over n subjects,
 // keeping omega when S is not positive definite.
