@@ -133,6 +133,9 @@ func (mod *Model) DataConstant() float64 { return mod.dataConst }
 // subjects (Config.Share), pass it on in rank order to get the bits of
 // the whole model's DataConstant.
 func (mod *Model) DataConstantFrom(sum float64) float64 {
+	if mod.subjConst == nil && mod.n > 0 {
+		return sum + 0 // as adding the n zeros
+	}
 	for _, c := range mod.subjConst {
 		sum += c
 	}
@@ -248,4 +251,4 @@ func (mod *Model) AddFixedTVec(i int, v, dst []float64) {
 }
 
 // SubjectConstant returns subject i's share of DataConstant.
-func (mod *Model) SubjectConstant(i int) float64 { return mod.subjConst[i] }
+func (mod *Model) SubjectConstant(i int) float64 { return mod.subjectConst(i) }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -172,9 +173,13 @@ type Model struct {
 
 	z []float64 // nobs×r row-major
 
-	subjConst []float64 // sum over the subject's rows of w * Constant(y, m)
-	commonWM  []float64 // w m shared by every row of the subject, or NaN
-	unitWM    bool      // a binomial family with w = m = 1 on every row
+	// subjConst is the sum over each subject's rows of w * Constant(y, m),
+	// nil when every one is +0 (Bernoulli); commonWM the w m shared by
+	// every row of the subject, or NaN, nil when every one is 1 (no
+	// weights or trials). Read them with subjectConst and wmOf.
+	subjConst []float64
+	commonWM  []float64
+	unitWM    bool // a binomial family with w = m = 1 on every row
 	dataConst float64
 
 	fixedNames  []string
@@ -434,6 +439,12 @@ func New(cfg Config) (*Model, error) {
 		mod.subjConst[i] = c
 		mod.dataConst += c
 	}
+	if !slices.ContainsFunc(mod.subjConst, func(c float64) bool { return c != 0 || math.Signbit(c) }) {
+		mod.subjConst = nil
+	}
+	if !slices.ContainsFunc(mod.commonWM, func(wm float64) bool { return wm != 1 }) {
+		mod.commonWM = nil
+	}
 	mod.unitWM = (mod.family == Bernoulli || mod.family == Binomial) && mod.link == CanonicalLink
 	for j := range mod.y {
 		if mod.weight(j) != 1 || mod.trials(j) != 1 {
@@ -442,6 +453,22 @@ func New(cfg Config) (*Model, error) {
 		}
 	}
 	return mod, nil
+}
+
+// subjectConst returns subject i's share of the data constant.
+func (mod *Model) subjectConst(i int) float64 {
+	if mod.subjConst == nil {
+		return 0
+	}
+	return mod.subjConst[i]
+}
+
+// wmOf returns the w m shared by every row of subject i, or NaN.
+func (mod *Model) wmOf(i int) float64 {
+	if mod.commonWM == nil {
+		return 1
+	}
+	return mod.commonWM[i]
 }
 
 // names returns given, checked to have n entries, or n default names.
