@@ -97,12 +97,14 @@ type Options struct {
 	// (glmm.Crossed): each must have a random intercept only.
 	LocalFactor string
 
-	// Release lets Build empty the columns of the data frame that it has
-	// made its design from (Num, Str and Missing set to nil) as soon as
-	// it needs them no more, so that the data and the design are not held
-	// at once: the fixed-effect covariates go once X is made. The caller
-	// must not use the frame's columns afterwards, nor give Build a frame
-	// whose columns something else still reads.
+	// Release lets Build take the columns of the data frame that it makes
+	// its design from, so that the data and the design are not held at
+	// once: plain numeric covariates become X's columns (centred and
+	// scaled in place), and the columns that only the response and the
+	// fixed effects use are emptied (Num, Str and Missing set to nil)
+	// once X is made, and collected (runtime.GC) before the rest is built.
+	// The caller must not use the frame's columns afterwards, nor give
+	// Build a frame whose columns something else still reads.
 	Release bool
 
 	// Part, when not nil, makes the design one process's part of a fit
