@@ -15,10 +15,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/sparsevi/sparsevi/internal/prefetch"
 )
@@ -110,7 +108,10 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // and the first such value; columns listed in Categorical do not.
 //
 // Memory is bounded by the input: a record longer than MaxLineBytes or with
-// more than MaxColumns fields is an error.
+// more than MaxColumns fields is an error. Fields go into typed columns as
+// they are read, not held as text until the end: a column of numbers
+// keeps the text of only those fields that its numbers would not give back
+// (such as "1.50" or "1e3"), in case a later field makes it categorical.
 type Reader struct {
 	// File names the input in errors.
 	File string
@@ -133,14 +134,13 @@ type Reader struct {
 	// SizeHint, if positive, is about how many bytes of CSV text the input
 	// holds (TextSize of a file). After the first rows Read reserves its
 	// columns for that much rather than growing them as it reads: growing
-	// copied each column's text several times over into fresh memory, a
-	// quarter of reading 10^5 subjects' 700,000 rows.
+	// copies each column several times over into fresh memory.
 	SizeHint int64
 
 	// Lines is set by Read: the line of the input on which each data row
 	// starts (rows may span lines inside quotes, and blank lines are
 	// skipped), so that later errors can name the line.
-	Lines []int
+	Lines *Lines
 
 	r io.Reader
 }
@@ -252,8 +252,16 @@ func (r *Reader) Read() (*Frame, error) {
 	for _, m := range r.Missing {
 		missing[m] = true
 	}
+	forced := make(map[string]bool, len(r.Categorical))
+	for _, name := range r.Categorical {
+		forced[name] = true
+	}
 	cols := make([]colBuilder, ncol)
-	var lines []int // starting line of each data row, for later errors
+	for j := range cols {
+		cols[j].init(forced[names[j]])
+	}
+	lines := &Lines{} // starting line of each data row, for later errors
+	rowBytes := 0     // bytes of the first rows, for SizeHint
 	for {
 		err := p.readRecord()
 		if err == io.EOF {
@@ -276,37 +284,37 @@ func (r *Reader) Read() (*Frame, error) {
 			return nil, perr(p.recLine, col, name,
 				fmt.Errorf("%w: got %d, header has %d", ErrFieldCount, len(p.fields), ncol))
 		}
+		row := lines.Len()
 		for j, fld := range p.fields {
-			if err := cols[j].add(fld.b, len(fld.b) == 0 || (!fld.quoted && missing[string(fld.b)])); err != nil {
+			if err := cols[j].add(row, fld.b, len(fld.b) == 0 || (!fld.quoted && missing[string(fld.b)])); err != nil {
 				return nil, perr(p.recLine, j+1, names[j], err)
 			}
+			if row < reserveAfter {
+				rowBytes += len(fld.b) + 1
+			}
 		}
-		lines = append(lines, p.recLine)
-		if len(lines) == reserveAfter && r.SizeHint > 0 {
-			lines = reserve(cols, lines, r.SizeHint)
+		lines.Add(p.recLine)
+		if row+1 == reserveAfter && r.SizeHint > 0 {
+			reserve(cols, reserveAfter, rowBytes, r.SizeHint)
 		}
 	}
-	if len(lines) == 0 {
+	if lines.Len() == 0 {
 		return nil, perr(max(p.line, headerLine+1), 0, "", ErrNoRows)
 	}
 
-	forced := make(map[string]bool, len(r.Categorical))
-	for _, name := range r.Categorical {
-		forced[name] = true
-	}
 	r.Lines = lines
-	f := &Frame{index: make(map[string]int, ncol), nrows: len(lines)}
+	f := &Frame{index: make(map[string]int, ncol), nrows: lines.Len()}
 	for j := range cols {
-		c, row, err := cols[j].build(names[j], forced[names[j]])
+		c, row, err := cols[j].build(names[j])
 		if err != nil {
-			return nil, perr(lines[row], j+1, names[j], err)
+			return nil, perr(lines.Line(row), j+1, names[j], err)
 		}
 		if c.Kind == Categorical && !forced[names[j]] {
 			if first, bad, nums := numericTypos(c); first >= 0 {
-				c.Warning = perr(lines[first], j+1, names[j], typoError(c.Str[first], bad, nums)).Error()
+				c.Warning = perr(lines.Line(first), j+1, names[j], typoError(c.Str[first], bad, nums)).Error()
 			}
 		}
-		cols[j] = colBuilder{} // let the strings go
+		cols[j] = colBuilder{} // let what the column kept aside go
 		f.index[c.Name] = j
 		f.cols = append(f.cols, c)
 	}
@@ -317,27 +325,18 @@ func (r *Reader) Read() (*Frame, error) {
 // of a row for SizeHint.
 const reserveAfter = 256
 
-// reserve grows the capacity of the columns and of lines for the rows that
-// size bytes of CSV hold, estimated from those read so far (their fields'
-// text and a separator each), with 5% to spare. It returns lines.
-func reserve(cols []colBuilder, lines []int, size int64) []int {
-	n := float64(len(lines))
-	rowBytes := float64(len(cols))
-	for j := range cols {
-		rowBytes += float64(len(cols[j].text)) / n
-	}
-	rows := int(min(1.05*float64(size)/rowBytes, float64(size)/float64(len(cols))))
-	if rows <= len(lines) {
-		return lines
+// reserve grows the capacity of the columns for the rows that size bytes
+// of CSV hold, estimated from the bytes of the first rows, with 5% to
+// spare: growing a column as it is read would copy it several times
+// over into fresh memory.
+func reserve(cols []colBuilder, rows, bytes int, size int64) {
+	total := int(min(1.05*float64(size)*float64(rows)/float64(bytes), float64(size)/float64(len(cols))))
+	if total <= rows {
+		return
 	}
 	for j := range cols {
-		c := &cols[j]
-		text := int(1.05 * float64(len(c.text)) / n * float64(rows))
-		c.text = slices.Grow(c.text, max(0, text-len(c.text)))
-		c.ends = slices.Grow(c.ends, rows-len(c.ends))
-		c.missing = slices.Grow(c.missing, rows-len(c.missing))
+		cols[j].grow(total)
 	}
-	return slices.Grow(lines, rows-len(lines))
 }
 
 // TextSize returns about how many bytes of text the file f holds: its
@@ -369,98 +368,6 @@ func TextSize(f *os.File) int64 {
 		return 0
 	}
 	return isize
-}
-
-// colBuilder gathers the fields of one column before its kind is known.
-// Their bytes go into one growing arena with an end offset per field, not
-// into a string per field: a string costs a 16-byte header and an
-// allocation, more than most fields' text, and a large file of numbers
-// would take several times its final columns while being read. A missing
-// field is marked in missing.
-type colBuilder struct {
-	text    []byte
-	ends    []uint32
-	missing []bool
-}
-
-// maxColumnText is the most text a column may hold while it is read, so
-// that its offsets fit in 32 bits.
-const maxColumnText = math.MaxUint32
-
-func (c *colBuilder) add(b []byte, missing bool) error {
-	if !missing {
-		if len(c.text)+len(b) > maxColumnText {
-			return ErrColumnTooLarge
-		}
-		c.text = append(c.text, b...)
-	}
-	c.ends = append(c.ends, uint32(len(c.text)))
-	c.missing = append(c.missing, missing)
-	return nil
-}
-
-// field returns the text of field i as a string sharing the arena's
-// memory: valid until the builder is dropped, for parsing and lookups
-// only.
-func (c *colBuilder) field(i int) string {
-	lo := uint32(0)
-	if i > 0 {
-		lo = c.ends[i-1]
-	}
-	if lo == c.ends[i] {
-		return ""
-	}
-	return unsafe.String(&c.text[lo], int(c.ends[i]-lo))
-}
-
-// maxIntern bounds the interning table of a categorical column, so that an
-// identifier column does not keep a map of all its values.
-const maxIntern = 1 << 12
-
-// build decides the kind of the column. On error it returns the offending
-// row.
-func (c *colBuilder) build(name string, categorical bool) (*Column, int, error) {
-	n := len(c.ends)
-	miss := c.missing
-	numeric := !categorical
-	for i := 0; i < n && numeric; i++ {
-		if s := c.field(i); !miss[i] && !isDecimal(s) && !isNonFinite(s) {
-			numeric = false
-		}
-	}
-	if !numeric {
-		str := make([]string, n)
-		intern := make(map[string]string)
-		for i := range n {
-			if miss[i] {
-				continue
-			}
-			f := c.field(i)
-			s, ok := intern[f]
-			if !ok {
-				s = strings.Clone(f)
-				if len(intern) < maxIntern {
-					intern[s] = s
-				}
-			}
-			str[i] = s
-		}
-		return &Column{Name: name, Kind: Categorical, Str: str, Missing: miss}, 0, nil
-	}
-	num := make([]float64, n)
-	for i := range n {
-		if miss[i] {
-			num[i] = math.NaN()
-			continue
-		}
-		s := c.field(i)
-		v, err := strconv.ParseFloat(s, 64)
-		if isNonFinite(s) || err != nil || math.IsInf(v, 0) {
-			return nil, i, fmt.Errorf("%w: %q", ErrNonFinite, strings.Clone(s))
-		}
-		num[i] = v
-	}
-	return &Column{Name: name, Kind: Numeric, Num: num, Missing: miss}, 0, nil
 }
 
 // A categorical column is taken for a numeric one with typos when at most

@@ -508,6 +508,21 @@ func FuzzReadCSV(f *testing.F) {
 		if fr.NumRows() < 1 || fr.NumCols() < 1 || fr.NumCols() > 64 {
 			t.Fatalf("implausible shape %d x %d", fr.NumRows(), fr.NumCols())
 		}
+		// Labels are the fields' text however late a column turned
+		// categorical: the same as when every column is named categorical.
+		rc := NewReader(bytes.NewReader(in))
+		rc.MaxLineBytes = 1 << 12
+		rc.MaxColumns = 64
+		rc.Categorical = fr.Names()
+		text, err := rc.Read()
+		if err != nil {
+			t.Fatalf("read as categorical: %v", err)
+		}
+		for j, c := range fr.Columns() {
+			if d := text.Columns()[j]; c.Kind == Categorical && (!slices.Equal(c.Str, d.Str) || !slices.Equal(c.Missing, d.Missing)) {
+				t.Fatalf("column %q: labels %q, read as categorical %q", c.Name, c.Str, d.Str)
+			}
+		}
 		// Whatever was read must survive a round trip, up to categorical
 		// columns of numbers becoming numeric.
 		var buf bytes.Buffer

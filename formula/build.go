@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -96,6 +97,16 @@ type Options struct {
 	// (glmm.Crossed): each must have a random intercept only.
 	LocalFactor string
 
+	// Release lets Build take the columns of the data frame that it makes
+	// its design from, so that the data and the design are not held at
+	// once: plain numeric covariates become X's columns (centred and
+	// scaled in place), and the columns that only the response and the
+	// fixed effects use are emptied (Num, Str and Missing set to nil)
+	// once X is made, and collected (runtime.GC) before the rest is built.
+	// The caller must not use the frame's columns afterwards, nor give
+	// Build a frame whose columns something else still reads.
+	Release bool
+
 	// Part, when not nil, makes the design one process's part of a fit
 	// over a vi.Group: Build calls it with the number n of subjects
 	// (levels of the local grouping factor) the data hold, and keeps the
@@ -113,16 +124,18 @@ type Options struct {
 // design matrices, names and levels behind it, and what NewData needs to
 // code new data the same way.
 type Design struct {
-	f       *Formula
-	model   *glmm.Model
-	cfg     glmm.Config
-	rows    []int
-	fixed   *coder
-	random  *coder
-	group   string
-	gindex  map[string]int
-	offsets []variable
-	opts    Options
+	f      *Formula
+	model  *glmm.Model
+	cfg    glmm.Config
+	rows   []int // the data's rows used; nil when every row is, in order
+	fixed  *coder
+	random *coder
+	group  string
+	// gnumeric says whether the subjects' levels are in numeric order
+	// (levelOrder), for groupIndex.
+	gnumeric bool
+	offsets  []variable
+	opts     Options
 	// crossed are the grouping factors crossed with the subjects.
 	crossed []crossedCoding
 	// resp is the centre and scale of a gaussian response under PriorAuto
@@ -218,17 +231,30 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 		Family:     fam,
 		Link:       opts.Link,
 		FixedNames: d.fixed.names,
-		Rows:       make([]int, len(rows)),
 		PriorSD:    opts.PriorSD,
 	}
-	for k, i := range rows {
-		d.cfg.Rows[k] = i + 1
+	// Rows name the data's rows in glmm's errors; nil says every row is
+	// used, in order (completeRows keeps the order).
+	allRows := len(rows) == fr.NumRows()
+	if !allRows {
+		d.cfg.Rows = make([]int, len(rows))
+		for k, i := range rows {
+			d.cfg.Rows[k] = i + 1
+		}
 	}
 	if err := d.response(fr, opts); err != nil {
 		return nil, err
 	}
 	if len(d.fixed.cols) > 0 {
-		if d.cfg.X, err = designMatrix(d.fixed.bind(fr), rows); err != nil {
+		var cols *glmm.Columns
+		if opts.Release && allRows {
+			if cols, err = d.fixed.frameColumns(fr, rows, uses, keptColumns(f, facs)); err != nil {
+				return nil, err
+			}
+		}
+		if cols != nil {
+			d.cfg.X = cols
+		} else if d.cfg.X, err = designMatrix(d.fixed.bind(fr), rows); err != nil {
 			return nil, err
 		}
 	}
@@ -245,6 +271,9 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	if fam == glmm.Gaussian && opts.Prior == PriorAuto {
 		d.standardizeResponse()
 	}
+	if opts.Release {
+		releaseFixed(f, facs, fr, uses)
+	}
 
 	if d.random, err = newCoder(&rnd.lhs, fr, rows, opts.Reference); err != nil {
 		return nil, err
@@ -254,7 +283,9 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 			return nil, err
 		}
 	}
-	if d.cfg.Z, err = designMatrix(d.random.bind(fr), rows); err != nil {
+	if d.random.interceptOnly() {
+		d.cfg.Z = onesColumn(len(rows))
+	} else if d.cfg.Z, err = designMatrix(d.random.bind(fr), rows); err != nil {
 		return nil, err
 	}
 	d.cfg.RandomNames = d.random.names
@@ -293,7 +324,97 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	}
 	d.model = model
 	d.warnings = warnings
+	if allRows && d.part == nil {
+		d.rows = nil // Rows makes them: every row
+	}
 	return d, nil
+}
+
+// releaseFixed empties the columns of uses that only the response, the
+// fixed effects, the offsets and the weights use, which Build has coded
+// when it calls it (Options.Release). A cbind response's columns stay,
+// for the message of a response glmm rejects.
+func releaseFixed(f *Formula, facs []factor, fr *datasets.Frame, uses []use) {
+	keep := keptColumns(f, facs)
+	for _, u := range uses {
+		if c, ok := fr.Column(u.col); ok && !keep[u.col] {
+			c.Num, c.Str, c.Missing = nil, nil, nil
+		}
+	}
+	runtime.GC()
+}
+
+// keptColumns returns the columns that Build reads after the fixed
+// effects: the random part's and the grouping factors', and a cbind
+// response's, for the message of a response glmm rejects.
+func keptColumns(f *Formula, facs []factor) map[string]bool {
+	keep := make(map[string]bool)
+	if f.resp.kind != respSingle {
+		keep[f.resp.y.col], keep[f.resp.second.col] = true, true
+	}
+	for _, fc := range facs {
+		keep[fc.group] = true
+		for _, r := range fc.terms {
+			for _, c := range r.groupCols {
+				keep[c] = true
+			}
+			for _, v := range r.lhs.vars {
+				keep[v.col] = true
+			}
+		}
+	}
+	return keep
+}
+
+// frameColumns returns the design of c at rows, every row of fr, as
+// glmm.Columns made of fr's own columns, centred and scaled in place:
+// when each column of the design is the intercept (a nil column) or a
+// numeric data column as it is, which nothing else uses (uses, keep);
+// else nil. With Options.Release the data's covariates then become the
+// design rather than being copied into it. The values and the errors are
+// those of designMatrix, which makes a dense matrix for so few columns.
+func (c *coder) frameColumns(fr *datasets.Frame, rows []int, uses []use, keep map[string]bool) (*glmm.Columns, error) {
+	if len(c.cols) > sparseMinCols {
+		return nil, nil // designMatrix might make it sparse
+	}
+	n := map[string]int{}
+	for _, u := range uses {
+		n[u.col]++
+	}
+	cols := make([][]float64, len(c.cols))
+	taken := map[string]bool{}
+	for j, parts := range c.cols {
+		if len(parts) == 0 {
+			continue // the intercept, never scaled
+		}
+		if len(parts) > 1 || parts[0].level >= 0 {
+			return nil, nil
+		}
+		v := c.vars[parts[0].v].v
+		col, ok := fr.Column(v.col)
+		if !ok || v.fn != "" || col.Kind != datasets.Numeric || n[v.col] != 1 || keep[v.col] || taken[v.col] {
+			return nil, nil
+		}
+		taken[v.col] = true
+		cols[j] = col.Num[:len(rows)]
+	}
+	// The errors of designMatrix (a value that is not finite), row by row.
+	b := c.bind(fr)
+	rv := c.newRowValues()
+	for _, i := range rows {
+		if err := b.values(i, rv); err != nil {
+			return nil, err
+		}
+	}
+	for j, col := range cols {
+		if col == nil || c.scale == nil || c.scale[j] == 0 {
+			continue
+		}
+		for k, x := range col {
+			col[k] = (x - c.center[j]) / c.scale[j] // as c.row
+		}
+	}
+	return &glmm.Columns{Rows: len(rows), Cols: cols}, nil
 }
 
 // ErrCrossedPart is the error of Build with Options.Part for a model with
@@ -350,16 +471,15 @@ func (d *Design) keepPart(part func(n int) (lo, hi int, err error)) error {
 	c.Z = keepRows(c.Z, keep)
 	group, rows, dataRows := make([]int, len(keep)), make([]int, len(keep)), make([]int, len(keep))
 	for t, k := range keep {
-		group[t], rows[t], dataRows[t] = c.Group[k]-lo, c.Rows[k], d.rows[k]
+		group[t], rows[t], dataRows[t] = c.Group[k]-lo, k+1, d.rows[k]
+		if c.Rows != nil {
+			rows[t] = c.Rows[k]
+		}
 	}
 	c.Group, c.Rows, d.rows = group, rows, dataRows
 	d.part = &partOf{levels: c.GroupLevels, lo: lo, hi: hi}
 	c.GroupLevels = c.GroupLevels[lo:hi:hi]
 	c.NumGroups = hi - lo
-	d.gindex = make(map[string]int, hi-lo)
-	for i, s := range c.GroupLevels {
-		d.gindex[s] = i
-	}
 	c.Share = true
 	return nil
 }
@@ -451,19 +571,7 @@ type colStat struct {
 // designMatrix makes them.
 func columnStats(x mat.Matrix) []colStat {
 	n, p := x.Dims()
-	sum := make([]float64, p)
-	st := make([]colStat, p)
-	for j := range st {
-		st[j].binary = true
-	}
-	visit := func(j int, v float64) {
-		sum[j] += v
-		st[j].maxAbs = max(st[j].maxAbs, math.Abs(v))
-		if v != 0 && v != 1 {
-			st[j].binary = false
-		}
-	}
-	each := func(f func(j int, v float64)) {
+	return entryStats(n, p, func(f func(j int, v float64)) {
 		switch x := x.(type) {
 		case *sparse.CSR:
 			m := x.RawMatrix()
@@ -476,6 +584,24 @@ func columnStats(x mat.Matrix) []colStat {
 					f(j, x.At(i, j))
 				}
 			}
+		}
+	})
+}
+
+// entryStats returns columnStats of an n×p matrix whose entries each
+// visits, row by row, in the order of their columns; a sparse matrix's
+// stored entries alone, the others being zeros.
+func entryStats(n, p int, each func(f func(j int, v float64))) []colStat {
+	sum := make([]float64, p)
+	st := make([]colStat, p)
+	for j := range st {
+		st[j].binary = true
+	}
+	visit := func(j int, v float64) {
+		sum[j] += v
+		st[j].maxAbs = max(st[j].maxAbs, math.Abs(v))
+		if v != 0 && v != 1 {
+			st[j].binary = false
 		}
 	}
 	each(visit)
@@ -926,16 +1052,13 @@ func (d *Design) offset(fr *datasets.Frame, rows []int) ([]float64, error) {
 // grouping fills the subject index of each row from the grouping factor.
 func (d *Design) grouping(rnd *random, fr *datasets.Frame) error {
 	col, _ := fr.Column(rnd.group)
-	lev, code := codesOf(col, d.rows)
+	lev, code, numeric := codesOf(col, d.rows)
 	if len(lev) < 2 {
 		return &DataError{Token: rnd.group, Pos: rnd.groupPos, Column: rnd.group,
 			Msg: fmt.Sprintf("the grouping factor has a single level %s: a random effect needs at least 2 groups", quoteList(lev, 1))}
 	}
 	d.group = rnd.group
-	d.gindex = make(map[string]int, len(lev))
-	for i, s := range lev {
-		d.gindex[s] = i
-	}
+	d.gnumeric = numeric
 	d.cfg.Group = code
 	d.cfg.NumGroups = len(lev)
 	d.cfg.GroupName = rnd.group
@@ -954,7 +1077,7 @@ type crossedCoding struct {
 // crossedFactor adds the crossed factor fc to the design's model.
 func (d *Design) crossedFactor(fc factor, fr *datasets.Frame) error {
 	col, _ := fr.Column(fc.group)
-	lev, code := codesOf(col, d.rows)
+	lev, code, _ := codesOf(col, d.rows)
 	if len(lev) < 2 {
 		return &DataError{Token: fc.group, Pos: fc.pos, Column: fc.group,
 			Msg: fmt.Sprintf("the grouping factor has a single level %s: a random effect needs at least 2 groups", quoteList(lev, 1))}
@@ -1010,6 +1133,65 @@ const (
 	sparseMinCols    = 10
 	sparseMaxDensity = 0.25
 )
+
+// onesColumn is the design of a random intercept: n rows of a 1, which
+// need no storage (glmm stores none either).
+type onesColumn int
+
+// Dims returns the n×1 shape.
+func (o onesColumn) Dims() (r, c int) { return int(o), 1 }
+
+// At returns 1 for every entry.
+func (o onesColumn) At(i, j int) float64 {
+	if i < 0 || i >= int(o) || j != 0 {
+		panic(mat.ErrIndexOutOfRange)
+	}
+	return 1
+}
+
+// T returns the transpose, a row of ones.
+func (o onesColumn) T() mat.Matrix { return mat.Transpose{Matrix: o} }
+
+// interceptOnly reports whether c's design is an intercept alone.
+func (c *coder) interceptOnly() bool { return len(c.cols) == 1 && len(c.cols[0]) == 0 }
+
+// designStats returns columnStats of designMatrix(b, rows) without making
+// the matrix, which would be a second copy of the design while it is
+// built: it evaluates the rows again for each pass, and visits the entries
+// in the order that the matrix designMatrix makes would give, so that the
+// statistics are the same to the bit.
+func designStats(b bound, rows []int) ([]colStat, error) {
+	p := len(b.c.cols)
+	rv := b.c.newRowValues()
+	buf := make([]float64, p)
+	// A first pass finds the errors of designMatrix and, for a wide
+	// design, whether designMatrix would make it sparse.
+	nnz := 0
+	for _, i := range rows {
+		if err := b.values(i, rv); err != nil {
+			return nil, err
+		}
+		b.c.row(rv, buf)
+		for _, v := range buf {
+			if v != 0 {
+				nnz++
+			}
+		}
+	}
+	n := len(rows)
+	sparse := p > sparseMinCols && float64(nnz) < sparseMaxDensity*float64(n)*float64(p)
+	return entryStats(n, p, func(f func(j int, v float64)) {
+		for _, i := range rows {
+			b.values(i, rv) // no error: the first pass read every row
+			b.c.row(rv, buf)
+			for j, v := range buf {
+				if !sparse || v != 0 {
+					f(j, v)
+				}
+			}
+		}
+	}), nil
+}
 
 // designMatrix evaluates the coder's columns at rows: a *sparse.CSR when
 // the design is wide and mostly zero, else a *mat.Dense.
@@ -1143,6 +1325,7 @@ func (d *Design) Config() glmm.Config { return d.cfg }
 func (d *Design) Compact() {
 	c := &d.cfg
 	c.X, c.Z, c.Y, c.Trials, c.Weights, c.Offset, c.Group, c.Rows = nil, nil, nil, nil, nil, nil, nil, nil
+	c.GroupLevels = nil // the model has them
 }
 
 // X returns the fixed-effect design (a *mat.Dense or *sparse.CSR, nil
@@ -1166,10 +1349,26 @@ func (d *Design) GroupName() string { return d.group }
 
 // GroupLevels returns the labels of the subjects, in the order of the
 // model's local blocks.
-func (d *Design) GroupLevels() []string { return slices.Clone(d.cfg.GroupLevels) }
+func (d *Design) GroupLevels() []string { return slices.Clone(d.model.GroupLevels()) }
+
+// groupIndex returns the subject whose label is s and whether there is
+// one. The levels are sorted, so a binary search finds it: a map of them
+// took some 50 bytes a subject for as long as the design lived.
+func (d *Design) groupIndex(s string) (int, bool) {
+	return levelIndex(d.model.GroupLevels(), d.gnumeric, s)
+}
 
 // Rows returns the 0-based rows of the data frame the model uses, in order.
-func (d *Design) Rows() []int { return slices.Clone(d.rows) }
+func (d *Design) Rows() []int {
+	if d.rows == nil {
+		rows := make([]int, d.model.NumObs())
+		for k := range rows {
+			rows[k] = k
+		}
+		return rows
+	}
+	return slices.Clone(d.rows)
+}
 
 // Levels returns the levels of a categorical variable of the fixed or
 // random part, given by its label ("trt", "factor(period)"), reference

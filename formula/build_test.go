@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -864,6 +865,110 @@ func TestColumnStats(t *testing.T) {
 		for j, w := range want {
 			if math.Abs(got[j].sd-w.sd) > 1e-12*w.sd || got[j].maxAbs != w.maxAbs || got[j].binary != w.binary {
 				t.Errorf("%T column %d: %+v, want %+v", x, j, got[j], w)
+			}
+		}
+	}
+}
+
+// TestDesignStats: the statistics of a design computed row by row, without
+// the matrix, are those of the matrix designMatrix makes, to the bit,
+// for a narrow dense design and for wide ones that designMatrix stores
+// sparse and dense.
+func TestDesignStats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const n = 3000
+	x, w := make([]float64, n), make([]float64, n)
+	g, h := make([]string, n), make([]string, n)
+	for i := range n {
+		x[i] = 1e3 + rng.NormFloat64()
+		w[i] = rng.ExpFloat64()
+		g[i] = fmt.Sprintf("g%02d", rng.IntN(30))
+		h[i] = fmt.Sprintf("h%d", rng.IntN(3))
+	}
+	fr, err := datasets.NewFrame(datasets.NewNumeric("x", x), datasets.NewNumeric("w", w),
+		datasets.NewCategorical("g", g), datasets.NewCategorical("h", h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := make([]int, 0, n)
+	for i := range n {
+		if i%7 != 3 {
+			rows = append(rows, i)
+		}
+	}
+	for _, form := range []string{"y ~ x + log(w)", "y ~ g + x", "y ~ h*x*w + h:log(w) + sqrt(w) + exp(w)"} {
+		f, err := Parse(form + " + (1 | id)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := newCoder(&f.fixed, fr, rows, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", form, err)
+		}
+		m, err := designMatrix(c.bind(fr), rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := columnStats(m)
+		got, err := designStats(c.bind(fr), rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %T with %d columns", form, m, len(want))
+		if !slices.Equal(got, want) {
+			t.Errorf("%s (%T): stats row by row %+v, of the matrix %+v", form, m, got, want)
+		}
+	}
+}
+
+// TestRelease: with Options.Release the model is the same to the bit, the
+// columns only the response and the fixed effects use are emptied, and
+// those of the random part and the grouping factors are not; a design of
+// the intercept and plain numeric columns is made of the data's columns
+// (glmm.Columns).
+func TestRelease(t *testing.T) {
+	for _, c := range []struct {
+		form            string
+		opts            Options
+		emptied, intact []string
+		columns         bool
+	}{
+		{"y ~ x1 + f + (1 + t | id)", Options{Family: glmm.Poisson}, []string{"y", "x1", "f"}, []string{"t", "id", "x", "k"}, false},
+		{"y ~ x1 + log(x) + offset(t) + (1 | id) + (1 | h)", Options{Family: glmm.Poisson, Prior: PriorAuto, Weights: "k", LocalFactor: "id"},
+			[]string{"y", "x1", "x", "t", "k"}, []string{"id", "h"}, false},
+		{"cbind(y, k) ~ x1 + (1 | id:h)", Options{}, []string{"x1"}, []string{"y", "k", "id", "h"}, true},
+		{"y ~ x1 + x + b + (1 | id)", Options{Family: glmm.Poisson, Prior: PriorAuto}, []string{"y", "x1", "x", "b"}, []string{"id", "t"}, true},
+		{"y ~ x1 + t + (1 + t | id)", Options{Family: glmm.Poisson, Prior: PriorAuto}, []string{"y", "x1"}, []string{"id", "t"}, false},
+	} {
+		f, err := Parse(c.form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Build(f, smallFrame(), c.opts)
+		if err != nil {
+			t.Fatalf("%s: %v", c.form, err)
+		}
+		fr := smallFrame()
+		opts := c.opts
+		opts.Release = true
+		got, err := Build(f, fr, opts)
+		if err != nil {
+			t.Fatalf("%s, Release: %v", c.form, err)
+		}
+		if got.Model().Fingerprint() != want.Model().Fingerprint() {
+			t.Errorf("%s: the model differs with Release", c.form)
+		}
+		if _, ok := got.X().(*glmm.Columns); ok != c.columns {
+			t.Errorf("%s: X is a %T", c.form, got.X())
+		}
+		for _, name := range c.emptied {
+			if col, _ := fr.Column(name); col.Num != nil || col.Str != nil || col.Missing != nil {
+				t.Errorf("%s: column %s not emptied", c.form, name)
+			}
+		}
+		for _, name := range c.intact {
+			if col, _ := fr.Column(name); col.Len() != fr.NumRows() || len(col.Missing) != fr.NumRows() {
+				t.Errorf("%s: column %s emptied", c.form, name)
 			}
 		}
 	}

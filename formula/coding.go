@@ -57,79 +57,149 @@ func label(c *datasets.Column, i int) string {
 	return strconv.FormatFloat(c.Num[i], 'g', -1, 64)
 }
 
-// sortLevels sorts labels as R sorts the levels of a factor: numerically if
-// every label is a decimal number (a factor made from numbers, such as a
-// period 1..12 or a hospital code), else byte-wise (R's C locale).
-func sortLevels(lev []string) {
-	num := make(map[string]float64, len(lev))
-	for _, s := range lev {
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			slices.Sort(lev)
-			return
-		}
-		num[s] = v
+// levelOrder returns the order in which R sorts the distinct labels lev
+// as the levels of a factor: numerically if every label is a decimal
+// number (a factor made from numbers, such as a period 1..12 or a
+// hospital code), else byte-wise (R's C locale); ord[j] is the index in
+// lev of the j-th level. numeric says which. It sorts indices, with the
+// numbers in a slice, rather than the labels through maps: a grouping
+// factor of a million subjects took two maps of them.
+func levelOrder(lev []string) (ord []int, numeric bool) {
+	ord = make([]int, len(lev))
+	for j := range ord {
+		ord[j] = j
 	}
-	slices.SortFunc(lev, func(a, b string) int {
-		if c := cmp.Compare(num[a], num[b]); c != 0 {
+	num := make([]float64, len(lev))
+	numeric = true
+	for j, s := range lev {
+		v, ok := levelNumber(s)
+		if !ok {
+			numeric = false
+			break
+		}
+		num[j] = v
+	}
+	if numeric {
+		slices.SortFunc(ord, func(a, b int) int {
+			if c := cmp.Compare(num[a], num[b]); c != 0 {
+				return c
+			}
+			return cmp.Compare(lev[a], lev[b])
+		})
+	} else {
+		slices.SortFunc(ord, func(a, b int) int { return cmp.Compare(lev[a], lev[b]) })
+	}
+	return ord, numeric
+}
+
+// levelNumber returns the number a label spells and whether it is a
+// finite one, for the numeric order of levels.
+func levelNumber(s string) (float64, bool) {
+	v, err := strconv.ParseFloat(s, 64)
+	return v, err == nil && !math.IsNaN(v) && !math.IsInf(v, 0)
+}
+
+// levelIndex returns the index of s in lev, levels sorted as levelOrder
+// sorts them (numeric says how), and whether it is there.
+func levelIndex(lev []string, numeric bool, s string) (int, bool) {
+	if !numeric {
+		return slices.BinarySearch(lev, s)
+	}
+	v, ok := levelNumber(s)
+	if !ok {
+		return 0, false
+	}
+	return slices.BinarySearchFunc(lev, s, func(l, s string) int {
+		w, _ := levelNumber(l)
+		if c := cmp.Compare(w, v); c != 0 {
 			return c
 		}
-		return cmp.Compare(a, b)
+		return cmp.Compare(l, s)
 	})
 }
 
 // levelsOf returns the sorted distinct labels of c over rows.
 func levelsOf(c *datasets.Column, rows []int) []string {
-	lev, _ := codesOf(c, rows)
+	lev, _, _ := codesOf(c, rows)
 	return lev
 }
 
-// codesOf returns the sorted distinct labels of c on the given rows and
-// the level of each of those rows. A numeric column is labelled once
-// per distinct value rather than once per row: formatting every row's
-// number took a quarter of building a model of 700,000 rows.
-func codesOf(c *datasets.Column, rows []int) (lev []string, code []int) {
+// codesOf returns the sorted distinct labels of c on the given rows, the
+// level of each of those rows, and whether the levels are in numeric
+// order (levelOrder). A numeric column is labelled once per distinct
+// value rather than once per row: formatting every row's number took a
+// quarter of building a model of 700,000 rows.
+func codesOf(c *datasets.Column, rows []int) (lev []string, code []int, numeric bool) {
 	code = make([]int, len(rows))
+	var distinct []int
 	if c.Kind == datasets.Categorical {
-		first := make(map[string]int)
-		for k, i := range rows {
-			j, ok := first[c.Str[i]]
-			if !ok {
-				j = len(lev)
-				first[c.Str[i]] = j
-				lev = append(lev, c.Str[i])
-			}
-			code[k] = j
-		}
+		distinct = runCodes(func(i int) string { return c.Str[i] }, rows, code)
 	} else {
 		// Distinct bit patterns are distinct labels (shortest formatting
-		// tells every float64 apart, -0 from 0 included).
-		first := make(map[uint64]int)
-		for k, i := range rows {
-			b := math.Float64bits(c.Num[i])
-			j, ok := first[b]
-			if !ok {
-				j = len(lev)
-				first[b] = j
-				lev = append(lev, label(c, i))
-			}
-			code[k] = j
-		}
+		// tells every float64 apart, -0 from 0 included): each distinct
+		// number is labelled once.
+		distinct = runCodes(func(i int) uint64 { return math.Float64bits(c.Num[i]) }, rows, code)
 	}
-	order := slices.Clone(lev)
-	sortLevels(lev)
-	pos := make(map[string]int, len(lev))
-	for j, s := range lev {
-		pos[s] = j
+	lev = make([]string, len(distinct))
+	for j, i := range distinct {
+		lev[j] = label(c, i)
 	}
-	perm := make([]int, len(order))
-	for j, s := range order {
-		perm[j] = pos[s]
+	ord, numeric := levelOrder(lev)
+	if slices.IsSortedFunc(ord, cmp.Compare) {
+		return lev, code, numeric // labels in byte order, as wanted
+	}
+	rank := make([]int, len(ord))
+	sorted := make([]string, len(ord))
+	for j, o := range ord {
+		rank[o] = j
+		sorted[j] = lev[o]
 	}
 	for k, j := range code {
-		code[k] = perm[j]
+		code[k] = rank[j]
 	}
-	return lev, code
+	return sorted, code, numeric
+}
+
+// runCodes sets code[k] to the index of the key of row rows[k] among the
+// distinct keys, and returns for each distinct key, in increasing order,
+// a row that has it. It works on runs of rows with the same key (a
+// subject's rows follow each other), sorted, rather than through a map
+// of the keys: at a million subjects the map and its growth were the
+// largest part of building a model's grouping.
+func runCodes[K cmp.Ordered](key func(i int) K, rows []int, code []int) (distinct []int) {
+	var heads []int // the first of each run of rows with one key
+	for k, i := range rows {
+		if k == 0 || key(i) != key(rows[k-1]) {
+			heads = append(heads, k)
+		}
+	}
+	runKey := func(r int) K { return key(rows[heads[r]]) }
+	byKey := make([]int, len(heads))
+	sorted := true
+	for r := range byKey {
+		byKey[r] = r
+		sorted = sorted && (r == 0 || runKey(r-1) < runKey(r))
+	}
+	if !sorted {
+		slices.SortFunc(byKey, func(a, b int) int { return cmp.Compare(runKey(a), runKey(b)) })
+	}
+	runLevel := make([]int, len(heads))
+	for _, r := range byKey {
+		if n := len(distinct); n == 0 || key(distinct[n-1]) != runKey(r) {
+			distinct = append(distinct, rows[heads[r]])
+		}
+		runLevel[r] = len(distinct) - 1
+	}
+	for r, k := range heads {
+		end := len(rows)
+		if r+1 < len(heads) {
+			end = heads[r+1]
+		}
+		for t := k; t < end; t++ {
+			code[t] = runLevel[r]
+		}
+	}
+	return distinct
 }
 
 // newCoder decides the coding of every variable of m on the rows of fr and

@@ -63,14 +63,14 @@ func ParsePrior(s string) (Prior, error) {
 // not made of 0s and 1s is centred (when there is an intercept) and
 // divided by its standard deviation.
 func (c *coder) standardize(fr *datasets.Frame, rows []int) error {
-	raw, err := designMatrix(c.bind(fr), rows)
+	stats, err := designStats(c.bind(fr), rows)
 	if err != nil {
 		return err
 	}
 	p := len(c.cols)
 	c.center = make([]float64, p)
 	c.scale = make([]float64, p)
-	for j, st := range columnStats(raw) {
+	for j, st := range stats {
 		if len(c.cols[j]) == 0 || st.binary || !(st.sd > 0) || math.IsInf(st.sd, 0) {
 			continue // intercept, dummies and constants as they are
 		}

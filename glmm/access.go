@@ -74,29 +74,51 @@ func (mod *Model) Dispersion() (int, bool) {
 
 // Perm returns the storage order of the observations: stored row k (rows are
 // stored subject by subject) is row Perm()[k] of the data given to New. The
-// slice must not be modified.
-func (mod *Model) Perm() []int { return mod.perm }
+// slice must not be modified. For data given grouped by subject in order
+// the model keeps no permutation, and Perm returns a new identity.
+func (mod *Model) Perm() []int {
+	if mod.perm == nil {
+		perm := make([]int, mod.nobs)
+		for k := range perm {
+			perm[k] = k
+		}
+		return perm
+	}
+	return mod.perm
+}
 
 // SparseX reports whether the fixed design is stored in compressed sparse
 // row form (when it is mostly zeros and has many columns).
 func (mod *Model) SparseX() bool { return mod.sparseX }
 
 // FixedDesign returns the fixed-effect design in storage order (row k is
-// data row Perm()[k]): a *sparse.CSR when SparseX, else a *mat.Dense, nil
-// when p = 0. It shares the model's storage and must not be modified.
+// data row Perm()[k]): a *sparse.CSR when SparseX, *Columns when the model
+// keeps the columns it was given, else a *mat.Dense; nil when p = 0. It shares the model's storage and must not be modified.
 func (mod *Model) FixedDesign() mat.Matrix {
 	switch {
 	case mod.p == 0:
 		return nil
 	case mod.sparseX:
 		return sparse.NewCSR(mod.nobs, mod.p, mod.xptr, mod.xind, mod.xval)
+	case mod.xcols != nil:
+		return &Columns{Rows: mod.nobs, Cols: mod.xcols}
 	}
 	return mat.NewDense(mod.nobs, mod.p, mod.x)
 }
 
 // RandomDesign returns the random-effect design in storage order. It shares
 // the model's storage and must not be modified.
-func (mod *Model) RandomDesign() *mat.Dense { return mat.NewDense(mod.nobs, mod.r, mod.z) }
+// A design of ones, which the model does not store, is made anew.
+func (mod *Model) RandomDesign() *mat.Dense {
+	if mod.z == nil {
+		z := mat.NewDense(mod.nobs, mod.r, nil)
+		for k := range mod.nobs {
+			z.Set(k, 0, 1)
+		}
+		return z
+	}
+	return mat.NewDense(mod.nobs, mod.r, mod.z)
+}
 
 // PriorSD returns the prior standard deviation sigma0 of theta_g.
 func (mod *Model) PriorSD() float64 { return mod.priorSD }
@@ -111,6 +133,9 @@ func (mod *Model) DataConstant() float64 { return mod.dataConst }
 // subjects (Config.Share), pass it on in rank order to get the bits of
 // the whole model's DataConstant.
 func (mod *Model) DataConstantFrom(sum float64) float64 {
+	if mod.subjConst == nil && mod.n > 0 {
+		return sum + 0 // as adding the n zeros
+	}
 	for _, c := range mod.subjConst {
 		sum += c
 	}
@@ -155,7 +180,7 @@ func (mod *Model) MaxSubjectObs() int { return mod.maxNi }
 
 // ZRows returns subject i's random-effect design Z_i, n_i×r row-major.
 func (mod *Model) ZRows(i int) []float64 {
-	return mod.z[mod.start[i]*mod.r : mod.start[i+1]*mod.r]
+	return mod.zRange(mod.start[i], mod.start[i+1])
 }
 
 // Response returns subject i's responses y, trials m (1 unless binomial) and
@@ -180,11 +205,16 @@ func (mod *Model) FixedEta(i int, beta, dst []float64) {
 	}
 	for j := s; j < e; j++ {
 		eta := mod.offset(j)
-		if mod.sparseX {
+		switch {
+		case mod.sparseX:
 			for t := mod.xptr[j]; t < mod.xptr[j+1]; t++ {
 				eta += mod.xval[t] * beta[mod.xind[t]]
 			}
-		} else {
+		case mod.xcols != nil:
+			for k, col := range mod.xcols {
+				eta += columnAt(col, j) * beta[k]
+			}
+		default:
 			for k, v := range mod.x[j*p : j*p+p] {
 				eta += v * beta[k]
 			}
@@ -203,11 +233,16 @@ func (mod *Model) AddFixedTVec(i int, v, dst []float64) {
 	}
 	for j := s; j < e; j++ {
 		vj := v[j-s]
-		if mod.sparseX {
+		switch {
+		case mod.sparseX:
 			for t := mod.xptr[j]; t < mod.xptr[j+1]; t++ {
 				dst[mod.xind[t]] += mod.xval[t] * vj
 			}
-		} else {
+		case mod.xcols != nil:
+			for k, col := range mod.xcols {
+				dst[k] += columnAt(col, j) * vj
+			}
+		default:
 			for k, x := range mod.x[j*p : j*p+p] {
 				dst[k] += x * vj
 			}
@@ -216,4 +251,4 @@ func (mod *Model) AddFixedTVec(i int, v, dst []float64) {
 }
 
 // SubjectConstant returns subject i's share of DataConstant.
-func (mod *Model) SubjectConstant(i int) float64 { return mod.subjConst[i] }
+func (mod *Model) SubjectConstant(i int) float64 { return mod.subjectConst(i) }

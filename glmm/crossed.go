@@ -86,7 +86,8 @@ func (mod *Model) setCrossed(cs []Crossed, limit, nobs int, rowName func(int) in
 			return err
 		}
 		f := crossFactor{name: name, levels: levels, idx: make([]int32, nobs), off: next, omega: next + cr.NumLevels}
-		for s, k := range mod.perm {
+		for s := range nobs {
+			k := mod.dataRow(s)
 			l := cr.Index[k]
 			if l < 0 || l >= cr.NumLevels {
 				return &DataError{Row: rowName(k), Column: name, Err: fmt.Errorf("%w: level index %d is outside [0, %d)", ErrGroup, l, cr.NumLevels)}

@@ -7,6 +7,7 @@ package glmm_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -508,9 +509,12 @@ func TestRankNearCollinear(t *testing.T) {
 	}
 }
 
-// TestDenseXKeptInOrder: a dense X whose rows come grouped by subject is
-// kept, not copied (New allocates at least 90% of its size less than for
-// the same rows interleaved), and both orders give the same model.
+// TestDenseXKeptInOrder: the data of rows that come grouped by subject are
+// kept, not copied, and no permutation is stored (New allocates at least
+// 90% of the size of X, Y and a permutation less than for the same rows
+// interleaved; Z, a column of ones, is stored in neither); both orders
+// give the same model, Perm the identity, and ZRows and RandomDesign
+// ones.
 func TestDenseXKeptInOrder(t *testing.T) {
 	const n, per, p = 2000, 5, 3
 	rng := rand.New(rand.NewPCG(12, 1))
@@ -549,12 +553,98 @@ func TestDenseXKeptInOrder(t *testing.T) {
 	}
 	grouped, inOrder := build(config(func(i, j int) int { return i*per + j }))
 	interleaved, shuffled := build(config(func(i, j int) int { return j*n + i }))
-	size := uint64(n * per * p * 8)
-	t.Logf("New allocated %d bytes with the rows in order, %d interleaved (X is %d)", inOrder, shuffled, size)
+	size := uint64(n * per * (p + 2) * 8)
+	t.Logf("New allocated %d bytes with the rows in order, %d interleaved (X, Y and a permutation are %d)", inOrder, shuffled, size)
 	if inOrder+size*9/10 > shuffled {
-		t.Errorf("New allocated %d bytes with the rows in order and %d interleaved: X (%d bytes) was not kept", inOrder, shuffled, size)
+		t.Errorf("New allocated %d bytes with the rows in order and %d interleaved: X, Y and a permutation (%d bytes) were not kept", inOrder, shuffled, size)
 	}
-	_, r, g := grouped.Dims()
+	// In order New allocates the model's few vectors of subjects (40
+	// bytes a subject: start, constants, weights, levels) and less than
+	// the observations' 8 bytes of Z.
+	if perSubject := uint64(n * 40); inOrder > perSubject+uint64(n*per*8)/2 {
+		t.Errorf("New allocated %d bytes with the rows in order: Z, a column of ones, was stored", inOrder)
+	}
+	for _, m := range []*glmm.Model{grouped, interleaved} {
+		if z := m.RandomDesign(); mat.Sum(z) != float64(n*per) {
+			t.Errorf("RandomDesign sums to %v, not to the %d observations", mat.Sum(z), n*per)
+		}
+		for i := range n {
+			for _, v := range m.ZRows(i) {
+				if v != 1 {
+					t.Fatalf("ZRows(%d) = %v", i, m.ZRows(i))
+				}
+			}
+		}
+	}
+	for k, v := range grouped.Perm() {
+		if v != k {
+			t.Fatalf("rows in order: Perm()[%d] = %d", k, v)
+		}
+	}
+	if msg := sameLocal(rng, grouped, interleaved); msg != "" {
+		t.Errorf("rows in order and interleaved: %s", msg)
+	}
+	if grouped.Fingerprint() != interleaved.Fingerprint() {
+		t.Errorf("the fingerprints of the same model in two orders differ")
+	}
+}
+
+// TestColumnsX: a design given as Columns, with the intercept as a nil
+// column, makes the same model as the same design given dense (the same
+// fingerprint and log density, to the bit), and is kept without a copy
+// when the rows come grouped by subject.
+func TestColumnsX(t *testing.T) {
+	const n, per = 1500, 4
+	rng := rand.New(rand.NewPCG(13, 2))
+	nobs := n * per
+	cols := [][]float64{nil, make([]float64, nobs), make([]float64, nobs)}
+	dense := mat.NewDense(nobs, 3, nil)
+	y, group := make([]float64, nobs), make([]int, nobs)
+	for k := range nobs {
+		cols[1][k], cols[2][k] = rng.NormFloat64(), float64(rng.IntN(3))
+		dense.SetRow(k, []float64{1, cols[1][k], cols[2][k]})
+		y[k], group[k] = float64(rng.IntN(2)), k/per
+	}
+	z := mat.NewDense(nobs, 1, nil)
+	for k := range nobs {
+		z.Set(k, 0, 1+0.1*float64(k%per))
+	}
+	cfg := glmm.Config{Family: glmm.Bernoulli, Y: y, Z: z, Group: group, NumGroups: n}
+	cfg.X = dense
+	want, err := glmm.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.X = &glmm.Columns{Rows: nobs, Cols: cols}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got, err := glmm.New(cfg)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Beyond its vectors of subjects (under 48 bytes a subject), less
+	// than half the columns' size.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(n*48)+uint64(nobs*2*8)/2 {
+		t.Errorf("New allocated %d bytes for columns of %d: they were copied", alloc, nobs*2*8)
+	}
+	if _, ok := got.FixedDesign().(*glmm.Columns); !ok {
+		t.Errorf("FixedDesign is a %T, not the columns kept", got.FixedDesign())
+	}
+	if got.Fingerprint() != want.Fingerprint() {
+		t.Errorf("the fingerprints of the design as columns and dense differ")
+	}
+	if msg := sameLocal(rng, want, got); msg != "" {
+		t.Errorf("dense and as columns: %s", msg)
+	}
+}
+
+// sameLocal returns "" if two models of the same data give the same log
+// density and gradient of theta_g to the bit at a random point, else the
+// difference.
+func sameLocal(rng *rand.Rand, a, b *glmm.Model) string {
+	n, r, g := a.Dims()
 	thetaG := make([]float64, g)
 	for k := range thetaG {
 		thetaG[k] = 0.3 * rng.NormFloat64()
@@ -563,9 +653,11 @@ func TestDenseXKeptInOrder(t *testing.T) {
 	for k := range local {
 		local[k] = rng.NormFloat64()
 	}
-	a, _ := grouped.Local(grouped.NewWorkspace(), 0, n, thetaG, local, nil, nil)
-	b, _ := interleaved.Local(interleaved.NewWorkspace(), 0, n, thetaG, local, nil, nil)
-	if a != b {
-		t.Errorf("log density %v with the rows in order, %v interleaved", a, b)
+	ga, gb := make([]float64, g), make([]float64, g)
+	la, _ := a.Local(a.NewWorkspace(), 0, n, thetaG, local, nil, ga)
+	lb, _ := b.Local(b.NewWorkspace(), 0, n, thetaG, local, nil, gb)
+	if la != lb || !slices.Equal(ga, gb) {
+		return fmt.Sprintf("log density %v and gradient %v, against %v and %v", la, ga, lb, gb)
 	}
+	return ""
 }

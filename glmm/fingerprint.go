@@ -59,11 +59,34 @@ func (mod *Model) Fingerprint() string {
 		ints(mod.xptr...)
 		ints(mod.xind...)
 		floats(mod.xval)
+	} else if mod.xcols != nil {
+		// Hashed as the row-major matrix it stands for.
+		ints(0)
+		ints(mod.nobs * mod.p)
+		for j := range mod.nobs {
+			for _, col := range mod.xcols {
+				if len(buf)+8 > cap(buf) {
+					flush()
+				}
+				buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(columnAt(col, j)))
+			}
+		}
 	} else {
 		ints(0)
 		floats(mod.x)
 	}
-	floats(mod.z)
+	if mod.z == nil {
+		// A column of ones (zRange), hashed as if stored.
+		ints(mod.nobs)
+		for range mod.nobs {
+			if len(buf)+8 > cap(buf) {
+				flush()
+			}
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(1))
+		}
+	} else {
+		floats(mod.z)
+	}
 	ints(len(mod.cross))
 	for _, c := range mod.cross {
 		ints(len(c.levels), c.off, c.omega, len(c.idx))

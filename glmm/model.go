@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,9 +20,12 @@ import (
 // variable when Config.PriorSD is zero (the value of Tan's paper).
 const DefaultPriorSD = 10
 
-// Config describes a GLMM to New. Slices are read, never kept: New copies
-// everything it needs. Rows are the observations; they need not be sorted by
-// subject.
+// Config describes a GLMM to New. Slices are read, not kept, but for the
+// data of rows already grouped by subject, in the order of the subjects
+// (as data files usually are): then New keeps Y, and X and Z when they are
+// *mat.Dense with rows of their own width, rather than copy them, and
+// they must not change after New. Rows are the observations; they need
+// not be sorted by subject.
 type Config struct {
 	Family  Family    // response distribution
 	Link    Link      // link function; CanonicalLink, or Probit or Cloglog for the binomial families
@@ -32,9 +36,7 @@ type Config struct {
 
 	// X is the nobs×p fixed-effect design: a *mat.Dense, a
 	// *sparse.CSR (github.com/james-bowman/sparse), or any mat.Matrix. A nil
-	// X means no fixed effects (p = 0). A *mat.Dense whose rows are already
-	// grouped by subject, in the order of the subjects, is kept rather than
-	// copied: it must not change after New.
+	// X means no fixed effects (p = 0).
 	X mat.Matrix
 	// Z is the nobs×r random-effect design, r >= 1.
 	Z mat.Matrix
@@ -148,8 +150,11 @@ type Model struct {
 	omegaFree []bool // per omega entry, whether it is a parameter; nil: all
 
 	start []int // stored rows of subject i are start[i]..start[i+1]-1
-	perm  []int // perm[k] is the row given to New of stored row k
-	maxNi int
+	// perm[k] is the row given to New of stored row k; nil when that is
+	// k, the rows given grouped by subject in order (inOrder).
+	perm    []int
+	inOrder bool
+	maxNi   int
 
 	// y holds the responses; m, w and off the trials, weights and
 	// offsets, nil when every one is 1, 1 or 0 (use trials, weight,
@@ -157,18 +162,24 @@ type Model struct {
 	y, m, w, off []float64
 	ones, zeros  []float64 // maxNi ones and zeros for the ranges
 
-	// Fixed design, stored row-major dense (x) or CSR (xptr, xind, xval).
+	// Fixed design, stored row-major dense (x), CSR (xptr, xind, xval),
+	// or as the columns given (xcols, nil for a column of ones; Columns).
 	sparseX bool
 	x       []float64
+	xcols   [][]float64
 	xptr    []int
 	xind    []int
 	xval    []float64
 
 	z []float64 // nobs×r row-major
 
-	subjConst []float64 // sum over the subject's rows of w * Constant(y, m)
-	commonWM  []float64 // w m shared by every row of the subject, or NaN
-	unitWM    bool      // a binomial family with w = m = 1 on every row
+	// subjConst is the sum over each subject's rows of w * Constant(y, m),
+	// nil when every one is +0 (Bernoulli); commonWM the w m shared by
+	// every row of the subject, or NaN, nil when every one is 1 (no
+	// weights or trials). Read them with subjectConst and wmOf.
+	subjConst []float64
+	commonWM  []float64
+	unitWM    bool // a binomial family with w = m = 1 on every row
 	dataConst float64
 
 	fixedNames  []string
@@ -342,17 +353,27 @@ func New(cfg Config) (*Model, error) {
 		mod.maxNi = max(mod.maxNi, count[g+1]-count[g])
 	}
 	mod.start = count
-	mod.perm = make([]int, nobs)
-	next := append([]int(nil), count[:cfg.NumGroups]...)
-	for k, g := range cfg.Group {
-		mod.perm[next[g]] = k
-		next[g]++
+	mod.inOrder = true
+	for k := 1; k < nobs && mod.inOrder; k++ {
+		mod.inOrder = cfg.Group[k] >= cfg.Group[k-1]
+	}
+	if !mod.inOrder {
+		mod.perm = make([]int, nobs)
+		next := append([]int(nil), count[:cfg.NumGroups]...)
+		for k, g := range cfg.Group {
+			mod.perm[next[g]] = k
+			next[g]++
+		}
 	}
 
 	// Trials, weights and offsets are stored only when some differ from
 	// 1, 1 and 0 (a Bernoulli model without weights or offsets keeps none:
 	// 24 bytes per observation).
-	mod.y = make([]float64, nobs)
+	if mod.inOrder {
+		mod.y = cfg.Y // kept, as Config says
+	} else {
+		mod.y = make([]float64, nobs)
+	}
 	stored := func(v []float64, trivial float64) []float64 {
 		for _, x := range v {
 			if x != trivial {
@@ -366,7 +387,8 @@ func New(cfg Config) (*Model, error) {
 	for k := range mod.ones {
 		mod.ones[k] = 1
 	}
-	for s, k := range mod.perm {
+	for s := range nobs {
+		k := mod.dataRow(s)
 		mod.y[s] = cfg.Y[k]
 		if mod.m != nil {
 			mod.m[s] = cfg.Trials[k]
@@ -417,6 +439,12 @@ func New(cfg Config) (*Model, error) {
 		mod.subjConst[i] = c
 		mod.dataConst += c
 	}
+	if !slices.ContainsFunc(mod.subjConst, func(c float64) bool { return c != 0 || math.Signbit(c) }) {
+		mod.subjConst = nil
+	}
+	if !slices.ContainsFunc(mod.commonWM, func(wm float64) bool { return wm != 1 }) {
+		mod.commonWM = nil
+	}
 	mod.unitWM = (mod.family == Bernoulli || mod.family == Binomial) && mod.link == CanonicalLink
 	for j := range mod.y {
 		if mod.weight(j) != 1 || mod.trials(j) != 1 {
@@ -425,6 +453,22 @@ func New(cfg Config) (*Model, error) {
 		}
 	}
 	return mod, nil
+}
+
+// subjectConst returns subject i's share of the data constant.
+func (mod *Model) subjectConst(i int) float64 {
+	if mod.subjConst == nil {
+		return 0
+	}
+	return mod.subjConst[i]
+}
+
+// wmOf returns the w m shared by every row of subject i, or NaN.
+func (mod *Model) wmOf(i int) float64 {
+	if mod.commonWM == nil {
+		return 1
+	}
+	return mod.commonWM[i]
 }
 
 // names returns given, checked to have n entries, or n default names.
@@ -442,11 +486,44 @@ func names(given []string, n int, prefix, field string) ([]string, error) {
 	return append([]string(nil), given...), nil
 }
 
-// setZ copies the random-effect design in stored order.
+// dataRow returns the row given to New of stored row s.
+func (mod *Model) dataRow(s int) int {
+	if mod.perm == nil {
+		return s
+	}
+	return mod.perm[s]
+}
+
+// zRange returns the random-effect design of stored rows [s, e) of one
+// subject, row-major. A single column of ones, a random intercept's, is
+// not stored (8 bytes an observation): its rows are views of mod.ones.
+func (mod *Model) zRange(s, e int) []float64 {
+	if mod.z == nil {
+		return mod.ones[:e-s]
+	}
+	return mod.z[s*mod.r : e*mod.r]
+}
+
+// setZ copies the random-effect design in stored order, keeps it
+// (Config), or stores nothing for a column of ones (zRange).
 func (mod *Model) setZ(z mat.Matrix, rowName func(int) int) error {
 	r := mod.r
-	mod.z = make([]float64, mod.nobs*r)
-	for s, k := range mod.perm {
+	if r == 1 {
+		ones := true
+		for k := 0; k < mod.nobs && ones; k++ {
+			ones = z.At(k, 0) == 1
+		}
+		if ones {
+			return nil
+		}
+	}
+	if d, ok := z.(*mat.Dense); ok && mod.inOrder && d.RawMatrix().Stride == r {
+		mod.z = d.RawMatrix().Data[:mod.nobs*r]
+	} else {
+		mod.z = make([]float64, mod.nobs*r)
+	}
+	for s := range mod.nobs {
+		k := mod.dataRow(s)
 		row := mod.z[s*r : s*r+r]
 		for c := range row {
 			v := z.At(k, c)
@@ -489,6 +566,7 @@ func (mod *Model) setX(x mat.Matrix, rowName func(int) int) error {
 	case *mat.Dense:
 		dense = x
 	}
+	cols, _ := x.(*Columns)
 	readRow := func(k int) {
 		switch {
 		case raw != nil:
@@ -517,10 +595,19 @@ func (mod *Model) setX(x mat.Matrix, rowName func(int) int) error {
 		}
 	}
 	mod.sparseX = p > sparseMinCols && float64(nnz) < sparseMaxDensity*float64(mod.nobs)*float64(p)
-	if !mod.sparseX && dense != nil && dense.RawMatrix().Stride == p && mod.inOrder() {
+	if !mod.sparseX && dense != nil && dense.RawMatrix().Stride == p && mod.inOrder {
 		// The rows are already grouped by subject in order, as data files
 		// usually are: keep X's storage rather than copy it (Config.X).
 		mod.x = dense.RawMatrix().Data[:mod.nobs*p]
+		return nil
+	}
+	if !mod.sparseX && cols != nil && mod.inOrder {
+		mod.xcols = make([][]float64, p)
+		for c, col := range cols.Cols {
+			if col != nil {
+				mod.xcols[c] = col[:mod.nobs]
+			}
+		}
 		return nil
 	}
 	if mod.sparseX {
@@ -530,8 +617,8 @@ func (mod *Model) setX(x mat.Matrix, rowName func(int) int) error {
 	} else {
 		mod.x = make([]float64, mod.nobs*p)
 	}
-	for s, k := range mod.perm {
-		readRow(k)
+	for s := range mod.nobs {
+		readRow(mod.dataRow(s))
 		if !mod.sparseX {
 			copy(mod.x[s*p:s*p+p], buf)
 			continue
@@ -545,17 +632,6 @@ func (mod *Model) setX(x mat.Matrix, rowName func(int) int) error {
 		mod.xptr[s+1] = len(mod.xind)
 	}
 	return nil
-}
-
-// inOrder reports whether the stored rows are the original rows in their
-// order: the data were grouped by subject, subjects in order.
-func (mod *Model) inOrder() bool {
-	for s, k := range mod.perm {
-		if s != k {
-			return false
-		}
-	}
-	return true
 }
 
 // Rank tolerance: a column whose squared sine of angle to the span of the
@@ -696,10 +772,17 @@ func checkRank(p, nobs int, row func(s int) []float64, names []string) error {
 	return nil
 }
 
-// xRow returns stored row s of X densely, in buf when X is sparse.
+// xRow returns stored row s of X densely, in buf when X is not stored
+// row-major.
 func (mod *Model) xRow(s int, buf []float64) []float64 {
 	p := mod.p
-	if !mod.sparseX {
+	switch {
+	case mod.xcols != nil:
+		for c, col := range mod.xcols {
+			buf[c] = columnAt(col, s)
+		}
+		return buf
+	case !mod.sparseX:
 		return mod.x[s*p : s*p+p]
 	}
 	clear(buf)

@@ -306,7 +306,7 @@ func (st *starter) crossedCoupling(thetaG []float64) {
 			if w == 0 {
 				continue
 			}
-			zj := mod.z[j*r : (j+1)*r]
+			zj := mod.zRange(j, j+1)
 			x := mod.rowX(j, sc.x)
 			for c := range mod.cross {
 				f := &mod.cross[c]
@@ -351,8 +351,8 @@ func (st *starter) subjectEta(sc *startScratch, i int) (int, []float64) {
 	mod.FixedEta(i, st.beta, eta)
 	sc.addCross(s, eta)
 	for j := s; j < e; j++ {
-		for a := range r {
-			eta[j-s] += mod.z[j*r+a] * st.b[i*r+a]
+		for a, z := range mod.zRange(j, j+1) {
+			eta[j-s] += z * st.b[i*r+a]
 		}
 	}
 	return s, eta
@@ -439,8 +439,8 @@ func (st *starter) initPsi() error {
 				mod.FixedEta(i, st.beta, e)
 				for j := lo; j < hi; j++ {
 					v := e[j-lo]
-					for a := range mod.r {
-						v += mod.z[j*mod.r+a] * st.b[i*mod.r+a]
+					for a, z := range mod.zRange(j, j+1) {
+						v += z * st.b[i*mod.r+a]
 					}
 					d := mod.y[j] - v
 					ss += mod.weight(j) * d * d
@@ -848,7 +848,7 @@ func (st *starter) dataStart() error {
 	if err != nil {
 		return err
 	}
-	kz, cz, err := st.constColumn(r, func(j int) []float64 { return mod.z[j*r : (j+1)*r] })
+	kz, cz, err := st.constColumn(r, func(j int) []float64 { return mod.zRange(j, j+1) })
 	if err != nil {
 		return err
 	}
@@ -1220,7 +1220,7 @@ func (mod *Model) etaSD(j int, v []float64) float64 {
 		return 0
 	}
 	r := mod.r
-	z := mod.z[j*r : (j+1)*r]
+	z := mod.zRange(j, j+1)
 	var s float64
 	for a := range r {
 		for c := range r {
@@ -1270,8 +1270,8 @@ func (mod *Model) condLogDens(sc *startScratch, i int, beta, wwt, b, v []float64
 	var ll float64
 	for j := lo; j < hi; j++ {
 		e := eta[j-lo]
-		for a := range r {
-			e += mod.z[j*r+a] * b[a]
+		for a, z := range mod.zRange(j, j+1) {
+			e += z * b[a]
 		}
 		eta[j-lo] = e
 		ll += mod.weight(j) * sc.expectLL(mod.family, mod.y[j], mod.trials(j), e, mod.etaSD(j, v))
@@ -1317,7 +1317,7 @@ func (mod *Model) newtonPieces(sc *startScratch, i int, beta, wwt, b, v, grad, i
 		sc.grad[a] = s
 	}
 	for j := lo; j < hi; j++ {
-		zj := mod.z[j*r : (j+1)*r]
+		zj := mod.zRange(j, j+1)
 		e := eta[j-lo]
 		for a := range r {
 			e += zj[a] * b[a]
@@ -1350,17 +1350,7 @@ func (mod *Model) newtonPieces(sc *startScratch, i int, beta, wwt, b, v, grad, i
 }
 
 // rowX returns stored row j of the fixed design, densely, in dst.
-func (mod *Model) rowX(j int, dst []float64) []float64 {
-	p := mod.p
-	if !mod.sparseX {
-		return mod.x[j*p : (j+1)*p]
-	}
-	clear(dst)
-	for k := mod.xptr[j]; k < mod.xptr[j+1]; k++ {
-		dst[mod.xind[k]] = mod.xval[k]
-	}
-	return dst
-}
+func (mod *Model) rowX(j int, dst []float64) []float64 { return mod.xRow(j, dst) }
 
 // emOmega sets omega to the EM update W W' = n S^-1 over n subjects,
 // keeping omega when S is not positive definite.

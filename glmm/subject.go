@@ -35,7 +35,7 @@ func (mod *Model) PrepareSubject(ws any, i int, thetaG []float64) bool {
 		return false
 	}
 	s, e := mod.start[i], mod.start[i+1]
-	for _, z := range mod.z[s:e] {
+	for _, z := range mod.zRange(s, e) {
 		if z != 1 {
 			return false
 		}
@@ -153,7 +153,7 @@ func (mod *Model) SubjectLogDensity(ws any, b, grad, hess []float64) (float64, e
 	}
 	// The random intercept's density N(0, 1/w^2), w = exp(omega).
 	w := work.w[0]
-	ll += mod.subjConst[i] - 0.5*log2Pi + work.theta[mod.p] - 0.5*(w*b0)*(w*b0)
+	ll += mod.subjectConst(i) - 0.5*log2Pi + work.theta[mod.p] - 0.5*(w*b0)*(w*b0)
 	d1 -= w * w * b0
 	d2 -= w * w
 	if grad != nil {

@@ -214,7 +214,7 @@ func (mod *Model) Local(ws any, lo, hi int, thetaG, local, gradLocal, gradG []fl
 			u[l] = s
 			uu += s * s
 		}
-		li := ll + mod.subjConst[i] + logNorm - 0.5*uu
+		li := ll + mod.subjectConst(i) + logNorm - 0.5*uu
 		if grad {
 			// d/db = ... - W W' b = ... - W u.
 			for k := range r {
@@ -270,7 +270,7 @@ func (mod *Model) subjectLik(work *workspace, i int, thetaG []float64, psi float
 	eta := work.eta[:e-s]
 	mod.fixedEta(work, i, thetaG, eta, cache)
 	r := mod.r
-	zs := mod.z[s*r : e*r]
+	zs := mod.zRange(s, e)
 	if r == 1 {
 		b0 := b[0]
 		for j := range eta {
@@ -362,7 +362,7 @@ func (mod *Model) subjectLik(work *workspace, i int, thetaG []float64, psi float
 		// the rows is taken as w m times the log of the product of the
 		// 1+e, each in (1, 2]: one log per subject instead of per row.
 		// The product is flushed every 512 rows, far from overflow.
-		wm := mod.commonWM[i]
+		wm := mod.wmOf(i)
 		common := !math.IsNaN(wm)
 		prod := 1.0
 		for j, y := range ys {
@@ -434,7 +434,7 @@ func (mod *Model) LocalHessian(ws any, i int, thetaG, thetaI, h []float64) {
 	mod.fixedEta(work, i, thetaG, eta, true)
 	clear(h)
 	for j := s; j < e; j++ {
-		zr := mod.z[j*r : j*r+r]
+		zr := mod.zRange(j, j+1)
 		et := eta[j-s]
 		for k, v := range zr {
 			et += v * thetaI[k]

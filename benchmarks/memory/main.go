@@ -121,7 +121,7 @@ func measure(path, form string, n int, method string) (string, error) {
 		if err != nil {
 			return err
 		}
-		d, err := formula.Build(f, fr, formula.Options{Family: glmm.Bernoulli, Prior: formula.PriorAuto})
+		d, err := formula.Build(f, fr, formula.Options{Family: glmm.Bernoulli, Prior: formula.PriorAuto, Release: true})
 		if err != nil {
 			return err
 		}

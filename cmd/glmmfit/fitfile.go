@@ -169,7 +169,7 @@ func readFitFile(ctx context.Context, path string) (*savedFit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
-	d, err := buildDesign(&spec, f, in, nil)
+	d, err := buildDesign(&spec, f, in, nil, false)
 	if err != nil {
 		return nil, fmt.Errorf("%s: rebuilding the model: %v", name, err)
 	}

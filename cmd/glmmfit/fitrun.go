@@ -478,7 +478,9 @@ func prepareFit(ctx context.Context, e *env, o *fitOptions, prog *progress) (*fi
 	if sharded(e.procs, o) {
 		part = partOf(e.procs)
 	}
-	job.design, err = buildDesign(&job.spec, job.f, job.in, part)
+	// The data are dropped after building unless -out saves them
+	// (runFit): their columns can go while the model is built.
+	job.design, err = buildDesign(&job.spec, job.f, job.in, part, o.out == "")
 	if err != nil {
 		return nil, err
 	}

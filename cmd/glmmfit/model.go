@@ -136,13 +136,16 @@ func parseFormula(src string) (*formula.Formula, error) {
 }
 
 // buildDesign checks the data and builds the design of spec on in. Errors
-// name the file, line and column, or the formula token at fault.
-func buildDesign(spec *modelSpec, f *formula.Formula, in *input, part func(n int) (lo, hi int, err error)) (*formula.Design, error) {
+// name the file, line and column, or the formula token at fault. With
+// release, the columns of in's frame that the design has coded are emptied
+// on the way (formula.Options.Release): only their names and number of
+// rows are left.
+func buildDesign(spec *modelSpec, f *formula.Formula, in *input, part func(n int) (lo, hi int, err error), release bool) (*formula.Design, error) {
 	opts, err := spec.options()
 	if err != nil {
 		return nil, err
 	}
-	opts.Part = part
+	opts.Part, opts.Release = part, release
 	for _, c := range []struct{ flag, col string }{{"-weights", spec.Weights}, {"-offset", spec.Offset}} {
 		if c.col == "" {
 			continue
