@@ -55,7 +55,11 @@ import (
 //
 // Convergence is judged once per pass: the fit has converged when, over
 // Patience passes in a row, no global mean moved by more than Tol of its
-// posterior sd and no global sd changed by more than Tol of itself. The
+// posterior sd and no global sd changed by more than Tol of itself. A pass
+// closes only about the fraction rho_t of the distance to the optimum, so
+// this can stop short of it when the start is far and the step has
+// shrunk: the rule suits starts near the optimum (InitMode with a
+// Starter), not the paper's start. The
 // final lower bound and everything after it are computed over all subjects
 // as in the full-batch fit.
 //
@@ -82,8 +86,8 @@ type Stochastic struct {
 	Delay float64
 	// Forget is the schedule's exponent, in (0.5, 1]; 0 means 0.6.
 	Forget float64
-	// Tol is the convergence tolerance per pass, in posterior sds for the
-	// means and relative for the sds; 0 means 0.01.
+	// Tol is the convergence tolerance: the largest move over a pass, in
+	// posterior sds for the means and relative for the sds; 0 means 0.01.
 	Tol float64
 	// MaxPasses is the largest number of passes over the data; 0 means
 	// 100. Settings.MaxIter does not apply.
@@ -183,8 +187,8 @@ type svi struct {
 	batch        parallel.Chunking
 	first        int // the batch's first position in perm
 	iter         uint64
-	rho          float64
-	step         bool // the pass steps the locals (not the start of kept)
+	rho, rhoG    float64 // the steps of the locals and of the global block
+	step         bool    // the pass steps the locals (not the start of kept)
 
 	thetaGP, thetaGM []float64 // mu_g +- C_g z_g
 	gradG            []float64 // the prior's gradient
@@ -476,9 +480,9 @@ func (s *svi) iterate(t uint64, first, m int) (float64, error) {
 	f.c.NatGradGlobal(f.v, s.dc, f.z, f.grad)
 	f.c.NatGradGlobal(f.tmp, s.dc, f.z, f.theta)
 	for j := nr; j < d; j++ {
-		mu[j] += s.rho * f.v[j]
+		mu[j] += s.rhoG * f.v[j]
 	}
-	s.stepFactor(f.lam[d+nt:], s.dc[nt:], f.kind[d+nt:], s.rho)
+	s.stepFactor(f.lam[d+nt:], s.dc[nt:], f.kind[d+nt:], s.rhoG)
 	logNorm := 0.5 * math.Log(2*math.Pi)
 	h := lpg + scale*(lp+ld+0.5*zz+float64(m*f.r)*logNorm) + f.c.LogDetGlobal() + 0.5*zzg + float64(g)*logNorm
 	return h, nil
@@ -533,6 +537,7 @@ func runSVI(ctx context.Context, f *rvbFamily, set Settings, res *Result, start 
 			t++
 			passes := float64(t-1) * float64(m) / float64(f.n)
 			s.rho = st.Step * math.Pow(1+passes/st.Delay, -st.Forget)
+			s.rhoG = -math.Expm1(float64(m) / float64(f.n) * math.Log1p(-s.rho))
 			h, err := s.iterate(t, first, min(m, f.n-first))
 			if err != nil {
 				if fatal(err) || ctx.Err() != nil {

@@ -1,10 +1,39 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+// Command svi compares stochastic updates over subjects
+// (vi.Settings.Stochastic) with the full-batch fit of the block-diagonal
+// family (issue 16): the wall time of each to its end, and whether the
+// stochastic fit's global posterior is the full batch's (means within 0.1
+// posterior sd, sds within 10%).
+//
+// Usage:
+//
+//	go run ./benchmarks/svi [-n 100000,1000000] [-batch 10000] [-workers 2] [-out results.md]
+//
+// The data are the Bernoulli random-intercept model of the scaling
+// program, y ~ 1 + t + x1 + x2 + x3 + (1 | id), p = 5, 7 observations per
+// subject, beta = (-1, 0.5, 0.5, -0.5, 1), random-intercept sd 1, simulated
+// by datasets.Simulate with seed 7. Both fits are vi.BlockDiag on the glmm
+// model from the default start (the model's Laplace mode), the full batch
+// with the default settings (seed 1), the stochastic one with
+// Stochastic{Batch: batch} (seed 2). The fits run one after the other in
+// this process; each is timed by vi.Result.Elapsed (start, iterations and
+// the final bound over all subjects), and the start's share is estimated
+// separately by a fit stopped after its first window.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"log"
 	"math"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sparsevi/sparsevi/datasets"
@@ -13,71 +42,115 @@ import (
 	"github.com/sparsevi/sparsevi/vi"
 )
 
-func moments(m *glmm.Model, res *vi.Result) ([]float64, []float64) {
-	nn, r, g := m.Dims()
-	mu := res.Mu[nn*r:]
-	cg := res.Factor[nn*r*(r+1)/2:]
-	sd := make([]float64, g)
-	for i := range g {
-		var ss float64
-		for j := 0; j <= i; j++ {
-			x := cg[i*(i+1)/2+j]
-			ss += x * x
+func main() {
+	ns := flag.String("n", "100000,1000000", "numbers of subjects, comma-separated")
+	batch := flag.Int("batch", 10000, "subjects per stochastic iteration")
+	workers := flag.Int("workers", 2, "workers of each fit")
+	out := flag.String("out", "", "write the table to this markdown file too")
+	flag.Parse()
+	var rows []string
+	for _, s := range strings.Split(*ns, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			log.Fatal(err)
 		}
-		sd[i] = math.Sqrt(ss)
+		row, err := compare(n, *batch, *workers)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(row)
+		rows = append(rows, row)
 	}
-	return mu, sd
+	if *out != "" {
+		if err := write(*out, rows); err != nil {
+			log.Fatal(err)
+		}
+	}
 }
 
-func main() {
-	n := flag.Int("n", 10000, "")
-	batch := flag.Int("batch", 1000, "")
-	step := flag.Float64("step", 0, "")
-	forget := flag.Float64("forget", 0, "")
-	delay := flag.Float64("delay", 0, "")
-	fb := flag.Bool("fb", true, "")
-	passes := flag.Int("passes", 0, "")
-	tight := flag.Bool("tight", false, "")
-	flag.Parse()
-	t0 := time.Now()
-	fr, truth, err := datasets.Simulate(datasets.SimSpec{Family: "bernoulli", Subjects: *n, Obs: 7, Beta: []float64{-1, 0.5, 0.5, -0.5, 1}, RECov: [][]float64{{1}}, Seed: 7})
+// model simulates the data set of n subjects and builds its model.
+func model(n int) (*glmm.Model, error) {
+	fr, truth, err := datasets.Simulate(datasets.SimSpec{Family: "bernoulli", Subjects: n, Obs: 7, Beta: []float64{-1, 0.5, 0.5, -0.5, 1}, RECov: [][]float64{{1}}, Seed: 7})
 	if err != nil {
-		panic(err)
+		return nil, err
 	}
-	f, _ := formula.Parse(truth.Formula)
+	f, err := formula.Parse(truth.Formula)
+	if err != nil {
+		return nil, err
+	}
 	d, err := formula.Build(f, fr, formula.Options{Family: glmm.Bernoulli})
 	if err != nil {
-		panic(err)
+		return nil, err
 	}
-	m := d.Model()
-	fmt.Println("setup", time.Since(t0))
-	var rmu, rsd []float64
-	if *fb {
-		res, err := vi.Fit(context.Background(), m, vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: 2})
-		if *tight {
-			res, err = vi.Fit(context.Background(), m, vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: 2, Refine: 2, Tol: 0.001, RelTol: -1, Rule: vi.Snngm{Alpha0: 0.0001}, MaxIter: 5000})
-		}
-		if err != nil {
-			panic(err)
-		}
-		rmu, rsd = moments(m, res)
-		fmt.Printf("full: %d iters %v, elapsed %v, first window %v, lb %.2f\n  mu %.5f\n  sd %.5f\n", res.Iterations, res.Status, res.Elapsed, res.Trace[0].Elapsed, res.LowerBound, rmu, rsd)
+	return d.Model(), nil
+}
+
+// moments returns the global means and sds of a fit.
+func moments(res *vi.Result) (mean, sd []float64) {
+	cov := res.GlobalCov()
+	sd = make([]float64, res.G)
+	for a := range sd {
+		sd[a] = math.Sqrt(cov.At(a, a))
 	}
-	set := vi.Settings{Method: vi.BlockDiag, Seed: 2, Workers: 2, Stochastic: vi.Stochastic{Batch: *batch, Step: *step, Forget: *forget, Delay: *delay, MaxPasses: *passes}}
-	set.Progress = func(p vi.Progress) {}
-	res, err := vi.Fit(context.Background(), m, set)
+	return res.Mu[res.N*res.R:], sd
+}
+
+// compare fits n subjects both ways and returns a table row.
+func compare(n, batch, workers int) (string, error) {
+	m, err := model(n)
 	if err != nil {
-		panic(err)
+		return "", err
 	}
-	mu, sd := moments(m, res)
-	fmt.Printf("svi: %d iters %d passes %v, elapsed %v, lb %.2f\n  mu %.5f\n  sd %.5f\n", res.Iterations, res.Passes, res.Status, res.Elapsed, res.LowerBound, mu, sd)
-	for _, tp := range res.Trace {
-		fmt.Printf("   iter %d lb %.2f move %.4f at %v\n", tp.Iter, tp.LowerBound, tp.StepNorm, tp.Elapsed)
+	ctx := context.Background()
+	// The start alone: a fit stopped at its first iteration, without the
+	// final bound's cost (2 fresh draws).
+	st, err := vi.Fit(ctx, m, vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers, MaxIter: 1, FinalDraws: 2, ImportanceDraws: 1})
+	if err != nil {
+		return "", err
 	}
-	if rmu != nil {
-		for i := range mu {
-			fmt.Printf(" %.3f/%.3f", (mu[i]-rmu[i])/rsd[i], sd[i]/rsd[i]-1)
-		}
-		fmt.Println(" (mean diff in sd / sd rel diff)")
+	full, err := vi.Fit(ctx, m, vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers})
+	if err != nil {
+		return "", err
 	}
+	sto, err := vi.Fit(ctx, m, vi.Settings{Method: vi.BlockDiag, Seed: 2, Workers: workers, Stochastic: vi.Stochastic{Batch: batch}})
+	if err != nil {
+		return "", err
+	}
+	fm, fs := moments(full)
+	sm, ss := moments(sto)
+	var worstMu, worstSD float64
+	for j := range fm {
+		worstMu = max(worstMu, math.Abs(sm[j]-fm[j])/fs[j])
+		worstSD = max(worstSD, math.Abs(ss[j]/fs[j]-1))
+	}
+	return fmt.Sprintf("| 10^%.0f | %d | %v, %d iterations, %.1f s | %v, %d passes, %.1f s | %.1f s | %.2f | %.3f sd | %.1f%% | %.2f ± %.2f | %.2f ± %.2f | %s |",
+		math.Log10(float64(n)), batch, full.Status, full.Iterations, full.Elapsed.Seconds(), sto.Status, sto.Passes, sto.Elapsed.Seconds(),
+		st.Elapsed.Seconds(), sto.Elapsed.Seconds()/full.Elapsed.Seconds(), worstMu, 100*worstSD,
+		full.LowerBound, full.LowerBoundSE, sto.LowerBound, sto.LowerBoundSE, load()), nil
+}
+
+// load returns the machine's load averages, as uptime prints them.
+func load() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func write(path string, rows []string) error {
+	rev, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Stochastic updates against the full batch\n\n")
+	fmt.Fprintf(&b, "`go run ./benchmarks/svi %s` at %s, %s.\n\n", strings.Join(os.Args[1:], " "), strings.TrimSpace(string(rev)), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(&b, "| n | batch | full batch | stochastic | start (in both) | time ratio | worst mean diff | worst sd diff | full bound | stochastic bound | load after |\n")
+	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintln(&b, r)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
