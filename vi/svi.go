@@ -187,7 +187,7 @@ type svi struct {
 	batch        parallel.Chunking
 	first        int // the batch's first position in perm
 	iter         uint64
-	rho, rhoG    float64 // the steps of the locals and of the global block
+	rho, rhoG    float64 // the schedule's step per pass, and the global block's per iteration
 	step         bool    // the pass steps the locals (not the start of kept)
 
 	thetaGP, thetaGM []float64 // mu_g +- C_g z_g
@@ -283,12 +283,10 @@ func (s *svi) drawGlobal() float64 {
 // the chunk's partial sums.
 func (s *svi) chunk(k int) error {
 	f := s.f
-	r, g, tri := s.r, s.g, s.tri
+	g := s.g
 	lo, hi := s.batch.Bounds(k)
 	w := &s.ws[k]
 	rng := f.streams.At(s.iter, k)
-	mu := f.lam[:f.d]
-	fac := f.lam[f.d:]
 	var lp, zz, ld float64
 	pd, po := f.partG[k], f.partS1[k]
 	clear(pd)
@@ -304,59 +302,11 @@ func (s *svi) chunk(k int) error {
 	}
 	for pos := lo; pos < hi; pos++ {
 		i := int(s.perm[s.first+pos])
-		zi := f.z[i*r : (i+1)*r]
-		zz += s.draw(zi, (float64(w.strata[pos-lo])+rng.Float64())/float64(hi-lo), rng)
-		f.c.DrawRange(i, i+1, f.theta, mu, f.z)
-		f.c.SolveTransRange(i, i+1, f.tmp, f.z)
-		mi := mu[i*r : (i+1)*r]
-		copy(w.bp, f.theta[i*r:(i+1)*r])
-		copy(w.ent, f.tmp[i*r:(i+1)*r])
-		for j, x := range w.bp {
-			w.bm[j] = 2*mi[j] - x
+		lpi, zzi, ldi, err := s.visit(k, i, (float64(strata[pos-lo])+rng.Float64())/float64(hi-lo), rng)
+		if err != nil {
+			return err
 		}
-		ld += f.c.LogDetRange(i, i+1)
-		// The mean part of the local gradient goes to grad, the part odd
-		// in z_i to theta (both only as scratch of subject i).
-		gm := f.grad[i*r : (i+1)*r]
-		gOdd := f.theta[i*r : (i+1)*r]
-		clear(gm)
-		clear(gOdd)
-		clear(w.all)
-		clear(w.odd)
-		var lpi float64
-		for sb := range 2 {
-			b, sgnB := w.bp, 1.0
-			if sb == 1 {
-				b, sgnB = w.bm, -1
-			}
-			for sg := range 2 {
-				tg, sgnG := s.thetaGP, 1.0
-				if sg == 1 {
-					tg, sgnG = s.thetaGM, -1
-				}
-				clear(w.tg)
-				l, err := f.target.Local(f.ws[k], i, i+1, tg, b, w.gl, w.tg)
-				if err != nil {
-					return err
-				}
-				lpi += l
-				for j, x := range w.gl {
-					gm[j] += x
-					gOdd[j] += sgnB * x
-				}
-				for j, x := range w.tg {
-					w.all[j] += x
-					w.odd[j] += sgnG * x
-				}
-			}
-		}
-		lp += lpi / 4
-		// The entropy's gradient C_i^-T z_i is odd: it cancels from the
-		// mean and is whole in the odd part.
-		for j := range gm {
-			gm[j] /= 4
-			gOdd[j] = gOdd[j]/4 + w.ent[j]
-		}
+		lp, zz, ld = lp+lpi, zz+zzi, ld+ldi
 		ki := s.kept[i*g : (i+1)*g]
 		for j := range g {
 			a := w.all[j] / 4
@@ -364,20 +314,92 @@ func (s *svi) chunk(k int) error {
 			ki[j] = a
 			po[j] += w.odd[j] / 4
 		}
-		if !s.step {
-			continue
+		if s.step {
+			s.stepLocal(i, s.rho)
 		}
-		// Natural gradients: the mean's from the mean part (into v), the
-		// factor's from the odd part (into dc; tmp takes the unused mean).
-		f.c.NatGradRange(i, i+1, f.v, s.dc, f.z, f.grad)
-		f.c.NatGradRange(i, i+1, f.tmp, s.dc, f.z, f.theta)
-		for j := range r {
-			mi[j] += s.rho * f.v[i*r+j]
-		}
-		s.stepFactor(fac[i*tri:(i+1)*tri], s.dc[i*tri:(i+1)*tri], f.kind[f.d+i*tri:f.d+(i+1)*tri], s.rho)
 	}
 	f.partLP[k], f.partZZ[k], f.partLD[k] = lp, zz, ld
 	return nil
+}
+
+// visit draws subject i with the chi-squared quantile u (see draw) and
+// evaluates it at the four sign pairs: it leaves the mean part of the
+// local gradient in grad and the part odd in z_i in theta (as scratch of
+// subject i), the sums of the four global gradients and of their parts odd
+// in z_g in the chunk's all and odd, and returns the mean log density, z_i'z_i
+// and log|C_i|.
+func (s *svi) visit(k, i int, u float64, rng *rand.Rand) (lp, zz, ld float64, err error) {
+	f := s.f
+	r := s.r
+	w := &s.ws[k]
+	mu := f.lam[:f.d]
+	zi := f.z[i*r : (i+1)*r]
+	zz = s.draw(zi, u, rng)
+	f.c.DrawRange(i, i+1, f.theta, mu, f.z)
+	f.c.SolveTransRange(i, i+1, f.tmp, f.z)
+	mi := mu[i*r : (i+1)*r]
+	copy(w.bp, f.theta[i*r:(i+1)*r])
+	copy(w.ent, f.tmp[i*r:(i+1)*r])
+	for j, x := range w.bp {
+		w.bm[j] = 2*mi[j] - x
+	}
+	ld = f.c.LogDetRange(i, i+1)
+	gm := f.grad[i*r : (i+1)*r]
+	gOdd := f.theta[i*r : (i+1)*r]
+	clear(gm)
+	clear(gOdd)
+	clear(w.all)
+	clear(w.odd)
+	for sb := range 2 {
+		b, sgnB := w.bp, 1.0
+		if sb == 1 {
+			b, sgnB = w.bm, -1
+		}
+		for sg := range 2 {
+			tg, sgnG := s.thetaGP, 1.0
+			if sg == 1 {
+				tg, sgnG = s.thetaGM, -1
+			}
+			clear(w.tg)
+			l, err := f.target.Local(f.ws[k], i, i+1, tg, b, w.gl, w.tg)
+			if err != nil {
+				return 0, 0, 0, err
+			}
+			lp += l
+			for j, x := range w.gl {
+				gm[j] += x
+				gOdd[j] += sgnB * x
+			}
+			for j, x := range w.tg {
+				w.all[j] += x
+				w.odd[j] += sgnG * x
+			}
+		}
+	}
+	// The entropy's gradient C_i^-T z_i is odd: it cancels from the mean
+	// and is whole in the odd part.
+	for j := range gm {
+		gm[j] /= 4
+		gOdd[j] = gOdd[j]/4 + w.ent[j]
+	}
+	return lp / 4, zz, ld, nil
+}
+
+// stepLocal takes subject i's natural-gradient step of size rho from the
+// gradients visit left: the factor's from the odd part (tmp takes the
+// unused mean), then the mean's from the mean part with the new factor:
+// from a start whose covariance is far too wide, the mean's step C C' grad
+// with the old factor would overshoot.
+func (s *svi) stepLocal(i int, rho float64) {
+	f := s.f
+	r, tri := s.r, s.tri
+	f.c.NatGradRange(i, i+1, f.tmp, s.dc, f.z, f.theta)
+	s.stepFactor(f.lam[f.d+i*tri:f.d+(i+1)*tri], s.dc[i*tri:(i+1)*tri], f.kind[f.d+i*tri:f.d+(i+1)*tri], rho)
+	f.c.CovMulVecRange(i, i+1, f.v, f.grad)
+	mi := f.lam[i*r : (i+1)*r]
+	for j := range r {
+		mi[j] += rho * f.v[i*r+j]
+	}
 }
 
 // draw sets z to a standard normal draw whose squared norm is the
@@ -477,12 +499,12 @@ func (s *svi) iterate(t uint64, first, m int) (float64, error) {
 		f.theta[j] += f.tmp[j]
 	}
 	nt := f.n * s.tri
-	f.c.NatGradGlobal(f.v, s.dc, f.z, f.grad)
 	f.c.NatGradGlobal(f.tmp, s.dc, f.z, f.theta)
+	s.stepFactor(f.lam[d+nt:], s.dc[nt:], f.kind[d+nt:], s.rhoG)
+	f.c.CovMulVecGlobal(f.v, f.grad)
 	for j := nr; j < d; j++ {
 		mu[j] += s.rhoG * f.v[j]
 	}
-	s.stepFactor(f.lam[d+nt:], s.dc[nt:], f.kind[d+nt:], s.rhoG)
 	logNorm := 0.5 * math.Log(2*math.Pi)
 	h := lpg + scale*(lp+ld+0.5*zz+float64(m*f.r)*logNorm) + f.c.LogDetGlobal() + 0.5*zzg + float64(g)*logNorm
 	return h, nil
