@@ -53,15 +53,14 @@ import (
 //     rho_t^2 finite (Robbins and Monro). Counted in passes, the schedule
 //     does not depend on the batch size.
 //
-// Convergence is judged once per pass: the fit has converged when, over
-// Patience passes in a row, no global mean moved by more than Tol of its
-// posterior sd and no global sd changed by more than Tol of itself. A pass
-// closes only about the fraction rho_t of the distance to the optimum, so
-// this can stop short of it when the start is far and the step has
-// shrunk: the rule suits starts near the optimum (InitMode with a
-// Starter), not the paper's start. The
-// final lower bound and everything after it are computed over all subjects
-// as in the full-batch fit.
+// Convergence. The states at the ends of the passes are averaged over
+// windows of Window passes (Polyak and Juditsky's averaging, which takes
+// out the jitter that a step of decreasing size still leaves); the fit has
+// converged when, over two windows in a row, no global mean of the window's
+// average moved from the previous window's by more than Tol of its
+// posterior sd, and no global sd by more than Tol of itself. The result is
+// the average of the last window. The final lower bound and everything
+// after it are computed over all subjects as in the full-batch fit.
 //
 // Fit refuses a Stochastic fit of the arrowhead family (GVA), over a Group,
 // with a Rule, a Converger, Antithetic draws, a Checkpoint or a Resume.
@@ -86,8 +85,12 @@ type Stochastic struct {
 	Delay float64
 	// Forget is the schedule's exponent, in (0.5, 1]; 0 means 0.6.
 	Forget float64
-	// Tol is the convergence tolerance: the largest move over a pass, in
-	// posterior sds for the means and relative for the sds; 0 means 0.01.
+	// Window is the number of passes whose states are averaged; 0 means
+	// 3.
+	Window int
+	// Tol is the convergence tolerance: the largest change between the
+	// averages of two windows, in posterior sds for the means and
+	// relative for the sds; 0 means 0.02.
 	Tol float64
 	// MaxPasses is the largest number of passes over the data; 0 means
 	// 100. Settings.MaxIter does not apply.
@@ -99,7 +102,8 @@ const (
 	defaultSVIStep   = 0.5
 	defaultSVIDelay  = 1
 	defaultSVIForget = 0.6
-	defaultSVITol    = 0.01
+	defaultSVITol    = 0.02
+	defaultSVIWindow = 3
 	defaultSVIPasses = 100
 )
 
@@ -110,6 +114,9 @@ func (s Stochastic) withDefaults() Stochastic {
 	s.Tol = orDefault(s.Tol, defaultSVITol)
 	if s.MaxPasses == 0 {
 		s.MaxPasses = defaultSVIPasses
+	}
+	if s.Window == 0 {
+		s.Window = defaultSVIWindow
 	}
 	return s
 }
@@ -145,6 +152,8 @@ func checkStochastic(set Settings) error {
 		return bad("Tol", s.Tol, "a positive tolerance, or 0 for the default")
 	case s.MaxPasses < 0:
 		return bad("MaxPasses", s.MaxPasses, "a positive number, or 0 for the default")
+	case s.Window < 0:
+		return bad("Window", s.Window, "a positive number of passes, or 0 for the default")
 	}
 	refuse := func(what string) error {
 		return fmt.Errorf("vi: %w %s", ErrStochastic, what)
@@ -510,11 +519,12 @@ func (s *svi) iterate(t uint64, first, m int) (float64, error) {
 	return h, nil
 }
 
-// globalMoments writes the global means and sds into mean and sd.
-func (s *svi) globalMoments(mean, sd []float64) {
+// globalMoments writes the global means and sds of the state lam into
+// mean and sd.
+func (s *svi) globalMoments(lam, mean, sd []float64) {
 	f := s.f
-	copy(mean, f.lam[f.n*f.r:f.d])
-	cg := f.c.Global()
+	copy(mean, lam[f.n*f.r:f.d])
+	cg := lam[f.d+f.n*s.tri:]
 	for a := range s.g {
 		var ss float64
 		for b := 0; b <= a; b++ {
@@ -525,10 +535,16 @@ func (s *svi) globalMoments(mean, sd []float64) {
 	}
 }
 
+// sviPatience is the number of flat windows in a row that end a
+// stochastic fit.
+const sviPatience = 2
+
 // runSVI is run's counterpart for a stochastic fit: passes of minibatch
-// iterations, convergence judged per pass. It returns an error that stopped
-// it (cancellation) or a divergence; good holds the state at the end of
-// the last complete pass.
+// iterations, averaged over windows of passes, convergence judged between
+// windows. It returns an error that stopped it (cancellation) or a
+// divergence; good holds the average of the last complete window (the
+// start before the first), which it leaves in lambda when it ends
+// otherwise.
 func runSVI(ctx context.Context, f *rvbFamily, set Settings, res *Result, start time.Time, good []float64, goodIter *int) (error, *DivergedError) {
 	st := set.Stochastic.withDefaults()
 	s := newSVI(f, st, set.Seed)
@@ -540,12 +556,14 @@ func runSVI(ctx context.Context, f *rvbFamily, set Settings, res *Result, start 
 		return nil, &DivergedError{Iter: 0, Reason: "target evaluation at the start failed", Err: err}
 	}
 	lambda := f.lambda()
+	avg := make([]float64, len(lambda))
 	g := f.g
 	prevMean, prevSD := make([]float64, g), make([]float64, g)
 	mean, sd := make([]float64, g), make([]float64, g)
-	s.globalMoments(prevMean, prevSD)
+	havePrev := false
 	res.Status = MaxIterations
-	flat := 0
+	defer copy(lambda, good)
+	flat, inWindow := 0, 0
 	prevBound := math.NaN()
 	var t uint64
 	for p := range st.MaxPasses {
@@ -581,30 +599,48 @@ func runSVI(ctx context.Context, f *rvbFamily, set Settings, res *Result, start 
 			}
 			return nil, &DivergedError{Iter: int(t), Reason: "factor", Err: err}
 		}
-		copy(good, lambda)
-		*goodIter = int(t)
+		// The window's running mean of the states at the ends of its
+		// passes.
+		inWindow++
+		if inWindow == 1 {
+			copy(avg, lambda)
+		} else {
+			w := 1 / float64(inWindow)
+			for j, x := range lambda {
+				avg[j] += (x - avg[j]) * w
+			}
+		}
 		bound := hSum / float64(iters)
 		res.bestBound = max(res.bestBound, bound)
-		s.globalMoments(mean, sd)
-		var move float64
-		for j := range g {
-			move = max(move, math.Abs(mean[j]-prevMean[j])/sd[j], math.Abs(sd[j]-prevSD[j])/sd[j])
-		}
-		copy(prevMean, mean)
-		copy(prevSD, sd)
 		elapsed := time.Since(start)
+		move := math.NaN()
+		if inWindow == st.Window {
+			inWindow = 0
+			copy(good, avg)
+			*goodIter = int(t)
+			s.globalMoments(avg, mean, sd)
+			if havePrev {
+				move = 0
+				for j := range g {
+					move = max(move, math.Abs(mean[j]-prevMean[j])/sd[j], math.Abs(sd[j]-prevSD[j])/sd[j])
+				}
+				if move < st.Tol {
+					flat++
+				} else {
+					flat = 0
+				}
+			}
+			copy(prevMean, mean)
+			copy(prevSD, sd)
+			havePrev = true
+		}
 		res.Trace = append(res.Trace, TracePoint{Iter: int(t), LowerBound: bound, Gain: bound - prevBound, StepNorm: move, Elapsed: elapsed})
 		prevBound = bound
-		if move < st.Tol {
-			flat++
-		} else {
-			flat = 0
-		}
 		if set.Progress != nil {
 			set.Progress(Progress{Iter: int(t), LowerBound: bound, Elapsed: elapsed, MaxIter: st.MaxPasses * ((f.n + m - 1) / m),
-				Flat: min(flat, set.Patience), Patience: set.Patience})
+				Flat: flat, Patience: sviPatience})
 		}
-		if flat >= set.Patience {
+		if flat >= sviPatience {
 			res.Status = Converged
 			return nil, nil
 		}
