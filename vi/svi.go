@@ -86,7 +86,7 @@ type Stochastic struct {
 	// Forget is the schedule's exponent, in (0.5, 1]; 0 means 0.6.
 	Forget float64
 	// Window is the number of passes whose states are averaged; 0 means
-	// 3.
+	// 2.
 	Window int
 	// Tol is the convergence tolerance: the largest change between the
 	// averages of two windows, in posterior sds for the means and
@@ -103,7 +103,7 @@ const (
 	defaultSVIDelay  = 1
 	defaultSVIForget = 0.6
 	defaultSVITol    = 0.02
-	defaultSVIWindow = 3
+	defaultSVIWindow = 2
 	defaultSVIPasses = 100
 )
 
@@ -359,12 +359,14 @@ func (s *svi) visit(k, i int, u float64, rng *rand.Rand) (lp, zz, ld float64, er
 	clear(gOdd)
 	clear(w.all)
 	clear(w.odd)
+	pts := 0
 	for sb := range 2 {
 		b, sgnB := w.bp, 1.0
 		if sb == 1 {
 			b, sgnB = w.bm, -1
 		}
 		for sg := range 2 {
+			pts++
 			tg, sgnG := s.thetaGP, 1.0
 			if sg == 1 {
 				tg, sgnG = s.thetaGM, -1
@@ -387,11 +389,16 @@ func (s *svi) visit(k, i int, u float64, rng *rand.Rand) (lp, zz, ld float64, er
 	}
 	// The entropy's gradient C_i^-T z_i is odd: it cancels from the mean
 	// and is whole in the odd part.
+	np := float64(pts)
 	for j := range gm {
-		gm[j] /= 4
-		gOdd[j] = gOdd[j]/4 + w.ent[j]
+		gm[j] /= np
+		gOdd[j] = gOdd[j]/np + w.ent[j]
 	}
-	return lp / 4, zz, ld, nil
+	for j := range w.all {
+		w.all[j] *= 4 / np
+		w.odd[j] *= 4 / np
+	}
+	return lp / np, zz, ld, nil
 }
 
 // stepLocal takes subject i's natural-gradient step of size rho from the

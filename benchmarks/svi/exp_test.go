@@ -25,6 +25,7 @@ var (
 	expTol   = flag.Float64("exptol", 0, "")
 	expRVB   = flag.Int("exprvb", 0, "")
 	expPass  = flag.Int("exppasses", 0, "")
+	expWin   = flag.Int("expwin", 0, "")
 	expMX    = flag.Float64("expmx", 0, "")
 	expLS    = flag.Int("expls", 0, "")
 	expLR    = flag.Float64("explr", 0, "")
@@ -41,7 +42,7 @@ func TestExp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sto, err := vi.Fit(ctx, m, vi.Settings{Method: vi.BlockDiag, Seed: 2, Workers: 2, Init: vi.Init(*expInit), Stochastic: vi.Stochastic{Batch: *expBatch, Step: *expStep, Delay: *expDelay, Forget: *expForg, Tol: *expTol, MaxPasses: *expPass}})
+	sto, err := vi.Fit(ctx, m, vi.Settings{Method: vi.BlockDiag, Seed: 2, Workers: 2, Init: vi.Init(*expInit), Stochastic: vi.Stochastic{Batch: *expBatch, Step: *expStep, Delay: *expDelay, Forget: *expForg, Tol: *expTol, MaxPasses: *expPass, Window: *expWin}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,11 @@ func TestTight(t *testing.T) {
 }
 
 func TestProf(t *testing.T) {
-	m, _ := model(*expN)
+	mm, _ := model(*expN)
+	var m vi.Target = mm
+	if *expRVB > 0 {
+		m, _ = rvb.New(mm, rvb.Method(*expRVB))
+	}
 	sto, err := vi.Fit(context.Background(), m, vi.Settings{Method: vi.BlockDiag, Seed: 2, Workers: 2, Init: vi.InitPaper, FinalDraws: 2, ImportanceDraws: 1, Stochastic: vi.Stochastic{Batch: *expBatch, MaxPasses: *expPass}})
 	if err != nil {
 		t.Fatal(err)
