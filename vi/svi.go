@@ -33,25 +33,40 @@ import (
 //     z_i, each evaluated at all four sign pairs (+-z_i, +-z_g): the parts
 //     of the gradients linear in the draws, which carry most of their noise,
 //     cancel, and the global factor's gradient, the part odd in z_g, is free
-//     of the noise of the subjects' draws.
-//   - Local step. Each visited subject's mean and factor take Algorithm
-//     1S's natural-gradient step, of size rho_t, from the average of its four
-//     gradients. A step that would shrink a diagonal entry of the factor by
-//     more than half is shortened, subject by subject.
-//   - Global step. The global block takes the natural-gradient step of size
-//     rho_t from the prior's gradient plus the subjects' contributions
-//     estimated as n/|B| times the minibatch's, with a control variate
-//     (SAGA, Defazio, Bach and Lacoste-Julien 2014): each subject's last
-//     contribution to the global gradient is kept (G values per subject),
-//     their sum S is carried along, and the estimate is
-//     S + n/|B| sum_{i in B} (new_i - kept_i), unbiased for the sum over all
-//     subjects and, as the fit settles, nearly free of the between-subject
-//     sampling noise that n/|B| would otherwise multiply. The kept values
-//     start at each subject's gradient at the start's means.
+//     of the noise of the subjects' draws (with two pairs, (z_i, z_g) and
+//     (-z_i, -z_g), that noise, multiplied by n/|B|, made the fits of the
+//     glmm model diverge). The squared norms |z_i|^2 of a chunk's subjects
+//     are stratified over their chi-squared distribution, which evens out
+//     the noise of the gradients even in z_i (the random-effect variance's
+//     above all) without changing any draw's distribution.
+//   - Local step. Each visited subject's factor takes Algorithm 1S's
+//     natural-gradient step of size rho_t from the average of its four
+//     gradients, shortened if it would shrink a diagonal entry by more
+//     than half; then its mean takes the step rho_t C_i C_i' grad with the
+//     new factor, which does not overshoot from a start whose covariance is
+//     far too wide (the paper's).
+//   - Global step. The global block takes the same steps from the prior's
+//     gradient plus the subjects' contributions estimated as n/|B| times
+//     the minibatch's, with a control variate (SAGA, Defazio, Bach and
+//     Lacoste-Julien 2014): each subject's last contribution to the global
+//     gradient is kept (G values per subject), their sum S is carried along,
+//     and the estimate is S + n/|B| sum_{i in B} (new_i - kept_i), unbiased
+//     for the sum over all subjects and, as the fit settles, nearly free of
+//     the between-subject sampling noise that n/|B| would otherwise
+//     multiply. The kept values start from a visit of every subject at the
+//     start that steps nothing. The global step per iteration is
+//     1 - (1 - rho_t)^(|B|/n), so that a pass compounds to rho_t, as for
+//     the subjects: a step of rho_t at every iteration made the global
+//     block chase the noise of the estimate.
 //   - Schedule. rho_t = Step (1 + p_t/Delay)^-Forget, with p_t = t |B|/n the
 //     passes made: with Forget in (0.5, 1], sum rho_t is infinite and sum
 //     rho_t^2 finite (Robbins and Monro). Counted in passes, the schedule
 //     does not depend on the batch size.
+//
+// A visit costs four evaluations of the subject, against one per iteration
+// in the full-batch fit; the state adds G values per subject (the kept
+// contributions), a copy of the variational parameters (the window's
+// average) and one of the factor (its natural gradient).
 //
 // Convergence. The states at the ends of the passes are averaged over
 // windows of Window passes (Polyak and Juditsky's averaging, which takes
@@ -61,6 +76,13 @@ import (
 // posterior sd, and no global sd by more than Tol of itself. The result is
 // the average of the last window. The final lower bound and everything
 // after it are computed over all subjects as in the full-batch fit.
+//
+// On a GLMM itself (block-independent variational Bayes) the random-effect
+// scale moves slowly, as in EM: each pass moves it about as far as the
+// subjects' blocks have moved towards it, and they move by rho_t. On the
+// reparametrised targets of package rvb, whose subjects' blocks hardly
+// depend on the global block, the stochastic fit settles in a few windows
+// (benchmarks/svi).
 //
 // Fit refuses a Stochastic fit of the arrowhead family (GVA), over a Group,
 // with a Rule, a Converger, Antithetic draws, a Checkpoint or a Resume.
