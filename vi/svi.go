@@ -225,8 +225,9 @@ type svi struct {
 	gradG            []float64 // the prior's gradient
 	ws               []sviScratch
 
-	permRNG rand.PCG
-	pass    func(int) error
+	permRNG  rand.PCG
+	permRand *rand.Rand
+	pass     func(int) error
 }
 
 // sviScratch is one chunk's scratch space.
@@ -253,6 +254,7 @@ func newSVI(f *rvbFamily, set Stochastic, seed uint64) *svi {
 		w.tg, w.all, w.odd = make([]float64, g), make([]float64, g), make([]float64, g)
 		w.strata = make([]int32, f.chunks.Size)
 	}
+	s.permRand = rand.New(&s.permRNG)
 	s.pass = s.chunk
 	return s
 }
@@ -261,7 +263,7 @@ func newSVI(f *rvbFamily, set Stochastic, seed uint64) *svi {
 func (s *svi) shuffle(p int) {
 	a, b := parallel.StreamSeed(s.seed, sviPermBase+uint64(p), 0)
 	s.permRNG.Seed(a, b)
-	rng := rand.New(&s.permRNG)
+	rng := s.permRand
 	for i := len(s.perm) - 1; i > 0; i-- {
 		j := rng.IntN(i + 1)
 		s.perm[i], s.perm[j] = s.perm[j], s.perm[i]
@@ -575,6 +577,9 @@ const sviPatience = 2
 // start before the first), which it leaves in lambda when it ends
 // otherwise.
 func runSVI(ctx context.Context, f *rvbFamily, set Settings, res *Result, start time.Time, good []float64, goodIter *int) (error, *DivergedError) {
+	if f.n == 0 {
+		return fmt.Errorf("vi: %w for a target without subjects", ErrStochastic), nil
+	}
 	st := set.Stochastic.withDefaults()
 	s := newSVI(f, st, set.Seed)
 	m := min(st.Batch, f.n)
