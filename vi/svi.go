@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"gonum.org/v1/gonum/mathext"
@@ -612,6 +613,9 @@ func runSVI(ctx context.Context, f *rvbFamily, set Settings, res *Result, start 
 			passes := float64(t-1) * float64(m) / float64(f.n)
 			s.rho = st.Step * math.Pow(1+passes/st.Delay, -st.Forget)
 			s.rhoG = -math.Expm1(float64(m) / float64(f.n) * math.Log1p(-s.rho))
+			// The minibatch in subject order: its subjects' data and
+			// parameters are then read in the order they are stored.
+			slices.Sort(s.perm[first:min(first+m, f.n)])
 			h, err := s.iterate(t, first, min(m, f.n-first))
 			if err != nil {
 				if fatal(err) || ctx.Err() != nil {
