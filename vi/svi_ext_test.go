@@ -38,16 +38,6 @@ func bernoulliRI(t *testing.T, n int, seed uint64) *glmm.Model {
 	return d.Model()
 }
 
-// globalMoments returns the global means and sds of a fit.
-func globalMoments(res *vi.Result) (mean, sd []float64) {
-	cov := res.GlobalCov()
-	sd = make([]float64, res.G)
-	for a := range sd {
-		sd[a] = math.Sqrt(cov.At(a, a))
-	}
-	return res.Mu[res.N*res.R:], sd
-}
-
 // TestStochasticMatchesFullBatch: on simulated GLMMs the stochastic fit
 // ends where the full-batch fit does: the fixed effects within 0.1
 // posterior sd, every sd within 10%. The full-batch reference is run with
@@ -73,8 +63,8 @@ func TestStochasticMatchesFullBatch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rm, rs := globalMoments(ref)
-			sm, ss := globalMoments(res)
+			rm, rs := ref.GlobalMoments()
+			sm, ss := res.GlobalMoments()
 			p := len(rm) - 1
 			for j := range rm {
 				dm, ds := (sm[j]-rm[j])/rs[j], ss[j]/rs[j]-1

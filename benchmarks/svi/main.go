@@ -96,16 +96,6 @@ func model(n int) (*glmm.Model, error) {
 	return d.Model(), nil
 }
 
-// moments returns the global means and sds of a fit.
-func moments(res *vi.Result) (mean, sd []float64) {
-	cov := res.GlobalCov()
-	sd = make([]float64, res.G)
-	for a := range sd {
-		sd[a] = math.Sqrt(cov.At(a, a))
-	}
-	return res.Mu[res.N*res.R:], sd
-}
-
 // target returns the target of the given name over the model.
 func target(m *glmm.Model, name string) (vi.Target, error) {
 	switch name {
@@ -141,8 +131,8 @@ func compare(m *glmm.Model, name string, n, batch, workers int) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	fm, fs := moments(full)
-	sm, ss := moments(sto)
+	fm, fs := full.GlobalMoments()
+	sm, ss := sto.GlobalMoments()
 	var worstMu, worstSD float64
 	for j := range fm {
 		worstMu = max(worstMu, math.Abs(sm[j]-fm[j])/fs[j])
