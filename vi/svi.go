@@ -212,8 +212,8 @@ type svi struct {
 	seed uint64
 
 	n, r, g, tri int
-	perm         []uint32 // this pass's order of the subjects
-	kept         []float64
+	perm         []uint32  // this pass's order of the subjects
+	kept         []float64 // each subject's last contribution to the global gradient, G each
 	keptSum      []float64 // sum over subjects of kept, in subject order at the start, then updated
 	dc           []float64 // the factor's natural gradient, compressed
 	batch        parallel.Chunking
@@ -578,8 +578,8 @@ const sviPatience = 2
 // start before the first), which it leaves in lambda when it ends
 // otherwise.
 func runSVI(ctx context.Context, f *rvbFamily, set Settings, res *Result, start time.Time, good []float64, goodIter *int) (error, *DivergedError) {
-	if f.n == 0 {
-		return fmt.Errorf("vi: %w for a target without subjects", ErrStochastic), nil
+	if f.n == 0 || f.n > math.MaxUint32 {
+		return fmt.Errorf("vi: %w for a target of %d subjects", ErrStochastic, f.n), nil
 	}
 	st := set.Stochastic.withDefaults()
 	s := newSVI(f, st, set.Seed)
