@@ -5,6 +5,8 @@
 package vi
 
 import (
+	"math"
+
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/sparsevi/sparsevi/arrowhead"
@@ -28,6 +30,17 @@ func (r *Result) GlobalCov() *mat.SymDense {
 		small.UnpackSym(g, packed[len(packed)-g*(g+1)/2:], dst)
 	}
 	return mat.NewSymDense(g, dst)
+}
+
+// GlobalMoments returns the means and sds of the global block under the
+// fitted approximation.
+func (r *Result) GlobalMoments() (mean, sd []float64) {
+	cov := r.GlobalCov()
+	sd = make([]float64, r.G)
+	for a := range sd {
+		sd[a] = math.Sqrt(cov.At(a, a))
+	}
+	return r.Mu[r.N*r.R:], sd
 }
 
 // LocalCov returns the covariances of every subject's local block, r×r

@@ -121,6 +121,17 @@
 // are reduced in chunk order, so a fit is bit-identical for any Workers and
 // any GOMAXPROCS.
 //
+// # Stochastic updates
+//
+// With Settings.Stochastic (Batch above zero) and Method BlockDiag, each
+// iteration visits a minibatch of subjects drawn from the seed instead of
+// all of them: their blocks take natural-gradient steps, and the global
+// block one from the minibatch's contribution scaled up to all subjects,
+// with a control variate and a Robbins–Monro schedule counted in passes
+// over the data; convergence is judged between windows of passes, and the
+// final bound over all subjects (see Stochastic). It is bit-identical for
+// any Workers, as the full-batch fit.
+//
 // # Several processes
 //
 // With Settings.Group, processes that each hold whole chunks of the

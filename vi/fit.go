@@ -65,6 +65,10 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	if target == nil {
 		return nil, errors.New("vi: Fit with a nil target")
 	}
+	// Checked before the defaults, which fill in a Rule.
+	if err := checkStochastic(set); err != nil {
+		return nil, err
+	}
 	n, r, g := target.Dims()
 	// The block-diagonal factor has no cross blocks to keep zero: it needs
 	// only the count.
@@ -171,11 +175,18 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	good := append([]float64(nil), lambda...)
 	goodIter := 0
 
-	it, err := rule.iterator(fam, pool)
-	if err != nil {
-		return nil, err
+	var runErr error
+	var fail *DivergedError
+	if set.Stochastic.Batch > 0 {
+		// checkStochastic admitted BlockDiag alone.
+		runErr, fail = runSVI(ctx, fam.(*rvbFamily), set, res, start, good, &goodIter)
+	} else {
+		it, err := rule.iterator(fam, pool)
+		if err != nil {
+			return nil, err
+		}
+		runErr, fail = run(ctx, fam, it, set, res, start, good, &goodIter)
 	}
-	runErr, fail := run(ctx, fam, it, set, res, start, good, &goodIter)
 
 	switch {
 	case fail != nil:

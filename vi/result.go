@@ -70,7 +70,10 @@ type Result struct {
 	Err error
 
 	Iterations int
-	Elapsed    time.Duration
+	// Passes is the number of passes over the data of a stochastic fit
+	// (Settings.Stochastic), 0 for a full-batch fit.
+	Passes  int
+	Elapsed time.Duration
 	// Backoffs counts the restarts from the last good state with a halved
 	// step after a non-finite value.
 	Backoffs int

@@ -151,6 +151,11 @@ type Settings struct {
 	// longer.)
 	ImportanceDraws int
 
+	// Stochastic, if its Batch is not zero, fits by stochastic updates
+	// over minibatches of subjects (see Stochastic); the zero value is the
+	// full-batch fit.
+	Stochastic Stochastic
+
 	// Progress, if not nil, is called at the end of every window.
 	Progress func(Progress)
 

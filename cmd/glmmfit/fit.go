@@ -41,6 +41,7 @@ type fitOptions struct {
 	method    string
 	expansion string // RVB's expansion point: start or jeffreys
 	optimizer string
+	batch     int // -batch: subjects per stochastic iteration; 0 for the full batch
 	seed      uint64
 	maxIter   int
 	tol       float64
@@ -97,6 +98,7 @@ func (o *fitOptions) flagSet() *flag.FlagSet {
 	fs.StringVar(&o.method, "method", methodAuto, "")
 	fs.StringVar(&o.expansion, "expansion", expansionStart, "")
 	fs.StringVar(&o.optimizer, "optimizer", "snngm", "")
+	fs.IntVar(&o.batch, "batch", 0, "")
 	fs.Uint64Var(&o.seed, "seed", 0, "")
 	fs.IntVar(&o.maxIter, "max-iter", defaultMaxIter, "")
 	fs.Float64Var(&o.tol, "tol", defaultTol, "")
@@ -193,6 +195,9 @@ func (o *fitOptions) check(fs *flag.FlagSet) error {
 	if o.maxIter <= 0 {
 		return bad("-max-iter must be positive, not %d", o.maxIter)
 	}
+	if err := o.checkBatch(fs); err != nil {
+		return err
+	}
 	if !(o.tol > 0) || math.IsInf(o.tol, 0) {
 		return bad("-tol must be a positive number, not %v", o.tol)
 	}
@@ -235,4 +240,33 @@ func (o *fitOptions) check(fs *flag.FlagSet) error {
 	}
 	return checkFiles([]fileFlag{{"-data", o.data}, {"-resume", o.resume}},
 		[]fileFlag{{"-out", o.out}, {"-trace", o.trace}, {"-plot", o.plot}, {"-checkpoint", o.checkpoint}})
+}
+
+// checkBatch refuses what stochastic updates (-batch) do not support: they
+// step each subject's block apart from the global block, which GVA's
+// factor ties together, and have a step schedule of their own.
+func (o *fitOptions) checkBatch(fs *flag.FlagSet) error {
+	if o.batch < 0 {
+		return usageErrorf("fit", "-batch must be positive (or 0 for the full batch), not %d", o.batch)
+	}
+	if o.batch == 0 {
+		return nil
+	}
+	set := setFlags(fs)
+	for _, c := range []struct {
+		bad  bool
+		what string
+	}{
+		{o.method == methodGVA, "-method gva: stochastic updates need an RVB method (rvb1 or rvb2), whose subjects' blocks are apart from the global block"},
+		{set["optimizer"], "-optimizer: stochastic updates have their own step schedule"},
+		{set["max-iter"], "-max-iter: stochastic updates stop after at most 100 passes over the data"},
+		{set["tol"], "-tol: stochastic updates judge convergence by how far the global posterior moves over a pass"},
+		{o.checkpoint != "" || o.resume != "", "-checkpoint and -resume"},
+		{o.shard, "-shard"},
+	} {
+		if c.bad {
+			return usageErrorf("fit", "-batch cannot be used with %s", c.what)
+		}
+	}
+	return nil
 }

@@ -49,6 +49,9 @@ func runFit(e *env, args []string) error {
 	}
 	if e.procs != nil && e.procs.Size() > 1 {
 		o.procs = e.procs.Size()
+		if o.batch > 0 {
+			return usageErrorf("fit", "-batch does not run as several processes (mpirun -np %d)", o.procs)
+		}
 		if e.procs.Rank() > 0 {
 			// The first process shows the progress and writes the
 			// results.
@@ -138,6 +141,13 @@ func runFit(e *env, args []string) error {
 		return err
 	}
 	set.Method = vm
+	if o.batch > 0 {
+		if vm != vi.BlockDiag {
+			return usageErrorf("fit", "-batch needs an RVB method, and -method %s chose gva for this model (crossed factors, independent blocks or its family)", o.method)
+		}
+		set.Stochastic.Batch = o.batch
+		set.Rule = nil // checkBatch refused -optimizer
+	}
 	// In an MPI job each process fits its share of the subjects; the
 	// first gathers the whole fit and goes on alone. With -shard each
 	// holds its share alone, and all of them summarise it together.
@@ -399,6 +409,9 @@ func statusError(res *vi.Result, fitErr error, o *fitOptions, written []string, 
 	case vi.Converged:
 		return nil
 	case vi.MaxIterations:
+		if res.Passes > 0 {
+			return &exitError{code: exitLimit, msg: fmt.Sprintf("stopped after %d passes over the data (-batch %d) without converging; wrote the last state (%s)", res.Passes, o.batch, what)}
+		}
 		return &exitError{code: exitLimit, msg: fmt.Sprintf("stopped at the iteration limit (-max-iter %d) without converging; wrote the last state (%s)", o.maxIter, what)}
 	case vi.TimeLimit:
 		return &exitError{code: exitLimit, msg: fmt.Sprintf("stopped at the time limit (-timeout %v) after %d iterations without converging; wrote the last state (%s)", o.timeout, res.Iterations, what)}

@@ -125,6 +125,11 @@ Fitting:
                    paper needed RVB2 there).
   -optimizer R     step rule: snngm (default; the paper's normalised natural
                    gradient with momentum), adam, nadam, pga, nagm, or vogn
+  -batch N         stochastic updates over subjects (RVB methods only): each
+                   iteration visits N subjects and steps the global block
+                   from them scaled up to all (default 0: every iteration
+                   visits every subject); convergence is judged once per
+                   pass over the data, after at most 100 passes
   -seed N          seed of every random draw (default 0, as the library's
                    zero settings): the same seed and data give the same
                    results for any -threads
