@@ -217,7 +217,7 @@ func (mod *Model) SubjectQuadrature(ws any, b0, l float64, x, logw []float64, f 
 	ys := mod.y[s:e][:len(c)]
 	// The random intercept's density N(0, 1/w^2), w = exp(omega), less f.
 	w := work.w[0]
-	k := mod.subjConst[i] - 0.5*log2Pi + work.theta[mod.p] - f
+	k := mod.subjectConst(i) - 0.5*log2Pi + work.theta[mod.p] - f
 	for p, xp := range x {
 		b := xp/l + b0
 		if !(math.Abs(b) <= maxSubjectEta) {
