@@ -29,8 +29,8 @@ func TestBatch(t *testing.T) {
 	for _, method := range []string{"auto", "rvb2"} {
 		ref := fit("-method", method)
 		doc := fit("-method", method, "-batch", "200")
-		if doc.Status != "converged" {
-			t.Errorf("-method %s -batch 200: status %s", method, doc.Status)
+		if doc.Status != "converged" || doc.Passes == 0 || doc.Options.Batch != 200 {
+			t.Errorf("-method %s -batch 200: status %s after %d passes, batch %d", method, doc.Status, doc.Passes, doc.Options.Batch)
 		}
 		for k, f := range doc.Fixed {
 			want := ref.Fixed[k]

@@ -544,7 +544,7 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summar
 		Software:      currentSoftware(),
 		Options: callInfo{
 			modelSpec: job.spec, Method: job.method, Expansion: job.expansion, MethodRequested: o.method, MethodNote: job.methodNote,
-			Optimizer: o.optimizer, Seed: o.seed, MaxIter: o.maxIter, Tol: o.tol,
+			Optimizer: o.optimizer, Batch: o.batch, Seed: o.seed, MaxIter: o.maxIter, Tol: o.tol,
 			TimeoutSeconds: o.timeout.Seconds(), Draws: o.draws,
 		},
 		Data: dataInfo{
@@ -553,6 +553,7 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summar
 		},
 		Status:     res.Status.String(),
 		Iterations: res.Iterations,
+		Passes:     res.Passes,
 		Backoffs:   res.Backoffs,
 		LowerBound: lowerBound{
 			Value: jfloat(res.LowerBound + jac), MCSE: jfloat(res.LowerBoundSE), Constants: constantsNote,

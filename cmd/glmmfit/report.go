@@ -32,8 +32,11 @@ type document struct {
 	Message       string   `json:"message,omitempty"`
 	// Warnings say how the results may mislead: what the data and the
 	// fit look like, not errors (the same lines go to standard error).
-	Warnings   []string   `json:"warnings,omitempty"`
-	Iterations int        `json:"iterations"`
+	Warnings   []string `json:"warnings,omitempty"`
+	Iterations int      `json:"iterations"`
+	// Passes is the number of passes over the data of a stochastic fit
+	// (-batch).
+	Passes     int        `json:"passes,omitempty"`
 	Backoffs   int        `json:"backoffs"`
 	LowerBound lowerBound `json:"lower_bound"`
 	Prior      *priorInfo `json:"prior,omitempty"`
@@ -83,15 +86,18 @@ type callInfo struct {
 	modelSpec
 	Method string `json:"method"`
 	// Expansion is RVB's expansion point: start or jeffreys.
-	Expansion       string  `json:"expansion,omitempty"`
-	MethodRequested string  `json:"method_requested"`
-	MethodNote      string  `json:"method_note,omitempty"`
-	Optimizer       string  `json:"optimizer"`
-	Seed            uint64  `json:"seed"`
-	MaxIter         int     `json:"max_iter"`
-	Tol             float64 `json:"tol"`
-	TimeoutSeconds  float64 `json:"timeout_seconds"`
-	Draws           int     `json:"draws"`
+	Expansion       string `json:"expansion,omitempty"`
+	MethodRequested string `json:"method_requested"`
+	MethodNote      string `json:"method_note,omitempty"`
+	Optimizer       string `json:"optimizer"`
+	// Batch is -batch: the subjects of each stochastic iteration, 0 for
+	// the full batch (then Optimizer and Tol apply).
+	Batch          int     `json:"batch,omitempty"`
+	Seed           uint64  `json:"seed"`
+	MaxIter        int     `json:"max_iter"`
+	Tol            float64 `json:"tol"`
+	TimeoutSeconds float64 `json:"timeout_seconds"`
+	Draws          int     `json:"draws"`
 }
 
 // dataInfo describes the data the model was fitted to.

@@ -73,7 +73,11 @@ func writeText(w io.Writer, doc *document) {
 		method += "; " + c.MethodNote
 	}
 	line("Method:", "%s", method)
-	line("Step rule:", "%s; seed %d; tol %g", c.Optimizer, c.Seed, c.Tol)
+	if c.Batch > 0 {
+		line("Step rule:", "stochastic updates over subjects, %d a step (Robbins–Monro schedule); seed %d", c.Batch, c.Seed)
+	} else {
+		line("Step rule:", "%s; seed %d; tol %g", c.Optimizer, c.Seed, c.Tol)
+	}
 	if p := doc.Timings.Processes; p > 1 {
 		line("Fit:", "%s (%.2f s wall time on %d processes)", statusText(doc), doc.Timings.FitSeconds, p)
 	} else {
@@ -210,6 +214,9 @@ func writeText(w io.Writer, doc *document) {
 // statusText says how the fit ended.
 func statusText(doc *document) string {
 	it := doc.Iterations
+	if doc.Passes > 0 {
+		return statusOf(doc.Status, fmt.Sprintf("%d passes over the data", doc.Passes))
+	}
 	switch doc.Status {
 	case "converged":
 		return fmt.Sprintf("converged after %d iterations", it)
@@ -223,6 +230,23 @@ func statusText(doc *document) string {
 		return fmt.Sprintf("INTERRUPTED; last good state after %d iterations", it)
 	}
 	return doc.Status
+}
+
+// statusOf says how a stochastic fit ended after done.
+func statusOf(status, done string) string {
+	switch status {
+	case "converged":
+		return "converged after " + done
+	case "max-iterations":
+		return "NOT converged: stopped after " + done
+	case "time-limit":
+		return "NOT converged: stopped at the time limit after " + done
+	case "diverged":
+		return "DIVERGED; last good state after " + done
+	case "cancelled":
+		return "INTERRUPTED; last good state after " + done
+	}
+	return status
 }
 
 // writeDrawNote says how large the Monte Carlo error of the figures from
