@@ -44,6 +44,8 @@ import (
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
+
+	"github.com/sparsevi/sparsevi/benchmarks/internal/benchio"
 )
 
 func main() {
@@ -54,8 +56,8 @@ func main() {
 	out := flag.String("out", "", "write the table to this markdown file too")
 	flag.Parse()
 	var rows []string
-	for _, s := range strings.Split(*ns, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
+	for _, s := range benchio.List(*ns) {
+		n, err := strconv.Atoi(s)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -63,7 +65,7 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		for _, name := range strings.Split(*targets, ",") {
+		for _, name := range benchio.List(*targets) {
 			row, err := compare(m, name, n, *batch, *workers)
 			if err != nil {
 				log.Fatal(err)
@@ -167,5 +169,5 @@ func write(path string, rows []string) error {
 	for _, r := range rows {
 		fmt.Fprintln(&b, r)
 	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+	return benchio.WriteFile(path, []byte(b.String()))
 }

@@ -189,7 +189,7 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, sc scope, o *fi
 	doc.FewestNodes, doc.MostNodes, doc.QuadratureError = imp.FewestNodes, imp.MostNodes, jfloat(imp.QuadratureError)
 	if sc.grp != nil && imp.LocalMean != nil {
 		// The first process reports every subject's corrected moments.
-		if err := sc.gather(imp); err != nil {
+		if err := sc.gather(imp, m.R()); err != nil {
 			doc.Ran, doc.Reason = false, "failed: gathering the corrected random effects from the processes: "+err.Error()
 			return nil, doc
 		}
@@ -290,11 +290,11 @@ func (c *correctionDoc) trusted() bool {
 
 // withoutPackage returns err's message without the library's package
 // name in front ("posterior: ", and "glmm: " from a subject's density
-// below it, or "rvb: " from RVB's summaries), which means nothing to a
-// user of the command.
+// below it, "rvb: " from RVB's summaries, or "vi: " from another process
+// of a -shard correction), which means nothing to a user of the command.
 func withoutPackage(err error) string {
 	s := err.Error()
-	for _, pkg := range []string{"posterior: ", "glmm: ", "rvb: "} {
+	for _, pkg := range []string{"posterior: ", "glmm: ", "rvb: ", "vi: "} {
 		s = strings.TrimPrefix(s, pkg)
 	}
 	return s

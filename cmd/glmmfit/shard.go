@@ -163,11 +163,10 @@ func shardScope(procs processes, whole *wholeData) (scope, error) {
 	return scope{n: whole.subjects, nobs: whole.observations, grp: procs, bounds: bounds}, nil
 }
 
-// gather replaces the correction's moments of this process's subjects by
-// those of every process's, in rank order.
-func (sc scope) gather(imp *posterior.GlobalImportance) error {
+// gather replaces the correction's moments of this process's subjects (r
+// random effects each) by those of every process's, in rank order.
+func (sc scope) gather(imp *posterior.GlobalImportance, r int) error {
 	k := len(sc.bounds) - 1
-	r := len(imp.LocalMean) / (sc.bounds[sc.grp.Rank()+1] - sc.bounds[sc.grp.Rank()])
 	for _, part := range []struct {
 		vals  *[]float64
 		width int

@@ -213,32 +213,17 @@ func writeText(w io.Writer, doc *document) {
 
 // statusText says how the fit ended.
 func statusText(doc *document) string {
-	it := doc.Iterations
+	// A stochastic fit (-batch) counts passes over the data, whose limit
+	// is its own.
+	done, limit := fmt.Sprintf("%d iterations", doc.Iterations), "the iteration limit"
 	if doc.Passes > 0 {
-		return statusOf(doc.Status, fmt.Sprintf("%d passes over the data", doc.Passes))
+		done, limit = fmt.Sprintf("%d passes over the data", doc.Passes), "the limit of passes"
 	}
 	switch doc.Status {
 	case "converged":
-		return fmt.Sprintf("converged after %d iterations", it)
-	case "max-iterations":
-		return fmt.Sprintf("NOT converged: stopped at the iteration limit, %d iterations", it)
-	case "time-limit":
-		return fmt.Sprintf("NOT converged: stopped at the time limit after %d iterations", it)
-	case "diverged":
-		return fmt.Sprintf("DIVERGED; last good state after %d iterations", it)
-	case "cancelled":
-		return fmt.Sprintf("INTERRUPTED; last good state after %d iterations", it)
-	}
-	return doc.Status
-}
-
-// statusOf says how a stochastic fit ended after done.
-func statusOf(status, done string) string {
-	switch status {
-	case "converged":
 		return "converged after " + done
 	case "max-iterations":
-		return "NOT converged: stopped after " + done
+		return "NOT converged: stopped at " + limit + ", " + done
 	case "time-limit":
 		return "NOT converged: stopped at the time limit after " + done
 	case "diverged":
@@ -246,7 +231,7 @@ func statusOf(status, done string) string {
 	case "cancelled":
 		return "INTERRUPTED; last good state after " + done
 	}
-	return status
+	return doc.Status
 }
 
 // writeDrawNote says how large the Monte Carlo error of the figures from
