@@ -213,53 +213,88 @@ func (mod *Model) SubjectQuadrature(ws any, b0, l float64, x, logw []float64, f 
 	}
 	s, e := mod.start[i], mod.start[i+1]
 	c := work.c[:e-s]
-	ecp, ecm := work.ecp[:len(c)], work.ecm[:len(c)]
+	ecp := work.ecp[:len(c)]
 	ys := mod.y[s:e][:len(c)]
+	// The likelihood is exp(sum y eta) / prod (1 + exp(eta)): the
+	// numerator joins the exp of the prior's density, and the denominator
+	// is a product without branches, in two halves that the processor
+	// overlaps. A point whose product or exp would leave the range of a
+	// float64 takes the sign-split form (quadraturePoint).
+	var sy, ny float64
+	for j, y := range ys {
+		sy += y * c[j]
+		ny += y
+	}
 	// The random intercept's density N(0, 1/w^2), w = exp(omega), less f.
 	w := work.w[0]
-	k := mod.subjectConst(i) - 0.5*log2Pi + work.theta[mod.p] - f
+	k := mod.subjectConst(i) - 0.5*log2Pi + work.theta[mod.p] - f + sy
+	half := len(ecp) / 2
+	lo, hi := ecp[:half], ecp[half:]
 	for p, xp := range x {
 		b := xp/l + b0
 		if !(math.Abs(b) <= maxSubjectEta) {
 			return 0, 0, 0, false
 		}
 		ebp := math.Exp(b)
-		ebm := 1 / ebp
-		// The likelihood is num/den, each row's
-		// exp(y eta - max(eta, 0)) / (1 + exp(-|eta|)); a long subject's
-		// products are moved into logs before they leave the range of a
-		// float64.
-		num, den, logs := 1.0, 1.0, 0.0
-		for j, y := range ys {
-			eta := c[j] + b
-			if eta >= 0 {
-				ex := ecm[j] * ebm
-				den *= 1 + ex
-				if y == 0 {
-					num *= ex
-				}
-			} else {
-				ex := ecp[j] * ebp
-				den *= 1 + ex
-				if y != 0 {
-					num *= ex
-				}
-			}
-			if num < 1e-250 || den > 1e250 {
-				logs += math.Log(num) - math.Log(den)
-				num, den = 1, 1
-			}
+		d0, d1 := 1.0, 1.0
+		for j, ej := range lo {
+			d0 *= 1 + ej*ebp
+			d1 *= 1 + hi[j]*ebp
 		}
-		arg := logw[p] + k - 0.5*(w*b)*(w*b) + logs
+		if len(hi) > half {
+			d1 *= 1 + hi[half]*ebp
+		}
+		den := d0 * d1
+		arg := logw[p] + k - 0.5*(w*b)*(w*b) + ny*b
 		var v float64
-		if arg < 700 {
-			v = math.Exp(arg) * num / den
+		if den <= 1e300 && arg < 700 {
+			v = math.Exp(arg) / den
 		} else {
-			v = math.Exp(arg + math.Log(num) - math.Log(den))
+			v = mod.quadraturePoint(work, b, ebp, logw[p]+k-sy)
 		}
 		s0 += v
 		s1 += v * b
 		s2 += v * b * b
 	}
 	return s0, s1, s2, true
+}
+
+// quadraturePoint returns SubjectQuadrature's v at b, ebp = exp(b), with
+// lk its log weight and constants: each row's likelihood as
+// exp(y eta - max(eta, 0)) / (1 + exp(-|eta|)), the products moved into
+// logs before they leave the range of a float64.
+func (mod *Model) quadraturePoint(work *workspace, b, ebp, lk float64) float64 {
+	i := work.subject
+	s, e := mod.start[i], mod.start[i+1]
+	c := work.c[:e-s]
+	ecp, ecm := work.ecp[:len(c)], work.ecm[:len(c)]
+	ys := mod.y[s:e][:len(c)]
+	ebm := 1 / ebp
+	num, den, logs := 1.0, 1.0, 0.0
+	for j, y := range ys {
+		eta := c[j] + b
+		if eta >= 0 {
+			ex := ecm[j] * ebm
+			den *= 1 + ex
+			if y == 0 {
+				num *= ex
+			}
+		} else {
+			ex := ecp[j] * ebp
+			den *= 1 + ex
+			if y != 0 {
+				num *= ex
+			}
+		}
+		if num < 1e-250 || den > 1e250 {
+			logs += math.Log(num) - math.Log(den)
+			num, den = 1, 1
+		}
+	}
+	w := work.w[0]
+	arg := lk - 0.5*(w*b)*(w*b) + logs
+	if arg < 700 {
+		return math.Exp(arg) * num / den
+	}
+	return math.Exp(arg + math.Log(num) - math.Log(den))
 }

@@ -72,10 +72,14 @@ type Integrator struct {
 	grids   []hermite
 	level   []uint8   // each subject's grid
 	start   []float64 // n × r: the modes Newton starts from
-	pool    *parallel.Pool
-	chunks  parallel.Chunking
-	parts   []float64
-	free    chan *integScratch
+	// at is the theta_g of start, and slope (n × r × g, or nil) the
+	// derivatives of each mode in theta_g there: Newton starts from
+	// start + slope (theta_g - at), a step or so nearer the mode.
+	at, slope []float64
+	pool      *parallel.Pool
+	chunks    parallel.Chunking
+	parts     []float64
+	free      chan *integScratch
 	// each is the function eachSubject runs on every subject, and
 	// runEach its chunk function, bound once; cur is LogLik's theta_g
 	// and atCur its function, bound once: LogLik allocates nothing.
@@ -111,7 +115,7 @@ type integScratch struct {
 	fresh            bool
 	hx               []float64
 	b, grad, step, x []float64
-	gG               []float64
+	gG, gG0          []float64
 	h, l             []float64
 	m, sec           []float64 // one component's moments in LocalMoments
 }
@@ -147,7 +151,7 @@ func NewIntegrator(ctx context.Context, t LocalTarget, workers int) (*Integrator
 	}
 	for range workers {
 		in.free <- &integScratch{ws: t.NewWorkspace(), b: make([]float64, r), grad: make([]float64, r),
-			step: make([]float64, r), x: make([]float64, r), gG: make([]float64, g),
+			step: make([]float64, r), x: make([]float64, r), gG: make([]float64, g), gG0: make([]float64, g),
 			h: make([]float64, r*r), hx: make([]float64, r*r), l: make([]float64, r*r), m: make([]float64, r), sec: make([]float64, r*r)}
 	}
 	return in, nil
@@ -210,11 +214,15 @@ func (in *Integrator) Adapt(thetaG []float64, tol float64) (quadErr float64, err
 	if !(tol > 0) || len(thetaG) != in.g {
 		return 0, fmt.Errorf("posterior: quadrature tolerance %v: want a positive number", tol)
 	}
+	in.setSlopes(thetaG)
 	if len(in.grids) == 1 {
 		return math.NaN(), in.carry(nil, func([]float64) error {
 			return in.eachSubject(func(sc *integScratch, i int) (float64, error) {
 				_, err := in.mode(sc, i, thetaG)
-				copy(in.start[i*in.r:(i+1)*in.r], sc.b)
+				if err == nil {
+					copy(in.start[i*in.r:(i+1)*in.r], sc.b)
+					in.slopeAt(sc, i, thetaG)
+				}
 				return 0, err
 			})
 		})
@@ -249,8 +257,17 @@ func (in *Integrator) Adapt(thetaG []float64, tol float64) (quadErr float64, err
 		in.level[i] = uint8(len(in.grids) - 1)
 		return change, nil
 	}
+	adaptSlope := func(sc *integScratch, i int) (float64, error) {
+		change, err := adapt(sc, i)
+		if err == nil {
+			// After the grids: Local may replace the theta_g that
+			// PrepareSubject left in sc.ws.
+			in.slopeAt(sc, i, thetaG)
+		}
+		return change, err
+	}
 	sum := []float64{0}
-	err = in.carry(sum, func(sum []float64) error { return in.sumEach(adapt, sum) })
+	err = in.carry(sum, func(sum []float64) error { return in.sumEach(adaptSlope, sum) })
 	if err != nil {
 		return 0, err
 	}
@@ -425,6 +442,16 @@ func (in *Integrator) mode(sc *integScratch, i int, thetaG []float64) (float64, 
 	sc.fast = in.sd != nil && in.sd.PrepareSubject(sc.ws, i, thetaG)
 	b := sc.b
 	copy(b, in.start[i*r:(i+1)*r])
+	if in.slope != nil {
+		// Predicted to first order in theta_g.
+		g := in.g
+		for a := range r {
+			d := in.slope[(i*r+a)*g : (i*r+a+1)*g]
+			for k, v := range thetaG {
+				b[a] += d[k] * (v - in.at[k])
+			}
+		}
+	}
 	f, err := in.eval(sc, i, thetaG, b, true)
 	if err != nil {
 		// The start may be far off at this theta_g: try zero.
@@ -472,6 +499,79 @@ func (in *Integrator) mode(sc *integScratch, i int, thetaG []float64) (float64, 
 		}
 	}
 	return 0, in.subjectError(i, "Newton's method did not find the conditional mode")
+}
+
+// maxSlopes bounds n·r·g, the values of the modes' slopes an Integrator
+// keeps (64 MB); beyond it, and beyond maxSlopeG global variables (where
+// each start would cost more than the step it saves), Newton starts from
+// the modes at Adapt's theta_g.
+const (
+	maxSlopes  = 1 << 23
+	maxSlopeG  = 64
+	slopeDelta = 1e-4 // of the sd the curvature gives, for the differences
+)
+
+// setSlopes readies the slopes of the modes at thetaG, or leaves them nil
+// where they would cost too much.
+func (in *Integrator) setSlopes(thetaG []float64) {
+	in.slope, in.at = nil, nil
+	if in.g == 0 || in.g > maxSlopeG || in.n*in.r*in.g > maxSlopes {
+		return
+	}
+	in.at = append([]float64(nil), thetaG...)
+	in.slope = make([]float64, in.n*in.r*in.g)
+}
+
+// slopeAt sets subject i's slopes, the derivatives of its mode in theta_g
+// at thetaG, from the mode and curvature that mode left in sc: minus the
+// inverse Hessian in b times the cross derivatives, which differences of
+// the gradient in theta_g give, one per local variable. A gradient that
+// is not finite leaves the slopes zero.
+func (in *Integrator) slopeAt(sc *integScratch, i int, thetaG []float64) {
+	if in.slope == nil {
+		return
+	}
+	r, g := in.r, in.g
+	s := in.slope[i*r*g : (i+1)*r*g]
+	clear(s)
+	clear(sc.gG0)
+	if _, err := in.t.Local(sc.ws, i, i+1, thetaG, sc.b, sc.grad, sc.gG0); err != nil {
+		return
+	}
+	// sc.x is b moved along one axis; s holds the cross derivatives,
+	// row a the gradient in theta_g's change along b_a.
+	copy(sc.x, sc.b)
+	for a := range r {
+		d := slopeDelta / sc.l[a*r+a]
+		sc.x[a] = sc.b[a] + d
+		clear(sc.gG)
+		_, err := in.t.Local(sc.ws, i, i+1, thetaG, sc.x, sc.grad, sc.gG)
+		sc.x[a] = sc.b[a]
+		if err != nil {
+			clear(s)
+			return
+		}
+		for k := range g {
+			s[a*g+k] = (sc.gG[k] - sc.gG0[k]) / d
+		}
+	}
+	// Solve (L L') slope = cross, column by column.
+	col := sc.step
+	for k := range g {
+		for a := range r {
+			col[a] = s[a*g+k]
+		}
+		small.SolveChol(r, sc.l, col)
+		for a := range r {
+			s[a*g+k] = col[a]
+		}
+	}
+	for _, v := range s {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			clear(s)
+			return
+		}
+	}
 }
 
 // keepCurvature makes the Hessian that subjectDensity gave with the
