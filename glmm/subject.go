@@ -75,13 +75,7 @@ func (mod *Model) SubjectLogDensity(ws any, b, grad, hess []float64) (float64, e
 	ecp, ecm := work.ecp[:len(c)], work.ecm[:len(c)]
 	ys := mod.y[s:e][:len(c)]
 	b0 := b[0]
-	// exp(x'beta) exp(b) is exp(eta) unless b is extreme.
-	direct := !(math.Abs(b0) <= maxSubjectEta)
-	var ebp, ebm float64
-	if !direct {
-		ebp = math.Exp(b0)
-		ebm = 1 / ebp
-	}
+	direct, ebp, ebm := expPoint(b0)
 	var ll, d1, d2 float64
 	switch {
 	case mod.family == Poisson:
@@ -168,6 +162,17 @@ func (mod *Model) SubjectLogDensity(ws any, b, grad, hess []float64) (float64, e
 	return ll, nil
 }
 
+// expPoint returns exp(b) and exp(-b) for the products with
+// PrepareSubject's exp(x'beta), which give exp(eta) unless b is extreme:
+// then direct, and the rows take exp(eta) themselves.
+func expPoint(b float64) (direct bool, ebp, ebm float64) {
+	if !(math.Abs(b) <= maxSubjectEta) {
+		return true, 0, 0
+	}
+	ebp = math.Exp(b)
+	return false, ebp, 1 / ebp
+}
+
 // expNegAbs returns exp(-|eta|) and the logistic mean 1/(1+exp(-eta)) of
 // eta = c + b, from ecp = exp(c), ecm = exp(-c), ebp = exp(b) and ebm =
 // exp(-b) unless direct.
@@ -190,11 +195,11 @@ func expNegAbs(eta, ecp, ecm, ebp, ebm float64, direct bool) (ex, p float64) {
 // SubjectQuadrature returns, for the subject that PrepareSubject last
 // prepared in ws, the sums over the points b_p = b0 + x[p]/l of
 //
-//	v_p = exp(logw[p] + log p(b_p) - f),
+//	v_p = jac[p] exp(logw[p] + log p(b_p) - f),
 //
 // of v_p b_p and of v_p b_p², log p the log density SubjectLogDensity
 // gives: a one-dimensional quadrature rule's sum and first two moments,
-// scaled by exp(-f). It reports false, and nothing else, where it has no
+// scaled by exp(-f), jac nil meaning 1 at every point. It reports false, and nothing else, where it has no
 // such path (a family other than Bernoulli, or binomial with one trial and
 // unit weights on every row, or a point beyond maxSubjectEta): then
 // SubjectLogDensity serves point by point. A Bernoulli row's likelihood
@@ -202,10 +207,10 @@ func expNegAbs(eta, ecp, ecm, ebp, ebm float64, direct bool) (ex, p float64) {
 // exp(x'beta) give with one exp per point: a point costs two exps and no
 // log, where SubjectLogDensity's value and its weight take two exps and a
 // log.
-func (mod *Model) SubjectQuadrature(ws any, b0, l float64, x, logw []float64, f float64) (s0, s1, s2 float64, ok bool) {
+func (mod *Model) SubjectQuadrature(ws any, b0, l float64, x, logw, jac []float64, f float64) (s0, s1, s2 float64, ok bool) {
 	work := ws.(*workspace)
 	i := work.subject
-	if i < 0 || len(x) != len(logw) {
+	if i < 0 || len(x) != len(logw) || jac != nil && len(jac) != len(x) {
 		panic("glmm: SubjectQuadrature without PrepareSubject, or bad length")
 	}
 	if !mod.unitWM {
@@ -252,6 +257,9 @@ func (mod *Model) SubjectQuadrature(ws any, b0, l float64, x, logw []float64, f 
 		} else {
 			v = mod.quadraturePoint(work, b, ebp, logw[p]+k-sy)
 		}
+		if jac != nil {
+			v *= jac[p]
+		}
 		s0 += v
 		s1 += v * b
 		s2 += v * b * b
@@ -297,4 +305,48 @@ func (mod *Model) quadraturePoint(work *workspace, b, ebp, lk float64) float64 {
 		return math.Exp(arg) * num / den
 	}
 	return math.Exp(arg + math.Log(num) - math.Log(den))
+}
+
+// SubjectThirdDerivative returns the third derivative in b of the log
+// density of the subject that PrepareSubject last prepared in ws, at its
+// random effect b (length 1): posterior's quadrature bends its grid by it
+// toward the heavier tail of a skewed subject. It is 0 where Local's
+// curvature does not change (a Poisson row beyond MaxPoissonEta).
+func (mod *Model) SubjectThirdDerivative(ws any, b []float64) float64 {
+	work := ws.(*workspace)
+	i := work.subject
+	if i < 0 || len(b) != 1 {
+		panic("glmm: SubjectThirdDerivative without PrepareSubject, or bad length")
+	}
+	s, e := mod.start[i], mod.start[i+1]
+	c := work.c[:e-s]
+	ecp, ecm := work.ecp[:len(c)], work.ecm[:len(c)]
+	b0 := b[0]
+	direct, ebp, ebm := expPoint(b0)
+	wts, ms := rowRange(mod.w, mod.ones, s, e), rowRange(mod.m, mod.ones, s, e)
+	var d3 float64
+	for j := range c {
+		eta := c[j] + b0
+		if mod.family == Poisson {
+			switch {
+			case eta > MaxPoissonEta:
+			case direct:
+				d3 -= wts[j] * math.Exp(eta)
+			default:
+				d3 -= wts[j] * ecp[j] * ebp
+			}
+			continue
+		}
+		// p(1-p)(1-2p) of the logistic mean p, by exp(-|eta|) = ex:
+		// p(1-p) = ex/(1+ex)^2, and 1-2p = (1-ex)/(1+ex), negated for
+		// eta >= 0.
+		ex, _ := expNegAbs(eta, ecp[j], ecm[j], ebp, ebm, direct)
+		q := 1 / (1 + ex)
+		v := ex * q * q * (1 - ex) * q
+		if eta >= 0 {
+			v = -v
+		}
+		d3 -= wts[j] * ms[j] * v
+	}
+	return d3
 }

@@ -18,7 +18,8 @@ import (
 // data), SubjectLogDensity gives Local's value and gradient and
 // LocalHessian's Hessian, near the data and at points far out (where the
 // products of exponentials give way to direct ones), with crossed factors
-// too; elsewhere it declines.
+// too, and SubjectThirdDerivative the Hessian's derivative; elsewhere it
+// declines.
 func TestSubjectLogDensity(t *testing.T) {
 	type subjectCase struct {
 		problemCase
@@ -74,6 +75,16 @@ func TestSubjectLogDensity(t *testing.T) {
 				if v, _ := pr.mod.SubjectLogDensity(ws, []float64{b}, nil, nil); v != got {
 					t.Errorf("%v subject %d: value %v without derivatives, %v with", c, i, v, got)
 				}
+				// The third derivative, by central differences of
+				// LocalHessian's Hessian.
+				const h = 1e-4
+				var up, down [1]float64
+				pr.mod.LocalHessian(ref, i, pr.thetaG, []float64{b + h}, up[:])
+				pr.mod.LocalHessian(ref, i, pr.thetaG, []float64{b - h}, down[:])
+				want3 := (up[0] - down[0]) / (2 * h)
+				if got3 := pr.mod.SubjectThirdDerivative(ws, []float64{b}); math.Abs(got3-want3) > 1e-6*(1+math.Abs(want3)) {
+					t.Errorf("%v subject %d at b = %g: third derivative %v, differences %v", c, i, b, got3, want3)
+				}
 			}
 		}
 	}
@@ -125,6 +136,7 @@ func TestSubjectQuadrature(t *testing.T) {
 
 	x := []float64{-4.5, -2, -0.7, 0, 0.7, 2, 4.5}
 	logw := []float64{-3, -1.2, -0.4, -0.3, -0.4, -1.2, -3}
+	jac := []float64{1.6, 1.4, 1.2, 1, 0.8, 0.6, 0.4} // a bent grid's
 	for _, c := range cases {
 		n, _, _ := c.mod.Dims()
 		ws := c.mod.NewWorkspace()
@@ -142,7 +154,7 @@ func TestSubjectQuadrature(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				s0, s1, s2, ok := c.mod.SubjectQuadrature(ws, at.b0, at.l, x, logw, f)
+				s0, s1, s2, ok := c.mod.SubjectQuadrature(ws, at.b0, at.l, x, logw, jac, f)
 				beyond := math.Abs(at.b0)+4.5/at.l > 300
 				if ok != (c.want && !beyond) {
 					t.Fatalf("%s subject %d at b0 %v: ok %v, want %v", c.name, i, at.b0, ok, c.want && !beyond)
@@ -158,7 +170,7 @@ func TestSubjectQuadrature(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					v := math.Exp(logw[p] + fx - f)
+					v := jac[p] * math.Exp(logw[p]+fx-f)
 					w0, w1, w2 = w0+v, w1+v*b, w2+v*b*b
 				}
 				// Rounding in log p, of order |f| ulps, is relative in v.

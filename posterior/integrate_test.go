@@ -284,7 +284,7 @@ func (unlabelledToy) LocalHessian(_ vi.Workspace, _ int, _, _, h []float64) { h[
 // declined, so that the Integrator sums SubjectLogDensity point by point.
 type pointwise struct{ *glmm.Model }
 
-func (pointwise) SubjectQuadrature(any, float64, float64, []float64, []float64, float64) (s0, s1, s2 float64, ok bool) {
+func (pointwise) SubjectQuadrature(any, float64, float64, []float64, []float64, []float64, float64) (s0, s1, s2 float64, ok bool) {
 	return 0, 0, 0, false
 }
 
