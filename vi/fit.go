@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/sparsevi/sparsevi/parallel"
@@ -105,6 +107,9 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	if !ownAlpha0 && partial > StepShared {
 		alpha0 = alpha0 * StepShared / float64(partial)
 	}
+	// A fit on one worker by choice (its passes too small to share) may
+	// still share the draws of its importance ratios between cores.
+	shareDraws := set.Workers == 0 && sh == nil
 	if set.Workers == 0 && localN > 0 {
 		set.Workers = set.WorkersFor(target)
 	}
@@ -231,7 +236,14 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 				res.Err = &DivergedError{Iter: res.Iterations, Reason: fmt.Sprintf("final lower bound %.4g collapsed from %.4g", lb, res.bestBound)}
 			}
 			if res.Status != Diverged {
-				res.LogWeights, res.ImportanceGlobal = logWeights(ctx, fam, set, n, d, n*r+g, g)
+				var twin family
+				if shareDraws && set.Workers == 1 && runtime.GOMAXPROCS(0) > 1 {
+					var twinPool *parallel.Pool
+					if twin, twinPool = twinOf(fam, target, set, sup); twinPool != nil {
+						defer twinPool.Close()
+					}
+				}
+				res.LogWeights, res.ImportanceGlobal = logWeights(ctx, fam, twin, set, n, d, n*r+g, g)
 			}
 		} else {
 			res.LowerBound, res.LowerBoundSE = math.NaN(), math.NaN()
@@ -573,7 +585,11 @@ const importanceIterBase = crnIterBase + 1<<32
 // row-major), or nils if they would be fewer than
 // MinImportanceDraws, the context ends, or a draw is not finite (the
 // bound's estimate has said what it had to say about that).
-func logWeights(ctx context.Context, fam family, set Settings, n, dim, dimAll, g int) (logw, global []float64) {
+//
+// Unless twin is nil, it is a family of the same lambda on a goroutine of
+// its own (twinOf), which takes every other draw: a draw depends only on
+// its index and lambda, so the values are those of fam alone.
+func logWeights(ctx context.Context, fam, twin family, set Settings, n, dim, dimAll, g int) (logw, global []float64) {
 	draws := set.ImportanceDraws
 	if n > 0 {
 		draws = min(draws, 250_000/n)
@@ -582,19 +598,54 @@ func logWeights(ctx context.Context, fam family, set Settings, n, dim, dimAll, g
 		return nil, nil
 	}
 	logw = make([]float64, draws)
-	for k := range logw {
-		// In a group the estimate says whether any process was stopped.
-		if ctx.Err() != nil && fam.group() == nil {
+	global = make([]float64, draws*g)
+	// each takes draws from, from+step, ... on f and reports whether all
+	// were finite.
+	each := func(f family, from, step int) bool {
+		for k := from; k < draws; k += step {
+			// In a group the estimate says whether any process was
+			// stopped.
+			if ctx.Err() != nil && f.group() == nil {
+				return false
+			}
+			h, err := f.estimate(importanceIterBase+uint64(k), nil, nil, false)
+			if err != nil || math.IsNaN(h) || math.IsInf(h, 0) {
+				return false
+			}
+			logw[k] = h
+			copy(global[k*g:(k+1)*g], f.lastDraw()[dim-g:dim])
+		}
+		return true
+	}
+	if twin == nil {
+		if !each(fam, 0, 1) {
 			return nil, nil
 		}
-		h, err := fam.estimate(importanceIterBase+uint64(k), nil, nil, false)
-		if err != nil || math.IsNaN(h) || math.IsInf(h, 0) {
-			return nil, nil
-		}
-		logw[k] = h
-		global = append(global, fam.lastDraw()[dim-g:dim]...)
+		return logw, global
+	}
+	var ok [2]bool
+	var wg sync.WaitGroup
+	wg.Go(func() { ok[1] = each(twin, 1, 2) })
+	ok[0] = each(fam, 0, 2)
+	wg.Wait()
+	if !ok[0] || !ok[1] {
+		return nil, nil
 	}
 	return logw, global
+}
+
+// twinOf returns a family of fam's method and lambda on a pool of one
+// worker of its own, which the caller closes, or nils if it cannot be
+// made.
+func twinOf(fam family, target Target, set Settings, sup *crossSupport) (family, *parallel.Pool) {
+	pool := parallel.NewPollingPool(context.Background(), 1)
+	twin, err := newFamily(target, set, pool, sup, nil)
+	if err != nil {
+		pool.Close()
+		return nil, nil
+	}
+	copy(twin.lambda(), fam.lambda())
+	return twin, pool
 }
 
 // maxValues bounds the number of variational parameters Fit accepts: 2^34

@@ -7,6 +7,8 @@ package vi_test
 import (
 	"context"
 	"math"
+	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/sparsevi/sparsevi/vi"
@@ -15,38 +17,41 @@ import (
 // TestLogWeights: Fit records log p - log q at independent fresh draws:
 // as many as the budget allows (250,000 subject evaluations), their mean
 // agrees with the final lower bound (both estimate it) within four joint
-// standard errors, the same for one worker and two, and none for a target
-// of more than vi.MaxImportanceDim variables or when asked for fewer than
+// standard errors, the same bit for bit for one worker, two, and the
+// default (one here, whose draws a second goroutine shares), for GVA and
+// the block-diagonal family, and none for a target of more than
+// vi.MaxImportanceDim variables or when asked for fewer than
 // vi.MinImportanceDraws.
 func TestLogWeights(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	m := simModel(t, "poisson", 400, [][]float64{{0.5}}, 3)
-	var first []float64
-	for _, workers := range []int{1, 2} {
-		res, err := vi.Fit(context.Background(), m, vi.Settings{Seed: 2, Workers: workers})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := min(1000, 250_000/400); len(res.LogWeights) != want {
-			t.Fatalf("%d log weights, want %d", len(res.LogWeights), want)
-		}
-		var s, ss float64
-		for _, w := range res.LogWeights {
-			s += w
-			ss += w * w
-		}
-		k := float64(len(res.LogWeights))
-		mean := s / k
-		se := math.Sqrt((ss/k - mean*mean) / k)
-		if d := math.Abs(mean - res.LowerBound); d > 4*math.Hypot(se, res.LowerBoundSE) {
-			t.Errorf("mean log weight %.3f ± %.3f, lower bound %.3f ± %.3f", mean, se, res.LowerBound, res.LowerBoundSE)
-		}
-		if first == nil {
-			first = res.LogWeights
-		} else {
-			for i := range first {
-				if first[i] != res.LogWeights[i] {
-					t.Fatalf("log weight %d: %v with one worker, %v with two", i, first[i], res.LogWeights[i])
-				}
+	for _, method := range []vi.Method{vi.GVA, vi.BlockDiag} {
+		var first, firstGlobal []float64
+		for _, workers := range []int{1, 2, 0} {
+			res, err := vi.Fit(context.Background(), m, vi.Settings{Seed: 2, Workers: workers, Method: method})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := min(1000, 250_000/400); len(res.LogWeights) != want || len(res.ImportanceGlobal) != want*res.G {
+				t.Fatalf("%v: %d log weights and %d values of theta_g, want %d draws", method, len(res.LogWeights), len(res.ImportanceGlobal), want)
+			}
+			var s, ss float64
+			for _, w := range res.LogWeights {
+				s += w
+				ss += w * w
+			}
+			k := float64(len(res.LogWeights))
+			mean := s / k
+			se := math.Sqrt((ss/k - mean*mean) / k)
+			if d := math.Abs(mean - res.LowerBound); d > 4*math.Hypot(se, res.LowerBoundSE) {
+				t.Errorf("%v: mean log weight %.3f ± %.3f, lower bound %.3f ± %.3f", method, mean, se, res.LowerBound, res.LowerBoundSE)
+			}
+			if first == nil {
+				first, firstGlobal = res.LogWeights, res.ImportanceGlobal
+				continue
+			}
+			if !slices.Equal(first, res.LogWeights) || !slices.Equal(firstGlobal, res.ImportanceGlobal) {
+				t.Fatalf("%v: the log weights or their draws differ between one worker and %d (0: the default)", method, workers)
 			}
 		}
 	}

@@ -64,8 +64,9 @@ type Settings struct {
 	// Seed seeds every random draw of the fit.
 	Seed uint64
 	// Workers is the number of goroutines; 0 means as many as the size of
-	// the target warrants, at most GOMAXPROCS (see DefaultWorkers). Results
-	// do not depend on it.
+	// the target warrants, at most GOMAXPROCS (see DefaultWorkers), and
+	// where that is one on a machine of more cores, a second goroutine
+	// shares the draws of Result.LogWeights. Results do not depend on it.
 	Workers int
 	// ChunkSize is the number of subjects per chunk; 0 means
 	// parallel.DefaultChunkSize. Results depend on it only through the
