@@ -148,7 +148,8 @@ type Reader struct {
 	// that keeps no row gives a frame of no rows (but the input must have
 	// some), whose columns have the whole input's kinds.
 	Keep func(field string, missing bool) bool
-	// KeepColumn names the column whose field Keep is given.
+	// KeepColumn names the column whose field Keep is given. When it is
+	// empty, Keep decides without a field: it is given "" and true.
 	KeepColumn string
 
 	// Lines is set by Read: the line of the input on which each data row
@@ -302,12 +303,16 @@ func (r *Reader) read(piece int, emit func(f *Frame, lines *Lines) error) error 
 	}
 	keepCol := -1
 	var typos []typoCount // a filter's count of each column's typos
-	if r.Keep != nil {
-		k, ok := seen[r.KeepColumn]
-		if !ok {
-			return perr(headerLine, 0, "", fmt.Errorf("%w: %q (Reader.KeepColumn)", ErrNoKeepColumn, r.KeepColumn))
+	filter := r.Keep != nil
+	if filter {
+		keepCol = ncol // no field: "" and missing
+		if r.KeepColumn != "" {
+			k, ok := seen[r.KeepColumn]
+			if !ok {
+				return perr(headerLine, 0, "", fmt.Errorf("%w: %q (Reader.KeepColumn)", ErrNoKeepColumn, r.KeepColumn))
+			}
+			keepCol = k
 		}
-		keepCol = k
 		typos = make([]typoCount, ncol)
 	}
 	lines := &Lines{} // starting line of each data row, for later errors
@@ -339,8 +344,11 @@ func (r *Reader) read(piece int, emit func(f *Frame, lines *Lines) error) error 
 		isMissing := func(fld field) bool {
 			return len(fld.b) == 0 || (!fld.quoted && missing[string(fld.b)])
 		}
-		if keepCol >= 0 {
-			fld := p.fields[keepCol]
+		if filter {
+			fld := field{}
+			if keepCol < ncol {
+				fld = p.fields[keepCol]
+			}
 			if !r.Keep(unsafeString(fld.b), isMissing(fld)) {
 				for j, fld := range p.fields {
 					miss := isMissing(fld)

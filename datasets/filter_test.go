@@ -132,6 +132,23 @@ func randomCSV(rnd *rand.Rand) string {
 	return b.String()
 }
 
+func TestReaderKeepNoColumn(t *testing.T) {
+	in := "a,b\n1,x\n2,3\n"
+	r := NewReader(strings.NewReader(in))
+	var calls []string
+	r.Keep = func(s string, miss bool) bool {
+		calls = append(calls, fmt.Sprintf("%q %v", s, miss))
+		return false
+	}
+	f, err := r.Read()
+	if err != nil || f.NumRows() != 0 || !reflect.DeepEqual(calls, []string{`"" true`, `"" true`}) {
+		t.Fatalf("got %v rows, error %v, calls %q; want none, nil and two of (\"\", true)", f, err, calls)
+	}
+	if b, _ := f.Column("b"); b.Kind != Categorical {
+		t.Errorf("column b is %v, want categorical", b.Kind)
+	}
+}
+
 func TestReaderKeepColumnMissing(t *testing.T) {
 	r := NewReader(strings.NewReader("a,b\n1,2\n"))
 	r.Keep, r.KeepColumn = func(string, bool) bool { return true }, "c"
