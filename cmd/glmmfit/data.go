@@ -141,30 +141,11 @@ func parseInput(raw []byte, name, path string, categorical []string) (*input, er
 // readCSVInput reads CSV from src, gunzipping it first if it is
 // gzip-compressed, after dialect has looked at its head.
 func readCSVInput(src io.Reader, name, path string, ro readOptions) (*input, error) {
-	br := bufio.NewReaderSize(src, 1<<16)
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", name, err)
-		}
-		defer zr.Close()
-		// Decompress on another core while this one parses.
-		pr := prefetch.NewReader(zr, 1<<18, 2)
-		defer pr.Close()
-		br = bufio.NewReaderSize(pr, 1<<16)
-	}
-	head, err := br.Peek(4096)
-	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
-		return nil, fmt.Errorf("%s: %v", name, err)
-	}
-	crOnly, err := dialect(head, name)
+	r, done, err := csvText(src, name)
 	if err != nil {
 		return nil, err
 	}
-	var r io.Reader = br
-	if crOnly {
-		r = crToLF{br}
-	}
+	defer done()
 	if ro.maxMemory > 0 {
 		r = &memoryReader{r: r, limit: ro.maxMemory, name: name, whose: ro.limitName}
 	}
@@ -184,6 +165,44 @@ func readCSVInput(src io.Reader, name, path string, ro readOptions) (*input, err
 		return nil, err // a *datasets.ParseError naming file, line and column
 	}
 	return &input{frame: fr, name: name, path: path, lines: cr.Lines}, nil
+}
+
+// csvText returns the CSV text of src, gunzipped if it is
+// gzip-compressed, after dialect has looked at its head, with classic Mac
+// line ends turned into LF; done releases what reading it took.
+func csvText(src io.Reader, name string) (r io.Reader, done func(), err error) {
+	var closers []func() error
+	done = func() {
+		for k := len(closers) - 1; k >= 0; k-- {
+			closers[k]()
+		}
+	}
+	br := bufio.NewReaderSize(src, 1<<16)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, done, fmt.Errorf("%s: %v", name, err)
+		}
+		// Decompress on another core while this one parses.
+		pr := prefetch.NewReader(zr, 1<<18, 2)
+		closers = append(closers, zr.Close, pr.Close)
+		br = bufio.NewReaderSize(pr, 1<<16)
+	}
+	head, err := br.Peek(4096)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		done()
+		return nil, func() {}, fmt.Errorf("%s: %v", name, err)
+	}
+	crOnly, err := dialect(head, name)
+	if err != nil {
+		done()
+		return nil, func() {}, err
+	}
+	r = br
+	if crOnly {
+		r = crToLF{br}
+	}
+	return r, done, nil
 }
 
 // crToLF turns the CR line ends of classic Mac files into LF.

@@ -1,0 +1,250 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/sparsevi/sparsevi/datasets"
+	"github.com/sparsevi/sparsevi/formula"
+)
+
+// A -shard fit of a CSV file reads the rows of its own subjects alone:
+// every process reads the file through a few times, holding a piece of
+// rows at a time, for what the design needs of the whole data
+// (formula.Scan: the columns' kinds, the subjects and the levels of the
+// factors, the auto prior's scaling, the rank check), then once more
+// keeping the rows of its own subjects alone (datasets.Reader.Keep), and
+// builds its part of the design from them (formula.Options.Whole). Its
+// memory is that of its own rows and of the levels, not of the file.
+
+// pieceRows is the number of rows of a piece of the data that a -shard
+// fit holds at a time while it reads the whole file.
+const pieceRows = 1 << 16
+
+// readsOwnRows reports whether a -shard fit reads its own rows alone
+// from -data: a CSV file, compressed or not, which it can read several
+// times; not standard input, nor Parquet, which every process reads
+// whole.
+func readsOwnRows(path string) bool {
+	return path != "" && path != "-" && !isParquet(path)
+}
+
+// csvFile is a CSV file that a -shard fit reads several times.
+type csvFile struct {
+	ctx         context.Context
+	path, name  string
+	categorical []string        // -categorical
+	kinds       *datasets.Frame // no rows: the whole file's columns and kinds
+	// before and lines are the rows before the piece being read and
+	// the lines of its rows, for the line of an error.
+	before int
+	lines  *datasets.Lines
+}
+
+// read opens the file and reads it with a Reader that configure sets up.
+func (c *csvFile) read(configure func(*datasets.Reader), read func(*datasets.Reader) error) error {
+	fh, err := os.Open(c.path)
+	if err != nil {
+		return fmt.Errorf("cannot read data file: %v", pathError(err))
+	}
+	defer fh.Close()
+	r, done, err := csvText(&ctxReader{ctx: c.ctx, r: fh}, c.name)
+	if err != nil {
+		return err
+	}
+	defer done()
+	cr := datasets.NewReader(r)
+	cr.File = c.name
+	cr.Categorical = c.categorical
+	configure(cr)
+	if err := read(cr); err != nil {
+		if c.ctx.Err() != nil {
+			return c.ctx.Err()
+		}
+		return err
+	}
+	return nil
+}
+
+// readKinds reads the CSV file at path through for its columns' kinds and
+// warnings, and the errors reading it whole would give, keeping no row.
+func readKinds(ctx context.Context, path string, categorical []string) (*input, *csvFile, error) {
+	c := &csvFile{ctx: ctx, path: path, name: filepath.Base(path), categorical: categorical}
+	err := c.read(func(cr *datasets.Reader) {
+		cr.Keep = func(string, bool) bool { return false }
+	}, func(cr *datasets.Reader) error {
+		fr, err := cr.Read()
+		c.kinds = fr
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return &input{frame: c.kinds, name: c.name, path: path}, c, nil
+}
+
+// pieces reads the file a piece at a time (formula.Pieces), with the
+// whole file's column kinds.
+func (c *csvFile) pieces(yield func(*datasets.Frame) error) error {
+	var cat []string
+	for _, col := range c.kinds.Columns() {
+		if col.Kind == datasets.Categorical {
+			cat = append(cat, col.Name)
+		}
+	}
+	c.before, c.lines = 0, nil
+	return c.read(func(cr *datasets.Reader) {
+		cr.Categorical = cat
+	}, func(cr *datasets.Reader) error {
+		return cr.ReadPieces(pieceRows, func(fr *datasets.Frame, lines *datasets.Lines) error {
+			c.lines = lines
+			if err := yield(fr); err != nil {
+				return err
+			}
+			c.before += fr.NumRows()
+			return nil
+		})
+	})
+}
+
+// pieceInput returns the piece being read as an input for messages.
+func (c *csvFile) pieceInput() *input {
+	return &input{frame: c.kinds, name: c.name, path: c.path, lines: c.lines}
+}
+
+// scanError rewrites an error of formula.Scan to name the file's line.
+func (c *csvFile) scanError(err error) error {
+	var de *formula.DataError
+	if errors.As(err, &de) && de.Row > c.before && c.lines != nil && de.Row <= c.before+c.lines.Len() {
+		local := *de
+		local.Row -= c.before
+		return dataError(&local, c.pieceInput())
+	}
+	if errors.As(err, &de) || errors.Is(err, formula.ErrCrossedPart) {
+		return dataError(err, &input{frame: c.kinds, name: c.name, path: c.path})
+	}
+	return err
+}
+
+// readOwn reads the rows that keep keeps, by the field of column keepCol.
+func (c *csvFile) readOwn(keepCol string, keep func(string, bool) bool) (*input, error) {
+	var in *input
+	err := c.read(func(cr *datasets.Reader) {
+		cr.Keep, cr.KeepColumn = keep, keepCol
+	}, func(cr *datasets.Reader) error {
+		fr, err := cr.Read()
+		if err == nil {
+			in = &input{frame: fr, name: c.name, path: c.path, lines: cr.Lines}
+		}
+		return err
+	})
+	return in, err
+}
+
+// wholeChecks makes the checks of buildDesign that read the values of
+// whole columns (numericTypo, checkReferences) over the pieces of the
+// file, in one pass when there is something to check.
+func (c *csvFile) wholeChecks(f *formula.Formula, spec *modelSpec) error {
+	typos := map[string]*typoCount{}
+	for _, col := range typoColumns(c.kinds, f, spec) {
+		typos[col.Name] = &typoCount{}
+	}
+	for _, name := range []string{spec.Weights, spec.Offset} {
+		if col, ok := c.kinds.Column(name); ok && col.Kind == datasets.Categorical {
+			typos[name] = &typoCount{}
+		}
+	}
+	levels := map[string][]string{}
+	for name := range spec.Reference {
+		if _, ok := c.kinds.Column(name); ok {
+			levels[name] = nil
+		}
+	}
+	if len(typos) > 0 || len(levels) > 0 {
+		seen := map[string]map[string]bool{}
+		err := c.pieces(func(fr *datasets.Frame) error {
+			in := c.pieceInput()
+			for name, t := range typos {
+				col, _ := fr.Column(name)
+				t.count(in, col)
+			}
+			for name := range levels {
+				col, _ := fr.Column(name)
+				if seen[name] == nil {
+					seen[name] = map[string]bool{}
+				}
+				for _, s := range columnLevels(col) {
+					if !seen[name][s] {
+						seen[name][s] = true
+						levels[name] = append(levels[name], s)
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	whole := &input{frame: c.kinds, name: c.name, path: c.path}
+	typo := func(_ *input, col *datasets.Column) error { return typos[col.Name].err(col.Name) }
+	if err := checkOptionColumns(whole, spec, typo); err != nil {
+		return err
+	}
+	if err := checkReferencesOf(whole, f, spec, func(col *datasets.Column) []string { return levels[col.Name] }); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(typos))
+	for _, col := range typoColumns(c.kinds, f, spec) {
+		names = append(names, col.Name)
+	}
+	for _, name := range names {
+		if err := typos[name].err(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildOwnDesign builds this process's part of the design of a -shard fit
+// from the rows of its own subjects alone, which it reads from the CSV
+// file c (see readsOwnRows), and returns it with the input of those rows.
+func buildOwnDesign(procs processes, c *csvFile, spec *modelSpec, f *formula.Formula, release bool) (*formula.Design, *input, error) {
+	opts, err := spec.options()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.wholeChecks(f, spec); err != nil {
+		return nil, nil, err
+	}
+	w, err := formula.Scan(f, c.pieces, opts)
+	if errors.Is(err, formula.ErrCrossedPart) {
+		return nil, nil, errors.New("crossed random effects do not run with -shard yet; run glmmfit without it")
+	}
+	if err != nil {
+		return nil, nil, c.scanError(err)
+	}
+	bounds, err := shareBounds(procs, len(w.Subjects()))
+	if err != nil {
+		return nil, nil, err
+	}
+	lo, hi := bounds[procs.Rank()], bounds[procs.Rank()+1]
+	in, err := c.readOwn(w.KeepColumn(), w.Keep(lo, hi))
+	if err != nil {
+		return nil, nil, err
+	}
+	opts.Part = func(int) (int, int, error) { return lo, hi, nil }
+	opts.Whole, opts.Release = w, release
+	d, err := formula.Build(f, in.frame, opts)
+	if err != nil {
+		return nil, nil, dataError(err, in)
+	}
+	return d, in, nil
+}
