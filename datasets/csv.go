@@ -152,6 +152,11 @@ type Reader struct {
 	// empty, Keep decides without a field: it is given "" and true.
 	KeepColumn string
 
+	// Place, when not nil, maps a line of the input to the file and the
+	// line of it that errors and warnings name: for input made of several
+	// files one after the other. Lines still holds lines of the input.
+	Place func(line int) (file string, fileLine int)
+
 	// Lines is set by Read: the line of the input on which each data row
 	// starts (rows may span lines inside quotes, and blank lines are
 	// skipped), so that later errors can name the line.
@@ -259,7 +264,11 @@ func (r *Reader) read(piece int, emit func(f *Frame, lines *Lines) error) error 
 		p.maxCols = DefaultMaxColumns
 	}
 	perr := func(line, col int, name string, err error) error {
-		return &ParseError{File: r.File, Line: line, Column: col, Name: name, Err: err}
+		file := r.File
+		if r.Place != nil {
+			file, line = r.Place(line)
+		}
+		return &ParseError{File: file, Line: line, Column: col, Name: name, Err: err}
 	}
 	if err := p.skipBOM(); err != nil {
 		return perr(1, 0, "", err)

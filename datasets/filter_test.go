@@ -209,3 +209,22 @@ func TestReadPieces(t *testing.T) {
 		t.Errorf("ReadPieces returned %v, want fn's error", err)
 	}
 }
+
+func TestReaderPlace(t *testing.T) {
+	r := NewReader(strings.NewReader("a,b\n1,2\n3,4\n5,x\n6,7\n7,8\n8,9\n9,10\n"))
+	r.Place = func(line int) (string, int) { return "second.csv", line - 2 }
+	f, err := r.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := f.Column("b")
+	if !strings.HasPrefix(b.Warning, "second.csv: line 2, column 2") {
+		t.Errorf("warning %q, want one naming second.csv line 2", b.Warning)
+	}
+	r = NewReader(strings.NewReader("a,b\n1,2\n3\n"))
+	r.File = "all"
+	r.Place = func(line int) (string, int) { return "second.csv", line - 2 }
+	if _, err := r.Read(); err == nil || !strings.HasPrefix(err.Error(), "second.csv: line 1,") {
+		t.Errorf("error %v, want one naming second.csv line 1", err)
+	}
+}
