@@ -8,8 +8,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
@@ -36,48 +39,91 @@ func readsOwnRows(path string) bool {
 	return path != "" && path != "-" && !isParquet(path)
 }
 
-// csvFile is a CSV file that a -shard fit reads several times.
+// csvFile is a CSV file, or the CSV files of a pattern, that a -shard fit
+// reads several times.
 type csvFile struct {
 	ctx         context.Context
 	path, name  string
+	files       []string        // the files of a pattern; nil for one file
 	categorical []string        // -categorical
 	kinds       *datasets.Frame // no rows: the whole file's columns and kinds
 	// before and lines are the rows before the piece being read and
-	// the lines of its rows, for the line of an error.
+	// the lines of its rows, for the line of an error; cur reads the
+	// files of a pattern.
 	before int
 	lines  *datasets.Lines
+	cur    *filesReader
+	// subjectFile is the file of each subject of a pattern's files (by
+	// its label, in column group), which the first pass of Scan finds
+	// (subjectsRead).
+	group        string
+	subjectFile  map[string]int
+	subjectsRead bool
 }
 
-// read opens the file and reads it with a Reader that configure sets up.
-func (c *csvFile) read(configure func(*datasets.Reader), read func(*datasets.Reader) error) error {
-	fh, err := os.Open(c.path)
-	if err != nil {
-		return fmt.Errorf("cannot read data file: %v", pathError(err))
+// read opens the file, or the files of a pattern (only, when not nil),
+// and reads it with a Reader that configure sets up.
+func (c *csvFile) read(only []string, configure func(*datasets.Reader), read func(*datasets.Reader) error) error {
+	var text io.Reader
+	if c.files != nil {
+		if only == nil {
+			only = c.files
+		}
+		c.cur = newFilesReader(c.ctx, only)
+		defer c.cur.Close()
+		text = c.cur
+	} else {
+		fh, err := os.Open(c.path)
+		if err != nil {
+			return fmt.Errorf("cannot read data file: %v", pathError(err))
+		}
+		defer fh.Close()
+		r, done, err := csvText(&ctxReader{ctx: c.ctx, r: fh}, c.name)
+		if err != nil {
+			return err
+		}
+		defer done()
+		text = r
 	}
-	defer fh.Close()
-	r, done, err := csvText(&ctxReader{ctx: c.ctx, r: fh}, c.name)
-	if err != nil {
-		return err
-	}
-	defer done()
-	cr := datasets.NewReader(r)
+	cr := datasets.NewReader(text)
 	cr.File = c.name
 	cr.Categorical = c.categorical
+	if c.cur != nil {
+		cr.Place = c.cur.place
+	}
 	configure(cr)
 	if err := read(cr); err != nil {
 		if c.ctx.Err() != nil {
 			return c.ctx.Err()
+		}
+		if c.cur != nil && c.cur.err != nil && c.cur.err != io.EOF {
+			return c.cur.err
 		}
 		return err
 	}
 	return nil
 }
 
+// place returns the place function of the files being read, nil for one.
+func (c *csvFile) place() func(int) (string, int) {
+	if c.cur == nil {
+		return nil
+	}
+	return c.cur.place
+}
+
 // readKinds reads the CSV file at path through for its columns' kinds and
 // warnings, and the errors reading it whole would give, keeping no row.
 func readKinds(ctx context.Context, path string, categorical []string) (*input, *csvFile, error) {
 	c := &csvFile{ctx: ctx, path: path, name: filepath.Base(path), categorical: categorical}
-	err := c.read(func(cr *datasets.Reader) {
+	if isPattern(path) {
+		files, err := dataFiles(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		c.files = files
+	}
+	err := c.read(nil, func(cr *datasets.Reader) {
 		cr.Keep = func(string, bool) bool { return false }
 	}, func(cr *datasets.Reader) error {
 		fr, err := cr.Read()
@@ -100,11 +146,17 @@ func (c *csvFile) pieces(yield func(*datasets.Frame) error) error {
 		}
 	}
 	c.before, c.lines = 0, nil
-	return c.read(func(cr *datasets.Reader) {
+	record := c.subjectFile != nil && !c.subjectsRead
+	err := c.read(nil, func(cr *datasets.Reader) {
 		cr.Categorical = cat
 	}, func(cr *datasets.Reader) error {
 		return cr.ReadPieces(pieceRows, func(fr *datasets.Frame, lines *datasets.Lines) error {
 			c.lines = lines
+			if record {
+				if err := c.subjectFiles(fr, lines); err != nil {
+					return err
+				}
+			}
 			if err := yield(fr); err != nil {
 				return err
 			}
@@ -112,11 +164,50 @@ func (c *csvFile) pieces(yield func(*datasets.Frame) error) error {
 			return nil
 		})
 	})
+	c.subjectsRead = c.subjectsRead || record && err == nil
+	return err
 }
 
 // pieceInput returns the piece being read as an input for messages.
 func (c *csvFile) pieceInput() *input {
-	return &input{frame: c.kinds, name: c.name, path: c.path, lines: c.lines}
+	return &input{frame: c.kinds, name: c.name, path: c.path, lines: c.lines, place: c.place()}
+}
+
+// subjectFiles records the file of each subject of a piece of the files of
+// a pattern, and returns an error naming a subject whose rows are in two
+// files: each process reads only the files of its own subjects.
+func (c *csvFile) subjectFiles(fr *datasets.Frame, lines *datasets.Lines) error {
+	col, ok := fr.Column(c.group)
+	if !ok {
+		return nil // Scan names the column
+	}
+	for i := range fr.NumRows() {
+		if col.Missing[i] {
+			continue
+		}
+		s := groupLabel(col, i)
+		k := c.cur.fileOf(lines.Line(i))
+		if prev, ok := c.subjectFile[s]; !ok {
+			c.subjectFile[s] = k
+		} else if prev != k {
+			file, line := c.cur.place(lines.Line(i))
+			return fmt.Errorf("-data %s: subject %q (column %q) has rows in %s and in %s (line %d): with -shard each subject's rows must lie in one of the files; put them together, or give one file",
+				c.path, s, c.group, filepath.Base(c.files[prev]), file, line)
+		}
+	}
+	return nil
+}
+
+// groupLabel returns the label of row i of a grouping column as formula
+// reads it: the text, or the number written in full.
+func groupLabel(col *datasets.Column, i int) string {
+	if col.Kind == datasets.Categorical {
+		return col.Str[i]
+	}
+	if v := col.Num[i]; v == math.Trunc(v) && math.Abs(v) < 1e21 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(col.Num[i], 'g', -1, 64)
 }
 
 // scanError rewrites an error of formula.Scan to name the file's line.
@@ -134,18 +225,39 @@ func (c *csvFile) scanError(err error) error {
 }
 
 // readOwn reads the rows that keep keeps, by the field of column keepCol.
-func (c *csvFile) readOwn(keepCol string, keep func(string, bool) bool) (*input, error) {
+func (c *csvFile) readOwn(only []string, keepCol string, keep func(string, bool) bool) (*input, error) {
 	var in *input
-	err := c.read(func(cr *datasets.Reader) {
+	err := c.read(only, func(cr *datasets.Reader) {
 		cr.Keep, cr.KeepColumn = keep, keepCol
 	}, func(cr *datasets.Reader) error {
 		fr, err := cr.Read()
 		if err == nil {
-			in = &input{frame: fr, name: c.name, path: c.path, lines: cr.Lines}
+			in = &input{frame: fr, name: c.name, path: c.path, lines: cr.Lines, place: c.place()}
 		}
 		return err
 	})
 	return in, err
+}
+
+// ownFiles returns the files of a pattern that hold the subjects given,
+// in order; nil for one file.
+func (c *csvFile) ownFiles(subjects []string) []string {
+	if c.files == nil {
+		return nil
+	}
+	use := make([]bool, len(c.files))
+	for _, s := range subjects {
+		if k, ok := c.subjectFile[s]; ok {
+			use[k] = true
+		}
+	}
+	var out []string
+	for k, f := range c.files {
+		if use[k] {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // wholeChecks makes the checks of buildDesign that read the values of
@@ -224,6 +336,9 @@ func buildOwnDesign(procs processes, c *csvFile, spec *modelSpec, f *formula.For
 	if err := c.wholeChecks(f, spec); err != nil {
 		return nil, nil, err
 	}
+	if c.files != nil {
+		c.group, c.subjectFile = f.Group(), map[string]int{}
+	}
 	w, err := formula.Scan(f, c.pieces, opts)
 	if errors.Is(err, formula.ErrCrossedPart) {
 		return nil, nil, errors.New("crossed random effects do not run with -shard yet; run glmmfit without it")
@@ -236,7 +351,8 @@ func buildOwnDesign(procs processes, c *csvFile, spec *modelSpec, f *formula.For
 		return nil, nil, err
 	}
 	lo, hi := bounds[procs.Rank()], bounds[procs.Rank()+1]
-	in, err := c.readOwn(w.KeepColumn(), w.Keep(lo, hi))
+	in, err := c.readOwn(c.ownFiles(w.Subjects()[lo:hi]), w.KeepColumn(), w.Keep(lo, hi))
+	c.subjectFile = nil
 	if err != nil {
 		return nil, nil, err
 	}

@@ -106,3 +106,69 @@ func TestOwnRowsErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestDataFiles: -data given several files (a pattern, or a list) reads
+// their rows one file after the other, alone and in a -shard fit, and
+// names the file and its own line of an error; a file that is missing,
+// given twice, or whose header differs, a pattern that matches nothing
+// and, with -shard, a subject whose rows are in two files are refused,
+// naming them.
+func TestDataFiles(t *testing.T) {
+	dir := t.TempDir()
+	part := func(name string, from, to int, edit func(i int) string) string {
+		var b strings.Builder
+		b.WriteString("id,y,x\n")
+		for i := from; i < to; i++ {
+			x := fmt.Sprintf("%.2f", float64(i%7)/3)
+			if edit != nil {
+				x = edit(i)
+			}
+			fmt.Fprintf(&b, "s%04d,%d,%s\n", i/3, i%2, x)
+		}
+		return writeFile(t, dir, name, b.String())
+	}
+	part("a-1.csv", 0, 300, nil)
+	part("a-2.csv", 300, 600, nil)
+	part("a-3.csv", 600, 900, func(i int) string {
+		if i == 700 {
+			return "NA"
+		}
+		return "1"
+	})
+	part("b-1.csv", 0, 451, nil)
+	part("b-2.csv", 451, 900, nil) // subject s0150 in both
+	writeFile(t, dir, "c-1.csv", "id,y,z\ns0001,1,2\n")
+	base := []string{"-formula", "y ~ x + (1 | id)", "-family", "bernoulli", "-quiet"}
+	for _, c := range []struct {
+		data        string
+		alone, want string // in the messages alone and with -shard
+	}{
+		{"a-*.csv", "a-3.csv: line 102", "a-3.csv: line 102"},
+		{"a-1.csv,a-3.csv", "a-3.csv: line 102", "a-3.csv: line 102"},
+		{"a-1.csv,a-9.csv", "a-9.csv: no such file", "a-9.csv: no such file"},
+		{"a-1.csv,a-*.csv", "a-1.csv is given twice", "a-1.csv is given twice"},
+		{"z-*.csv", "no file matches the pattern", "no file matches the pattern"},
+		{"a-1.csv,c-1.csv", `c-1.csv: line 1: the header "id,y,z" is not that of a-1.csv`, `c-1.csv: line 1: the header "id,y,z" is not that of a-1.csv`},
+		{"b-*.csv", "", `subject "s0150" (column "id") has rows in b-1.csv and in b-2.csv (line 2)`},
+	} {
+		var items []string
+		for _, item := range strings.Split(c.data, ",") {
+			items = append(items, filepath.Join(dir, item))
+		}
+		args := append([]string{"fit", "-data", strings.Join(items, ",")}, base...)
+		code, alone := runProcs(t, nil, args...)
+		if c.alone == "" {
+			if code != 0 && code != exitLimit {
+				t.Errorf("%s alone: exit %d, %q", c.data, code, alone)
+			}
+		} else if code == 0 || !strings.Contains(alone, c.alone) {
+			t.Errorf("%s alone: exit %d, %q; want an error with %q", c.data, code, alone, c.alone)
+		}
+		for _, rank := range []int{0, 1} {
+			code, shard := runProcs(t, fakeProcesses{rank, 2}, append(args, "-shard")...)
+			if code == 0 || !strings.Contains(shard, c.want) {
+				t.Errorf("%s, -shard in process %d of 2: exit %d, %q; want an error with %q", c.data, rank, code, shard, c.want)
+			}
+		}
+	}
+}
