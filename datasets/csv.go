@@ -15,6 +15,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -151,6 +152,12 @@ type Reader struct {
 	// KeepColumn names the column whose field Keep is given. When it is
 	// empty, Keep decides without a field: it is given "" and true.
 	KeepColumn string
+
+	// Columns, when not nil, names the columns to read: the fields of
+	// the others are split and counted but not read, and the frame has
+	// none of them (their kinds and errors are not known). Names not in
+	// the header are ignored.
+	Columns []string
 
 	// Place, when not nil, maps a line of the input to the file and the
 	// line of it that errors and warnings name: for input made of several
@@ -310,6 +317,13 @@ func (r *Reader) read(piece int, emit func(f *Frame, lines *Lines) error) error 
 	for j := range cols {
 		cols[j].init(forced[names[j]])
 	}
+	// fields lists the columns read (Columns), all of them by default.
+	fields := make([]int, 0, ncol)
+	for j, name := range names {
+		if r.Columns == nil || slices.Contains(r.Columns, name) {
+			fields = append(fields, j)
+		}
+	}
 	keepCol := -1
 	var typos []typoCount // a filter's count of each column's typos
 	filter := r.Keep != nil
@@ -359,7 +373,8 @@ func (r *Reader) read(piece int, emit func(f *Frame, lines *Lines) error) error 
 				fld = p.fields[keepCol]
 			}
 			if !r.Keep(unsafeString(fld.b), isMissing(fld)) {
-				for j, fld := range p.fields {
+				for _, j := range fields {
+					fld := p.fields[j]
 					miss := isMissing(fld)
 					typos[j].count(fld.b, miss, p.recLine)
 					cols[j].skip(fld.b, miss, p.recLine)
@@ -368,7 +383,8 @@ func (r *Reader) read(piece int, emit func(f *Frame, lines *Lines) error) error 
 			}
 		}
 		row := lines.Len()
-		for j, fld := range p.fields {
+		for _, j := range fields {
+			fld := p.fields[j]
 			miss := isMissing(fld)
 			if typos != nil {
 				typos[j].count(fld.b, miss, p.recLine)
@@ -382,10 +398,10 @@ func (r *Reader) read(piece int, emit func(f *Frame, lines *Lines) error) error 
 		}
 		lines.Add(p.recLine)
 		if row+1 == reserveAfter && r.SizeHint > 0 && r.Keep == nil {
-			reserve(cols, reserveAfter, rowBytes, r.SizeHint)
+			reserve(cols, fields, reserveAfter, rowBytes, r.SizeHint)
 		}
 		if piece > 0 && lines.Len() == piece {
-			f, err := buildFrame(cols, names, forced, lines, nil, perr)
+			f, err := buildFrame(cols, fields, names, forced, lines, nil, perr)
 			if err != nil {
 				return err
 			}
@@ -405,7 +421,7 @@ func (r *Reader) read(piece int, emit func(f *Frame, lines *Lines) error) error 
 	if piece > 0 && lines.Len() == 0 {
 		return nil
 	}
-	f, err := buildFrame(cols, names, forced, lines, typos, perr)
+	f, err := buildFrame(cols, fields, names, forced, lines, typos, perr)
 	if err != nil {
 		return err
 	}
@@ -425,9 +441,9 @@ var ErrNoKeepColumn = errors.New("no such column to filter rows by")
 // rows, and sets the Warning of each categorical column that looks numeric
 // with a few typos: from the columns' own values, or from typos, a
 // filter's counts over every row read, when not nil.
-func buildFrame(cols []colBuilder, names []string, forced map[string]bool, lines *Lines, typos []typoCount, perr func(line, col int, name string, err error) error) (*Frame, error) {
-	f := &Frame{index: make(map[string]int, len(cols)), nrows: lines.Len()}
-	for j := range cols {
+func buildFrame(cols []colBuilder, fields []int, names []string, forced map[string]bool, lines *Lines, typos []typoCount, perr func(line, col int, name string, err error) error) (*Frame, error) {
+	f := &Frame{index: make(map[string]int, len(fields)), nrows: lines.Len()}
+	for _, j := range fields {
 		c, row, err := cols[j].build(names[j])
 		if err != nil {
 			line := cols[j].badLine
@@ -446,7 +462,7 @@ func buildFrame(cols []colBuilder, names []string, forced map[string]bool, lines
 			}
 		}
 		cols[j] = colBuilder{} // let what the column kept aside go
-		f.index[c.Name] = j
+		f.index[c.Name] = len(f.cols)
 		f.cols = append(f.cols, c)
 	}
 	return f, nil
@@ -490,12 +506,12 @@ const reserveAfter = 256
 // of CSV hold, estimated from the bytes of the first rows, with 5% to
 // spare: growing a column as it is read would copy it several times
 // over into fresh memory.
-func reserve(cols []colBuilder, rows, bytes int, size int64) {
+func reserve(cols []colBuilder, fields []int, rows, bytes int, size int64) {
 	total := int(min(1.05*float64(size)*float64(rows)/float64(bytes), float64(size)/float64(len(cols))))
 	if total <= rows {
 		return
 	}
-	for j := range cols {
+	for _, j := range fields {
 		cols[j].grow(total)
 	}
 }

@@ -228,3 +228,40 @@ func TestReaderPlace(t *testing.T) {
 		t.Errorf("error %v, want one naming second.csv line 1", err)
 	}
 }
+
+func TestReaderColumns(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(9, 10))
+	for range 20 {
+		in := randomCSV(rnd)
+		want, err := ReadCSV(strings.NewReader(in))
+		if err != nil {
+			continue
+		}
+		r := NewReader(strings.NewReader(in))
+		r.Columns = []string{"c", "a", "zz"}
+		r.Keep, r.KeepColumn = func(s string, miss bool) bool { return s != "3" }, "g"
+		got, err := r.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if names := got.Names(); !reflect.DeepEqual(names, []string{"a", "c"}) {
+			t.Fatalf("columns %v, want a and c", names)
+		}
+		g, _ := want.Column("g")
+		var rows []int
+		for i := range want.NumRows() {
+			if label(g, i) != "3" {
+				rows = append(rows, i)
+			}
+		}
+		sub := want.Rows(rows)
+		for _, name := range []string{"a", "c"} {
+			gc, _ := got.Column(name)
+			wc, _ := sub.Column(name)
+			if gc.Kind != wc.Kind || !reflect.DeepEqual(gc.Str, wc.Str) || !reflect.DeepEqual(gc.Missing, wc.Missing) ||
+				fmt.Sprint(gc.Num) != fmt.Sprint(wc.Num) {
+				t.Fatalf("column %s differs from the whole read's", name)
+			}
+		}
+	}
+}

@@ -59,6 +59,9 @@ type csvFile struct {
 	group        string
 	subjectFile  map[string]int
 	subjectsRead bool
+	// columns are the columns the model reads, which pieces and the own
+	// rows hold alone; nil for all.
+	columns []string
 }
 
 // read opens the file, or the files of a pattern (only, when not nil),
@@ -148,7 +151,7 @@ func (c *csvFile) pieces(yield func(*datasets.Frame) error) error {
 	c.before, c.lines = 0, nil
 	record := c.subjectFile != nil && !c.subjectsRead
 	err := c.read(nil, func(cr *datasets.Reader) {
-		cr.Categorical = cat
+		cr.Categorical, cr.Columns = cat, c.columns
 	}, func(cr *datasets.Reader) error {
 		return cr.ReadPieces(pieceRows, func(fr *datasets.Frame, lines *datasets.Lines) error {
 			c.lines = lines
@@ -228,7 +231,7 @@ func (c *csvFile) scanError(err error) error {
 func (c *csvFile) readOwn(only []string, keepCol string, keep func(string, bool) bool) (*input, error) {
 	var in *input
 	err := c.read(only, func(cr *datasets.Reader) {
-		cr.Keep, cr.KeepColumn = keep, keepCol
+		cr.Keep, cr.KeepColumn, cr.Columns = keep, keepCol, c.columns
 	}, func(cr *datasets.Reader) error {
 		fr, err := cr.Read()
 		if err == nil {
@@ -332,6 +335,15 @@ func buildOwnDesign(procs processes, c *csvFile, spec *modelSpec, f *formula.For
 	opts, err := spec.options()
 	if err != nil {
 		return nil, nil, err
+	}
+	// Pieces and the own rows hold the model's columns alone (all of
+	// them if one is missing, which Scan names among the file's).
+	c.columns = spec.columns(f)
+	for _, name := range c.columns {
+		if _, ok := c.kinds.Column(name); !ok {
+			c.columns = nil
+			break
+		}
 	}
 	if err := c.wholeChecks(f, spec); err != nil {
 		return nil, nil, err
