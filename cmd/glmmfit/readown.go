@@ -62,6 +62,9 @@ type csvFile struct {
 	// columns are the columns the model reads, which pieces and the own
 	// rows hold alone; nil for all.
 	columns []string
+	// prog shows the reads, reads counts them.
+	prog  *progress
+	reads int
 }
 
 // read opens the file, or the files of a pattern (only, when not nil),
@@ -87,6 +90,17 @@ func (c *csvFile) read(only []string, configure func(*datasets.Reader), read fun
 		}
 		defer done()
 		text = r
+	}
+	c.reads++
+	if c.prog != nil && c.prog.bar != nil {
+		var shown int64
+		what := fmt.Sprintf("reading (pass %d): %s", c.reads, c.name)
+		text = &ctxReader{ctx: c.ctx, r: text, progress: func(read int64) {
+			if read-shown >= 1<<20 {
+				shown = read
+				c.prog.phase(fmt.Sprintf("%s, %.1f MB", what, float64(read)/1e6))
+			}
+		}}
 	}
 	cr := datasets.NewReader(text)
 	cr.File = c.name
@@ -117,8 +131,8 @@ func (c *csvFile) place() func(int) (string, int) {
 
 // readKinds reads the CSV file at path through for its columns' kinds and
 // warnings, and the errors reading it whole would give, keeping no row.
-func readKinds(ctx context.Context, path string, categorical []string) (*input, *csvFile, error) {
-	c := &csvFile{ctx: ctx, path: path, name: filepath.Base(path), categorical: categorical}
+func readKinds(ctx context.Context, path string, categorical []string, prog *progress) (*input, *csvFile, error) {
+	c := &csvFile{ctx: ctx, path: path, name: filepath.Base(path), categorical: categorical, prog: prog}
 	if isPattern(path) {
 		files, err := dataFiles(path)
 		if err != nil {
