@@ -153,6 +153,11 @@ type Reader struct {
 	// empty, Keep decides without a field: it is given "" and true.
 	KeepColumn string
 
+	// ReserveRows, if positive, is about how many rows Read keeps (with
+	// Keep, where SizeHint, the whole input's size, would reserve too
+	// much): Read reserves its columns for that many rows from the start.
+	ReserveRows int
+
 	// Columns, when not nil, names the columns to read: the fields of
 	// the others are split and counted but not read, and the frame has
 	// none of them (their kinds and errors are not known). Names not in
@@ -322,6 +327,11 @@ func (r *Reader) read(piece int, emit func(f *Frame, lines *Lines) error) error 
 	for j, name := range names {
 		if r.Columns == nil || slices.Contains(r.Columns, name) {
 			fields = append(fields, j)
+		}
+	}
+	if r.ReserveRows > 0 && piece == 0 {
+		for _, j := range fields {
+			cols[j].grow(r.ReserveRows)
 		}
 	}
 	keepCol := -1

@@ -42,6 +42,7 @@ type Whole struct {
 	group       string
 	groupLevels []string
 	gnumeric    bool
+	groupRows   []int // the complete rows of each subject
 
 	resp             struct{ center, scale, weight float64 }
 	xSparse, zSparse bool
@@ -126,6 +127,7 @@ func Scan(f *Formula, pieces Pieces, opts Options) (*Whole, error) {
 // the columns used as categorical and the family.
 func (w *Whole) scanLevels(pieces Pieces) error {
 	sets := make(map[string]map[string]bool)
+	rowsOf := make(map[string]int) // the complete rows of each subject
 	oneTrialAll := true
 	ycol := w.f.resp.y.col
 	err := pieces(func(fr *datasets.Frame) error {
@@ -154,8 +156,14 @@ func (w *Whole) scanLevels(pieces Pieces) error {
 		}
 		for name, set := range sets {
 			col, _ := fr.Column(name)
-			for _, s := range levelsOf(col, rows) {
+			lev, code, _ := codesOf(col, rows)
+			for _, s := range lev {
 				set[s] = true
+			}
+			if name == w.group {
+				for _, k := range code {
+					rowsOf[lev[k]]++
+				}
 			}
 		}
 		oneTrialAll = oneTrialAll && oneTrial(fr, ycol)
@@ -185,6 +193,10 @@ func (w *Whole) scanLevels(pieces Pieces) error {
 		w.levels[name] = sorted
 		if name == w.group {
 			w.groupLevels, w.gnumeric = sorted, numeric
+			w.groupRows = make([]int, len(sorted))
+			for k, s := range sorted {
+				w.groupRows[k] = rowsOf[s]
+			}
 		}
 	}
 	w.fam, err = familyOf(w.f, w.opts, func() bool { return oneTrialAll }, func() bool {
@@ -447,6 +459,17 @@ func (w *Whole) scanDesigns(pieces Pieces) error {
 // model's subjects; Options.Part is given their number.
 func (w *Whole) Subjects() []string { return w.groupLevels }
 
+// Rows returns the number of complete rows of the subjects [lo, hi): the
+// rows that Keep keeps, but for incomplete ones that Options.Missing drops
+// (datasets.Reader.ReserveRows).
+func (w *Whole) Rows(lo, hi int) int {
+	n := 0
+	for _, k := range w.groupRows[lo:hi] {
+		n += k
+	}
+	return n
+}
+
 // KeepColumn returns the data column of the subjects, which Keep reads.
 func (w *Whole) KeepColumn() string { return w.group }
 
@@ -532,7 +555,18 @@ func buildPart(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 		return nil, err
 	}
 	if len(w.fixed.cols) > 0 {
-		if d.cfg.X, err = designMatrixAs(w.fixed.bind(fr), keep, &w.xSparse); err != nil {
+		var cols *glmm.Columns
+		if opts.Release && len(keep) == fr.NumRows() && !w.xSparse {
+			// The frame's own columns, centred and scaled in place, as
+			// Build's.
+			facs := factorsOf(f.randoms)
+			if cols, err = w.fixed.frameColumns(fr, keep, w.uses, keptColumns(f, facs)); err != nil {
+				return nil, err
+			}
+		}
+		if cols != nil {
+			d.cfg.X = cols
+		} else if d.cfg.X, err = designMatrixAs(w.fixed.bind(fr), keep, &w.xSparse); err != nil {
 			return nil, err
 		}
 	}

@@ -99,6 +99,8 @@ func TestScanPart(t *testing.T) {
 		{"count ~ x * f + big + (1 | id)", formula.Options{Family: glmm.Poisson, Prior: formula.PriorAuto}, false, true},
 		{"count ~ x * f + big + (1 | id)", formula.Options{Family: glmm.Poisson}, false, false},
 		{"count ~ g + (1 | id)", formula.Options{Family: glmm.Poisson}, false, false},
+		// Plain covariates: with Release, X is the frame's own columns.
+		{"count ~ x + big + (1 | id)", formula.Options{Family: glmm.Poisson, Prior: formula.PriorAuto}, false, true},
 		// X is sparse, and sp has zeros: its scale counts them apart.
 		{"count ~ g + sp + (1 | id)", formula.Options{Family: glmm.Poisson, Prior: formula.PriorAuto}, false, false},
 		{"count ~ g + x + (1 | id)", formula.Options{Family: glmm.Poisson, Prior: formula.PriorAuto, Missing: formula.DropMissing}, true, false},
@@ -138,13 +140,19 @@ func TestScanPart(t *testing.T) {
 					if err != nil {
 						t.Fatalf("%s: %v", where, err)
 					}
+					if got, want := w.Rows(lo, hi), want.Model().NumObs(); got != want {
+						t.Fatalf("%s: Rows %d, want the part's %d observations", where, got, want)
+					}
 					r := datasets.NewReader(strings.NewReader(text))
 					r.Keep, r.KeepColumn = w.Keep(lo, hi), w.KeepColumn()
+					r.ReserveRows = w.Rows(lo, hi)
 					own, err := r.Read()
 					if err != nil {
 						t.Fatalf("%s: reading: %v", where, err)
 					}
-					opts.Whole = w
+					// The own rows' frame is the part's: Release lets
+					// Build take its columns.
+					opts.Whole, opts.Release = w, size != 37
 					got, err := formula.Build(f, own, opts)
 					if err != nil {
 						t.Fatalf("%s: %v", where, err)

@@ -242,10 +242,11 @@ func (c *csvFile) scanError(err error) error {
 }
 
 // readOwn reads the rows that keep keeps, by the field of column keepCol.
-func (c *csvFile) readOwn(only []string, keepCol string, keep func(string, bool) bool) (*input, error) {
+func (c *csvFile) readOwn(only []string, keepCol string, keep func(string, bool) bool, rows int) (*input, error) {
 	var in *input
 	err := c.read(only, func(cr *datasets.Reader) {
 		cr.Keep, cr.KeepColumn, cr.Columns = keep, keepCol, c.columns
+		cr.ReserveRows = rows
 	}, func(cr *datasets.Reader) error {
 		fr, err := cr.Read()
 		if err == nil {
@@ -377,7 +378,7 @@ func buildOwnDesign(procs processes, c *csvFile, spec *modelSpec, f *formula.For
 		return nil, nil, err
 	}
 	lo, hi := bounds[procs.Rank()], bounds[procs.Rank()+1]
-	in, err := c.readOwn(c.ownFiles(w.Subjects()[lo:hi]), w.KeepColumn(), w.Keep(lo, hi))
+	in, err := c.readOwn(c.ownFiles(w.Subjects()[lo:hi]), w.KeepColumn(), w.Keep(lo, hi), w.Rows(lo, hi))
 	c.subjectFile = nil
 	if err != nil {
 		return nil, nil, err
