@@ -524,7 +524,8 @@ func buildPart(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 		return nil, fmt.Errorf("formula: part [%d, %d) of %d subjects (Options.Part)", lo, hi, n)
 	}
 	gcol, _ := fr.Column(w.group)
-	var keep, group []int
+	keep := rows[:0] // rows, filtered in place
+	group := make([]int, 0, len(rows))
 	for _, i := range rows {
 		s := label(gcol, i)
 		k, ok := levelIndex(w.groupLevels, w.gnumeric, s)
@@ -537,6 +538,7 @@ func buildPart(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 			group = append(group, k-lo)
 		}
 	}
+	allRows := len(keep) == fr.NumRows()
 	if len(keep) == 0 {
 		return nil, fmt.Errorf("formula: the data hold no row of the subjects [%d, %d) (Options.Part, Options.Whole)", lo, hi)
 	}
@@ -546,17 +548,21 @@ func buildPart(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 		Link:       opts.Link,
 		FixedNames: w.fixed.names,
 		PriorSD:    opts.PriorSD,
-		Rows:       make([]int, len(keep)),
 	}
-	for k, i := range keep {
-		d.cfg.Rows[k] = i + 1
+	// Rows name the frame's rows in glmm's errors; nil says every row is
+	// used, in order.
+	if !allRows {
+		d.cfg.Rows = make([]int, len(keep))
+		for k, i := range keep {
+			d.cfg.Rows[k] = i + 1
+		}
 	}
 	if err := d.response(fr, opts); err != nil {
 		return nil, err
 	}
 	if len(w.fixed.cols) > 0 {
 		var cols *glmm.Columns
-		if opts.Release && len(keep) == fr.NumRows() && !w.xSparse {
+		if opts.Release && allRows && !w.xSparse {
 			// The frame's own columns, centred and scaled in place, as
 			// Build's.
 			facs := factorsOf(f.randoms)
