@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -180,6 +181,7 @@ func own(path string, f *formula.Formula, opts formula.Options, part func(int) (
 	if err != nil {
 		return nil, err
 	}
+	debug.FreeOSMemory() // as glmmfit does
 	lo, hi, err := part(len(w.Subjects()))
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 
 	"github.com/sparsevi/sparsevi/datasets"
@@ -373,6 +374,8 @@ func buildOwnDesign(procs processes, c *csvFile, spec *modelSpec, f *formula.For
 	if err != nil {
 		return nil, nil, c.scanError(err)
 	}
+	// What the passes left goes back to the system before the rows come.
+	debug.FreeOSMemory()
 	bounds, err := shareBounds(procs, len(w.Subjects()))
 	if err != nil {
 		return nil, nil, err
