@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
+	"strings"
 
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
@@ -348,6 +349,16 @@ func (c *csvFile) wholeChecks(f *formula.Formula, spec *modelSpec) error {
 // from the rows of its own subjects alone, which it reads from the CSV
 // file c (see readsOwnRows), and returns it with the input of those rows.
 func buildOwnDesign(procs processes, c *csvFile, spec *modelSpec, f *formula.Formula, release bool) (*formula.Design, *input, error) {
+	if strings.Contains(f.Group(), ":") {
+		// Subjects that are an interaction a:b are not one column,
+		// which Keep reads: every process reads the data whole.
+		in, err := readInput(c.ctx, c.path, nil, readOptions{})
+		if err != nil {
+			return nil, nil, err
+		}
+		d, err := buildDesign(spec, f, in, partOf(procs), release)
+		return d, in, err
+	}
 	opts, err := spec.options()
 	if err != nil {
 		return nil, nil, err
