@@ -28,7 +28,7 @@ import (
 // twenty levels of g.
 func wholeCSV(missing, numericIDs bool) string {
 	var b strings.Builder
-	b.WriteString("id,x,f,g,w,off,y,count,big,k,typo,yes,sp\n")
+	b.WriteString("id,x,f,g,w,off,y,count,big,k,typo,yes,sp,sp0\n")
 	rng := rand.New(rand.NewPCG(7, 8))
 	for j := range 400 {
 		i := (j * 7) % 23
@@ -39,6 +39,9 @@ func wholeCSV(missing, numericIDs bool) string {
 		id := fmt.Sprintf("s%d", i)
 		if numericIDs {
 			id = fmt.Sprint(100 - 3*i)
+			if j%5 == 0 {
+				id += ".0" // the same number: Keep reads it as Build does
+			}
 		}
 		x := fmt.Sprintf("%.3f", 3+2*rng.NormFloat64())
 		if missing && j%37 == 5 {
@@ -56,9 +59,9 @@ func wholeCSV(missing, numericIDs bool) string {
 		if j%3 == 0 {
 			sp = 1 + rng.Float64()
 		}
-		fmt.Fprintf(&b, "%s,%s,%s,L%d,%.2f,%.2f,%.3f,%d,%.1f,%d,%s,%s,%.17g\n", id, x, f, j%20,
+		fmt.Fprintf(&b, "%s,%s,%s,L%d,%.2f,%.2f,%.3f,%d,%.1f,%d,%s,%s,%.17g,%d\n", id, x, f, j%20,
 			0.5+rng.Float64(), 0.1*rng.NormFloat64(), 100+10*rng.NormFloat64(), rng.IntN(6),
-			5000*rng.NormFloat64(), 1+rng.IntN(4), typo, yes, sp)
+			5000*rng.NormFloat64(), 1+rng.IntN(4), typo, yes, sp, min(1, int(sp)))
 	}
 	return b.String()
 }
@@ -107,6 +110,8 @@ func TestScanPart(t *testing.T) {
 		{"cbind(k, count) ~ g + x + (1 + x || id)", formula.Options{Prior: formula.PriorAuto, DoubleBar: formula.IndependentDoubleBar}, false, false},
 		{"yes ~ f + typo + (1 + f | id)", formula.Options{Prior: formula.PriorAuto, Reference: map[string]string{"f": "b", "yes": "yes"}}, false, true},
 		{"count ~ factor(k) + log(w) + sqrt(w) + (0 + big | id)", formula.Options{Family: glmm.Poisson, Prior: formula.PriorAuto}, false, false},
+		// Binomial with 0/1 outcomes is fitted as Bernoulli.
+		{"sp0 ~ x + (1 | id)", formula.Options{Family: glmm.Binomial}, false, true},
 	} {
 		text := wholeCSV(c.missing, c.numIDs)
 		fr, err := datasets.ReadCSV(strings.NewReader(text))
