@@ -44,11 +44,10 @@ func readsOwnRows(path string) bool {
 // csvFile is a CSV file, or the CSV files of a pattern, that a -shard fit
 // reads several times.
 type csvFile struct {
-	ctx         context.Context
-	path, name  string
-	files       []string        // the files of a pattern; nil for one file
-	categorical []string        // -categorical
-	kinds       *datasets.Frame // no rows: the whole file's columns and kinds
+	ctx        context.Context
+	path, name string
+	files      []string        // the files of a pattern; nil for one file
+	kinds      *datasets.Frame // no rows: the whole file's columns and kinds
 	// before and lines are the rows before the piece being read and
 	// the lines of its rows, for the line of an error; cur reads the
 	// files of a pattern.
@@ -106,7 +105,6 @@ func (c *csvFile) read(only []string, configure func(*datasets.Reader), read fun
 	}
 	cr := datasets.NewReader(text)
 	cr.File = c.name
-	cr.Categorical = c.categorical
 	if c.cur != nil {
 		cr.Place = c.cur.place
 	}
@@ -133,8 +131,8 @@ func (c *csvFile) place() func(int) (string, int) {
 
 // readKinds reads the CSV file at path through for its columns' kinds and
 // warnings, and the errors reading it whole would give, keeping no row.
-func readKinds(ctx context.Context, path string, categorical []string, prog *progress) (*input, *csvFile, error) {
-	c := &csvFile{ctx: ctx, path: path, name: filepath.Base(path), categorical: categorical, prog: prog}
+func readKinds(ctx context.Context, path string, prog *progress) (*input, *csvFile, error) {
+	c := &csvFile{ctx: ctx, path: path, name: filepath.Base(path), prog: prog}
 	if isPattern(path) {
 		files, err := dataFiles(path)
 		if err != nil {
