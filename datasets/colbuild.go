@@ -25,7 +25,10 @@ import (
 // Holding the text of every field until the kind was known took about
 // 2.5 times the final columns while reading.
 type colBuilder struct {
-	text    bool // categorical: labels go into str
+	text bool // categorical: labels go into str
+	// sure says the column is numeric for certain (Reader.Numeric): its
+	// fields are numbers, and nothing is kept to give their text back.
+	sure    bool
 	num     []float64
 	str     []string
 	missing []bool
@@ -85,6 +88,9 @@ func (c *colBuilder) grow(rows int) {
 
 // add appends the field b of row row (the rows come in order).
 func (c *colBuilder) add(row int, b []byte, missing bool) error {
+	if c.sure {
+		return c.addNumber(b, missing)
+	}
 	c.missing = append(c.missing, missing)
 	if c.text {
 		if missing {
@@ -129,6 +135,22 @@ func (c *colBuilder) add(row int, b []byte, missing bool) error {
 	return nil
 }
 
+// addNumber appends the field b of a column that is numeric for certain.
+func (c *colBuilder) addNumber(b []byte, missing bool) error {
+	c.missing = append(c.missing, missing)
+	if missing {
+		c.num = append(c.num, math.NaN())
+		return nil
+	}
+	s := unsafeString(b)
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !isDecimal(s) || math.IsInf(v, 0) {
+		return fmt.Errorf("%w: %q in a column read as numeric (Reader.Numeric)", ErrNotNumber, s)
+	}
+	c.num = append(c.num, v)
+	return nil
+}
+
 // setBad records row as the first with a non-finite number.
 func (c *colBuilder) setBad(row int, s string) {
 	if c.bad < 0 && c.badLine == 0 {
@@ -141,7 +163,7 @@ func (c *colBuilder) setBad(row int, s string) {
 // non-finite number is an error if the column stays numeric, as if the
 // row were kept.
 func (c *colBuilder) skip(b []byte, missing bool, line int) {
-	if c.text || missing {
+	if c.text || c.sure || missing {
 		return
 	}
 	s := unsafeString(b)

@@ -166,15 +166,20 @@ func TestReadPieces(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		var cat []string
+		var cat, num []string
 		for _, c := range want.Columns() {
 			if c.Kind == Categorical {
 				cat = append(cat, c.Name)
+			} else {
+				num = append(num, c.Name)
 			}
 		}
 		for _, size := range []int{1, 7, 1000} {
 			r := NewReader(strings.NewReader(in))
 			r.Categorical = cat
+			if size == 7 {
+				r.Numeric = num // the same pieces, read faster
+			}
 			next := 0
 			err := r.ReadPieces(size, func(f *Frame, lines *Lines) error {
 				if f.NumRows() > size || f.NumRows() != lines.Len() || f.NumRows() == 0 {
@@ -191,8 +196,8 @@ func TestReadPieces(t *testing.T) {
 						if gc.Kind != Categorical || !reflect.DeepEqual(gc.Str, c.Str) {
 							t.Fatalf("piece at row %d, column %s: %v %q, want %q", next, c.Name, gc.Kind, gc.Str, c.Str)
 						}
-					} else if !reflect.DeepEqual(gc.Missing, c.Missing) {
-						t.Fatalf("piece at row %d, column %s: missing %v, want %v", next, c.Name, gc.Missing, c.Missing)
+					} else if !reflect.DeepEqual(gc.Missing, c.Missing) || fmt.Sprint(gc.Num) != fmt.Sprint(c.Num) {
+						t.Fatalf("piece at row %d, column %s: %v missing %v, want %v %v", next, c.Name, gc.Num, gc.Missing, c.Num, c.Missing)
 					}
 				}
 				next += f.NumRows()
@@ -264,5 +269,24 @@ func TestReaderColumns(t *testing.T) {
 				t.Fatalf("column %s differs from the whole read's", name)
 			}
 		}
+	}
+}
+
+func TestReaderNumeric(t *testing.T) {
+	r := NewReader(strings.NewReader("a,b\n1,2\n3,x\n"))
+	r.Numeric = []string{"b"}
+	_, err := r.Read()
+	var pe *ParseError
+	if !errors.As(err, &pe) || !errors.Is(err, ErrNotNumber) || pe.Line != 3 || pe.Name != "b" {
+		t.Errorf("error %v, want one wrapping ErrNotNumber at line 3, column b", err)
+	}
+	r = NewReader(strings.NewReader("a,b\n1,2\n3,NA\n4,1e3\n"))
+	r.Numeric = []string{"b"}
+	f, err := r.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := f.Column("b"); b.Kind != Numeric || b.Num[0] != 2 || !b.Missing[1] || b.Num[2] != 1000 {
+		t.Errorf("column b: %+v", b)
 	}
 }

@@ -73,15 +73,17 @@ func pieces(t *testing.T, text string, rows int) formula.Pieces {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cat []string
+	var cat, num []string
 	for _, c := range whole.Columns() {
 		if c.Kind == datasets.Categorical {
 			cat = append(cat, c.Name)
+		} else {
+			num = append(num, c.Name)
 		}
 	}
 	return func(yield func(*datasets.Frame) error) error {
 		r := datasets.NewReader(strings.NewReader(text))
-		r.Categorical = cat
+		r.Categorical, r.Numeric = cat, num
 		return r.ReadPieces(rows, func(f *datasets.Frame, _ *datasets.Lines) error { return yield(f) })
 	}
 }
@@ -151,6 +153,9 @@ func TestScanPart(t *testing.T) {
 					r := datasets.NewReader(strings.NewReader(text))
 					r.Keep, r.KeepColumn = w.Keep(lo, hi), w.KeepColumn()
 					r.ReserveRows = w.Rows(lo, hi)
+					if size == 1000 {
+						r.Numeric = numericColumns(fr)
+					}
 					own, err := r.Read()
 					if err != nil {
 						t.Fatalf("%s: reading: %v", where, err)
@@ -278,4 +283,15 @@ func TestScanErrors(t *testing.T) {
 			}
 		}
 	}
+}
+
+// numericColumns returns the names of the numeric columns of fr.
+func numericColumns(fr *datasets.Frame) []string {
+	var num []string
+	for _, c := range fr.Columns() {
+		if c.Kind == datasets.Numeric {
+			num = append(num, c.Name)
+		}
+	}
+	return num
 }

@@ -166,15 +166,17 @@ func own(path string, f *formula.Formula, opts formula.Options, part func(int) (
 	if err != nil {
 		return nil, err
 	}
-	var cat []string
+	var cat, num []string
 	for _, c := range kinds.Columns() {
 		if c.Kind == datasets.Categorical {
 			cat = append(cat, c.Name)
+		} else {
+			num = append(num, c.Name)
 		}
 	}
 	cols := f.Columns()
 	w, err := formula.Scan(f, func(yield func(*datasets.Frame) error) error {
-		return read(func(cr *datasets.Reader) { cr.Categorical, cr.Columns = cat, cols }, func(cr *datasets.Reader) error {
+		return read(func(cr *datasets.Reader) { cr.Categorical, cr.Numeric, cr.Columns = cat, num, cols }, func(cr *datasets.Reader) error {
 			return cr.ReadPieces(1<<16, func(fr *datasets.Frame, _ *datasets.Lines) error { return yield(fr) })
 		})
 	}, opts)
@@ -189,6 +191,7 @@ func own(path string, f *formula.Formula, opts formula.Options, part func(int) (
 	var fr *datasets.Frame
 	err = read(func(cr *datasets.Reader) {
 		cr.Keep, cr.KeepColumn, cr.Columns, cr.ReserveRows = w.Keep(lo, hi), w.KeepColumn(), cols, w.Rows(lo, hi)
+		cr.Numeric = num
 	}, func(cr *datasets.Reader) (err error) { fr, err = cr.Read(); return err })
 	if err != nil {
 		return nil, err

@@ -156,16 +156,11 @@ func readKinds(ctx context.Context, path string, prog *progress) (*input, *csvFi
 // pieces reads the file a piece at a time (formula.Pieces), with the
 // whole file's column kinds.
 func (c *csvFile) pieces(yield func(*datasets.Frame) error) error {
-	var cat []string
-	for _, col := range c.kinds.Columns() {
-		if col.Kind == datasets.Categorical {
-			cat = append(cat, col.Name)
-		}
-	}
+	cat, num := c.kindsOf()
 	c.before, c.lines = 0, nil
 	record := c.subjectFile != nil && !c.subjectsRead
 	err := c.read(nil, func(cr *datasets.Reader) {
-		cr.Categorical, cr.Columns = cat, c.columns
+		cr.Categorical, cr.Numeric, cr.Columns = cat, num, c.columns
 	}, func(cr *datasets.Reader) error {
 		return cr.ReadPieces(pieceRows, func(fr *datasets.Frame, lines *datasets.Lines) error {
 			c.lines = lines
@@ -183,6 +178,18 @@ func (c *csvFile) pieces(yield func(*datasets.Frame) error) error {
 	})
 	c.subjectsRead = c.subjectsRead || record && err == nil
 	return err
+}
+
+// kindsOf returns the categorical and the numeric columns of the file.
+func (c *csvFile) kindsOf() (cat, num []string) {
+	for _, col := range c.kinds.Columns() {
+		if col.Kind == datasets.Categorical {
+			cat = append(cat, col.Name)
+		} else {
+			num = append(num, col.Name)
+		}
+	}
+	return cat, num
 }
 
 // pieceInput returns the piece being read as an input for messages.
@@ -247,6 +254,7 @@ func (c *csvFile) readOwn(only []string, keepCol string, keep func(string, bool)
 	err := c.read(only, func(cr *datasets.Reader) {
 		cr.Keep, cr.KeepColumn, cr.Columns = keep, keepCol, c.columns
 		cr.ReserveRows = rows
+		_, cr.Numeric = c.kindsOf()
 	}, func(cr *datasets.Reader) error {
 		fr, err := cr.Read()
 		if err == nil {
