@@ -25,7 +25,10 @@ import (
 // Holding the text of every field until the kind was known took about
 // 2.5 times the final columns while reading.
 type colBuilder struct {
-	text    bool // categorical: labels go into str
+	text bool // categorical: labels go into str
+	// sure says the column is numeric for certain (Reader.Numeric): its
+	// fields are numbers, and nothing is kept to give their text back.
+	sure    bool
 	num     []float64
 	str     []string
 	missing []bool
@@ -44,6 +47,9 @@ type colBuilder struct {
 	// of float64's range, -1 if none: an error if the column stays numeric.
 	bad     int
 	badText string
+	// badLine is the line of the first such field when it is of a row
+	// a filter left out (skip), 0 if none; bad is then -1.
+	badLine int
 	scratch []byte
 
 	// prev is the label of the last row, shared by the next one when it is
@@ -82,6 +88,9 @@ func (c *colBuilder) grow(rows int) {
 
 // add appends the field b of row row (the rows come in order).
 func (c *colBuilder) add(row int, b []byte, missing bool) error {
+	if c.sure {
+		return c.addNumber(b, missing)
+	}
 	c.missing = append(c.missing, missing)
 	if c.text {
 		if missing {
@@ -126,10 +135,48 @@ func (c *colBuilder) add(row int, b []byte, missing bool) error {
 	return nil
 }
 
+// addNumber appends the field b of a column that is numeric for certain.
+func (c *colBuilder) addNumber(b []byte, missing bool) error {
+	c.missing = append(c.missing, missing)
+	if missing {
+		c.num = append(c.num, math.NaN())
+		return nil
+	}
+	s := unsafeString(b)
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !isDecimal(s) || math.IsInf(v, 0) {
+		return fmt.Errorf("%w: %q in a column read as numeric (Reader.Numeric)", ErrNotNumber, s)
+	}
+	c.num = append(c.num, v)
+	return nil
+}
+
 // setBad records row as the first with a non-finite number.
 func (c *colBuilder) setBad(row int, s string) {
-	if c.bad < 0 {
+	if c.bad < 0 && c.badLine == 0 {
 		c.bad, c.badText = row, strings.Clone(s)
+	}
+}
+
+// skip reads the field b of a row that a filter leaves out, starting on
+// line: it stores nothing, but the field decides the column's kind, and a
+// non-finite number is an error if the column stays numeric, as if the
+// row were kept.
+func (c *colBuilder) skip(b []byte, missing bool, line int) {
+	if c.text || c.sure || missing {
+		return
+	}
+	s := unsafeString(b)
+	if !isDecimal(s) {
+		if !isNonFinite(s) {
+			c.toText()
+			return
+		}
+	} else if v, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(v, 0) {
+		return
+	}
+	if c.bad < 0 && c.badLine == 0 {
+		c.badLine, c.badText = line, strings.Clone(s)
 	}
 }
 
@@ -184,15 +231,16 @@ func (c *colBuilder) toText() {
 		c.str[i] = c.label(c.scratch)
 	}
 	c.text = true
-	c.num, c.odd, c.oddEnds, c.oddText, c.bad, c.badText = nil, nil, nil, nil, -1, ""
+	c.num, c.odd, c.oddEnds, c.oddText, c.bad, c.badText, c.badLine = nil, nil, nil, nil, -1, "", 0
 }
 
-// build returns the column. On error it returns the offending row.
+// build returns the column. On error it returns the offending row, or -1
+// for a row left out by a filter (whose line is badLine).
 func (c *colBuilder) build(name string) (*Column, int, error) {
 	if c.text {
 		return &Column{Name: name, Kind: Categorical, Str: c.str, Missing: c.missing}, 0, nil
 	}
-	if c.bad >= 0 {
+	if c.bad >= 0 || c.badLine > 0 {
 		return nil, c.bad, fmt.Errorf("%w: %q", ErrNonFinite, c.badText)
 	}
 	return &Column{Name: name, Kind: Numeric, Num: c.num, Missing: c.missing}, 0, nil

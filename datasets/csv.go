@@ -15,6 +15,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -46,6 +47,7 @@ var (
 	ErrTooManyColumns  = errors.New("too many columns")
 	ErrNonFinite       = errors.New("non-finite or out-of-range number")
 	ErrColumnTooLarge  = errors.New("column holds more than 4 GiB of text")
+	ErrNotNumber       = errors.New("not a number")
 )
 
 // ParseError is the error returned for malformed input. It names the place
@@ -137,6 +139,44 @@ type Reader struct {
 	// copies each column several times over into fresh memory.
 	SizeHint int64
 
+	// Keep, when not nil, is a row filter: Read stores only the rows for
+	// which Keep returns true, given the field of the column KeepColumn
+	// (the raw text, trimmed as the other fields, and whether it is
+	// missing). Every row is still read and checked, and the kind, the
+	// Warning and the errors of each column are those of the whole input,
+	// as Read without a filter would give them: a column is categorical
+	// if any field of the input makes it so, even one of a row left out.
+	// Only the rows kept take memory; their lines are in Lines. A filter
+	// that keeps no row gives a frame of no rows (but the input must have
+	// some), whose columns have the whole input's kinds.
+	Keep func(field string, missing bool) bool
+	// KeepColumn names the column whose field Keep is given. When it is
+	// empty, Keep decides without a field: it is given "" and true.
+	KeepColumn string
+
+	// ReserveRows, if positive, is about how many rows Read keeps (with
+	// Keep, where SizeHint, the whole input's size, would reserve too
+	// much): Read reserves its columns for that many rows from the start.
+	ReserveRows int
+
+	// Numeric names columns known to be numeric (a read of the whole
+	// input said so), read faster: their fields go into numbers with
+	// nothing kept aside in case the column turned categorical, and a
+	// field that is not a finite number is an error wrapping
+	// ErrNotNumber. Rows that Keep leaves out are not read in them.
+	Numeric []string
+
+	// Columns, when not nil, names the columns to read: the fields of
+	// the others are split and counted but not read, and the frame has
+	// none of them (their kinds and errors are not known). Names not in
+	// the header are ignored.
+	Columns []string
+
+	// Place, when not nil, maps a line of the input to the file and the
+	// line of it that errors and warnings name: for input made of several
+	// files one after the other. Lines still holds lines of the input.
+	Place func(line int) (file string, fileLine int)
+
 	// Lines is set by Read: the line of the input on which each data row
 	// starts (rows may span lines inside quotes, and blank lines are
 	// skipped), so that later errors can name the line.
@@ -204,6 +244,32 @@ func readFile(path string, configure func(*Reader)) (*Frame, error) {
 
 // Read reads the whole input and returns it as a Frame.
 func (r *Reader) Read() (*Frame, error) {
+	var out *Frame
+	err := r.read(0, func(f *Frame, lines *Lines) error {
+		out, r.Lines = f, lines
+		return nil
+	})
+	return out, err
+}
+
+// ReadPieces reads the input a piece at a time: it calls fn with a frame
+// of each run of rows consecutive rows (the last may have fewer), in
+// order, with the lines they start on, and stops at the first error of
+// the input or of fn, which it returns. Memory holds one piece. Each
+// piece's columns have their own kinds, as if the piece were the whole
+// input: list in Categorical the columns that must be categorical in
+// every piece. Pieces have no Warning. Keep, if set, filters the rows as
+// it does for Read, and pieces count the rows kept.
+func (r *Reader) ReadPieces(rows int, fn func(f *Frame, lines *Lines) error) error {
+	if rows < 1 {
+		return fmt.Errorf("datasets: ReadPieces of %d rows", rows)
+	}
+	return r.read(rows, fn)
+}
+
+// read reads the input and calls emit with its frame, or with each piece
+// of piece rows when piece > 0.
+func (r *Reader) read(piece int, emit func(f *Frame, lines *Lines) error) error {
 	p := &parser{
 		br:      bufio.NewReaderSize(r.r, 1<<16),
 		trim:    r.TrimSpace,
@@ -218,19 +284,23 @@ func (r *Reader) Read() (*Frame, error) {
 		p.maxCols = DefaultMaxColumns
 	}
 	perr := func(line, col int, name string, err error) error {
-		return &ParseError{File: r.File, Line: line, Column: col, Name: name, Err: err}
+		file := r.File
+		if r.Place != nil {
+			file, line = r.Place(line)
+		}
+		return &ParseError{File: file, Line: line, Column: col, Name: name, Err: err}
 	}
 	if err := p.skipBOM(); err != nil {
-		return nil, perr(1, 0, "", err)
+		return perr(1, 0, "", err)
 	}
 
 	// Header.
 	err := p.readRecord()
 	if err == io.EOF {
-		return nil, perr(p.line, 0, "", ErrEmptyInput)
+		return perr(p.line, 0, "", ErrEmptyInput)
 	}
 	if err != nil {
-		return nil, perr(p.errLine, p.errCol, "", err)
+		return perr(p.errLine, p.errCol, "", err)
 	}
 	ncol := len(p.fields)
 	headerLine := p.recLine
@@ -239,10 +309,10 @@ func (r *Reader) Read() (*Frame, error) {
 	for j, fld := range p.fields {
 		name := string(fld.b)
 		if strings.TrimSpace(name) == "" {
-			return nil, perr(p.recLine, j+1, "", ErrHeaderName)
+			return perr(p.recLine, j+1, "", ErrHeaderName)
 		}
 		if k, dup := seen[name]; dup {
-			return nil, perr(p.recLine, j+1, name, fmt.Errorf("%w: also column %d", ErrDuplicateHeader, k+1))
+			return perr(p.recLine, j+1, name, fmt.Errorf("%w: also column %d", ErrDuplicateHeader, k+1))
 		}
 		seen[name] = j
 		names[j] = name
@@ -256,12 +326,44 @@ func (r *Reader) Read() (*Frame, error) {
 	for _, name := range r.Categorical {
 		forced[name] = true
 	}
+	sure := make(map[string]bool, len(r.Numeric))
+	for _, name := range r.Numeric {
+		sure[name] = !forced[name]
+	}
 	cols := make([]colBuilder, ncol)
 	for j := range cols {
 		cols[j].init(forced[names[j]])
+		cols[j].sure = sure[names[j]]
+	}
+	// fields lists the columns read (Columns), all of them by default.
+	fields := make([]int, 0, ncol)
+	for j, name := range names {
+		if r.Columns == nil || slices.Contains(r.Columns, name) {
+			fields = append(fields, j)
+		}
+	}
+	if r.ReserveRows > 0 && piece == 0 {
+		for _, j := range fields {
+			cols[j].grow(r.ReserveRows)
+		}
+	}
+	keepCol := -1
+	var typos []typoCount // a filter's count of each column's typos
+	filter := r.Keep != nil
+	if filter {
+		keepCol = ncol // no field: "" and missing
+		if r.KeepColumn != "" {
+			k, ok := seen[r.KeepColumn]
+			if !ok {
+				return perr(headerLine, 0, "", fmt.Errorf("%w: %q (Reader.KeepColumn)", ErrNoKeepColumn, r.KeepColumn))
+			}
+			keepCol = k
+		}
+		typos = make([]typoCount, ncol)
 	}
 	lines := &Lines{} // starting line of each data row, for later errors
 	rowBytes := 0     // bytes of the first rows, for SizeHint
+	total := 0        // data rows read, kept or not
 	for {
 		err := p.readRecord()
 		if err == io.EOF {
@@ -273,7 +375,7 @@ func (r *Reader) Read() (*Frame, error) {
 			if col >= 1 && col <= ncol {
 				name = names[col-1]
 			}
-			return nil, perr(p.errLine, col, name, err)
+			return perr(p.errLine, col, name, err)
 		}
 		if len(p.fields) != ncol {
 			col := min(len(p.fields), ncol) + 1
@@ -281,44 +383,146 @@ func (r *Reader) Read() (*Frame, error) {
 			if col <= ncol {
 				name = names[col-1]
 			}
-			return nil, perr(p.recLine, col, name,
+			return perr(p.recLine, col, name,
 				fmt.Errorf("%w: got %d, header has %d", ErrFieldCount, len(p.fields), ncol))
 		}
+		total++
+		isMissing := func(fld field) bool {
+			return len(fld.b) == 0 || (!fld.quoted && missing[string(fld.b)])
+		}
+		if filter {
+			fld := field{}
+			if keepCol < ncol {
+				fld = p.fields[keepCol]
+			}
+			if !r.Keep(unsafeString(fld.b), isMissing(fld)) {
+				for _, j := range fields {
+					if cols[j].sure {
+						continue // numeric, as the whole input says
+					}
+					fld := p.fields[j]
+					miss := isMissing(fld)
+					typos[j].count(fld.b, miss, p.recLine)
+					cols[j].skip(fld.b, miss, p.recLine)
+				}
+				continue
+			}
+		}
 		row := lines.Len()
-		for j, fld := range p.fields {
-			if err := cols[j].add(row, fld.b, len(fld.b) == 0 || (!fld.quoted && missing[string(fld.b)])); err != nil {
-				return nil, perr(p.recLine, j+1, names[j], err)
+		for _, j := range fields {
+			fld := p.fields[j]
+			miss := isMissing(fld)
+			if typos != nil && !cols[j].sure {
+				typos[j].count(fld.b, miss, p.recLine)
+			}
+			if err := cols[j].add(row, fld.b, miss); err != nil {
+				return perr(p.recLine, j+1, names[j], err)
 			}
 			if row < reserveAfter {
 				rowBytes += len(fld.b) + 1
 			}
 		}
 		lines.Add(p.recLine)
-		if row+1 == reserveAfter && r.SizeHint > 0 {
-			reserve(cols, reserveAfter, rowBytes, r.SizeHint)
+		if row+1 == reserveAfter && r.SizeHint > 0 && r.Keep == nil {
+			reserve(cols, fields, reserveAfter, rowBytes, r.SizeHint)
+		}
+		if piece > 0 && lines.Len() == piece {
+			f, err := buildFrame(cols, fields, names, forced, lines, nil, perr)
+			if err != nil {
+				return err
+			}
+			if err := emit(f, lines); err != nil {
+				return err
+			}
+			for j := range cols {
+				cols[j] = colBuilder{}
+				cols[j].init(forced[names[j]])
+				cols[j].sure = sure[names[j]]
+			}
+			lines = &Lines{}
 		}
 	}
-	if lines.Len() == 0 {
-		return nil, perr(max(p.line, headerLine+1), 0, "", ErrNoRows)
+	if total == 0 {
+		return perr(max(p.line, headerLine+1), 0, "", ErrNoRows)
 	}
+	if piece > 0 && lines.Len() == 0 {
+		return nil
+	}
+	f, err := buildFrame(cols, fields, names, forced, lines, typos, perr)
+	if err != nil {
+		return err
+	}
+	if piece > 0 {
+		for _, c := range f.cols {
+			c.Warning = ""
+		}
+	}
+	return emit(f, lines)
+}
 
-	r.Lines = lines
-	f := &Frame{index: make(map[string]int, ncol), nrows: lines.Len()}
-	for j := range cols {
+// ErrNoKeepColumn is the error of a Reader whose KeepColumn is not in the
+// header.
+var ErrNoKeepColumn = errors.New("no such column to filter rows by")
+
+// buildFrame makes the frame of the columns read, with the lines of their
+// rows, and sets the Warning of each categorical column that looks numeric
+// with a few typos: from the columns' own values, or from typos, a
+// filter's counts over every row read, when not nil.
+func buildFrame(cols []colBuilder, fields []int, names []string, forced map[string]bool, lines *Lines, typos []typoCount, perr func(line, col int, name string, err error) error) (*Frame, error) {
+	f := &Frame{index: make(map[string]int, len(fields)), nrows: lines.Len()}
+	for _, j := range fields {
 		c, row, err := cols[j].build(names[j])
 		if err != nil {
-			return nil, perr(lines.Line(row), j+1, names[j], err)
+			line := cols[j].badLine
+			if row >= 0 {
+				line = lines.Line(row)
+			}
+			return nil, perr(line, j+1, names[j], err)
 		}
 		if c.Kind == Categorical && !forced[names[j]] {
-			if first, bad, nums := numericTypos(c); first >= 0 {
+			if typos != nil {
+				if t := typos[j]; t.looksNumeric() {
+					c.Warning = perr(t.firstLine, j+1, names[j], typoError(t.firstText, t.bad, t.nums)).Error()
+				}
+			} else if first, bad, nums := numericTypos(c); first >= 0 {
 				c.Warning = perr(lines.Line(first), j+1, names[j], typoError(c.Str[first], bad, nums)).Error()
 			}
 		}
 		cols[j] = colBuilder{} // let what the column kept aside go
-		f.index[c.Name] = j
+		f.index[c.Name] = len(f.cols)
 		f.cols = append(f.cols, c)
 	}
 	return f, nil
+}
+
+// typoCount is numericTypos counted field by field, for a filter that does
+// not keep every row.
+type typoCount struct {
+	nums, bad int
+	firstLine int // line of the first value that is not a number, 0 if none
+	firstText string
+}
+
+// count counts the field b of the row starting on line.
+func (t *typoCount) count(b []byte, missing bool, line int) {
+	if missing {
+		return
+	}
+	if isDecimal(unsafeString(b)) {
+		t.nums++
+		return
+	}
+	t.bad++
+	if t.firstLine == 0 {
+		t.firstLine, t.firstText = line, string(b)
+	}
+}
+
+// looksNumeric reports whether the counts are those of a numeric column
+// with a few typos, as numericTypos decides it.
+func (t typoCount) looksNumeric() bool {
+	limit := min(maxTypos, max(1, (t.nums+t.bad)/100))
+	return t.bad > 0 && t.bad <= limit && t.nums >= minTypoNums
 }
 
 // reserveAfter is the number of rows from which Read estimates the size
@@ -329,12 +533,12 @@ const reserveAfter = 256
 // of CSV hold, estimated from the bytes of the first rows, with 5% to
 // spare: growing a column as it is read would copy it several times
 // over into fresh memory.
-func reserve(cols []colBuilder, rows, bytes int, size int64) {
+func reserve(cols []colBuilder, fields []int, rows, bytes int, size int64) {
 	total := int(min(1.05*float64(size)*float64(rows)/float64(bytes), float64(size)/float64(len(cols))))
 	if total <= rows {
 		return
 	}
-	for j := range cols {
+	for _, j := range fields {
 		cols[j].grow(total)
 	}
 }

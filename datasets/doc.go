@@ -34,6 +34,11 @@
 // errors.Is recognises. WriteCSV writes a Frame in a form ReadCSV reads
 // back.
 //
+// For data larger than memory, a Reader can keep only the rows that a
+// filter on one column keeps (Keep: the columns' kinds, warnings and
+// errors are still those of every row), read only some columns (Columns),
+// or give the rows a piece at a time (ReadPieces).
+//
 // # Benchmark data
 //
 // Epilepsy, Toenail, HERS, Diabetes, CBPP and Grouseticks read the raw

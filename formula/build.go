@@ -118,6 +118,15 @@ type Options struct {
 	// the whole model's subjects bit for bit (glmm.Config.Share). Models
 	// with crossed factors have no parts.
 	Part func(n int) (lo, hi int, err error)
+
+	// Whole, when not nil, is what Scan read of the whole data, of which
+	// the frame given to Build holds some rows (those of the part's
+	// subjects at least, with the whole data's column kinds, as
+	// datasets.Reader.Keep reads them): Build then codes the part from
+	// Whole instead of from the frame, the same design bit for bit as
+	// Part alone gives on the whole data. It needs Part, and the Options
+	// given to Scan.
+	Whole *Whole
 }
 
 // Design is a formula built on a data frame: the glmm model with the
@@ -144,6 +153,8 @@ type Design struct {
 	resp struct{ center, scale, weight float64 }
 	// part is set for a design of Options.Part.
 	part *partOf
+	// whole is Options.Whole, whose levels the design codes by.
+	whole *Whole
 
 	warnings []string
 }
@@ -178,6 +189,9 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	if fr.NumRows() == 0 {
 		return nil, &DataError{Msg: "the data frame has no rows"}
 	}
+	if opts.Whole != nil {
+		return buildPart(f, fr, opts)
+	}
 	if err := checkRandom(f, opts); err != nil {
 		return nil, err
 	}
@@ -194,12 +208,7 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 		}
 		uses = append(uses, groupUses(fc.group, fc.pos, fc.terms[0].groupCols)...)
 	}
-	if opts.Weights != "" {
-		uses = append(uses, use{col: opts.Weights, tok: "Options.Weights", numeric: true, why: "weights must be numeric"})
-	}
-	if opts.Offset != "" {
-		uses = append(uses, use{col: opts.Offset, tok: "Options.Offset", numeric: true, why: "an offset must be numeric"})
-	}
+	uses = append(uses, optionUses(opts)...)
 	if err := resolve(uses, fr); err != nil {
 		return nil, err
 	}
@@ -537,17 +546,27 @@ const (
 // standardized it), then of Z, far from unit scale. Columns of zeros and
 // ones (intercept, dummies) have their natural scale and are not checked.
 func scaleWarnings(cfg glmm.Config, standardized bool) []string {
+	var xs, zs []colStat
+	if cfg.X != nil && !standardized {
+		xs = columnStats(cfg.X)
+	}
+	if cfg.Z != nil {
+		zs = columnStats(cfg.Z)
+	}
+	return scaleWarningsOf(xs, cfg.FixedNames, zs, cfg.RandomNames)
+}
+
+// scaleWarnings returns scaleWarnings of the columnStats of X (nil if
+// it has none, or is standardized) and of Z.
+func scaleWarningsOf(xs []colStat, xnames []string, zs []colStat, znames []string) []string {
 	var w []string
 	seen := make(map[string]bool)
 	for _, m := range []struct {
-		x     mat.Matrix
+		stats []colStat
 		names []string
 		what  string
-	}{{cfg.X, cfg.FixedNames, "fixed-effect"}, {cfg.Z, cfg.RandomNames, "random-effect"}} {
-		if m.x == nil || standardized && m.what == "fixed-effect" {
-			continue // the fit works on centred and scaled columns
-		}
-		for j, st := range columnStats(m.x) {
+	}{{xs, xnames, "fixed-effect"}, {zs, znames, "random-effect"}} {
+		for j, st := range m.stats {
 			if st.binary || seen[m.names[j]] {
 				continue
 			}
@@ -592,43 +611,70 @@ func columnStats(x mat.Matrix) []colStat {
 // visits, row by row, in the order of their columns; a sparse matrix's
 // stored entries alone, the others being zeros.
 func entryStats(n, p int, each func(f func(j int, v float64))) []colStat {
-	sum := make([]float64, p)
-	st := make([]colStat, p)
-	for j := range st {
-		st[j].binary = true
+	a := newStatsAcc(p)
+	a.n = n
+	each(a.first)
+	each(a.second)
+	return a.stats()
+}
+
+// statsAcc accumulates entryStats over two passes of the entries, for a
+// caller that cannot give them as one function (Scan, a piece at a time).
+// n must be set before the second pass.
+type statsAcc struct {
+	n   int
+	sum []float64
+	st  []colStat
+	ss  []float64
+	nz  []int
+}
+
+func newStatsAcc(p int) *statsAcc {
+	a := &statsAcc{sum: make([]float64, p), st: make([]colStat, p), ss: make([]float64, p), nz: make([]int, p)}
+	for j := range a.st {
+		a.st[j].binary = true
 	}
-	visit := func(j int, v float64) {
-		sum[j] += v
-		st[j].maxAbs = max(st[j].maxAbs, math.Abs(v))
-		if v != 0 && v != 1 {
-			st[j].binary = false
-		}
+	return a
+}
+
+// first visits entry v of column j in the first pass. Visiting a zero
+// entry changes nothing: a column's sum, which starts at +0, never is -0.
+func (a *statsAcc) first(j int, v float64) {
+	a.sum[j] += v
+	a.st[j].maxAbs = max(a.st[j].maxAbs, math.Abs(v))
+	if v != 0 && v != 1 {
+		a.st[j].binary = false
 	}
-	each(visit)
-	// Two passes, as the mean of a large column swamps its spread; the
-	// deviations in units of the largest |value|, so that a column of
-	// 1e-300s does not underflow to a zero sd when squared.
-	unit := func(j int) float64 {
-		if u := st[j].maxAbs; u > 0 && !math.IsInf(u, 0) {
-			return u
-		}
-		return 1
+}
+
+// Two passes, as the mean of a large column swamps its spread; the
+// deviations in units of the largest |value|, so that a column of
+// 1e-300s does not underflow to a zero sd when squared.
+func (a *statsAcc) unit(j int) float64 {
+	if u := a.st[j].maxAbs; u > 0 && !math.IsInf(u, 0) {
+		return u
 	}
-	ss := make([]float64, p)
-	nz := make([]int, p)
-	each(func(j int, v float64) {
-		d := (v - sum[j]/float64(n)) / unit(j)
-		ss[j] += d * d
-		nz[j]++
-	})
-	for j := range st {
-		mean := sum[j] / float64(n)
-		m := mean / unit(j)
-		ss[j] += float64(n-nz[j]) * m * m // entries a CSR does not store
-		st[j].mean = mean
-		st[j].sd = unit(j) * math.Sqrt(ss[j]/float64(n))
+	return 1
+}
+
+// second visits entry v of column j in the second pass: every entry, or
+// the stored ones of a CSR alone.
+func (a *statsAcc) second(j int, v float64) {
+	d := (v - a.sum[j]/float64(a.n)) / a.unit(j)
+	a.ss[j] += d * d
+	a.nz[j]++
+}
+
+// stats returns the statistics after the second pass.
+func (a *statsAcc) stats() []colStat {
+	for j := range a.st {
+		mean := a.sum[j] / float64(a.n)
+		m := mean / a.unit(j)
+		a.ss[j] += float64(a.n-a.nz[j]) * m * m // entries a CSR does not store
+		a.st[j].mean = mean
+		a.st[j].sd = a.unit(j) * math.Sqrt(a.ss[j]/float64(a.n))
 	}
-	return st
+	return a.st
 }
 
 // checkRandom enforces one random-effects term (or, under
@@ -787,6 +833,18 @@ func (f *Formula) uses(rnd *random) []use {
 	return append(u, groupUses(rnd.group, rnd.groupPos, rnd.groupCols)...)
 }
 
+// optionUses lists the columns of Options.Weights and Options.Offset.
+func optionUses(opts Options) []use {
+	var uses []use
+	if opts.Weights != "" {
+		uses = append(uses, use{col: opts.Weights, tok: "Options.Weights", numeric: true, why: "weights must be numeric"})
+	}
+	if opts.Offset != "" {
+		uses = append(uses, use{col: opts.Offset, tok: "Options.Offset", numeric: true, why: "an offset must be numeric"})
+	}
+	return uses
+}
+
 // groupUses lists the columns a grouping factor uses: an interaction's
 // own columns first, so that a missing one is named, then the factor.
 func groupUses(group string, pos int, cols []string) []use {
@@ -884,6 +942,20 @@ func firstN(s []string, n int) []string {
 // completeRows returns the rows with no missing value in a used column,
 // or, under RejectMissing, an error naming the first row with one.
 func completeRows(uses []use, fr *datasets.Frame, policy MissingPolicy) ([]int, error) {
+	rows, err := completeRowsAfter(uses, fr, policy, 0)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, &DataError{Msg: "no row is complete in the columns the model uses"}
+	}
+	return rows, nil
+}
+
+// completeRowsAfter is completeRows of a piece of the data that follows
+// before rows, which an error's Row counts; it returns no rows without
+// an error when none is complete.
+func completeRowsAfter(uses []use, fr *datasets.Frame, policy MissingPolicy, before int) ([]int, error) {
 	cols := make([]*datasets.Column, len(uses))
 	for k, u := range uses {
 		cols[k], _ = fr.Column(u.col)
@@ -896,7 +968,7 @@ rowLoop:
 			if c.Missing[i] || c.Kind == datasets.Numeric && math.IsNaN(c.Num[i]) {
 				if policy == RejectMissing {
 					u := uses[k]
-					return nil, &DataError{Token: u.tok, Pos: u.pos, Column: u.col, Row: i + 1,
+					return nil, &DataError{Token: u.tok, Pos: u.pos, Column: u.col, Row: before + i + 1,
 						Msg: "missing value (set Options.Missing to DropMissing to leave such rows out)"}
 				}
 				continue rowLoop
@@ -904,14 +976,20 @@ rowLoop:
 		}
 		rows = append(rows, i)
 	}
-	if len(rows) == 0 {
-		return nil, &DataError{Msg: "no row is complete in the columns the model uses"}
-	}
 	return rows, nil
 }
 
 // family returns the family of the model, inferring it if unset.
 func family(f *Formula, fr *datasets.Frame, opts Options) (glmm.Family, error) {
+	return familyOf(f, opts, func() bool { return oneTrial(fr, f.resp.y.col) }, func() bool {
+		col, ok := fr.Column(f.resp.y.col)
+		return ok && col.Kind == datasets.Categorical
+	})
+}
+
+// familyOf is family given whether the response column holds one trial
+// per row and whether it is categorical.
+func familyOf(f *Formula, opts Options, oneTrial, categorical func() bool) (glmm.Family, error) {
 	r := f.resp
 	fam := opts.Family
 	if fam != 0 && !fam.Valid() {
@@ -924,7 +1002,7 @@ func family(f *Formula, fr *datasets.Frame, opts Options) (glmm.Family, error) {
 		}
 		return glmm.Binomial, nil
 	}
-	if fam == glmm.Binomial && oneTrial(fr, r.y.col) {
+	if fam == glmm.Binomial && oneTrial() {
 		// One 0/1 outcome per row is a Bernoulli response: fitted as
 		// such, the binomial spelling gets the Bernoulli fit.
 		return glmm.Bernoulli, nil
@@ -932,7 +1010,7 @@ func family(f *Formula, fr *datasets.Frame, opts Options) (glmm.Family, error) {
 	if fam != 0 {
 		return fam, nil
 	}
-	if col, ok := fr.Column(r.y.col); ok && col.Kind == datasets.Categorical {
+	if categorical() {
 		return glmm.Bernoulli, nil
 	}
 	return 0, &DataError{Token: r.y.label, Pos: r.y.pos,
@@ -968,7 +1046,7 @@ func (d *Design) response(fr *datasets.Frame, opts Options) error {
 			return &DataError{Token: r.y.label, Pos: r.y.pos, Column: r.y.col,
 				Msg: fmt.Sprintf("a categorical response needs the bernoulli family, not %v", d.cfg.Family)}
 		}
-		lev := levelsOf(yc, rows)
+		lev := d.levelsOf(yc, rows)
 		if !logicalLevels(lev) {
 			if ref, ok := opts.Reference[r.y.col]; ok {
 				i := slices.Index(lev, ref)
@@ -1196,6 +1274,12 @@ func designStats(b bound, rows []int) ([]colStat, error) {
 // designMatrix evaluates the coder's columns at rows: a *sparse.CSR when
 // the design is wide and mostly zero, else a *mat.Dense.
 func designMatrix(b bound, rows []int) (mat.Matrix, error) {
+	return designMatrixAs(b, rows, nil)
+}
+
+// designMatrixAs is designMatrix, the choice of a sparse matrix for a wide
+// design made by *sparse when not nil rather than by the rows' entries.
+func designMatrixAs(b bound, rows []int, sparseAs *bool) (mat.Matrix, error) {
 	p := len(b.c.cols)
 	n := len(rows)
 	rv := b.c.newRowValues()
@@ -1226,7 +1310,7 @@ func designMatrix(b bound, rows []int) (mat.Matrix, error) {
 		}
 		ptr[k+1] = len(ind)
 	}
-	if float64(len(ind)) < sparseMaxDensity*float64(n)*float64(p) {
+	if isSparse := float64(len(ind)) < sparseMaxDensity*float64(n)*float64(p); sparseAs == nil && isSparse || sparseAs != nil && *sparseAs {
 		return sparse.NewCSR(n, p, ptr, ind, val), nil
 	}
 	x := mat.NewDense(n, p, nil)

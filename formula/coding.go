@@ -206,12 +206,18 @@ func runCodes[K cmp.Ordered](key func(i int) K, rows []int, code []int) (distinc
 // lays out the columns. ref maps column names to reference levels; role
 // names the design in messages.
 func newCoder(m *model, fr *datasets.Frame, rows []int, ref map[string]string) (*coder, error) {
+	return codeVars(m, fr, ref, func(col *datasets.Column) []string { return levelsOf(col, rows) })
+}
+
+// codeVars is newCoder with the levels of a column used as categorical
+// given by levels; fr gives the columns' kinds.
+func codeVars(m *model, fr *datasets.Frame, ref map[string]string, levels func(col *datasets.Column) []string) (*coder, error) {
 	c := &coder{m: m, intercept: m.intercept, vars: make([]varCoding, len(m.vars))}
 	for k, v := range m.vars {
 		col, _ := fr.Column(v.col) // checked by resolve
 		vc := varCoding{v: v, cat: col.Kind == datasets.Categorical || v.isFactor()}
 		if vc.cat {
-			vc.levels = levelsOf(col, rows)
+			vc.levels = levels(col)
 			if r, ok := ref[v.col]; ok {
 				i := slices.Index(vc.levels, r)
 				if i < 0 {

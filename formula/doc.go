@@ -83,6 +83,17 @@
 //     CorrelatedDoubleBar.
 //   - A grouping factor must have at least two levels in the data used.
 //
+// # Parts of a design
+//
+// A fit over several processes gives each process the subjects [lo, hi)
+// of a design: Options.Part makes that part from the whole data, coded as
+// the whole design is (the levels of factors, the auto prior's scaling,
+// the rank check). Data too large for each process to hold are read by
+// Scan a piece at a time (Pieces) for what the part needs of all the rows;
+// Build with Options.Whole then makes the same part, bit for bit, from a
+// frame that holds the rows of the part's subjects alone (Whole.Keep is
+// the filter of datasets.Reader.Keep that reads them).
+//
 // # Errors
 //
 // Parse returns a *SyntaxError. Build and NewData return a *DataError

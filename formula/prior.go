@@ -67,6 +67,13 @@ func (c *coder) standardize(fr *datasets.Frame, rows []int) error {
 	if err != nil {
 		return err
 	}
+	c.setScale(stats)
+	return nil
+}
+
+// setScale sets the centring and scaling of standardize from the
+// columns' statistics.
+func (c *coder) setScale(stats []colStat) {
 	p := len(c.cols)
 	c.center = make([]float64, p)
 	c.scale = make([]float64, p)
@@ -79,7 +86,6 @@ func (c *coder) standardize(fr *datasets.Frame, rows []int) error {
 		}
 		c.scale[j] = st.sd
 	}
-	return nil
 }
 
 // scaleOnly divides each random-effect column that is not the intercept,
@@ -168,6 +174,13 @@ func (d *Design) standardizeResponse() {
 			d.resp.weight += v
 		}
 	}
+	d.applyResponseScale()
+}
+
+// applyResponseScale centres and scales the response by d.resp, and
+// scales the offsets with it.
+func (d *Design) applyResponseScale() {
+	y, mean, sd := d.cfg.Y, d.resp.center, d.resp.scale
 	for k, v := range y {
 		y[k] = (v - mean) / sd
 	}

@@ -419,7 +419,11 @@ func New(cfg Config) (*Model, error) {
 	}
 	if !cfg.Share {
 		buf := make([]float64, mod.p)
-		if err := checkRank(mod.p, mod.nobs, func(s int) []float64 { return mod.xRow(s, buf) }, mod.fixedNames); err != nil {
+		if err := checkRank(mod.p, func(visit func([]float64)) {
+			for s := range mod.nobs {
+				visit(mod.xRow(s, buf))
+			}
+		}, mod.fixedNames); err != nil {
 			return nil, err
 		}
 	}
@@ -672,25 +676,41 @@ func CheckRank(x mat.Matrix, names []string) error {
 		}
 		return buf
 	}
-	return checkRank(p, nobs, row, names)
+	return CheckRankRows(p, func(visit func(row []float64)) {
+		for s := range nobs {
+			visit(row(s))
+		}
+	}, names)
+}
+
+// CheckRankRows is CheckRank of a design of p columns given row by row:
+// each calls visit with every row of the design in order (a row is not
+// kept after visit returns), and is called twice. It lets a caller check
+// a design too large to hold, a piece of rows at a time, and gives the
+// error CheckRank gives for the design of the same rows.
+func CheckRankRows(p int, each func(visit func(row []float64)), names []string) error {
+	if len(names) != p {
+		panic("glmm: CheckRankRows with a name per column wanted")
+	}
+	return checkRank(p, each, names)
 }
 
 // checkRank reports the first of the p fixed-effect columns that is
 // (numerically) a linear combination of the columns before it, naming
 // them, by a Cholesky factorisation of the column-scaled X'X that skips
-// dependent columns; row(s) is row s of the nobs rows of X.
-func checkRank(p, nobs int, row func(s int) []float64, names []string) error {
+// dependent columns; each visits the rows of X in order.
+func checkRank(p int, each func(visit func(row []float64)), names []string) error {
 	if p == 0 {
 		return nil
 	}
 	// Columns are divided by their largest magnitude first, so that a
 	// column of 1e-300s does not underflow to zero when squared.
 	scale := make([]float64, p)
-	for s := range nobs {
-		for i, v := range row(s) {
+	each(func(row []float64) {
+		for i, v := range row {
 			scale[i] = max(scale[i], math.Abs(v))
 		}
-	}
+	})
 	for i, v := range scale {
 		if v == 0 {
 			return &DataError{Column: names[i], Err: fmt.Errorf("%w: the column is all zero", ErrRankDeficient)}
@@ -700,8 +720,7 @@ func checkRank(p, nobs int, row func(s int) []float64, names []string) error {
 		}
 	}
 	a := make([]float64, p*p) // X'X of the scaled columns, lower triangle
-	for s := range nobs {
-		row := row(s)
+	each(func(row []float64) {
 		for i, vi := range row {
 			if vi == 0 {
 				continue
@@ -712,7 +731,7 @@ func checkRank(p, nobs int, row func(s int) []float64, names []string) error {
 				ai[j] += vi * vj / scale[j]
 			}
 		}
-	}
+	})
 	d := make([]float64, p)
 	for i := range p {
 		d[i] = math.Sqrt(a[i*p+i])

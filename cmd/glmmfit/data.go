@@ -32,6 +32,9 @@ type input struct {
 	// lines holds the 1-based line of each data row in the file, or is nil
 	// when rows do not come from a file.
 	lines *datasets.Lines
+	// place, when not nil, maps a line of lines to the file and line it
+	// names, for data of several files (-data PATTERN).
+	place func(line int) (string, int)
 }
 
 // readOptions says how to read the data.
@@ -63,6 +66,25 @@ const csvBytesMemory = 2.5
 // so that memory holds the columns and not the file; a .parquet file or a
 // directory is read as Parquet (readParquetInput).
 func readInput(ctx context.Context, path string, stdin io.Reader, ro readOptions) (*input, error) {
+	if path != "-" && isPattern(path) {
+		files, err := dataFiles(path)
+		if err != nil {
+			return nil, err
+		}
+		fr := newFilesReader(ctx, files)
+		defer fr.Close()
+		in, err := readCSVText(&ctxReader{ctx: ctx, r: fr, progress: ro.progress}, filepath.Base(path), path, ro, fr.place)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if fr.err != nil && fr.err != io.EOF {
+				return nil, fr.err
+			}
+			return nil, err
+		}
+		return in, nil
+	}
 	if path != "-" && isParquet(path) {
 		return readParquetInput(ctx, path, ro.categorical)
 	}
@@ -141,35 +163,23 @@ func parseInput(raw []byte, name, path string, categorical []string) (*input, er
 // readCSVInput reads CSV from src, gunzipping it first if it is
 // gzip-compressed, after dialect has looked at its head.
 func readCSVInput(src io.Reader, name, path string, ro readOptions) (*input, error) {
-	br := bufio.NewReaderSize(src, 1<<16)
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", name, err)
-		}
-		defer zr.Close()
-		// Decompress on another core while this one parses.
-		pr := prefetch.NewReader(zr, 1<<18, 2)
-		defer pr.Close()
-		br = bufio.NewReaderSize(pr, 1<<16)
-	}
-	head, err := br.Peek(4096)
-	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
-		return nil, fmt.Errorf("%s: %v", name, err)
-	}
-	crOnly, err := dialect(head, name)
+	r, done, err := csvText(src, name)
 	if err != nil {
 		return nil, err
 	}
-	var r io.Reader = br
-	if crOnly {
-		r = crToLF{br}
-	}
+	defer done()
+	return readCSVText(r, name, path, ro, nil)
+}
+
+// readCSVText reads CSV text (csvText); place, if not nil, names the file
+// and line of a line of several files' text (datasets.Reader.Place).
+func readCSVText(r io.Reader, name, path string, ro readOptions, place func(int) (string, int)) (*input, error) {
 	if ro.maxMemory > 0 {
 		r = &memoryReader{r: r, limit: ro.maxMemory, name: name, whose: ro.limitName}
 	}
 	cr := datasets.NewReader(r)
 	cr.File = name
+	cr.Place = place
 	cr.Categorical = ro.categorical
 	cr.SizeHint = ro.sizeHint
 	if ro.maxMemory > 0 {
@@ -183,7 +193,45 @@ func readCSVInput(src io.Reader, name, path string, ro readOptions) (*input, err
 	if err != nil {
 		return nil, err // a *datasets.ParseError naming file, line and column
 	}
-	return &input{frame: fr, name: name, path: path, lines: cr.Lines}, nil
+	return &input{frame: fr, name: name, path: path, lines: cr.Lines, place: place}, nil
+}
+
+// csvText returns the CSV text of src, gunzipped if it is
+// gzip-compressed, after dialect has looked at its head, with classic Mac
+// line ends turned into LF; done releases what reading it took.
+func csvText(src io.Reader, name string) (r io.Reader, done func(), err error) {
+	var closers []func() error
+	done = func() {
+		for k := len(closers) - 1; k >= 0; k-- {
+			closers[k]()
+		}
+	}
+	br := bufio.NewReaderSize(src, 1<<16)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, done, fmt.Errorf("%s: %v", name, err)
+		}
+		// Decompress on another core while this one parses.
+		pr := prefetch.NewReader(zr, 1<<18, 2)
+		closers = append(closers, zr.Close, pr.Close)
+		br = bufio.NewReaderSize(pr, 1<<16)
+	}
+	head, err := br.Peek(4096)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		done()
+		return nil, func() {}, fmt.Errorf("%s: %v", name, err)
+	}
+	crOnly, err := dialect(head, name)
+	if err != nil {
+		done()
+		return nil, func() {}, err
+	}
+	r = br
+	if crOnly {
+		r = crToLF{br}
+	}
+	return r, done, nil
 }
 
 // crToLF turns the CR line ends of classic Mac files into LF.
@@ -213,6 +261,11 @@ func (in *input) line(k int) (int, bool) {
 func (in *input) where(k int, col string) string {
 	s := in.name + ": "
 	if l, ok := in.line(k); ok {
+		if in.place != nil {
+			var name string
+			name, l = in.place(l)
+			s = name + ": "
+		}
 		s += fmt.Sprintf("line %d", l)
 	} else {
 		s += fmt.Sprintf("row %d", k+1)
@@ -278,7 +331,7 @@ func dialect(head []byte, name string) (crOnly bool, err error) {
 // subset returns the input restricted to the given rows, in order, with
 // their line numbers.
 func (in *input) subset(rows []int) *input {
-	out := &input{frame: in.frame.Rows(rows), name: in.name, path: in.path}
+	out := &input{frame: in.frame.Rows(rows), name: in.name, path: in.path, place: in.place}
 	if in.lines != nil {
 		out.lines = &datasets.Lines{}
 		for _, i := range rows {

@@ -39,6 +39,9 @@ type fitJob struct {
 	// whole is what the processes of a -shard fit report of all their
 	// data; nil otherwise.
 	whole *wholeData
+	// own is the CSV file of a -shard fit that reads its own subjects'
+	// rows alone; nil otherwise.
+	own *csvFile
 }
 
 func runFit(e *env, args []string) error {
@@ -466,6 +469,14 @@ func prepareFit(ctx context.Context, e *env, o *fitOptions, prog *progress) (*fi
 				job.spec.Family = bs.family
 			}
 		}
+	case sharded(e.procs, o) && readsOwnRows(o.data):
+		// Each process reads the rows of its own subjects alone
+		// (readown.go): first the columns' kinds.
+		job.source = o.data
+		job.in, job.own, err = readKinds(ctx, o.data, prog)
+		if err != nil {
+			return nil, err
+		}
 	default:
 		job.source = o.data
 		ro := readOptions{maxMemory: o.maxMemoryBytes, limitName: "-max-memory", progress: prog.reading(o.data)}
@@ -493,7 +504,11 @@ func prepareFit(ctx context.Context, e *env, o *fitOptions, prog *progress) (*fi
 	}
 	// The data are dropped after building unless -out saves them
 	// (runFit): their columns can go while the model is built.
-	job.design, err = buildDesign(&job.spec, job.f, job.in, part, o.out == "")
+	if job.own != nil {
+		job.design, job.in, err = buildOwnDesign(e.procs, job.own, &job.spec, job.f, o.out == "")
+	} else {
+		job.design, err = buildDesign(&job.spec, job.f, job.in, part, o.out == "")
+	}
 	if err != nil {
 		return nil, err
 	}

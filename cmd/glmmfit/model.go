@@ -146,20 +146,8 @@ func buildDesign(spec *modelSpec, f *formula.Formula, in *input, part func(n int
 		return nil, err
 	}
 	opts.Part, opts.Release = part, release
-	for _, c := range []struct{ flag, col string }{{"-weights", spec.Weights}, {"-offset", spec.Offset}} {
-		if c.col == "" {
-			continue
-		}
-		col, ok := in.frame.Column(c.col)
-		if !ok {
-			return nil, fmt.Errorf("%s: %s: no column %q%s", in.name, c.flag, c.col, didYouMean(c.col, in.frame.Names()))
-		}
-		if col.Kind != datasets.Numeric {
-			if err := numericTypo(in, col); err != nil {
-				return nil, err
-			}
-			return nil, fmt.Errorf("%s: %s: column %q is not numeric", in.name, c.flag, c.col)
-		}
+	if err := checkOptionColumns(in, spec, numericTypo); err != nil {
+		return nil, err
 	}
 	if err := checkReferences(in, f, spec); err != nil {
 		return nil, err
@@ -175,6 +163,27 @@ func buildDesign(spec *modelSpec, f *formula.Formula, in *input, part func(n int
 		return nil, dataError(err, in)
 	}
 	return d, nil
+}
+
+// checkOptionColumns checks the columns of -weights and -offset: each
+// must be numeric, typo (numericTypo) saying why when it is nearly so.
+func checkOptionColumns(in *input, spec *modelSpec, typo func(*input, *datasets.Column) error) error {
+	for _, c := range []struct{ flag, col string }{{"-weights", spec.Weights}, {"-offset", spec.Offset}} {
+		if c.col == "" {
+			continue
+		}
+		col, ok := in.frame.Column(c.col)
+		if !ok {
+			return fmt.Errorf("%s: %s: no column %q%s", in.name, c.flag, c.col, didYouMean(c.col, in.frame.Names()))
+		}
+		if col.Kind != datasets.Numeric {
+			if err := typo(in, col); err != nil {
+				return err
+			}
+			return fmt.Errorf("%s: %s: column %q is not numeric", in.name, c.flag, c.col)
+		}
+	}
+	return nil
 }
 
 // dataError rewrites an error of formula.Build to name the file line and
@@ -216,15 +225,7 @@ var decimal = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9
 // grouping factor and columns wrapped in factor() are categorical on
 // purpose and are not checked.
 func checkTypos(in *input, f *formula.Formula, spec *modelSpec) error {
-	src := strings.ReplaceAll(f.Source(), " ", "")
-	for _, name := range spec.columns(f) {
-		if name == f.Group() || strings.Contains(src, "factor("+name+")") {
-			continue
-		}
-		col, ok := in.frame.Column(name)
-		if !ok || col.Kind != datasets.Categorical {
-			continue
-		}
+	for _, col := range typoColumns(in.frame, f, spec) {
 		if err := numericTypo(in, col); err != nil {
 			return err
 		}
@@ -232,33 +233,72 @@ func checkTypos(in *input, f *formula.Formula, spec *modelSpec) error {
 	return nil
 }
 
+// typoColumns returns the columns of fr that checkTypos checks: the
+// categorical ones the model uses as such.
+func typoColumns(fr *datasets.Frame, f *formula.Formula, spec *modelSpec) []*datasets.Column {
+	src := strings.ReplaceAll(f.Source(), " ", "")
+	var cols []*datasets.Column
+	for _, name := range spec.columns(f) {
+		if name == f.Group() || strings.Contains(src, "factor("+name+")") {
+			continue
+		}
+		if col, ok := fr.Column(name); ok && col.Kind == datasets.Categorical {
+			cols = append(cols, col)
+		}
+	}
+	return cols
+}
+
 // numericTypo returns an error naming the first value of a categorical
 // column that is not a number if most of its values are numbers.
 func numericTypo(in *input, col *datasets.Column) error {
-	var nums, total, first int
-	first = -1
+	var t typoCount
+	t.count(in, col)
+	return t.err(col.Name)
+}
+
+// typoCount is what numericTypo counts of a column, which it may be given
+// a piece at a time.
+type typoCount struct {
+	nums, total int
+	where       string // where the first value that is not a number is, "" if none
+	first       string // that value
+}
+
+// count counts the values of col, rows of in.
+func (t *typoCount) count(in *input, col *datasets.Column) {
 	for k, s := range col.Str {
 		if col.Missing[k] {
 			continue
 		}
-		total++
+		t.total++
 		if decimal.MatchString(strings.TrimSpace(s)) {
-			nums++
-		} else if first < 0 {
-			first = k
+			t.nums++
+		} else if t.where == "" {
+			t.where, t.first = in.where(k, col.Name), s
 		}
 	}
-	if nums == 0 || first < 0 || 2*nums < total {
+}
+
+// err returns numericTypo's error of the counts of column name.
+func (t *typoCount) err(name string) error {
+	if t.nums == 0 || t.where == "" || 2*t.nums < t.total {
 		return nil
 	}
 	return fmt.Errorf("%s: %q is not a number, but %d of the %d values of %q are; correct it or write NA for a missing value",
-		in.where(first, col.Name), col.Str[first], nums, total, col.Name)
+		t.where, t.first, t.nums, t.total, name)
 }
 
 // checkReferences checks every -ref COLUMN=LEVEL: the column must exist,
 // be one the model reads as categorical (a text column, or a numeric one
 // inside factor()), and have the level.
 func checkReferences(in *input, f *formula.Formula, spec *modelSpec) error {
+	return checkReferencesOf(in, f, spec, columnLevels)
+}
+
+// checkReferencesOf is checkReferences with the levels of a column given
+// by levels.
+func checkReferencesOf(in *input, f *formula.Formula, spec *modelSpec, levelsOf func(*datasets.Column) []string) error {
 	src := strings.ReplaceAll(f.Source(), " ", "")
 	used := spec.columns(f)
 	keys := make([]string, 0, len(spec.Reference))
@@ -279,7 +319,7 @@ func checkReferences(in *input, f *formula.Formula, spec *modelSpec) error {
 		if col.Kind != datasets.Categorical && !factor {
 			return fmt.Errorf("%s: -ref %s=%s: column %q is numeric, so it has no levels; write factor(%s) in the formula to treat it as categorical", in.name, name, level, name, name)
 		}
-		levels := columnLevels(col)
+		levels := levelsOf(col)
 		if !slices.Contains(levels, level) {
 			return fmt.Errorf("%s: -ref %s=%s: column %q has no level %q%s", in.name, name, level, name, level, didYouMeanLevel(level, levels))
 		}

@@ -8,6 +8,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -312,5 +313,125 @@ func resumeMatches(t *testing.T, bin string, base []string, ck string, want map[
 	}
 	if got := withoutTimings(t, out); !reflect.DeepEqual(got, want) {
 		t.Errorf("%v: the resumed fit on two processes differs from the fit alone", base)
+	}
+}
+
+// TestMPIShardOwnRows checks that -shard fits that read their own
+// subjects' rows alone (from one CSV file and three by a pattern on two
+// processes, a gzip-compressed file and a list of two files on three)
+// write the JSON of the fit alone on the whole file, timings and the
+// data's name aside: a Bernoulli random intercept and a Poisson random
+// slope, by the default method and GVA, on 2 and 3 processes.
+func TestMPIShardOwnRows(t *testing.T) {
+	bin, bern := mpiGlmmfit(t, 1000)
+	dir := filepath.Dir(bern)
+	pois := filepath.Join(dir, "pois.csv")
+	if out, err := exec.Command(bin, "simulate", "-family", "poisson", "-subjects", "1000", "-obs", "6",
+		"-beta", "0.5,-0.4,0.3", "-re-sd", "0.5,0.3", "-seed", "3", "-out", pois).CombinedOutput(); err != nil {
+		t.Fatalf("glmmfit simulate: %v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		name, data, formula, family string
+	}{
+		{"bern", bern, "y ~ t + x1 + x2 + x3 + (1 | id)", "bernoulli"},
+		{"pois", pois, "y ~ t + x1 + (1 + t | id)", "poisson"},
+	} {
+		// The file split by subjects into three files (the middle one
+		// compressed), and the whole file compressed.
+		text, err := os.ReadFile(c.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.SplitAfter(strings.TrimSuffix(string(text), "\n"), "\n")
+		header, rows := lines[0], lines[1:]
+		var files [3]strings.Builder
+		for k := range files {
+			files[k].WriteString(header)
+		}
+		subject := func(row string) string { return row[:strings.IndexByte(row, ',')] }
+		cuts := []string{subject(rows[len(rows)/4]), subject(rows[len(rows)*2/3])}
+		for _, row := range rows {
+			k := 0
+			for _, cut := range cuts {
+				if subject(row) >= cut {
+					k++
+				}
+			}
+			files[k].WriteString(row)
+		}
+		var parts []string
+		for k := range files {
+			name := filepath.Join(dir, fmt.Sprintf("%s-part-%d.csv", c.name, k))
+			if k == 1 {
+				name += ".gz"
+				writeGzip(t, name, files[k].String())
+			} else if err := os.WriteFile(name, []byte(files[k].String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			parts = append(parts, name)
+		}
+		gz := filepath.Join(dir, c.name+".csv.gz")
+		writeGzip(t, gz, string(text))
+		for _, method := range []string{"auto", "gva"} {
+			args := func(data string) []string {
+				return []string{"fit", "-data", data, "-formula", c.formula, "-family", c.family,
+					"-method", method, "-format", "json", "-quiet"}
+			}
+			alone, err := exec.Command(bin, args(c.data)...).Output()
+			if err != nil {
+				t.Fatalf("%s %s alone: %v", c.name, method, err)
+			}
+			want := withoutData(withoutTimings(t, alone))
+			// One file and the pattern on 2 processes; the compressed
+			// file and two files on 3.
+			for _, np := range []int{2, 3} {
+				inputs := []string{c.data, filepath.Join(dir, c.name+"-part-*")}
+				if np == 3 {
+					inputs = []string{gz, parts[0] + "," + parts[1]}
+				}
+				for _, data := range inputs {
+					what := fmt.Sprintf("%s %s -data %s -shard on %d processes", c.name, method, filepath.Base(data), np)
+					got := withoutData(withoutTimings(t, mpiRun(t, np, bin, append(args(data), "-shard")...)))
+					if strings.Contains(data, ",") {
+						// Two of the three files: the same fit as alone on them.
+						out, err := exec.Command(bin, args(data)...).Output()
+						if err != nil {
+							t.Fatalf("%s alone: %v", what, err)
+						}
+						if alone2 := withoutData(withoutTimings(t, out)); !reflect.DeepEqual(got, alone2) {
+							t.Errorf("%s: the JSON differs from the fit alone on the same files", what)
+						}
+						continue
+					}
+					if !reflect.DeepEqual(got, want) {
+						t.Errorf("%s: the JSON differs from the fit alone on the whole file", what)
+					}
+				}
+			}
+		}
+	}
+}
+
+// withoutData drops the data's source and name from a JSON document,
+// which name the files given.
+func withoutData(doc map[string]any) map[string]any {
+	if d, ok := doc["data"].(map[string]any); ok {
+		delete(d, "source")
+		delete(d, "name")
+	}
+	return doc
+}
+
+// writeGzip writes text gzip-compressed to the file name.
+func writeGzip(t *testing.T, name, text string) {
+	t.Helper()
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	w.Write([]byte(text))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

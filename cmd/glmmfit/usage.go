@@ -63,7 +63,10 @@ cbind(successes, failures) / cbind(s, n - s) (binomial). One grouping factor.
 Data and model:
   -data FILE       CSV file with a header row (gzip-compressed files are read
                    too); - reads standard input. Empty fields, NA and ? are
-                   missing values.
+                   missing values. Several CSV files with the same header:
+                   a pattern ('shards/part-*.csv', in the order of the
+                   names) or a list (a.csv,b.csv.gz), read one after the
+                   other as one file.
   -formula F       the model, in lme4 syntax (quote it for the shell)
   -link NAME       probit or cloglog instead of the logit for bernoulli and
                    binomial, as binomial(link = "probit") in R
@@ -151,13 +154,19 @@ Fitting:
                    and options (FILE.RANK in an MPI job of as many
                    processes): the fit ends as it would have without the
                    stop, its start skipped
-  -shard           in an MPI job, each process keeps the rows of its own
-                   subjects alone and fits them, the others' summaries
-                   gathered by the first (memory per process falls with
-                   the number of processes; every process still reads and
-                   codes the whole file first); results as without it,
-                   the correction of q (-correct) included, but no -out;
-                   alone it changes nothing
+  -shard           in an MPI job, each process reads and keeps the rows of
+                   its own subjects alone and fits them, the others'
+                   summaries gathered by the first: memory per process
+                   falls with the number of processes. From CSV -data
+                   every process reads the file through a few times,
+                   holding a piece of it, for what the model needs of all
+                   the rows (levels, subjects, scaling), then keeps its own
+                   rows; of several files it reads its own subjects' files
+                   alone at the end, and each subject's rows must lie in
+                   one file (any number of files). Parquet and standard
+                   input are read whole by every process. Results as
+                   without it, the correction of q (-correct) included,
+                   but no -out; alone it changes nothing
   -max-memory S    refuse, before fitting, a fit whose estimated memory is
                    above S (e.g. 4GB); by default the machine's available
                    memory

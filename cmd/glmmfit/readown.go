@@ -1,0 +1,413 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/sparsevi/sparsevi/datasets"
+	"github.com/sparsevi/sparsevi/formula"
+)
+
+// A -shard fit of a CSV file reads the rows of its own subjects alone:
+// every process reads the file through a few times, holding a piece of
+// rows at a time, for what the design needs of the whole data
+// (formula.Scan: the columns' kinds, the subjects and the levels of the
+// factors, the auto prior's scaling, the rank check), then once more
+// keeping the rows of its own subjects alone (datasets.Reader.Keep), and
+// builds its part of the design from them (formula.Options.Whole). Its
+// memory is that of its own rows and of the levels, not of the file.
+
+// pieceRows is the number of rows of a piece of the data that a -shard
+// fit holds at a time while it reads the whole file.
+const pieceRows = 1 << 16
+
+// readsOwnRows reports whether a -shard fit reads its own rows alone
+// from -data: a CSV file, compressed or not, which it can read several
+// times; not standard input, nor Parquet, which every process reads
+// whole.
+func readsOwnRows(path string) bool {
+	return path != "" && path != "-" && !isParquet(path)
+}
+
+// csvFile is a CSV file, or the CSV files of a pattern, that a -shard fit
+// reads several times.
+type csvFile struct {
+	ctx        context.Context
+	path, name string
+	files      []string        // the files of a pattern; nil for one file
+	kinds      *datasets.Frame // no rows: the whole file's columns and kinds
+	// before and lines are the rows before the piece being read and
+	// the lines of its rows, for the line of an error; cur reads the
+	// files of a pattern.
+	before int
+	lines  *datasets.Lines
+	cur    *filesReader
+	// subjectFile is the file of each subject of a pattern's files (by
+	// its label, in column group), which the first pass of Scan finds
+	// (subjectsRead).
+	group        string
+	subjectFile  map[string]int
+	subjectsRead bool
+	// columns are the columns the model reads, which pieces and the own
+	// rows hold alone; nil for all.
+	columns []string
+	// prog shows the reads, reads counts them.
+	prog  *progress
+	reads int
+}
+
+// read opens the file, or the files of a pattern (only, when not nil),
+// and reads it with a Reader that configure sets up.
+func (c *csvFile) read(only []string, configure func(*datasets.Reader), read func(*datasets.Reader) error) error {
+	var text io.Reader
+	if c.files != nil {
+		if only == nil {
+			only = c.files
+		}
+		c.cur = newFilesReader(c.ctx, only)
+		defer c.cur.Close()
+		text = c.cur
+	} else {
+		fh, err := os.Open(c.path)
+		if err != nil {
+			return fmt.Errorf("cannot read data file: %v", pathError(err))
+		}
+		defer fh.Close()
+		r, done, err := csvText(&ctxReader{ctx: c.ctx, r: fh}, c.name)
+		if err != nil {
+			return err
+		}
+		defer done()
+		text = r
+	}
+	c.reads++
+	if c.prog != nil && c.prog.bar != nil {
+		var shown int64
+		what := fmt.Sprintf("reading (pass %d): %s", c.reads, c.name)
+		text = &ctxReader{ctx: c.ctx, r: text, progress: func(read int64) {
+			if read-shown >= 1<<20 {
+				shown = read
+				c.prog.phase(fmt.Sprintf("%s, %.1f MB", what, float64(read)/1e6))
+			}
+		}}
+	}
+	cr := datasets.NewReader(text)
+	cr.File = c.name
+	if c.cur != nil {
+		cr.Place = c.cur.place
+	}
+	configure(cr)
+	if err := read(cr); err != nil {
+		if c.ctx.Err() != nil {
+			return c.ctx.Err()
+		}
+		if c.cur != nil && c.cur.err != nil && c.cur.err != io.EOF {
+			return c.cur.err
+		}
+		return err
+	}
+	return nil
+}
+
+// place returns the place function of the files being read, nil for one.
+func (c *csvFile) place() func(int) (string, int) {
+	if c.cur == nil {
+		return nil
+	}
+	return c.cur.place
+}
+
+// readKinds reads the CSV file at path through for its columns' kinds and
+// warnings, and the errors reading it whole would give, keeping no row.
+func readKinds(ctx context.Context, path string, prog *progress) (*input, *csvFile, error) {
+	c := &csvFile{ctx: ctx, path: path, name: filepath.Base(path), prog: prog}
+	if isPattern(path) {
+		files, err := dataFiles(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		c.files = files
+	}
+	err := c.read(nil, func(cr *datasets.Reader) {
+		cr.Keep = func(string, bool) bool { return false }
+	}, func(cr *datasets.Reader) error {
+		fr, err := cr.Read()
+		c.kinds = fr
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return &input{frame: c.kinds, name: c.name, path: path}, c, nil
+}
+
+// pieces reads the file a piece at a time (formula.Pieces), with the
+// whole file's column kinds.
+func (c *csvFile) pieces(yield func(*datasets.Frame) error) error {
+	cat, num := c.kindsOf()
+	c.before, c.lines = 0, nil
+	record := c.subjectFile != nil && !c.subjectsRead
+	err := c.read(nil, func(cr *datasets.Reader) {
+		cr.Categorical, cr.Numeric, cr.Columns = cat, num, c.columns
+	}, func(cr *datasets.Reader) error {
+		return cr.ReadPieces(pieceRows, func(fr *datasets.Frame, lines *datasets.Lines) error {
+			c.lines = lines
+			if record {
+				if err := c.subjectFiles(fr, lines); err != nil {
+					return err
+				}
+			}
+			if err := yield(fr); err != nil {
+				return err
+			}
+			c.before += fr.NumRows()
+			return nil
+		})
+	})
+	c.subjectsRead = c.subjectsRead || record && err == nil
+	return err
+}
+
+// kindsOf returns the categorical and the numeric columns of the file.
+func (c *csvFile) kindsOf() (cat, num []string) {
+	for _, col := range c.kinds.Columns() {
+		if col.Kind == datasets.Categorical {
+			cat = append(cat, col.Name)
+		} else {
+			num = append(num, col.Name)
+		}
+	}
+	return cat, num
+}
+
+// pieceInput returns the piece being read as an input for messages.
+func (c *csvFile) pieceInput() *input {
+	return &input{frame: c.kinds, name: c.name, path: c.path, lines: c.lines, place: c.place()}
+}
+
+// subjectFiles records the file of each subject of a piece of the files of
+// a pattern, and returns an error naming a subject whose rows are in two
+// files: each process reads only the files of its own subjects.
+func (c *csvFile) subjectFiles(fr *datasets.Frame, lines *datasets.Lines) error {
+	col, ok := fr.Column(c.group)
+	if !ok {
+		return nil // Scan names the column
+	}
+	for i := range fr.NumRows() {
+		if col.Missing[i] {
+			continue
+		}
+		s := groupLabel(col, i)
+		k := c.cur.fileOf(lines.Line(i))
+		if prev, ok := c.subjectFile[s]; !ok {
+			c.subjectFile[s] = k
+		} else if prev != k {
+			file, line := c.cur.place(lines.Line(i))
+			return fmt.Errorf("-data %s: subject %q (column %q) has rows in %s and in %s (line %d): with -shard each subject's rows must lie in one of the files; put them together, or give one file",
+				c.path, s, c.group, filepath.Base(c.files[prev]), file, line)
+		}
+	}
+	return nil
+}
+
+// groupLabel returns the label of row i of a grouping column as formula
+// reads it: the text, or the number written in full.
+func groupLabel(col *datasets.Column, i int) string {
+	if col.Kind == datasets.Categorical {
+		return col.Str[i]
+	}
+	if v := col.Num[i]; v == math.Trunc(v) && math.Abs(v) < 1e21 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(col.Num[i], 'g', -1, 64)
+}
+
+// scanError rewrites an error of formula.Scan to name the file's line.
+func (c *csvFile) scanError(err error) error {
+	var de *formula.DataError
+	if errors.As(err, &de) && de.Row > c.before && c.lines != nil && de.Row <= c.before+c.lines.Len() {
+		local := *de
+		local.Row -= c.before
+		return dataError(&local, c.pieceInput())
+	}
+	if errors.As(err, &de) || errors.Is(err, formula.ErrCrossedPart) {
+		return dataError(err, &input{frame: c.kinds, name: c.name, path: c.path})
+	}
+	return err
+}
+
+// readOwn reads the rows that keep keeps, by the field of column keepCol.
+func (c *csvFile) readOwn(only []string, keepCol string, keep func(string, bool) bool, rows int) (*input, error) {
+	var in *input
+	err := c.read(only, func(cr *datasets.Reader) {
+		cr.Keep, cr.KeepColumn, cr.Columns = keep, keepCol, c.columns
+		cr.ReserveRows = rows
+		_, cr.Numeric = c.kindsOf()
+	}, func(cr *datasets.Reader) error {
+		fr, err := cr.Read()
+		if err == nil {
+			in = &input{frame: fr, name: c.name, path: c.path, lines: cr.Lines, place: c.place()}
+		}
+		return err
+	})
+	return in, err
+}
+
+// ownFiles returns the files of a pattern that hold the subjects given,
+// in order; nil for one file.
+func (c *csvFile) ownFiles(subjects []string) []string {
+	if c.files == nil {
+		return nil
+	}
+	use := make([]bool, len(c.files))
+	for _, s := range subjects {
+		if k, ok := c.subjectFile[s]; ok {
+			use[k] = true
+		}
+	}
+	var out []string
+	for k, f := range c.files {
+		if use[k] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// wholeChecks makes the checks of buildDesign that read the values of
+// whole columns (numericTypo, checkReferences) over the pieces of the
+// file, in one pass when there is something to check.
+func (c *csvFile) wholeChecks(f *formula.Formula, spec *modelSpec) error {
+	typos := map[string]*typoCount{}
+	for _, col := range typoColumns(c.kinds, f, spec) {
+		typos[col.Name] = &typoCount{}
+	}
+	for _, name := range []string{spec.Weights, spec.Offset} {
+		if col, ok := c.kinds.Column(name); ok && col.Kind == datasets.Categorical {
+			typos[name] = &typoCount{}
+		}
+	}
+	levels := map[string][]string{}
+	for name := range spec.Reference {
+		if _, ok := c.kinds.Column(name); ok {
+			levels[name] = nil
+		}
+	}
+	if len(typos) > 0 || len(levels) > 0 {
+		seen := map[string]map[string]bool{}
+		err := c.pieces(func(fr *datasets.Frame) error {
+			in := c.pieceInput()
+			for name, t := range typos {
+				col, _ := fr.Column(name)
+				t.count(in, col)
+			}
+			for name := range levels {
+				col, _ := fr.Column(name)
+				if seen[name] == nil {
+					seen[name] = map[string]bool{}
+				}
+				for _, s := range columnLevels(col) {
+					if !seen[name][s] {
+						seen[name][s] = true
+						levels[name] = append(levels[name], s)
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	whole := &input{frame: c.kinds, name: c.name, path: c.path}
+	typo := func(_ *input, col *datasets.Column) error { return typos[col.Name].err(col.Name) }
+	if err := checkOptionColumns(whole, spec, typo); err != nil {
+		return err
+	}
+	if err := checkReferencesOf(whole, f, spec, func(col *datasets.Column) []string { return levels[col.Name] }); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(typos))
+	for _, col := range typoColumns(c.kinds, f, spec) {
+		names = append(names, col.Name)
+	}
+	for _, name := range names {
+		if err := typos[name].err(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildOwnDesign builds this process's part of the design of a -shard fit
+// from the rows of its own subjects alone, which it reads from the CSV
+// file c (see readsOwnRows), and returns it with the input of those rows.
+func buildOwnDesign(procs processes, c *csvFile, spec *modelSpec, f *formula.Formula, release bool) (*formula.Design, *input, error) {
+	if strings.Contains(f.Group(), ":") {
+		// Subjects that are an interaction a:b are not one column,
+		// which Keep reads: every process reads the data whole.
+		in, err := readInput(c.ctx, c.path, nil, readOptions{})
+		if err != nil {
+			return nil, nil, err
+		}
+		d, err := buildDesign(spec, f, in, partOf(procs), release)
+		return d, in, err
+	}
+	opts, err := spec.options()
+	if err != nil {
+		return nil, nil, err
+	}
+	// Pieces and the own rows hold the model's columns alone (all of
+	// them if one is missing, which Scan names among the file's).
+	c.columns = spec.columns(f)
+	for _, name := range c.columns {
+		if _, ok := c.kinds.Column(name); !ok {
+			c.columns = nil
+			break
+		}
+	}
+	if err := c.wholeChecks(f, spec); err != nil {
+		return nil, nil, err
+	}
+	if c.files != nil {
+		c.group, c.subjectFile = f.Group(), map[string]int{}
+	}
+	w, err := formula.Scan(f, c.pieces, opts)
+	if errors.Is(err, formula.ErrCrossedPart) {
+		return nil, nil, errors.New("crossed random effects do not run with -shard yet; run glmmfit without it")
+	}
+	if err != nil {
+		return nil, nil, c.scanError(err)
+	}
+	// What the passes left goes back to the system before the rows come.
+	debug.FreeOSMemory()
+	bounds, err := shareBounds(procs, len(w.Subjects()))
+	if err != nil {
+		return nil, nil, err
+	}
+	lo, hi := bounds[procs.Rank()], bounds[procs.Rank()+1]
+	in, err := c.readOwn(c.ownFiles(w.Subjects()[lo:hi]), w.KeepColumn(), w.Keep(lo, hi), w.Rows(lo, hi))
+	c.subjectFile = nil
+	if err != nil {
+		return nil, nil, err
+	}
+	opts.Part = func(int) (int, int, error) { return lo, hi, nil }
+	opts.Whole, opts.Release = w, release
+	d, err := formula.Build(f, in.frame, opts)
+	if err != nil {
+		return nil, nil, dataError(err, in)
+	}
+	return d, in, nil
+}
