@@ -18,7 +18,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -26,9 +25,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 
+	"github.com/sparsevi/sparsevi/benchmarks/internal/benchio"
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
@@ -98,7 +97,7 @@ func measure(path, form string, n int, method string) (string, error) {
 		if err := run(); err != nil {
 			return err
 		}
-		p, err := peakKB()
+		p, err := benchio.PeakKB()
 		if err != nil {
 			return err
 		}
@@ -172,19 +171,4 @@ func measure(path, form string, n int, method string) (string, error) {
 // size.
 func resetPeak() error {
 	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
-}
-
-// peakKB returns the process's peak resident set size since the last
-// reset, in KiB.
-func peakKB() (int64, error) {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-		}
-	}
-	return 0, errors.New("no VmHWM in /proc/self/status")
 }

@@ -19,7 +19,6 @@ package main
 import (
 	"bufio"
 	"compress/gzip"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -32,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sparsevi/sparsevi/benchmarks/internal/benchio"
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
@@ -129,7 +129,7 @@ func measure(path, form, family, spec string) error {
 	}
 	elapsed := time.Since(start)
 	runtime.KeepAlive(d)
-	kb, err := peakKB()
+	kb, err := benchio.PeakKB()
 	if err != nil {
 		return err
 	}
@@ -199,18 +199,4 @@ func own(path string, f *formula.Formula, opts formula.Options, part func(int) (
 	opts.Part = func(int) (int, int, error) { return lo, hi, nil }
 	opts.Whole = w
 	return formula.Build(f, fr, opts)
-}
-
-// peakKB returns the process's peak resident set size, in KiB.
-func peakKB() (int64, error) {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-		}
-	}
-	return 0, errors.New("no VmHWM in /proc/self/status")
 }

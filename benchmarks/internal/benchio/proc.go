@@ -5,6 +5,7 @@
 package benchio
 
 import (
+	"errors"
 	"math"
 	"os"
 	"strconv"
@@ -28,4 +29,19 @@ func LoadAverage() float64 {
 		return math.NaN()
 	}
 	return v
+}
+
+// PeakKB returns the process's peak resident set size (VmHWM, Linux) in
+// KiB, since the start or the last reset of /proc/self/clear_refs.
+func PeakKB() (int64, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+		}
+	}
+	return 0, errors.New("no VmHWM in /proc/self/status")
 }
