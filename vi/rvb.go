@@ -58,7 +58,7 @@ func (f *rvbFamily) init(ctx context.Context, how Init) error {
 		// blocks has covariance S_kk^-1, the inverse of each diagonal block
 		// of the precision (not the marginal covariance, which is far wider
 		// for the global block).
-		return initMode(f.base, func(s []float64, _ *arrowhead.Factor) error {
+		return initMode(f.base, true, func(s []float64, _ *arrowhead.Factor) error {
 			n, r, g := f.n, f.r, f.g
 			tri := r * (r + 1) / 2
 			stride := tri + g*r
