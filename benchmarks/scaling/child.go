@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -303,8 +304,9 @@ func fit(j job, mod *glmm.Model, o *outcome, summarize bool) error {
 		o.Method += "-batch" + strconv.Itoa(j.Batch)
 	}
 	// The frame and the formula's design are garbage now: measure what the
-	// fit starts from.
-	runtime.GC()
+	// fit starts from, what is free returned to the operating system as
+	// glmmfit does.
+	debug.FreeOSMemory()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	o.HeapSetup = ms.HeapAlloc
