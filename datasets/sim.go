@@ -28,8 +28,9 @@ const DefaultTrials = 10
 const maxTrials = 1 << 30
 
 // maxSimRows bounds the rows Simulate generates, so that a mistyped spec
-// fails instead of exhausting memory.
-const maxSimRows = 1 << 26
+// fails instead of exhausting memory. It admits issue 16's 10^7 subjects
+// of 7 rows (7·10^7 rows, about 4.4 GB as a Frame).
+const maxSimRows = 1 << 27
 
 // SimSpec describes a GLMM to simulate from. Observation j of subject i
 // has the linear predictor
