@@ -28,8 +28,9 @@ const DefaultTrials = 10
 const maxTrials = 1 << 30
 
 // maxSimRows bounds the rows Simulate generates, so that a mistyped spec
-// fails instead of exhausting memory.
-const maxSimRows = 1 << 26
+// fails instead of exhausting memory. It admits issue 16's 10^7 subjects
+// of 7 rows (7·10^7 rows, about 4.4 GB as a Frame).
+const maxSimRows = 1 << 27
 
 // SimSpec describes a GLMM to simulate from. Observation j of subject i
 // has the linear predictor
@@ -135,6 +136,19 @@ func Simulate(spec SimSpec) (*Frame, *Truth, error) {
 	}
 	for k, row := range spec.RECov {
 		truth.RECov[k] = append([]float64(nil), row...)
+	}
+	if spec.ObsMax <= spec.Obs {
+		// The columns' lengths are known: made at once, they are not
+		// regrown (which at 10^7 subjects held twice a column's memory
+		// while its values were copied into the larger array).
+		rows := spec.Subjects * spec.Obs
+		ids, tcol, ycol = make([]string, 0, rows), make([]float64, 0, rows), make([]float64, 0, rows)
+		for k := range xcols {
+			xcols[k] = make([]float64, 0, rows)
+		}
+		if spec.Family == "binomial" {
+			tcnt, fcol = make([]float64, 0, rows), make([]float64, 0, rows)
+		}
 	}
 	z := make([]float64, r)
 	x := make([]float64, nx)

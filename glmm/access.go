@@ -72,6 +72,15 @@ func (mod *Model) Dispersion() (int, bool) {
 	return mod.p + NumOmega(mod.r), true
 }
 
+// DataRow returns the row of the data given to New that is stored row k,
+// Perm()[k], without making Perm's identity for data given in order.
+func (mod *Model) DataRow(k int) int {
+	if mod.perm == nil {
+		return k
+	}
+	return mod.perm[k]
+}
+
 // Perm returns the storage order of the observations: stored row k (rows are
 // stored subject by subject) is row Perm()[k] of the data given to New. The
 // slice must not be modified. For data given grouped by subject in order

@@ -581,6 +581,17 @@ func TestDenseXKeptInOrder(t *testing.T) {
 			t.Fatalf("rows in order: Perm()[%d] = %d", k, v)
 		}
 	}
+	// DataRow reads Perm without making it.
+	for _, m := range []*glmm.Model{grouped, interleaved} {
+		for k, v := range m.Perm() {
+			if got := m.DataRow(k); got != v {
+				t.Fatalf("DataRow(%d) = %d, Perm()[%d] = %d", k, got, k, v)
+			}
+		}
+	}
+	if a := testing.AllocsPerRun(10, func() { grouped.DataRow(3) }); a != 0 {
+		t.Errorf("DataRow allocated %v times", a)
+	}
 	if msg := sameLocal(rng, grouped, interleaved); msg != "" {
 		t.Errorf("rows in order and interleaved: %s", msg)
 	}

@@ -219,7 +219,6 @@ func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
 		hw: make([]float64, nobs), qw: make([]float64, nobs),
 		a: make([]float64, n*r*r), commonWM: make([]float64, n),
 	}
-	perm := m.Perm()
 	t.unit = t.fam == glmm.Bernoulli && t.link == glmm.CanonicalLink
 	for i := range n {
 		lo, hi := m.SubjectRows(i)
@@ -237,9 +236,9 @@ func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
 			k := lo + j
 			var e float64
 			if o.eta != nil {
-				e = o.eta[perm[k]]
+				e = o.eta[m.DataRow(k)]
 				if math.IsNaN(e) || math.IsInf(e, 0) {
-					return nil, fmt.Errorf("rvb: expansion point of data row %d is %v", perm[k]+1, e)
+					return nil, fmt.Errorf("rvb: expansion point of data row %d is %v", m.DataRow(k)+1, e)
 				}
 			} else {
 				e = DefaultExpansion(t.fam, y[j], tr[j])
@@ -376,7 +375,6 @@ func shareStartOf(pool *parallel.Pool, c parallel.Carrier, lo, hi int, m *glmm.M
 func startEta(m *glmm.Model, theta []float64) []float64 {
 	n, r, _ := m.Dims()
 	eta := make([]float64, m.NumObs())
-	perm := m.Perm()
 	buf := make([]float64, m.MaxSubjectObs())
 	ws := m.NewWorkspace()
 	for i := range n {
@@ -389,7 +387,7 @@ func startEta(m *glmm.Model, theta []float64) []float64 {
 			for a, za := range z[j*r : j*r+r] {
 				v += za * b[a]
 			}
-			eta[perm[lo+j]] = v
+			eta[m.DataRow(lo+j)] = v
 		}
 	}
 	return eta

@@ -40,6 +40,10 @@ type base struct {
 	firstChunk, allChunks int
 	dAll                  int
 
+	// scratch, when not nil, is a buffer of lambda's length that the start
+	// may use before Fit fills it (see initMode).
+	scratch []float64
+
 	// Vectors of length d.
 	z, theta, grad, v, tmp []float64
 
@@ -100,6 +104,7 @@ func newBase(t Target, set Settings, pool *parallel.Pool, sh *shard, factorLen, 
 }
 
 func (b *base) lambda() []float64 { return b.lam }
+func (b *base) lend(s []float64)  { b.scratch = s }
 func (b *base) kinds() []uint8    { return b.kind }
 
 // stepBlocks returns the blocks of the step rules' passes, one per chunk.

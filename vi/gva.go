@@ -26,7 +26,7 @@ type gva struct {
 	// Fisher map arguments.
 	fsrc, fdst []float64
 
-	fv []float64 // (T T')^-1 a_mu in progress
+	fv []float64 // (T T')^-1 a_mu in progress; made on the first fisher
 
 	vs *vognState // VOGN's state, made on first use
 
@@ -46,7 +46,6 @@ func newGVA(t Target, set Settings, pool *parallel.Pool, sh *shard) *gva {
 	f := &gva{base: newBase(t, set, pool, sh, arrowhead.Len(n, r, g), stride)}
 	f.t = arrowhead.Wrap(n, r, g, f.lam[f.d:])
 	f.tz = make([]float64, g)
-	f.fv = make([]float64, f.d)
 	f.labelFactor(f.t.DiagIndices())
 	f.passDraw = f.drawPass
 	f.passSolve = f.solvePass
@@ -79,7 +78,7 @@ func (f *gva) init(ctx context.Context, how Init) error {
 	clear(f.lam[:f.d])
 	f.t.SetIdentity(math.Sqrt(float64(max(1, f.nobs))))
 	if how == InitMode {
-		return initMode(f.base, func(_ []float64, t *arrowhead.Factor) error {
+		return initMode(f.base, false, func(_ []float64, t *arrowhead.Factor) error {
 			f.t.CopyFrom(t)
 			f.t.ClearUnlisted(0, f.n, f.t.Data())
 			return nil
@@ -190,6 +189,11 @@ func (f *gva) estimate(iter uint64, nat, euc []float64, noEntropy bool) (float64
 func (f *gva) fisher(src, dst []float64) error {
 	f.fsrc, f.fdst = src, dst
 	d := f.d
+	if f.fv == nil {
+		// Only the rules that step along Euclidean gradients map them:
+		// Snngm's fits never hold it.
+		f.fv = make([]float64, d)
+	}
 	if err := f.reduceG(f.pool.Run(f.chunks.Len(), f.passFisher1)); err != nil {
 		return err
 	}

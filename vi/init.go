@@ -57,18 +57,42 @@ type Starter interface {
 }
 
 // initMode starts the mean and the factor from the target's Starter, if it
-// has one. The precision S is passed to set both as given (in arrowhead
-// form) and factorised, S = T T'; each family takes what it can represent.
-func initMode(b *base, set func(s []float64, t *arrowhead.Factor) error) error {
+// has one. The precision S is passed to set factorised, S = T T', and, if
+// diag, its diagonal blocks as given: s holds each subject's packed lower
+// triangle of S_i, then that of S_g (n*r(r+1)/2 + G(G+1)/2 values; nil
+// without diag). Each family takes what it can represent. T is factorised in
+// b.scratch when that holds arrowhead.Len(n, r, g) values (Fit lends it
+// the buffer of the last good state, which it fills after the start), so
+// that the start leaves no factor-sized garbage behind.
+func initMode(b *base, diag bool, set func(s []float64, t *arrowhead.Factor) error) error {
 	start := starterOf(b.target, b.ch, b.chunks.Size)
 	if start == nil {
 		return nil
 	}
-	t := arrowhead.New(b.n, b.r, b.g)
+	var t *arrowhead.Factor
+	if size := arrowhead.Len(b.n, b.r, b.g); len(b.scratch) >= size {
+		t = arrowhead.Wrap(b.n, b.r, b.g, b.scratch[:size:size])
+		clear(t.Data())
+	} else {
+		t = arrowhead.New(b.n, b.r, b.g)
+	}
 	if err := start(b.pool, b.lam[:b.d], t.Data()); err != nil {
 		return fmt.Errorf("vi: initialisation: %w", err)
 	}
-	prec := append([]float64(nil), t.Data()...)
+	var prec []float64
+	if diag {
+		// The diagonal blocks alone: S_gi, G×r values a subject, is what
+		// the factorisation overwrites that the block-diagonal family
+		// never reads.
+		tri := b.r * (b.r + 1) / 2
+		stride := tri + b.g*b.r
+		data := t.Data()
+		prec = make([]float64, b.n*tri+len(data)-b.n*stride)
+		for i := range b.n {
+			copy(prec[i*tri:(i+1)*tri], data[i*stride:])
+		}
+		copy(prec[b.n*tri:], data[b.n*stride:])
+	}
 	// In a group, this process's failures join the sum below, so that all
 	// processes fail together.
 	var err error

@@ -91,6 +91,11 @@ type Result struct {
 	// Factor is the compressed factor: arrowhead.Factor data for GVA
 	// (precision Cholesky factor), blockdiag.Factor data for RVB
 	// (covariance Cholesky factor).
+	//
+	// Mu and Factor are the fit's own state, not copies of it: they share
+	// one array (Factor follows Mu in it, and Mu's capacity ends at its
+	// length, so that appending to Mu copies it), which belongs to the
+	// Result once Fit returns.
 	Factor []float64
 
 	// LowerBound is the final estimate of the evidence lower bound, with

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/posterior"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
@@ -76,7 +78,7 @@ func simSeed(m model, n int) uint64 { return 1_000_003*m.Index + uint64(n) }
 type job struct {
 	Model     string        `json:"model,omitempty"`
 	N         int           `json:"n,omitempty"`
-	Method    string        `json:"method,omitempty"` // gva or rvb
+	Method    string        `json:"method,omitempty"` // gva, rvb or rvb-start
 	File      string        `json:"file,omitempty"`
 	Workers   int           `json:"workers"`
 	Seed      uint64        `json:"seed"`
@@ -89,6 +91,9 @@ type job struct {
 	Refine     int     `json:"refine,omitempty"`
 	Patience   int     `json:"patience,omitempty"`
 	Window     int     `json:"window,omitempty"`
+	// Batch, when not zero, fits an RVB method by stochastic updates over
+	// minibatches of Batch subjects (vi.Stochastic).
+	Batch int `json:"batch,omitempty"`
 	// Profile is the path prefix of the child's CPU and heap profiles, or
 	// "" for none.
 	Profile string `json:"profile,omitempty"`
@@ -96,7 +101,7 @@ type job struct {
 
 // outcome is what a child reports back.
 type outcome struct {
-	Method     string  `json:"method"` // gva, rvb1 or rvb2
+	Method     string  `json:"method"` // gva, rvb1, rvb2 or rvb1-start, with -batchN for stochastic updates
 	N          int     `json:"n"`
 	P          int     `json:"p"`
 	R          int     `json:"r"`
@@ -247,10 +252,14 @@ func build(src string, fr *datasets.Frame, fam glmm.Family) (*glmm.Model, float6
 	if err != nil {
 		return nil, 0, err
 	}
-	d, err := formula.Build(f, fr, formula.Options{Family: fam})
+	// As glmmfit: the design takes the frame's covariates, frees the rest
+	// of the data as it codes them, and drops its own copy of the data
+	// once the model is made.
+	d, err := formula.Build(f, fr, formula.Options{Family: fam, Release: true})
 	if err != nil {
 		return nil, 0, err
 	}
+	d.Compact()
 	return d.Model(), time.Since(t0).Seconds(), nil
 }
 
@@ -265,17 +274,39 @@ func fit(j job, mod *glmm.Model, o *outcome, summarize bool) error {
 	set := vi.Settings{Seed: j.Seed, Workers: j.Workers, MaxIter: j.MaxIter, TimeLimit: j.TimeLimit,
 		Tol: j.Tol, FinalDraws: j.FinalDraws, Rule: vi.Snngm{Alpha0: j.Alpha0}, Refine: j.Refine, Patience: j.Patience, Window: j.Window}
 	o.Method = "gva"
-	if j.Method == "rvb" {
+	tTarget := time.Now()
+	switch j.Method {
+	case "rvb":
 		rm := rvb.Default(mod.Family())
 		t, err := rvb.New(mod, rm)
 		if err != nil {
 			return err
 		}
 		target, set.Method, o.Method = t, vi.BlockDiag, rm.String()
+	case "rvb-start":
+		// glmmfit's default for these models: RVB1 expanded about the
+		// linear predictor at the model's start, computed on the fit's
+		// workers.
+		pool := parallel.NewPollingPool(context.Background(), set.WorkersFor(mod))
+		t, err := rvb.NewAtStart(pool, mod, rvb.RVB1)
+		pool.Close()
+		if err != nil {
+			return err
+		}
+		target, set.Method, o.Method = t, vi.BlockDiag, "rvb1-start"
+	}
+	// rvb-start's start is part of the setup.
+	o.SecBuild += time.Since(tTarget).Seconds()
+	if j.Batch > 0 {
+		// Stochastic updates over minibatches of subjects, with their own
+		// step schedule (no step rule).
+		set.Stochastic.Batch, set.Rule = j.Batch, nil
+		o.Method += "-batch" + strconv.Itoa(j.Batch)
 	}
 	// The frame and the formula's design are garbage now: measure what the
-	// fit starts from.
-	runtime.GC()
+	// fit starts from, what is free returned to the operating system as
+	// glmmfit does.
+	debug.FreeOSMemory()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	o.HeapSetup = ms.HeapAlloc

@@ -10,7 +10,7 @@
 //
 //	go run ./benchmarks/scaling -out DIR [-quick] [-n 1000,10000,100000,1000000]
 //	    [-models bernoulli-ri,poisson-ris] [-methods gva,rvb] [-workers 1,2]
-//	    [-seed 1] [-max-iter 0] [-time-limit 0] [-profile DIR] [-resume] [-reps 1]
+//	    [-seed 1] [-max-iter 0] [-time-limit 0] [-batch 0] [-profile DIR] [-resume] [-reps 1]
 //	go run ./benchmarks/scaling -out DIR -logit DATADIR [-quick] [-glmer FILE]
 //
 // Every fit uses vi's default settings unless the experiment flags -tol,
@@ -31,7 +31,11 @@
 //	               beta = (0.5, -0.5, 0.25, -0.25), sd (0.5, 0.4), corr -0.25
 //
 // Methods: gva is vi.GVA on the glmm model; rvb is vi.BlockDiag on the rvb target
-// of rvb.Default(family) (RVB2 for Bernoulli, RVB1 for Poisson).
+// of rvb.Default(family) (RVB2 for Bernoulli, RVB1 for Poisson); rvb-start
+// is vi.BlockDiag on RVB1 expanded at the model's start (rvb.NewAtStart,
+// glmmfit's default for both models), whose start is computed before the
+// fit (in sec_setup). With -batch the RVB methods fit by stochastic updates
+// over minibatches of subjects (vi.Stochastic).
 //
 // Every fit runs in a child process (the program re-executes itself with a
 // hidden flag) so that the peak resident set size, the child's rusage
@@ -59,7 +63,8 @@
 //	cpu_fit           the CPU time (user and system) of the child during
 //	                  vi.Fit: at most workers x sec_fit; less when other
 //	                  jobs share the cores
-//	sec_setup         simulating the data and building the model
+//	sec_setup         simulating the data and building the model (and
+//	                  rvb-start's start)
 //	lower_bound, lower_bound_se, max_abs_beta_err (posterior means against
 //	the truth), beta_covered (how many of the p 95% intervals cover the
 //	truth), peak_rss_mb (the child's Maxrss), setup_rss_mb (the child's peak
@@ -121,7 +126,7 @@ func main() {
 	quick := flag.Bool("quick", false, "a CI-sized run: n = 1000 and 10000 (the first logit file only with -logit)")
 	nFlag := flag.String("n", "1000,10000,100000,1000000", "comma-separated numbers of subjects")
 	modelsFlag := flag.String("models", "bernoulli-ri,poisson-ris", "comma-separated models: bernoulli-ri, poisson-ris")
-	methodsFlag := flag.String("methods", "gva,rvb", "comma-separated methods: gva, rvb")
+	methodsFlag := flag.String("methods", "gva,rvb", "comma-separated methods: gva, rvb, rvb-start")
 	workersFlag := flag.String("workers", "1,2", "comma-separated worker counts")
 	var tune job
 	flag.Uint64Var(&tune.Seed, "seed", 1, "seed of the fits")
@@ -133,6 +138,7 @@ func main() {
 	flag.IntVar(&tune.Refine, "refine", 0, "experiment: vi Settings.Refine (0: the default, negative: none)")
 	flag.IntVar(&tune.Patience, "patience", 0, "experiment: vi Settings.Patience (0: the default)")
 	flag.IntVar(&tune.Window, "window", 0, "experiment: vi Settings.Window (0: the default)")
+	flag.IntVar(&tune.Batch, "batch", 0, "RVB methods: stochastic updates over minibatches of this many subjects (vi.Stochastic; 0: the full batch)")
 	profile := flag.String("profile", "", "directory for CPU and heap profiles of every child")
 	logitDir := flag.String("logit", "", "run the logistic comparison on the sim_logit files in this directory")
 	glmerFile := flag.String("glmer", "", "glmer estimates (default: glmer_estimates.csv next to this program's source, found from the working directory)")
@@ -193,8 +199,11 @@ func main() {
 	}
 	methods := benchio.List(*methodsFlag)
 	for _, m := range methods {
-		if m != "gva" && m != "rvb" {
-			log.Fatalf("unknown method %q (gva or rvb)", m)
+		if m != "gva" && m != "rvb" && m != "rvb-start" {
+			log.Fatalf("unknown method %q (gva, rvb or rvb-start)", m)
+		}
+		if m == "gva" && tune.Batch > 0 {
+			log.Fatal("-batch needs an RVB method (rvb or rvb-start)")
 		}
 	}
 	cfg := scalingConfig{

@@ -161,10 +161,17 @@ func readScaling(path string) ([]result, error) {
 }
 
 // sameCase reports whether r is the fit of model m, n subjects, method
-// (gva or rvb) and w workers.
-func sameCase(r result, m model, n int, method string, w int) bool {
-	rm := r.o.Method
-	if strings.HasPrefix(rm, "rvb") {
+// (gva, rvb or rvb-start; the fit's own name says which RVB), minibatch
+// size batch (0 for the full batch) and w workers.
+func sameCase(r result, m model, n int, method string, batch, w int) bool {
+	rm, rb, _ := strings.Cut(r.o.Method, "-batch")
+	if (batch == 0 && rb != "") || (batch > 0 && rb != strconv.Itoa(batch)) {
+		return false
+	}
+	switch {
+	case strings.HasPrefix(rm, "rvb1-start"):
+		rm = "rvb-start"
+	case strings.HasPrefix(rm, "rvb"):
 		rm = "rvb"
 	}
 	return r.model.Name == m.Name && r.o.N == n && rm == method && r.workers == w
@@ -203,7 +210,7 @@ func runScaling(cfg scalingConfig) error {
 			for _, method := range cfg.methods {
 				var todo []int
 				for _, w := range cfg.workers {
-					if !slices.ContainsFunc(results, func(r result) bool { return sameCase(r, m, n, method, w) }) {
+					if !slices.ContainsFunc(results, func(r result) bool { return sameCase(r, m, n, method, cfg.settings.Batch, w) }) {
 						todo = append(todo, w)
 					}
 				}

@@ -81,7 +81,7 @@ func TestResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rs) != 1 || !slices.Equal(rs[0].row, row) || rs[0].workers != 2 || rs[0].o.SecPerIter != 1e-3 || !sameCase(rs[0], m, 1000, "rvb", 2) {
+	if len(rs) != 1 || !slices.Equal(rs[0].row, row) || rs[0].workers != 2 || rs[0].o.SecPerIter != 1e-3 || !sameCase(rs[0], m, 1000, "rvb", 0, 2) {
 		t.Errorf("read back %+v", rs)
 	}
 	if covered(o) != 4 {

@@ -23,7 +23,11 @@ import (
 // 157 MB against 242 MB; on Diabetes (p = 46), 161 MB against 247 MB.
 // The constants before the diet (450 and 800) said 5.25 GB at 10^6 and
 // refused 10^7 subjects on a 24 GB machine. The covariance terms grow with
-// r^2.
+// r^2. Since the end of vi.Fit copies nothing (2026-11-27) the peaks are
+// lower still, and the constants stay: benchmarks/memory's whole run at
+// 10^6 peaked at 0.70 GB by GVA and 0.85 GB by the default, and
+// benchmarks/scaling at 10^7 at 7.28 GB by GVA and 8.59 GB by the default
+// (simulated data, no JSON document), where the model says 20.7 GB.
 const (
 	bytesPerObs     = 100
 	bytesPerSubject = 700
