@@ -111,6 +111,10 @@ func TestIterationsAllocateNothing(t *testing.T) {
 // state, besides. The Result holds the state itself: Factor follows Mu in
 // one array, and Mu's capacity ends at its length.
 func TestFitMemory(t *testing.T) {
+	if testing.Short() {
+		// CI's race run is short: the race detector allocates too.
+		t.Skip("counts allocations; skipped with -short")
+	}
 	m := simModel(t, "bernoulli", 3000, [][]float64{{1}}, 16)
 	n, r, g := m.Dims()
 	lambdaBytes := 8 * float64(n*r+g+n*(r*(r+1)/2+g*r)+g*(g+1)/2)
@@ -144,6 +148,10 @@ func TestFitMemory(t *testing.T) {
 // start's precision (arrowhead.Len(n, r, G) values), where with the whole
 // copy and gonum's matrices made for each subject it allocated 19.4 times.
 func TestFitMemoryRVB(t *testing.T) {
+	if testing.Short() {
+		// CI's race run is short: the race detector allocates too.
+		t.Skip("counts allocations; skipped with -short")
+	}
 	m := simModel(t, "bernoulli", 3000, [][]float64{{1}}, 16)
 	rt, err := rvb.New(m, rvb.RVB1)
 	if err != nil {
