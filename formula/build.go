@@ -890,7 +890,7 @@ func withInteractions(f *Formula, fr *datasets.Frame) *datasets.Frame {
 				if k > 0 {
 					b.WriteByte(':')
 				}
-				b.WriteString(label(c, i))
+				b.WriteString(Label(c, i))
 			}
 			lab[i] = b.String()
 		}
@@ -1195,7 +1195,7 @@ func (d *Design) NewCrossed(fr *datasets.Frame) ([][]int, error) {
 		col, _ := fr.Column(cc.group)
 		out[c] = make([]int, len(rows))
 		for k, i := range rows {
-			l, ok := cc.index[label(col, i)]
+			l, ok := cc.index[Label(col, i)]
 			if !ok {
 				l = -1
 			}

@@ -37,7 +37,7 @@ func TestCodesOf(t *testing.T) {
 		lev, code, numeric := codesOf(c.col, c.rows)
 		var want []string
 		for _, i := range c.rows {
-			if s := label(c.col, i); !slices.Contains(want, s) {
+			if s := Label(c.col, i); !slices.Contains(want, s) {
 				want = append(want, s)
 			}
 		}
@@ -61,8 +61,8 @@ func TestCodesOf(t *testing.T) {
 			continue
 		}
 		for k, i := range c.rows {
-			if got := lev[code[k]]; got != label(c.col, i) {
-				t.Errorf("%s: row %d has level %q, want %q", c.name, i, got, label(c.col, i))
+			if got := lev[code[k]]; got != Label(c.col, i) {
+				t.Errorf("%s: row %d has level %q, want %q", c.name, i, got, Label(c.col, i))
 			}
 		}
 		for j, s := range lev {

@@ -43,18 +43,23 @@ type coder struct {
 	center, scale []float64
 }
 
-// label returns the string label of row i of a column used as categorical:
-// the label itself, or the number as R prints it.
-func label(c *datasets.Column, i int) string {
+// Label returns the label of row i of a column used as a factor (a
+// grouping factor or a categorical covariate): the text itself, or the
+// number as R prints it. Levels and subjects are named and matched by it.
+func Label(c *datasets.Column, i int) string {
 	if c.Kind == datasets.Categorical {
 		return c.Str[i]
 	}
-	// Integers in full, as R prints them (1000001, where Go's shortest
-	// 'g' form is 1.000001e+06); other numbers shortest.
-	if v := c.Num[i]; v == math.Trunc(v) && math.Abs(v) < 1e21 {
+	return numberLabel(c.Num[i])
+}
+
+// numberLabel returns v as R prints it: integers in full (1000001, where
+// Go's shortest 'g' form is 1.000001e+06), other numbers shortest.
+func numberLabel(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e21 {
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
-	return strconv.FormatFloat(c.Num[i], 'g', -1, 64)
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 // levelOrder returns the order in which R sorts the distinct labels lev
@@ -142,7 +147,7 @@ func codesOf(c *datasets.Column, rows []int) (lev []string, code []int, numeric 
 	}
 	lev = make([]string, len(distinct))
 	for j, i := range distinct {
-		lev[j] = label(c, i)
+		lev[j] = Label(c, i)
 	}
 	ord, numeric := levelOrder(lev)
 	if slices.IsSortedFunc(ord, cmp.Compare) {
@@ -374,7 +379,7 @@ func (b bound) values(i int, rv *rowValues) error {
 	for k, vc := range b.c.vars {
 		col := b.cols[k]
 		if vc.cat {
-			s := label(col, i)
+			s := Label(col, i)
 			l, ok := vc.index[s]
 			if !ok {
 				return &DataError{Token: vc.v.label, Pos: vc.v.pos, Column: vc.v.col, Row: i + 1,

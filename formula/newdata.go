@@ -55,7 +55,7 @@ func (d *Design) NewData(fr *datasets.Frame) (X, Z mat.Matrix, group []int, know
 	group = make([]int, len(rows))
 	known = make([]bool, len(rows))
 	for k, i := range rows {
-		g, ok := d.groupIndex(label(gc, i))
+		g, ok := d.groupIndex(Label(gc, i))
 		if !ok {
 			g = -1
 		}

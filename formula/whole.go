@@ -489,7 +489,7 @@ func (w *Whole) Keep(lo, hi int) func(field string, missing bool) bool {
 			if err != nil {
 				return false
 			}
-			s = label(datasets.NewNumeric("", []float64{v}), 0)
+			s = numberLabel(v)
 		}
 		k, ok := levelIndex(w.groupLevels, w.gnumeric, s)
 		return ok && lo <= k && k < hi
@@ -527,7 +527,7 @@ func buildPart(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	keep := rows[:0] // rows, filtered in place
 	group := make([]int, 0, len(rows))
 	for _, i := range rows {
-		s := label(gcol, i)
+		s := Label(gcol, i)
 		k, ok := levelIndex(w.groupLevels, w.gnumeric, s)
 		if !ok {
 			return nil, &DataError{Token: w.group, Pos: w.rnd.groupPos, Column: w.group, Row: i + 1,

@@ -26,20 +26,8 @@ func slopeModels(t *testing.T) []struct {
 } {
 	t.Helper()
 	build := func(family string, fam glmm.Family, recov [][]float64) *glmm.Model {
-		fr, truth, err := datasets.Simulate(datasets.SimSpec{Family: family, Subjects: 40, Obs: 6,
-			Beta: []float64{-0.5, 0.3}, RECov: recov, Seed: 5})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := formula.Parse(truth.Formula)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := formula.Build(f, fr, formula.Options{Family: fam})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d.Model()
+		return simulated(t, datasets.SimSpec{Family: family, Subjects: 40, Obs: 6,
+			Beta: []float64{-0.5, 0.3}, RECov: recov, Seed: 5}, fam)
 	}
 	return []struct {
 		name  string
@@ -49,6 +37,25 @@ func slopeModels(t *testing.T) []struct {
 		{"bernoulli intercept", build("bernoulli", glmm.Bernoulli, [][]float64{{4}}), []float64{-0.4, 0.2, -0.6}},
 		{"poisson slope", build("poisson", glmm.Poisson, [][]float64{{0.5, 0.1}, {0.1, 0.3}}), []float64{-0.4, 0.2, 0.3, 0.1, -0.2}},
 	}
+}
+
+// simulated returns the model of data simulated by spec, fitted with the
+// family fam.
+func simulated(t *testing.T, spec datasets.SimSpec, fam glmm.Family) *glmm.Model {
+	t.Helper()
+	fr, truth, err := datasets.Simulate(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := formula.Parse(truth.Formula)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := formula.Build(f, fr, formula.Options{Family: fam})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Model()
 }
 
 // adapted returns an Integrator of m on one worker, adapted at thetaG.
@@ -203,20 +210,8 @@ func TestIntegratorSlopesValues(t *testing.T) {
 // log p(y | theta_g) by the straight grid at 1e-7 nats, at Adapt's theta_g
 // and away from it; at 1e-7 both grids agree.
 func TestIntegratorBentGrid(t *testing.T) {
-	fr, truth, err := datasets.Simulate(datasets.SimSpec{Family: "bernoulli", Subjects: 150, Obs: 7,
-		Beta: []float64{-2, -0.4}, RECov: [][]float64{{16}}, Seed: 12})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := formula.Parse(truth.Formula)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := formula.Build(f, fr, formula.Options{Family: glmm.Bernoulli})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := d.Model()
+	m := simulated(t, datasets.SimSpec{Family: "bernoulli", Subjects: 150, Obs: 7,
+		Beta: []float64{-2, -0.4}, RECov: [][]float64{{16}}, Seed: 12}, glmm.Bernoulli)
 	at := []float64{-2, -0.4, -math.Log(4)}
 	thetas := [][]float64{at, {-1.7, -0.45, -math.Log(5)}, {-2.3, -0.35, -math.Log(3.2)}}
 	integrate := func(bent bool, tol float64) (vals []float64, points int) {

@@ -271,7 +271,8 @@ func extrapolation(d *formula.Design, X mat.Matrix, in *input) string {
 		in.where(first, ""), names[firstCol], firstVal, firstSDs, far)
 }
 
-// groupLabels returns the grouping factor's value in each row as text.
+// groupLabels returns the grouping factor's value in each row as text,
+// as the fit names its subjects.
 func groupLabels(fr *datasets.Frame, name string) []string {
 	col, ok := fr.Column(name)
 	labels := make([]string, fr.NumRows())
@@ -279,12 +280,8 @@ func groupLabels(fr *datasets.Frame, name string) []string {
 		return labels
 	}
 	for k := range labels {
-		switch {
-		case col.Missing[k]:
-		case col.Kind == datasets.Categorical:
-			labels[k] = col.Str[k]
-		default:
-			labels[k] = strconv.FormatFloat(col.Num[k], 'g', -1, 64)
+		if !col.Missing[k] {
+			labels[k] = formula.Label(col, k)
 		}
 	}
 	return labels

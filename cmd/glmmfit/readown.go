@@ -9,11 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strconv"
 	"strings"
 
 	"github.com/sparsevi/sparsevi/datasets"
@@ -209,7 +207,7 @@ func (c *csvFile) subjectFiles(fr *datasets.Frame, lines *datasets.Lines) error 
 		if col.Missing[i] {
 			continue
 		}
-		s := groupLabel(col, i)
+		s := formula.Label(col, i)
 		k := c.cur.fileOf(lines.Line(i))
 		if prev, ok := c.subjectFile[s]; !ok {
 			c.subjectFile[s] = k
@@ -220,18 +218,6 @@ func (c *csvFile) subjectFiles(fr *datasets.Frame, lines *datasets.Lines) error 
 		}
 	}
 	return nil
-}
-
-// groupLabel returns the label of row i of a grouping column as formula
-// reads it: the text, or the number written in full.
-func groupLabel(col *datasets.Column, i int) string {
-	if col.Kind == datasets.Categorical {
-		return col.Str[i]
-	}
-	if v := col.Num[i]; v == math.Trunc(v) && math.Abs(v) < 1e21 {
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	}
-	return strconv.FormatFloat(col.Num[i], 'g', -1, 64)
 }
 
 // scanError rewrites an error of formula.Scan to name the file's line.
