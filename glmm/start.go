@@ -60,7 +60,10 @@ const StartChunk = parallel.DefaultChunkSize
 // the global ones, bit for bit as Start would; the other subjects' are
 // left zero. lo must be a multiple of StartChunk, and so must hi unless it
 // is the number of subjects. Models with crossed factors are not shared.
-// Every process must call it together.
+// Every process must call it together. A process whose start fails (its
+// pool's context ended, say) stops the others at their next sum: they
+// return a *parallel.ProcessError, or parallel.ErrProcessStopped after a
+// cancellation.
 func (mod *Model) StartShare(pool *parallel.Pool, c parallel.Carrier, lo, hi int, theta, prec []float64) error {
 	n, _, _ := mod.Dims()
 	if lo < 0 || lo > hi || hi > n || lo%StartChunk != 0 || (hi%StartChunk != 0 && hi != n) || (c == nil && (lo != 0 || hi != n)) {
@@ -78,7 +81,8 @@ func (mod *Model) StartShare(pool *parallel.Pool, c parallel.Carrier, lo, hi int
 // model, to the bits Start of the whole model gives these subjects and the
 // global block. Every process but the last must hold a multiple of
 // StartChunk subjects. Models with crossed factors are not shared. Every
-// process must call it together.
+// process must call it together; one whose start fails stops the others,
+// as in StartShare.
 func (mod *Model) StartGroup(pool *parallel.Pool, c parallel.Carrier, theta, prec []float64) error {
 	n, _, _ := mod.Dims()
 	return mod.startOver(pool, c, 0, n, c != nil, theta, prec)
@@ -90,15 +94,29 @@ func (mod *Model) StartGroup(pool *parallel.Pool, c parallel.Carrier, theta, pre
 // too.
 func (mod *Model) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int, part bool, theta, prec []float64) error {
 	n, r, g := mod.Dims()
-	p := mod.p
 	if len(theta) != n*r+g || len(prec) != arrowhead.Len(n, r, g) {
 		panic("glmm: bad length in Start")
 	}
-	if c != nil && mod.cross != nil {
+	if c == nil {
+		return mod.startRelay(pool, nil, lo, hi, part, theta, prec)
+	}
+	// A process whose start fails (a cancellation, a time limit) tells the
+	// others at their next sum, where they stop too, rather than leaving
+	// them waiting for it.
+	relay := parallel.NewRelay(c)
+	return relay.Close(mod.startRelay(pool, relay, lo, hi, part, theta, prec))
+}
+
+// startRelay is startOver with the sums carried by relay (nil for one
+// process).
+func (mod *Model) startRelay(pool *parallel.Pool, relay *parallel.Relay, lo, hi int, part bool, theta, prec []float64) error {
+	n, r, g := mod.Dims()
+	p := mod.p
+	if relay != nil && mod.cross != nil {
 		return errors.New("glmm: a start shared among processes of a model with crossed factors")
 	}
 	clear(theta)
-	st := &starter{mod: mod, pool: pool, chunks: parallel.NewChunking(n, StartChunk), carrier: c,
+	st := &starter{mod: mod, pool: pool, chunks: parallel.NewChunking(n, StartChunk), relay: relay,
 		lo: lo, hi: hi, k0: lo / StartChunk, k1: (hi + StartChunk - 1) / StartChunk, part: part, total: n}
 	if part {
 		total, err := st.carry(1, func(acc []float64) { acc[0] += float64(n) })
@@ -513,7 +531,6 @@ func (st *starter) updatePsi() error {
 	return nil
 }
 
-// starter holds Start's state.
 // each runs fn on every chunk of subjects on the starter's pool.
 func (st *starter) each(fn func(chunk, lo, hi int) error) error {
 	return st.pool.Run(st.k1-st.k0, func(j int) error {
@@ -525,31 +542,28 @@ func (st *starter) each(fn func(chunk, lo, hi int) error) error {
 
 // carry returns a sum of width values over the subjects: local adds this
 // process's subjects' terms, in order, to the sums of the processes before
-// it, which the carrier passes on; every process gets the total.
+// it, which the relay passes on; every process gets the total.
 func (st *starter) carry(width int, local func(acc []float64)) ([]float64, error) {
 	acc := make([]float64, width)
-	if st.carrier == nil {
+	if st.relay == nil {
 		local(acc)
 		return acc, nil
 	}
-	if err := st.carrier.Receive(acc); err != nil {
-		return nil, err
-	}
-	local(acc)
-	if err := st.carrier.Pass(acc); err != nil {
+	if err := st.relay.Carry(acc, local); err != nil {
 		return nil, err
 	}
 	return acc, nil
 }
 
+// starter holds Start's state.
 type starter struct {
 	mod    *Model
 	pool   *parallel.Pool
 	chunks parallel.Chunking
-	// This process's subjects [lo, hi) and chunks [k0, k1); the carrier
+	// This process's subjects [lo, hi) and chunks [k0, k1); the relay
 	// passes sums between the processes (nil for one).
 	lo, hi, k0, k1 int
-	carrier        parallel.Carrier
+	relay          *parallel.Relay
 	// part says that the model holds this process's subjects alone (see
 	// StartGroup); total is the number of subjects of all the processes.
 	part  bool

@@ -117,3 +117,17 @@ func wholeStart(t *testing.T, d *simshare.Data) (m *glmm.Model, theta, prec []fl
 	}
 	return m, theta, prec
 }
+
+// TestStartShareStopped cancels one process's pool before a start shared
+// by three goroutine processes and asks that all of them return, whether
+// the cancelled process stops before the first sum (StartShare) or after
+// it (StartGroup, whose first sum is the number of subjects).
+func TestStartShareStopped(t *testing.T) {
+	d := simshare.New(glmm.Bernoulli, 2*glmm.StartChunk+100, 3)
+	simshare.CheckStopped(t, d.N, func(part bool, lo, hi int, _ *simshare.Group) (simshare.Starter, error) {
+		if part {
+			return d.Model(lo, hi)
+		}
+		return d.Model(0, d.N)
+	})
+}

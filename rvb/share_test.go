@@ -218,3 +218,27 @@ func TestSummarizeGroup(t *testing.T) {
 		t.Logf("%v: %d draws, largest relative error %.3f", method, want.Draws, want.MaxRelMCSE)
 	}
 }
+
+// TestShareAtStartStopped builds the Targets of three goroutine processes
+// together, then cancels one process's pool before their shared
+// StartGroup or StartShare, whose Schur complement passes the global block
+// from process to process, and asks that all of them return.
+func TestShareAtStartStopped(t *testing.T) {
+	d := simshare.New(glmm.Poisson, 2*glmm.StartChunk+90, 5)
+	simshare.CheckStopped(t, d.N, func(part bool, lo, hi int, grp *simshare.Group) (simshare.Starter, error) {
+		pool := parallel.NewPool(context.Background(), 1)
+		defer pool.Close()
+		if part {
+			own, err := d.Model(lo, hi)
+			if err != nil {
+				return nil, err
+			}
+			return NewGroupAtStart(pool, grp, own, RVB1)
+		}
+		whole, err := d.Model(0, d.N)
+		if err != nil {
+			return nil, err
+		}
+		return NewShareAtStart(pool, grp, lo, hi, whole, RVB1)
+	})
+}

@@ -138,7 +138,10 @@ func (t *Target) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int, 
 	var failed error
 	for i := lo; i < hi && acc[0] == 0; i++ {
 		if err := ctx.Err(); err != nil {
-			return err
+			// Passed on below, as a failure, so that the others do not
+			// wait for this process's sum.
+			failed = err
+			break
 		}
 		small.UnpackSym(r, ps.Local(i), si)
 		if !small.Chol(r, si, rf) {
@@ -204,19 +207,26 @@ func (t *Target) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int, 
 		return failed
 	}
 	if c != nil {
-		if failed != nil && acc[0] == 0 {
-			acc[0] = 1
+		// acc[0] is 2 if a process stopped, else 1 if one failed.
+		if failed != nil {
+			flag := 1.0
+			if ctx.Err() != nil {
+				flag = 2
+			}
+			acc[0] = max(acc[0], flag)
 		}
 		copy(acc[1:], sg)
 		if err := c.Pass(acc); err != nil {
 			return err
 		}
 		copy(sg, acc[1:])
-		if acc[0] != 0 {
-			if failed == nil {
-				failed = errors.New("rvb: start: the start failed in another process")
-			}
+		switch {
+		case failed != nil:
 			return failed
+		case acc[0] == 2:
+			return fmt.Errorf("rvb: start: %w", parallel.ErrProcessStopped)
+		case acc[0] != 0:
+			return errors.New("rvb: start: the start failed in another process")
 		}
 	}
 	return t.startGlobal(pool, c, lo, hi, place, theta, prec)

@@ -170,7 +170,8 @@ func fatal(err error) bool {
 
 // stopped reports whether the error ends a fit as a cancellation.
 func stopped(err error) bool {
-	return errors.Is(err, ErrGroupStopped) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(err, ErrGroupStopped) || errors.Is(err, parallel.ErrProcessStopped) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // shard is this process's share of a fit over a Group.

@@ -8,15 +8,19 @@
 package simshare
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/sparsevi/sparsevi/arrowhead"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
 )
 
 // Data is a simulated GLMM: rows grouped by subject, in subject order.
@@ -188,4 +192,71 @@ func CheckStart(t testing.TB, where string, part bool, lo, hi, n, r, g int, thet
 	copy(allPrec[lo*stride:hi*stride], prec[:m*stride])
 	copy(allPrec[n*stride:], prec[m*stride:])
 	CheckStartShare(t, where, lo, hi, n, r, g, all, allPrec, wantTheta, wantPrec)
+}
+
+// A Starter is a start that processes share: glmm.Model's, rvb.Target's.
+type Starter interface {
+	Dims() (n, r, g int)
+	StartShare(pool *parallel.Pool, c parallel.Carrier, lo, hi int, theta, prec []float64) error
+	StartGroup(pool *parallel.Pool, c parallel.Carrier, theta, prec []float64) error
+}
+
+// CheckStopped starts, in three goroutine processes that share the n
+// subjects split at glmm.StartChunk and twice it, the Starters that build
+// returns, one process's pool cancelled, and asks that every process
+// returns: the cancelled one with its context's error, the others with
+// parallel.ErrProcessStopped. It does so with part false (each process
+// holds the whole model and starts its subjects [lo, hi): StartShare) and
+// true (it holds those subjects alone: StartGroup), each process cancelled
+// in turn. A process left waiting for a sum fails the test by go test's
+// timeout.
+func CheckStopped(t testing.TB, n int, build func(part bool, lo, hi int, grp *Group) (Starter, error)) {
+	t.Helper()
+	c := glmm.StartChunk
+	bounds := []int{0, c, 2 * c, n}
+	size := len(bounds) - 1
+	for _, part := range []bool{false, true} {
+		for stop := range size {
+			errs := make([]error, size)
+			var wg sync.WaitGroup
+			for k, grp := range NewGroups(size) {
+				wg.Go(func() {
+					errs[k] = startStopped(part, k == stop, bounds[k], bounds[k+1], grp, build)
+				})
+			}
+			wg.Wait()
+			for k, err := range errs {
+				want := parallel.ErrProcessStopped
+				if k == stop {
+					want = context.Canceled
+				}
+				if !errors.Is(err, want) {
+					t.Errorf("part %v, process %d stopped: process %d returned %v, want %v", part, stop, k, err, want)
+				}
+			}
+		}
+	}
+}
+
+// startStopped builds a process's Starter and starts it on a pool whose
+// context is cancelled if stop.
+func startStopped(part, stop bool, lo, hi int, grp *Group, build func(part bool, lo, hi int, grp *Group) (Starter, error)) error {
+	s, err := build(part, lo, hi, grp)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if stop {
+		cancel()
+	}
+	pool := parallel.NewPool(ctx, 1)
+	defer pool.Close()
+	n, r, g := s.Dims()
+	theta := make([]float64, n*r+g)
+	prec := make([]float64, arrowhead.Len(n, r, g))
+	if part {
+		return s.StartGroup(pool, grp, theta, prec)
+	}
+	return s.StartShare(pool, grp, lo, hi, theta, prec)
 }

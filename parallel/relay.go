@@ -1,0 +1,125 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package parallel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// A Relay carries the sums of a computation that several processes share
+// through a Carrier, and keeps a failure in one process from leaving the
+// others waiting for a sum it will never pass on. Before each sum the
+// processes exchange a header of three values: whether one of them has
+// failed or stopped, and which. A process whose computation fails between
+// two sums does not know how wide the next sum is, so it joins the next
+// header alone, through Close, and all the processes end together there.
+//
+// Every process calls Carry for the same sums in the same order and Close
+// once at the end, with its own error or nil.
+type Relay struct {
+	c    Carrier
+	head [relayHead]float64
+	// err is the failure all the processes agreed on at a header, or the
+	// Carrier's own failure; either ends the relay without Close's header.
+	err error
+}
+
+// Slots of a Relay's header.
+const (
+	relayFailed = iota // 1 + the first process whose computation failed, or 0
+	relayStop          // 1 if a process stopped: its context ended
+	relayCount         // the processes that have added to the header
+	relayHead
+)
+
+// NewRelay returns a Relay over c.
+func NewRelay(c Carrier) *Relay { return &Relay{c: c} }
+
+// A ProcessError reports that the computation of another process of a
+// Relay failed; that process's own error says why.
+type ProcessError struct {
+	Process int // the first failed process, in the Carrier's order
+}
+
+func (e *ProcessError) Error() string {
+	return fmt.Sprintf("parallel: process %d of the group failed", e.Process)
+}
+
+// ErrProcessStopped is the error of a Relay that another process stopped:
+// its context was cancelled or its deadline passed.
+var ErrProcessStopped = errors.New("parallel: another process of the group stopped")
+
+// Carry sets acc to the sum over the processes: the running sums of the
+// processes before this one are received into acc, local adds this
+// process's terms, and the sums are passed on, so that every process ends
+// with the last one's. It returns an error, leaving acc as it is, if a
+// process failed or stopped before this sum, or if the Carrier failed.
+func (r *Relay) Carry(acc []float64, local func(acc []float64)) error {
+	if err := r.header(nil); err != nil {
+		return err
+	}
+	if err := r.c.Receive(acc); err != nil {
+		r.err = err
+		return err
+	}
+	local(acc)
+	if err := r.c.Pass(acc); err != nil {
+		r.err = err
+		return err
+	}
+	return nil
+}
+
+// Close ends the relay with this process's error, nil if its computation
+// succeeded, and returns the error the process should report: its own if
+// it has one; else a *ProcessError or ErrProcessStopped if another process
+// failed or stopped after the last sum; else nil. Unless the processes
+// already agreed to stop at a sum, Close exchanges one last header, in
+// which a process that failed tells the others.
+func (r *Relay) Close(err error) error {
+	if r.err != nil {
+		if err != nil {
+			return err
+		}
+		return r.err
+	}
+	if herr := r.header(err); err == nil {
+		return herr
+	}
+	return err
+}
+
+// header exchanges a header with this process's error, nil if it has
+// none, and returns the group's: the first failure, or a stop.
+func (r *Relay) header(own error) error {
+	h := r.head[:]
+	clear(h)
+	if err := r.c.Receive(h); err != nil {
+		r.err = err
+		return err
+	}
+	if own != nil {
+		switch {
+		case errors.Is(own, context.Canceled) || errors.Is(own, context.DeadlineExceeded) || errors.Is(own, ErrProcessStopped):
+			h[relayStop] = 1
+		case h[relayFailed] == 0:
+			h[relayFailed] = h[relayCount] + 1
+		}
+	}
+	h[relayCount]++
+	if err := r.c.Pass(h); err != nil {
+		r.err = err
+		return err
+	}
+	switch {
+	case h[relayStop] != 0:
+		r.err = ErrProcessStopped
+	case h[relayFailed] != 0:
+		r.err = &ProcessError{Process: int(h[relayFailed]) - 1}
+	}
+	return r.err
+}

@@ -1,0 +1,115 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package parallel_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/sparsevi/sparsevi/internal/simshare"
+	"github.com/sparsevi/sparsevi/parallel"
+)
+
+// TestRelay runs a computation of four sums, of different widths, in
+// goroutine processes, some of which fail or stop before one of the sums,
+// and asks that every process returns (none waits for a sum that never
+// comes), that the failed process reports its own error and the others
+// the first failed process or the stop, and that the sums taken before
+// the failure are right. A hang fails the test by go test's timeout.
+func TestRelay(t *testing.T) {
+	const sums = 4
+	errOwn := errors.New("own failure")
+	// fail[k] is the sum before which process k fails (-1: never, sums:
+	// after the last); how[k] its error.
+	for _, tc := range []struct {
+		fail []int
+		how  []error
+		// want is the first failed process, -1 for none, -2 for a stop.
+		want int
+	}{
+		{fail: []int{-1}, want: -1},
+		{fail: []int{0}, how: []error{errOwn}, want: 0},
+		{fail: []int{-1, -1, -1}, want: -1},
+		{fail: []int{-1, 2, -1}, how: []error{nil, errOwn, nil}, want: 1},
+		{fail: []int{0, -1, -1}, how: []error{errOwn, nil, nil}, want: 0},
+		{fail: []int{-1, -1, sums}, how: []error{nil, nil, errOwn}, want: 2},
+		{fail: []int{-1, 3, 1}, how: []error{nil, errOwn, errOwn}, want: 2},
+		{fail: []int{-1, 1, 1}, how: []error{nil, errOwn, errOwn}, want: 1},
+		{fail: []int{2, -1, -1}, how: []error{context.Canceled, nil, nil}, want: -2},
+		{fail: []int{-1, 1, 1}, how: []error{nil, errOwn, context.DeadlineExceeded}, want: -2},
+	} {
+		name := fmt.Sprintf("fail %v, errors %v", tc.fail, tc.how)
+		size := len(tc.fail)
+		groups := simshare.NewGroups(size)
+		errs := make([]error, size)
+		got := make([][][]float64, size)
+		var wg sync.WaitGroup
+		for k, grp := range groups {
+			wg.Go(func() {
+				relay := parallel.NewRelay(grp)
+				var err error
+				for s := range sums {
+					if s == tc.fail[k] {
+						err = tc.how[k]
+						break
+					}
+					acc := make([]float64, s+1)
+					if err = relay.Carry(acc, func(acc []float64) {
+						for j := range acc {
+							acc[j] += float64((k + 1) * (j + 1))
+						}
+					}); err != nil {
+						break
+					}
+					got[k] = append(got[k], acc)
+				}
+				if err == nil && tc.fail[k] == sums {
+					err = tc.how[k]
+				}
+				errs[k] = relay.Close(err)
+			})
+		}
+		wg.Wait()
+		// The sums all processes took before the first failure.
+		first := sums
+		for _, f := range tc.fail {
+			if f >= 0 {
+				first = min(first, f)
+			}
+		}
+		for k := range size {
+			var pe *parallel.ProcessError
+			switch {
+			case tc.fail[k] >= 0 && tc.fail[k] <= first:
+				if !errors.Is(errs[k], tc.how[k]) {
+					t.Errorf("%s: process %d returned %v, not its own error", name, k, errs[k])
+				}
+			case tc.want == -1:
+				if errs[k] != nil {
+					t.Errorf("%s: process %d failed: %v", name, k, errs[k])
+				}
+			case tc.want == -2:
+				if !errors.Is(errs[k], parallel.ErrProcessStopped) {
+					t.Errorf("%s: process %d returned %v, not ErrProcessStopped", name, k, errs[k])
+				}
+			case !errors.As(errs[k], &pe) || pe.Process != tc.want:
+				t.Errorf("%s: process %d returned %v, want the failure of process %d", name, k, errs[k], tc.want)
+			}
+			if len(got[k]) != first {
+				t.Errorf("%s: process %d took %d sums, want %d", name, k, len(got[k]), first)
+			}
+			for s, acc := range got[k] {
+				for j, v := range acc {
+					if want := float64(size * (size + 1) / 2 * (j + 1)); v != want {
+						t.Errorf("%s: process %d, sum %d, value %d: %v, want %v", name, k, s, j, v, want)
+					}
+				}
+			}
+		}
+	}
+}
