@@ -346,11 +346,14 @@ func TestCorrectionCrossed(t *testing.T) {
 		}
 	}
 	// The text's Groups line names the crossed factor too, as lme4's
-	// summary lists every grouping factor.
+	// summary lists every grouping factor; the corrected table, which
+	// holds both factors' sds, names each with its factor.
 	var text bytes.Buffer
 	writeText(&text, doc)
-	if want := "Groups: plate (Number of levels: 24); sample, crossed (Number of levels: 6)"; !strings.Contains(text.String(), want) {
-		t.Errorf("the text has no line %q:\n%s", want, text.String())
+	for _, want := range []string{"Groups: plate (Number of levels: 24); sample, crossed (Number of levels: 6)", "\nsd(plate:Intercept) ", "\nsd(sample:Intercept) "} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the text has no line %q:\n%s", want, text.String())
+		}
 	}
 }
 

@@ -193,14 +193,27 @@ func writeText(w io.Writer, doc *document) {
 			from = "the correction"
 		}
 		fmt.Fprintf(w, "\nImportance-corrected (PSIS: k = %.2f, %.0f effective of %d draws from %s):\n", float64(pc.K), float64(pc.EffectiveDraws), pc.Draws, from)
-		rows := slices.Concat(pc.Fixed, pc.RESD, pc.RECor)
+		re := slices.Concat(pc.RESD, pc.RECor)
+		for k := range re {
+			re[k].Name = componentName(re[k].Name)
+		}
+		crossed := slices.Clone(pc.CrossedSD)
+		if len(crossed) > 0 {
+			// One table holds the components of several factors:
+			// each is named with its factor, as brms names them
+			// (sd_plate__Intercept).
+			for k := range re {
+				re[k].Name = groupComponent(re[k].Name, d.Group)
+			}
+			for k := range crossed {
+				crossed[k].Name = groupComponent("sd(Intercept)", strings.TrimSuffix(strings.TrimPrefix(crossed[k].Name, "sd("), ")"))
+			}
+		}
+		rows := slices.Concat(pc.Fixed, re)
 		if pc.Dispersion != nil {
 			rows = append(rows, *pc.Dispersion)
 		}
-		rows = append(rows, pc.CrossedSD...)
-		for k := range rows {
-			rows[k].Name = componentName(rows[k].Name)
-		}
+		rows = append(rows, crossed...)
 		writeTable(w, rows)
 		writeDrawNote(w, rows)
 		if pc.RandomEffects != nil {
@@ -356,6 +369,17 @@ func componentName(name string) string {
 		return strings.ReplaceAll(name, "(Intercept)", "Intercept")
 	}
 	return name
+}
+
+// groupComponent names a random-effect component, sd(Days) or
+// cor(Intercept,Days), with its grouping factor: sd(g:Days),
+// cor(g:Intercept,Days).
+func groupComponent(name, group string) string {
+	open := strings.IndexByte(name, '(')
+	if open < 0 {
+		return name
+	}
+	return name[:open+1] + group + ":" + name[open+1:]
 }
 
 // wrapWords breaks s into lines of at most width bytes at spaces (a longer

@@ -9,8 +9,9 @@ package main
 // that every flag is documented.
 
 const mainUsage = `glmmfit fits Bayesian generalized linear mixed models (Poisson, Bernoulli,
-binomial), written as lme4 formulas, to CSV data by Gaussian variational
-approximation with natural-gradient updates of sparse Cholesky factors.
+binomial, Gaussian, negative binomial), written as lme4 formulas, to CSV or
+Parquet data by Gaussian variational approximation with natural-gradient
+updates of sparse Cholesky factors.
 
 Usage:
   glmmfit fit      -data FILE.csv -formula 'y ~ x + (1 + t | id)' -family poisson [flags]
