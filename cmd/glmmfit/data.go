@@ -35,6 +35,10 @@ type input struct {
 	// place, when not nil, maps a line of lines to the file and line it
 	// names, for data of several files (-data PATTERN).
 	place func(line int) (string, int)
+	// rows, when not nil and lines is, holds the 1-based row in the data
+	// of each frame row (Lines counting rows): a -shard fit's own rows of
+	// Parquet data.
+	rows *datasets.Lines
 }
 
 // readOptions says how to read the data.
@@ -267,6 +271,8 @@ func (in *input) where(k int, col string) string {
 			s = name + ": "
 		}
 		s += fmt.Sprintf("line %d", l)
+	} else if in.rows != nil && k >= 0 && k < in.rows.Len() {
+		s += fmt.Sprintf("row %d", in.rows.Line(k))
 	} else {
 		s += fmt.Sprintf("row %d", k+1)
 	}

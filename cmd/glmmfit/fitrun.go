@@ -41,7 +41,7 @@ type fitJob struct {
 	whole *wholeData
 	// own is the CSV file of a -shard fit that reads its own subjects'
 	// rows alone; nil otherwise.
-	own *csvFile
+	own *ownFile
 }
 
 func runFit(e *env, args []string) error {

@@ -21,6 +21,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sparsevi/sparsevi/datasets"
+	"github.com/sparsevi/sparsevi/datasets/parquet"
+	"github.com/sparsevi/sparsevi/formula"
 )
 
 // These tests start glmmfit, built with -tags mpi, under mpirun: go test
@@ -372,6 +376,9 @@ func TestMPIShardOwnRows(t *testing.T) {
 		}
 		gz := filepath.Join(dir, c.name+".csv.gz")
 		writeGzip(t, gz, string(text))
+		// The same data as one Parquet file and as a directory of two,
+		// split between subjects, in row groups of 500 rows.
+		pq, pqDir := writeParquetParts(t, c.data, cuts[0])
 		for _, method := range []string{"auto", "gva"} {
 			args := func(data string) []string {
 				return []string{"fit", "-data", data, "-formula", c.formula, "-family", c.family,
@@ -385,9 +392,9 @@ func TestMPIShardOwnRows(t *testing.T) {
 			// One file and the pattern on 2 processes; the compressed
 			// file and two files on 3.
 			for _, np := range []int{2, 3} {
-				inputs := []string{c.data, filepath.Join(dir, c.name+"-part-*")}
+				inputs := []string{c.data, filepath.Join(dir, c.name+"-part-*"), pq}
 				if np == 3 {
-					inputs = []string{gz, parts[0] + "," + parts[1]}
+					inputs = []string{gz, parts[0] + "," + parts[1], pqDir}
 				}
 				for _, data := range inputs {
 					what := fmt.Sprintf("%s %s -data %s -shard on %d processes", c.name, method, filepath.Base(data), np)
@@ -410,6 +417,44 @@ func TestMPIShardOwnRows(t *testing.T) {
 			}
 		}
 	}
+}
+
+// writeParquetParts writes the CSV file data as a Parquet file beside it,
+// and as a directory of two Parquet files, the second from the first row
+// of subject cut on.
+func writeParquetParts(t *testing.T, data, cut string) (file, dir string) {
+	t.Helper()
+	fr, err := datasets.ReadFile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(path string, fr *datasets.Frame) {
+		var b bytes.Buffer
+		if err := parquet.Write(&b, fr, 500); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := strings.TrimSuffix(data, ".csv")
+	file, dir = base+".parquet", base+"-parquet"
+	write(file, fr)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ids := fr.Columns()[0]
+	split := 0
+	for split < fr.NumRows() && formula.Label(ids, split) != cut {
+		split++
+	}
+	all := make([]int, fr.NumRows())
+	for i := range all {
+		all[i] = i
+	}
+	write(filepath.Join(dir, "0.parquet"), fr.Rows(all[:split]))
+	write(filepath.Join(dir, "1.parquet"), fr.Rows(all[split:]))
+	return file, dir
 }
 
 // withoutData drops the data's source and name from a JSON document,

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,13 +34,7 @@ func readParquetInput(ctx context.Context, path string, categorical []string) (*
 	name := filepath.Base(path)
 	fr, err := parquet.ReadFileContext(ctx, path)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("cannot read data file: %v", pathError(err))
-		}
-		return nil, err // a *parquet.Error naming file, row and column
+		return nil, parquetError(ctx, err)
 	}
 	for _, c := range categorical {
 		if col, ok := fr.Column(c); ok && col.Kind == datasets.Numeric {
@@ -59,4 +54,143 @@ func readParquetInput(ctx context.Context, path string, categorical []string) (*
 		}
 	}
 	return &input{frame: fr, name: name, path: path}, nil
+}
+
+// parquetError returns the error of a read of Parquet data as glmmfit
+// reports it.
+func parquetError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if os.IsNotExist(err) {
+		return fmt.Errorf("cannot read data file: %v", pathError(err))
+	}
+	return err // a *parquet.Error naming file, row and column
+}
+
+// parquetKinds reads the Parquet data of a -shard fit through for its
+// columns' kinds, as a whole read gives them: a column of text without a
+// label is numeric.
+func (c *ownFile) parquetKinds() error {
+	c.parquet = true
+	var cols []*datasets.Column
+	labelled := map[string]bool{}
+	err := c.parquetPieces(nil, func(fr *datasets.Frame, _ int) error {
+		if cols == nil {
+			for _, col := range fr.Columns() {
+				cols = append(cols, &datasets.Column{Name: col.Name, Kind: col.Kind})
+			}
+		}
+		for _, col := range fr.Columns() {
+			if col.Kind == datasets.Categorical && !labelled[col.Name] && slices.Contains(col.Missing, false) {
+				labelled[col.Name] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	c.unlabelled = map[string]bool{}
+	for _, col := range cols {
+		if col.Kind == datasets.Categorical && !labelled[col.Name] {
+			col.Kind = datasets.Numeric
+			c.unlabelled[col.Name] = true
+		}
+		if col.Kind == datasets.Numeric {
+			col.Num = []float64{}
+		} else {
+			col.Str = []string{}
+		}
+		col.Missing = []bool{}
+	}
+	c.kinds, err = datasets.NewFrame(cols...)
+	return err
+}
+
+// parquetPieces reads the Parquet data a row group at a time
+// (parquet.ReadPieces), in the columns named (all for nil), with the kinds
+// of a whole read once parquetKinds has found them.
+func (c *ownFile) parquetPieces(names []string, fn func(fr *datasets.Frame, before int) error) error {
+	c.reads++
+	if c.prog != nil && c.prog.bar != nil {
+		c.prog.phase(fmt.Sprintf("reading (pass %d): %s", c.reads, c.name))
+	}
+	err := parquet.ReadPieces(c.ctx, c.path, names, func(fr *datasets.Frame, before int) error {
+		for _, col := range fr.Columns() {
+			if c.unlabelled[col.Name] {
+				num := make([]float64, len(col.Str))
+				for i := range num {
+					num[i] = math.NaN()
+				}
+				col.Kind, col.Num, col.Str = datasets.Numeric, num, nil
+			}
+		}
+		return fn(fr, before)
+	})
+	if err != nil {
+		return parquetError(c.ctx, err)
+	}
+	return nil
+}
+
+// parquetOwn reads the rows of the Parquet data that keep keeps, by their
+// value in column keepCol as the CSV reader would give it the field (the
+// shortest text of a number), about rows of them.
+func (c *ownFile) parquetOwn(keepCol string, keep func(string, bool) bool, rows int) (*input, error) {
+	var own []*datasets.Column
+	at := &datasets.Lines{} // each own row's row in the data
+	var idx []int
+	err := c.parquetPieces(c.columns, func(fr *datasets.Frame, before int) error {
+		if own == nil {
+			for _, col := range fr.Columns() {
+				o := &datasets.Column{Name: col.Name, Kind: col.Kind, Missing: make([]bool, 0, rows)}
+				if col.Kind == datasets.Numeric {
+					o.Num = make([]float64, 0, rows)
+				} else {
+					o.Str = make([]string, 0, rows)
+				}
+				own = append(own, o)
+			}
+		}
+		kc, ok := fr.Column(keepCol)
+		if !ok {
+			return fmt.Errorf("%s: no column %q", c.name, keepCol)
+		}
+		idx = idx[:0]
+		for i := range fr.NumRows() {
+			field := ""
+			if !kc.Missing[i] {
+				if kc.Kind == datasets.Numeric {
+					field = strconv.FormatFloat(kc.Num[i], 'g', -1, 64)
+				} else {
+					field = kc.Str[i]
+				}
+			}
+			if keep(field, kc.Missing[i]) {
+				idx = append(idx, i)
+				at.Add(before + i + 1)
+			}
+		}
+		for j, col := range fr.Columns() {
+			o := own[j]
+			for _, i := range idx {
+				if col.Kind == datasets.Numeric {
+					o.Num = append(o.Num, col.Num[i])
+				} else {
+					o.Str = append(o.Str, col.Str[i])
+				}
+				o.Missing = append(o.Missing, col.Missing[i])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	fr, err := datasets.NewFrame(own...)
+	if err != nil {
+		return nil, err
+	}
+	return &input{frame: fr, name: c.name, path: c.path, rows: at}, nil
 }

@@ -18,33 +18,40 @@ import (
 	"github.com/sparsevi/sparsevi/formula"
 )
 
-// A -shard fit of a CSV file reads the rows of its own subjects alone:
-// every process reads the file through a few times, holding a piece of
-// rows at a time, for what the design needs of the whole data
-// (formula.Scan: the columns' kinds, the subjects and the levels of the
-// factors, the auto prior's scaling, the rank check), then once more
-// keeping the rows of its own subjects alone (datasets.Reader.Keep), and
-// builds its part of the design from them (formula.Options.Whole). Its
-// memory is that of its own rows and of the levels, not of the file.
+// A -shard fit of a CSV or Parquet file reads the rows of its own subjects
+// alone: every process reads the file through a few times, holding a
+// piece of rows at a time (a Parquet file's row group), for what the
+// design needs of the whole data (formula.Scan: the columns' kinds, the
+// subjects and the levels of the factors, the auto prior's scaling, the
+// rank check), then once more keeping the rows of its own subjects alone
+// (datasets.Reader.Keep; keepRows for Parquet), and builds its part of
+// the design from them (formula.Options.Whole). Its memory is that of its
+// own rows and of the levels, not of the file.
 
 // pieceRows is the number of rows of a piece of the data that a -shard
 // fit holds at a time while it reads the whole file.
 const pieceRows = 1 << 16
 
 // readsOwnRows reports whether a -shard fit reads its own rows alone
-// from -data: a CSV file, compressed or not, which it can read several
-// times; not standard input, nor Parquet, which every process reads
-// whole.
+// from -data: a CSV file, compressed or not, or a Parquet file or
+// directory, which it can read several times; not standard input, which
+// every process reads whole.
 func readsOwnRows(path string) bool {
-	return path != "" && path != "-" && !isParquet(path)
+	return path != "" && path != "-"
 }
 
-// csvFile is a CSV file, or the CSV files of a pattern, that a -shard fit
-// reads several times.
-type csvFile struct {
+// ownFile is a CSV file, the CSV files of a pattern, or Parquet data, that
+// a -shard fit reads several times.
+type ownFile struct {
 	ctx        context.Context
 	path, name string
-	files      []string        // the files of a pattern; nil for one file
+	files      []string // the files of a pattern; nil for one file
+	// parquet says that the data are Parquet; unlabelled names its
+	// columns of text without a label, numeric as a whole read makes
+	// them (their pieces are not).
+	parquet    bool
+	unlabelled map[string]bool
+	pieceRows  int             // the rows of the Parquet piece being read
 	kinds      *datasets.Frame // no rows: the whole file's columns and kinds
 	// before and lines are the rows before the piece being read and
 	// the lines of its rows, for the line of an error; cur reads the
@@ -68,7 +75,7 @@ type csvFile struct {
 
 // read opens the file, or the files of a pattern (only, when not nil),
 // and reads it with a Reader that configure sets up.
-func (c *csvFile) read(only []string, configure func(*datasets.Reader), read func(*datasets.Reader) error) error {
+func (c *ownFile) read(only []string, configure func(*datasets.Reader), read func(*datasets.Reader) error) error {
 	var text io.Reader
 	if c.files != nil {
 		if only == nil {
@@ -120,7 +127,7 @@ func (c *csvFile) read(only []string, configure func(*datasets.Reader), read fun
 }
 
 // place returns the place function of the files being read, nil for one.
-func (c *csvFile) place() func(int) (string, int) {
+func (c *ownFile) place() func(int) (string, int) {
 	if c.cur == nil {
 		return nil
 	}
@@ -129,8 +136,14 @@ func (c *csvFile) place() func(int) (string, int) {
 
 // readKinds reads the CSV file at path through for its columns' kinds and
 // warnings, and the errors reading it whole would give, keeping no row.
-func readKinds(ctx context.Context, path string, prog *progress) (*input, *csvFile, error) {
-	c := &csvFile{ctx: ctx, path: path, name: filepath.Base(path), prog: prog}
+func readKinds(ctx context.Context, path string, prog *progress) (*input, *ownFile, error) {
+	c := &ownFile{ctx: ctx, path: path, name: filepath.Base(path), prog: prog}
+	if isParquet(path) && !isPattern(path) {
+		if err := c.parquetKinds(); err != nil {
+			return nil, nil, err
+		}
+		return &input{frame: c.kinds, name: c.name, path: path}, c, nil
+	}
 	if isPattern(path) {
 		files, err := dataFiles(path)
 		if err != nil {
@@ -153,7 +166,13 @@ func readKinds(ctx context.Context, path string, prog *progress) (*input, *csvFi
 
 // pieces reads the file a piece at a time (formula.Pieces), with the
 // whole file's column kinds.
-func (c *csvFile) pieces(yield func(*datasets.Frame) error) error {
+func (c *ownFile) pieces(yield func(*datasets.Frame) error) error {
+	if c.parquet {
+		return c.parquetPieces(c.columns, func(fr *datasets.Frame, before int) error {
+			c.before, c.lines, c.pieceRows = before, nil, fr.NumRows()
+			return yield(fr)
+		})
+	}
 	cat, num := c.kindsOf()
 	c.before, c.lines = 0, nil
 	record := c.subjectFile != nil && !c.subjectsRead
@@ -179,7 +198,7 @@ func (c *csvFile) pieces(yield func(*datasets.Frame) error) error {
 }
 
 // kindsOf returns the categorical and the numeric columns of the file.
-func (c *csvFile) kindsOf() (cat, num []string) {
+func (c *ownFile) kindsOf() (cat, num []string) {
 	for _, col := range c.kinds.Columns() {
 		if col.Kind == datasets.Categorical {
 			cat = append(cat, col.Name)
@@ -191,14 +210,22 @@ func (c *csvFile) kindsOf() (cat, num []string) {
 }
 
 // pieceInput returns the piece being read as an input for messages.
-func (c *csvFile) pieceInput() *input {
-	return &input{frame: c.kinds, name: c.name, path: c.path, lines: c.lines, place: c.place()}
+func (c *ownFile) pieceInput() *input {
+	in := &input{frame: c.kinds, name: c.name, path: c.path, lines: c.lines, place: c.place()}
+	if c.parquet {
+		// Rows are named by their number in the data.
+		in.rows = &datasets.Lines{}
+		for k := range c.pieceRows {
+			in.rows.Add(c.before + k + 1)
+		}
+	}
+	return in
 }
 
 // subjectFiles records the file of each subject of a piece of the files of
 // a pattern, and returns an error naming a subject whose rows are in two
 // files: each process reads only the files of its own subjects.
-func (c *csvFile) subjectFiles(fr *datasets.Frame, lines *datasets.Lines) error {
+func (c *ownFile) subjectFiles(fr *datasets.Frame, lines *datasets.Lines) error {
 	col, ok := fr.Column(c.group)
 	if !ok {
 		return nil // Scan names the column
@@ -221,7 +248,7 @@ func (c *csvFile) subjectFiles(fr *datasets.Frame, lines *datasets.Lines) error 
 }
 
 // scanError rewrites an error of formula.Scan to name the file's line.
-func (c *csvFile) scanError(err error) error {
+func (c *ownFile) scanError(err error) error {
 	var de *formula.DataError
 	if errors.As(err, &de) && de.Row > c.before && c.lines != nil && de.Row <= c.before+c.lines.Len() {
 		local := *de
@@ -235,7 +262,10 @@ func (c *csvFile) scanError(err error) error {
 }
 
 // readOwn reads the rows that keep keeps, by the field of column keepCol.
-func (c *csvFile) readOwn(only []string, keepCol string, keep func(string, bool) bool, rows int) (*input, error) {
+func (c *ownFile) readOwn(only []string, keepCol string, keep func(string, bool) bool, rows int) (*input, error) {
+	if c.parquet {
+		return c.parquetOwn(keepCol, keep, rows)
+	}
 	var in *input
 	err := c.read(only, func(cr *datasets.Reader) {
 		cr.Keep, cr.KeepColumn, cr.Columns = keep, keepCol, c.columns
@@ -253,7 +283,7 @@ func (c *csvFile) readOwn(only []string, keepCol string, keep func(string, bool)
 
 // ownFiles returns the files of a pattern that hold the subjects given,
 // in order; nil for one file.
-func (c *csvFile) ownFiles(subjects []string) []string {
+func (c *ownFile) ownFiles(subjects []string) []string {
 	if c.files == nil {
 		return nil
 	}
@@ -275,7 +305,7 @@ func (c *csvFile) ownFiles(subjects []string) []string {
 // wholeChecks makes the checks of buildDesign that read the values of
 // whole columns (numericTypo, checkReferences) over the pieces of the
 // file, in one pass when there is something to check.
-func (c *csvFile) wholeChecks(f *formula.Formula, spec *modelSpec) error {
+func (c *ownFile) wholeChecks(f *formula.Formula, spec *modelSpec) error {
 	typos := map[string]*typoCount{}
 	for _, col := range typoColumns(c.kinds, f, spec) {
 		typos[col.Name] = &typoCount{}
@@ -340,7 +370,7 @@ func (c *csvFile) wholeChecks(f *formula.Formula, spec *modelSpec) error {
 // buildOwnDesign builds this process's part of the design of a -shard fit
 // from the rows of its own subjects alone, which it reads from the CSV
 // file c (see readsOwnRows), and returns it with the input of those rows.
-func buildOwnDesign(procs processes, c *csvFile, spec *modelSpec, f *formula.Formula, release bool) (*formula.Design, *input, error) {
+func buildOwnDesign(procs processes, c *ownFile, spec *modelSpec, f *formula.Formula, release bool) (*formula.Design, *input, error) {
 	if strings.Contains(f.Group(), ":") {
 		// Subjects that are an interaction a:b are not one column,
 		// which Keep reads: every process reads the data whole.

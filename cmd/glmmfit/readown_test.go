@@ -12,6 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sparsevi/sparsevi/datasets"
+	"github.com/sparsevi/sparsevi/datasets/parquet"
 )
 
 // runProcs runs glmmfit in this process as procs (alone if nil) and
@@ -37,7 +40,8 @@ func runProcs(t *testing.T, procs processes, args ...string) (int, string) {
 // the fit alone finds, anywhere in the file, and names the same file,
 // line and column: a missing value, a value outside log's domain, a
 // column of numbers with a typo, a -ref level no row has, a
-// rank-deficient design, a file that does not exist.
+// rank-deficient design, a file that does not exist; and from the same
+// data as a Parquet file, the errors the fit alone gives on it.
 func TestOwnRowsErrors(t *testing.T) {
 	dir := t.TempDir()
 	csv := func(edit func(i int, x, f, z string) (string, string, string)) string {
@@ -102,6 +106,28 @@ func TestOwnRowsErrors(t *testing.T) {
 			code, shard := runProcs(t, fakeProcesses{rank, 2}, append(args, "-shard")...)
 			if code != exitFail && code != exitUsage || shard != alone {
 				t.Errorf("%s, -shard in process %d of 2: exit %d, %q; want the error alone, %q", c.name, rank, code, shard, alone)
+			}
+		}
+		// The same data as Parquet, in row groups of 100 rows: the
+		// error of the fit alone (which names rows, not lines).
+		fr, err := datasets.ReadFile(c.data)
+		if err != nil {
+			continue // the file that does not exist
+		}
+		var b bytes.Buffer
+		if err := parquet.Write(&b, fr, 100); err != nil {
+			t.Fatal(err)
+		}
+		pq := writeFile(t, dir, c.name+".parquet", b.String())
+		args = append([]string{"fit", "-data", pq, "-formula", c.formula, "-family", "bernoulli", "-quiet"}, c.flags...)
+		code, alone = runProcs(t, nil, args...)
+		if code == 0 || !strings.Contains(alone, c.name+".parquet") {
+			t.Fatalf("%s as Parquet alone: exit %d, %q; want an error naming the file", c.name, code, alone)
+		}
+		for _, rank := range []int{0, 1} {
+			code, shard := runProcs(t, fakeProcesses{rank, 2}, append(args, "-shard")...)
+			if code != exitFail && code != exitUsage || shard != alone {
+				t.Errorf("%s as Parquet, -shard in process %d of 2: exit %d, %q; want the error alone, %q", c.name, rank, code, shard, alone)
 			}
 		}
 	}

@@ -158,14 +158,15 @@ Fitting:
   -shard           in an MPI job, each process reads and keeps the rows of
                    its own subjects alone and fits them, the others'
                    summaries gathered by the first: memory per process
-                   falls with the number of processes. From CSV -data
-                   every process reads the file through a few times,
-                   holding a piece of it, for what the model needs of all
-                   the rows (levels, subjects, scaling), then keeps its own
-                   rows; of several files it reads its own subjects' files
-                   alone at the end, and each subject's rows must lie in
-                   one file (any number of files). Parquet and standard
-                   input are read whole by every process. Results as
+                   falls with the number of processes. From CSV or
+                   Parquet -data every process reads the data through a
+                   few times, holding a piece of it, for what the model
+                   needs of all the rows (levels, subjects, scaling), then
+                   keeps its own rows; of several CSV files it reads its
+                   own subjects' files alone at the end, and each
+                   subject's rows must lie in one file (any number of
+                   files). Standard input is read whole by every
+                   process. Results as
                    without it, the correction of q (-correct) included,
                    but no -out; alone it changes nothing
   -max-memory S    refuse, before fitting, a fit whose estimated memory is

@@ -121,16 +121,8 @@ func ReadFileContext(ctx context.Context, path string) (*datasets.Frame, error) 
 	}
 	// The footers first: the columns, and the rows to allocate.
 	var rd reader
-	for _, name := range files {
-		err := withFile(name, func(f *pq.File) error {
-			if err := rd.schema(f, name); err != nil {
-				return err
-			}
-			return rd.footer(f, name)
-		})
-		if err != nil {
-			return nil, err
-		}
+	if err := rd.footers(files); err != nil {
+		return nil, err
 	}
 	if err := rd.alloc(files[0]); err != nil {
 		return nil, err
@@ -243,6 +235,22 @@ func withFile(name string, fn func(*pq.File) error) error {
 		}
 		return fn(f)
 	})
+}
+
+// footers checks the schemas and the row counts of the files' footers.
+func (rd *reader) footers(files []string) error {
+	for _, name := range files {
+		err := withFile(name, func(f *pq.File) error {
+			if err := rd.schema(f, name); err != nil {
+				return err
+			}
+			return rd.footer(f, name)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // reader gathers the columns of one or more files.

@@ -180,16 +180,20 @@ func TestReadErrors(t *testing.T) {
 		{"absent.parquet", os.ErrNotExist, []string{"absent.parquet"}},
 	} {
 		_, err := parquet.ReadFile(filepath.Join(dir, c.path))
-		if err == nil {
-			t.Errorf("%s: no error", c.path)
-			continue
-		}
-		if c.is != nil && !errors.Is(err, c.is) {
-			t.Errorf("%s: %v does not wrap %v", c.path, err, c.is)
-		}
-		for _, m := range c.msg {
-			if !strings.Contains(err.Error(), m) {
-				t.Errorf("%s: %q does not say %q", c.path, err, m)
+		// ReadPieces gives the same errors.
+		perr := parquet.ReadPieces(context.Background(), filepath.Join(dir, c.path), nil, func(*datasets.Frame, int) error { return nil })
+		for _, err := range []error{err, perr} {
+			if err == nil {
+				t.Errorf("%s: no error", c.path)
+				continue
+			}
+			if c.is != nil && !errors.Is(err, c.is) {
+				t.Errorf("%s: %v does not wrap %v", c.path, err, c.is)
+			}
+			for _, m := range c.msg {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("%s: %q does not say %q", c.path, err, m)
+				}
 			}
 		}
 	}
@@ -333,4 +337,98 @@ func TestWriteRoundTrip(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestReadPieces: the row groups that ReadPieces passes on, put together,
+// are the frame ReadFile reads, from a file and from a directory, each
+// piece one row group with the rows before it counted; a subset of the
+// columns comes in the order asked; an unknown column, an error of the
+// callback and a cancelled context end the read.
+func TestReadPieces(t *testing.T) {
+	dir := t.TempDir()
+	rows := table(40)
+	write(t, filepath.Join(dir, "one.parquet"), rows, 7)
+	parts := filepath.Join(dir, "parts")
+	os.Mkdir(parts, 0o755)
+	write(t, filepath.Join(parts, "a.parquet"), rows[:15], 7)
+	write(t, filepath.Join(parts, "b.parquet"), rows[15:], 7)
+	for _, c := range []struct {
+		path  string
+		sizes []int
+	}{
+		{"one.parquet", []int{7, 7, 7, 7, 7, 5}},
+		{"parts", []int{7, 7, 1, 7, 7, 7, 4}},
+	} {
+		var sizes []int
+		var pieces []*datasets.Frame
+		err := parquet.ReadPieces(context.Background(), filepath.Join(dir, c.path), nil, func(fr *datasets.Frame, before int) error {
+			if want := sum(sizes); before != want {
+				t.Errorf("%s: piece %d after %d rows, want %d", c.path, len(sizes), before, want)
+			}
+			sizes = append(sizes, fr.NumRows())
+			pieces = append(pieces, fr)
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
+		if !slices.Equal(sizes, c.sizes) {
+			t.Errorf("%s: pieces of %v rows, want %v", c.path, sizes, c.sizes)
+		}
+		checkTable(t, concat(t, pieces), rows)
+		var names []string
+		err = parquet.ReadPieces(context.Background(), filepath.Join(dir, c.path), []string{"group", "y"}, func(fr *datasets.Frame, _ int) error {
+			names = fr.Names()
+			return nil
+		})
+		if err != nil || !slices.Equal(names, []string{"group", "y"}) {
+			t.Errorf("%s: columns group, y: %q, %v", c.path, names, err)
+		}
+	}
+	path := filepath.Join(dir, "one.parquet")
+	none := func(*datasets.Frame, int) error { return nil }
+	if err := parquet.ReadPieces(context.Background(), path, []string{"y", "nope"}, none); !errors.Is(err, datasets.ErrNoColumn) || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("an unknown column: %v", err)
+	}
+	stop := errors.New("stop")
+	calls := 0
+	err := parquet.ReadPieces(context.Background(), path, nil, func(*datasets.Frame, int) error { calls++; return stop })
+	if err != stop || calls != 1 {
+		t.Errorf("the callback's error: %v after %d calls", err, calls)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := parquet.ReadPieces(ctx, path, nil, none); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled read: %v", err)
+	}
+}
+
+// sum returns the sum of xs.
+func sum(xs []int) int {
+	s := 0
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// concat returns the rows of frames of the same columns, one after another.
+func concat(t *testing.T, frames []*datasets.Frame) *datasets.Frame {
+	t.Helper()
+	var cols []*datasets.Column
+	for _, fr := range frames {
+		for j, c := range fr.Columns() {
+			if len(cols) <= j {
+				cols = append(cols, &datasets.Column{Name: c.Name, Kind: c.Kind})
+			}
+			cols[j].Num = append(cols[j].Num, c.Num...)
+			cols[j].Str = append(cols[j].Str, c.Str...)
+			cols[j].Missing = append(cols[j].Missing, c.Missing...)
+		}
+	}
+	out, err := datasets.NewFrame(cols...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
