@@ -7,7 +7,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -345,9 +344,7 @@ func writeFitOutputs(ctx context.Context, e *env, prog *progress, job *fitJob, o
 	}
 	w := bufio.NewWriter(e.stdout)
 	if o.format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(doc); err != nil {
+		if err := writeJSON(w, doc); err != nil {
 			return nil, fmt.Errorf("writing JSON: %v", err)
 		}
 	} else {
