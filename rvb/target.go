@@ -402,6 +402,10 @@ func (t *Target) ResetModes() {
 	}
 }
 
+// WarmStarts reports whether the Target keeps each subject's last mode to
+// start its next solve (RVB2), which makes it a vi.WarmStarter.
+func (t *Target) WarmStarts() bool { return t.warm != nil }
+
 // Model returns the wrapped model.
 func (t *Target) Model() *glmm.Model { return t.m }
 

@@ -259,7 +259,9 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 			}
 			if res.Status != Diverged {
 				var twin family
-				if shareDraws && set.Workers == 1 && runtime.GOMAXPROCS(0) > 1 {
+				// A second family shares the target, whose warm
+				// starts would then follow the goroutines' timing.
+				if shareDraws && set.Workers == 1 && runtime.GOMAXPROCS(0) > 1 && !warmStarts(target) {
 					var twinPool *parallel.Pool
 					if twin, twinPool = twinOf(fam, target, set, sup); twinPool != nil {
 						defer twinPool.Close()

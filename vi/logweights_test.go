@@ -11,6 +11,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 )
 
@@ -19,16 +20,25 @@ import (
 // agrees with the final lower bound (both estimate it) within four joint
 // standard errors, the same bit for bit for one worker, two, and the
 // default (one here, whose draws a second goroutine shares), for GVA and
-// the block-diagonal family, and none for a target of more than
-// vi.MaxImportanceDim variables or when asked for fewer than
-// vi.MinImportanceDraws.
+// the block-diagonal family, the latter also on RVB2's target, whose warm
+// starts a second goroutine would make depend on its timing, and none for
+// a target of more than vi.MaxImportanceDim variables or when asked for
+// fewer than vi.MinImportanceDraws.
 func TestLogWeights(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	m := simModel(t, "poisson", 400, [][]float64{{0.5}}, 3)
-	for _, method := range []vi.Method{vi.GVA, vi.BlockDiag} {
+	rvb2, err := rvb.New(m, rvb.RVB2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		target vi.Target
+		method vi.Method
+	}{{m, vi.GVA}, {m, vi.BlockDiag}, {rvb2, vi.BlockDiag}} {
+		method := c.method
 		var first, firstGlobal []float64
 		for _, workers := range []int{1, 2, 0} {
-			res, err := vi.Fit(context.Background(), m, vi.Settings{Seed: 2, Workers: workers, Method: method})
+			res, err := vi.Fit(context.Background(), c.target, vi.Settings{Seed: 2, Workers: workers, Method: method})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,7 +61,7 @@ func TestLogWeights(t *testing.T) {
 				continue
 			}
 			if !slices.Equal(first, res.LogWeights) || !slices.Equal(firstGlobal, res.ImportanceGlobal) {
-				t.Fatalf("%v: the log weights or their draws differ between one worker and %d (0: the default)", method, workers)
+				t.Fatalf("%v on %T: the log weights or their draws differ between one worker and %d (0: the default)", method, c.target, workers)
 			}
 		}
 	}

@@ -50,6 +50,26 @@ type Reparametrised interface {
 	LocalsReparametrised() bool
 }
 
+// A WarmStarter is a Target whose evaluation of a subject may start from
+// its last one, such as rvb.Target's RVB2, which starts each subject's
+// solve from its last mode: its values depend, in the last bits, on the
+// order in which a subject's evaluations come. Fit then evaluates each
+// subject's draws in one sequence.
+type WarmStarter interface {
+	// WarmStarts reports whether evaluations start from earlier ones.
+	WarmStarts() bool
+}
+
+// warmStarts reports whether t, or the whole target of a Share, is a
+// WarmStarter that warm-starts.
+func warmStarts(t Target) bool {
+	if sh, ok := t.(*Share); ok {
+		t = sh.Target
+	}
+	ws, ok := t.(WarmStarter)
+	return ok && ws.WarmStarts()
+}
+
 // LocalHessianer is implemented by Targets that can give the Hessian of a
 // subject's log density with respect to its own local block. Fit does not
 // use it; package posterior's Integrator does, to find each subject's
