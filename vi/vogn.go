@@ -75,6 +75,13 @@ type vognCore struct {
 	partCC [][]float64 // per chunk: sum_i c_i c_i', packed
 	alpha  float64
 	b1, b2 float64
+	// The family's parts of a step, made once: drawGlobal draws its
+	// global block at the draw of z_g; passS draws a chunk's subjects and
+	// evaluates them (subjects); update updates subject i's blocks of S
+	// from its gradients a_i and c_i.
+	drawGlobal func()
+	passS      func(int) error
+	update     func(i int, ai, ci []float64)
 }
 
 func newVOGNCore(b *base, sLen int) vognCore {
@@ -101,6 +108,48 @@ func (vs *vognCore) priorShare(b *base) float64 {
 		vs.priorG[j] /= float64(max(1, b.n))
 	}
 	return lpg
+}
+
+// evaluate starts an iteration at iter with the rule's settings, draws
+// theta, evaluates every subject (passS) and the prior, and sets the
+// gradient of log p in b.grad. It returns log p at the draw, z'z of the
+// draw, and the log determinant of the subjects' blocks of the factor,
+// of which the family makes h.
+func (vs *vognCore) evaluate(b *base, iter uint64, rule VOGN, alpha float64) (lp, zz, ld float64, err error) {
+	vs.begin(rule, alpha)
+	b.iter = iter
+	zzg := b.drawGlobal()
+	vs.drawGlobal()
+	lpg := vs.priorShare(b)
+	// VOGN is not offered over a Group (Settings.validate), so these
+	// sums are one process's.
+	lp, zz, ld, err = b.reduce(b.pool.Run(b.chunks.Len(), vs.passS))
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	vs.globalGradient(b)
+	return lp + lpg, zz + zzg, ld, nil
+}
+
+// subjects evaluates the subjects [lo, hi) of chunk k at the draw in
+// b.theta, passes each one's gradients to update, and adds the c_i c_i'
+// into partCC[k] and the log densities into b.partLP[k].
+func (vs *vognCore) subjects(b *base, k, lo, hi int) error {
+	cc := vs.partCC[k]
+	clear(b.partG[k])
+	clear(cc)
+	var lp float64
+	for i := lo; i < hi; i++ {
+		ai, ci, li, err := b.vognSubject(k, i, vs.priorG)
+		if err != nil {
+			return err
+		}
+		lp += li
+		vs.update(i, ai, ci)
+		small.PackedAddOuter(cc, ci)
+	}
+	b.partLP[k] = lp
+	return nil
 }
 
 // globalGradient sets the global part of b.grad to the gradient of log p:
@@ -137,7 +186,6 @@ func (vs *vognCore) momentum(grad []float64) {
 type vognState struct {
 	vognCore
 	sumCC   []float64
-	passS   func(int) error
 	passCh  func(int) error
 	passSol func(int) error
 	passMu  func(int) error
@@ -156,7 +204,9 @@ func (f *gva) vognInit() {
 	sum := make([]float64, g*(g+1)/2)
 	f.t.PrecRange(0, n, vs.s, sum)
 	f.t.PrecGlobal(vs.s, sum)
+	vs.drawGlobal = func() { f.t.DrawGlobal(f.theta, f.tmp, f.lam[:f.d], f.z) }
 	vs.passS = f.vognSPass
+	vs.update = f.vognUpdate
 	vs.passCh = f.vognCholPass
 	vs.passSol = f.solvePass
 	vs.passMu = f.vognMuPass
@@ -165,39 +215,29 @@ func (f *gva) vognInit() {
 
 // vognSPass draws the chunk's subjects, evaluates each subject's gradient
 // a_i (local) and c_i (global, with its share of the prior), and updates
-// the local and cross blocks of S and the momentum.
+// the local and cross blocks of S (vognUpdate).
 func (f *gva) vognSPass(k int) error {
 	lo, hi := f.chunks.Bounds(k)
-	vs := f.vs
 	f.drawChunk(k, lo, hi)
-	mu := f.lam[:f.d]
-	f.t.DrawRange(lo, hi, f.theta, f.tmp, mu, f.z)
+	f.t.DrawRange(lo, hi, f.theta, f.tmp, f.lam[:f.d], f.z)
 	f.partLD[k] = f.t.LogDetRange(lo, hi)
+	return f.vs.subjects(f.base, k, lo, hi)
+}
+
+// vognUpdate updates subject i's local and cross blocks of S.
+func (f *gva) vognUpdate(i int, ai, ci []float64) {
+	vs := f.vs
 	r, g := f.r, f.g
 	tri := r * (r + 1) / 2
 	stride := tri + g*r
-	pg, cc := f.partG[k], vs.partCC[k]
-	clear(pg)
-	clear(cc)
 	b2 := vs.b2
-	var lp float64
-	for i := lo; i < hi; i++ {
-		ai, ci, li, err := f.vognSubject(k, i, vs.priorG)
-		if err != nil {
-			return err
+	small.PackedEMAOuter(vs.s[i*stride:i*stride+tri], ai, b2)
+	sgi := vs.s[i*stride+tri : (i+1)*stride]
+	for a := range g {
+		for b := range r {
+			sgi[a*r+b] = b2*sgi[a*r+b] + (1-b2)*ci[a]*ai[b]
 		}
-		lp += li
-		small.PackedEMAOuter(vs.s[i*stride:i*stride+tri], ai, b2)
-		sgi := vs.s[i*stride+tri : (i+1)*stride]
-		for a := range g {
-			for b := range r {
-				sgi[a*r+b] = b2*sgi[a*r+b] + (1-b2)*ci[a]*ai[b]
-			}
-		}
-		small.PackedAddOuter(cc, ci)
 	}
-	f.partLP[k] = lp
-	return nil
 }
 
 // vognSubject evaluates the target at subject i of chunk k, at theta: it
@@ -242,22 +282,13 @@ func (f *gva) vognMuPass(k int) error {
 func (f *gva) vognStep(iter uint64, rule VOGN, alpha float64) (float64, error) {
 	f.vognInit()
 	vs := f.vs
-	vs.begin(rule, alpha)
-	f.iter = iter
-	d, nr, n, g := f.d, f.n*f.r, f.n, f.g
-	mu := f.lam[:d]
-	zzg := f.drawGlobal()
-	f.t.DrawGlobal(f.theta, f.tmp, mu, f.z)
-	lpg := vs.priorShare(f.base)
-	// VOGN is not offered over a Group (Settings.validate), so these
-	// sums are one process's.
-	lp, zz, ld, err := f.reduce(f.pool.Run(f.chunks.Len(), vs.passS))
+	lp, zz, ld, err := vs.evaluate(f.base, iter, rule, alpha)
 	if err != nil {
 		return 0, err
 	}
+	d, nr, n, g := f.d, f.n*f.r, f.n, f.g
 	ld += f.t.LogDetGlobal()
-	h := lp + lpg - (f.logNorm() + ld - 0.5*(zz+zzg))
-	vs.globalGradient(f.base)
+	h := lp - (f.logNorm() + ld - 0.5*zz)
 	tri := f.r * (f.r + 1) / 2
 	vs.emaGlobal(vs.s[n*(tri+g*f.r):])
 	// Momentum with bias correction, kept in grad for the solve.

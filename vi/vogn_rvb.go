@@ -17,7 +17,6 @@ type rvbVOGN struct {
 	vognCore
 	work   [][]float64 // per chunk: scratch of 2 r^2; the global block uses its own
 	gwork  []float64
-	passS  func(int) error
 	passMu func(int) error
 }
 
@@ -37,35 +36,27 @@ func (f *rvbFamily) vognInit() {
 		small.PackedPrecOfCov(r, f.c.Local(i), vs.s[i*tri:(i+1)*tri], make([]float64, 2*r*r))
 	}
 	small.PackedPrecOfCov(g, f.c.Global(), vs.s[n*tri:], vs.gwork)
+	vs.drawGlobal = func() { f.c.DrawGlobal(f.theta, f.lam[:f.d], f.z) }
 	vs.passS = f.vognSPass
+	vs.update = f.vognUpdate
 	vs.passMu = f.vognMuPass
 	f.vs = vs
 }
 
 // vognSPass draws the chunk's subjects, evaluates each subject's gradient
-// and updates its precision block.
+// and updates its precision block (vognUpdate).
 func (f *rvbFamily) vognSPass(k int) error {
 	lo, hi := f.chunks.Bounds(k)
-	vs := f.vs
 	f.drawChunk(k, lo, hi)
 	f.c.DrawRange(lo, hi, f.theta, f.lam[:f.d], f.z)
 	f.partLD[k] = f.c.LogDetRange(lo, hi)
+	return f.vs.subjects(f.base, k, lo, hi)
+}
+
+// vognUpdate updates subject i's block of S.
+func (f *rvbFamily) vognUpdate(i int, ai, _ []float64) {
 	tri := f.r * (f.r + 1) / 2
-	cc := vs.partCC[k]
-	clear(f.partG[k])
-	clear(cc)
-	var lp float64
-	for i := lo; i < hi; i++ {
-		ai, ci, li, err := f.vognSubject(k, i, vs.priorG)
-		if err != nil {
-			return err
-		}
-		lp += li
-		small.PackedEMAOuter(vs.s[i*tri:(i+1)*tri], ai, vs.b2)
-		small.PackedAddOuter(cc, ci)
-	}
-	f.partLP[k] = lp
-	return nil
+	small.PackedEMAOuter(f.vs.s[i*tri:(i+1)*tri], ai, f.vs.b2)
 }
 
 // vognMuPass takes the mean step and refactors each subject block.
@@ -91,21 +82,13 @@ func (f *rvbFamily) vognMuPass(k int) error {
 func (f *rvbFamily) vognStep(iter uint64, rule VOGN, alpha float64) (float64, error) {
 	f.vognInit()
 	vs := f.vs
-	vs.begin(rule, alpha)
-	f.iter = iter
-	d, nr, n, g := f.d, f.n*f.r, f.n, f.g
-	zzg := f.drawGlobal()
-	f.c.DrawGlobal(f.theta, f.lam[:d], f.z)
-	lpg := vs.priorShare(f.base)
-	// VOGN is not offered over a Group (Settings.validate), so these
-	// sums are one process's.
-	lp, zz, ld, err := f.reduce(f.pool.Run(f.chunks.Len(), vs.passS))
+	lp, zz, ld, err := vs.evaluate(f.base, iter, rule, alpha)
 	if err != nil {
 		return 0, err
 	}
+	d, nr, n, g := f.d, f.n*f.r, f.n, f.g
 	ld += f.c.LogDetGlobal()
-	h := lp + lpg - (f.logNorm() - ld - 0.5*(zz+zzg))
-	vs.globalGradient(f.base)
+	h := lp - (f.logNorm() - ld - 0.5*zz)
 	tri := f.r * (f.r + 1) / 2
 	sg := vs.s[n*tri:]
 	vs.emaGlobal(sg)
