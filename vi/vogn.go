@@ -75,13 +75,43 @@ type vognCore struct {
 	partCC [][]float64 // per chunk: sum_i c_i c_i', packed
 	alpha  float64
 	b1, b2 float64
-	// The family's parts of a step, made once: drawGlobal draws its
-	// global block at the draw of z_g; passS draws a chunk's subjects and
-	// evaluates them (subjects); update updates subject i's blocks of S
-	// from its gradients a_i and c_i.
+	ops    vognOps
+	passS  func(int) error // pass on the chunk, made once
+}
+
+// vognOps are a family's parts of VOGN's step.
+type vognOps struct {
+	// drawGlobal draws the family's global block at the draw of z_g.
 	drawGlobal func()
-	passS      func(int) error
-	update     func(i int, ai, ci []float64)
+	// drawRange draws the blocks of the subjects [lo, hi) and returns the
+	// log determinant of their blocks of the factor.
+	drawRange func(lo, hi int) float64
+	// update updates subject i's blocks of S from its gradients a_i and
+	// c_i.
+	update func(i int, ai, ci []float64)
+	// logDetGlobal returns the log determinant of the factor's global
+	// block, the factor being of the precision (GVA) if precision is
+	// true, else of the covariance.
+	logDetGlobal func() float64
+	precision    bool
+	// global is the offset of S's global block in vognCore.s.
+	global int
+}
+
+// wire sets the family's parts of the step.
+func (vs *vognCore) wire(b *base, ops vognOps) {
+	vs.ops = ops
+	vs.passS = func(k int) error { return vs.pass(b, k) }
+}
+
+// pass draws the subjects of chunk k, evaluates each one's gradients a_i
+// (local) and c_i (global, with its share of the prior), and updates their
+// blocks of S.
+func (vs *vognCore) pass(b *base, k int) error {
+	lo, hi := b.chunks.Bounds(k)
+	b.drawChunk(k, lo, hi)
+	b.partLD[k] = vs.ops.drawRange(lo, hi)
+	return vs.subjects(b, k, lo, hi)
 }
 
 func newVOGNCore(b *base, sLen int) vognCore {
@@ -111,24 +141,32 @@ func (vs *vognCore) priorShare(b *base) float64 {
 }
 
 // evaluate starts an iteration at iter with the rule's settings, draws
-// theta, evaluates every subject (passS) and the prior, and sets the
-// gradient of log p in b.grad. It returns log p at the draw, z'z of the
-// draw, and the log determinant of the subjects' blocks of the factor,
-// of which the family makes h.
-func (vs *vognCore) evaluate(b *base, iter uint64, rule VOGN, alpha float64) (lp, zz, ld float64, err error) {
+// theta, evaluates every subject (passS, which updates their blocks of S)
+// and the prior, updates S's global block, and sets b.grad to the
+// bias-corrected momentum of the gradient of log p, for the family to
+// solve with the refactored S. It returns h = log p - log q at the draw.
+func (vs *vognCore) evaluate(b *base, iter uint64, rule VOGN, alpha float64) (float64, error) {
 	vs.begin(rule, alpha)
 	b.iter = iter
 	zzg := b.drawGlobal()
-	vs.drawGlobal()
+	vs.ops.drawGlobal()
 	lpg := vs.priorShare(b)
 	// VOGN is not offered over a Group (Settings.validate), so these
 	// sums are one process's.
-	lp, zz, ld, err = b.reduce(b.pool.Run(b.chunks.Len(), vs.passS))
+	lp, zz, ld, err := b.reduce(b.pool.Run(b.chunks.Len(), vs.passS))
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, err
 	}
+	ld += vs.ops.logDetGlobal()
+	if !vs.ops.precision {
+		// log q has -log|C| for a covariance factor C.
+		ld = -ld
+	}
+	h := lp + lpg - (b.logNorm() + ld - 0.5*(zz+zzg))
 	vs.globalGradient(b)
-	return lp + lpg, zz + zzg, ld, nil
+	vs.emaGlobal(vs.s[vs.ops.global:])
+	vs.momentum(b.grad)
+	return h, nil
 }
 
 // subjects evaluates the subjects [lo, hi) of chunk k at the draw in
@@ -145,7 +183,7 @@ func (vs *vognCore) subjects(b *base, k, lo, hi int) error {
 			return err
 		}
 		lp += li
-		vs.update(i, ai, ci)
+		vs.ops.update(i, ai, ci)
 		small.PackedAddOuter(cc, ci)
 	}
 	b.partLP[k] = lp
@@ -204,24 +242,21 @@ func (f *gva) vognInit() {
 	sum := make([]float64, g*(g+1)/2)
 	f.t.PrecRange(0, n, vs.s, sum)
 	f.t.PrecGlobal(vs.s, sum)
-	vs.drawGlobal = func() { f.t.DrawGlobal(f.theta, f.tmp, f.lam[:f.d], f.z) }
-	vs.passS = f.vognSPass
-	vs.update = f.vognUpdate
+	vs.wire(f.base, vognOps{
+		drawGlobal: func() { f.t.DrawGlobal(f.theta, f.tmp, f.lam[:f.d], f.z) },
+		drawRange: func(lo, hi int) float64 {
+			f.t.DrawRange(lo, hi, f.theta, f.tmp, f.lam[:f.d], f.z)
+			return f.t.LogDetRange(lo, hi)
+		},
+		update:       f.vognUpdate,
+		logDetGlobal: f.t.LogDetGlobal,
+		precision:    true,
+		global:       n * arrowhead.Stride(r, g),
+	})
 	vs.passCh = f.vognCholPass
 	vs.passSol = f.solvePass
 	vs.passMu = f.vognMuPass
 	f.vs = vs
-}
-
-// vognSPass draws the chunk's subjects, evaluates each subject's gradient
-// a_i (local) and c_i (global, with its share of the prior), and updates
-// the local and cross blocks of S (vognUpdate).
-func (f *gva) vognSPass(k int) error {
-	lo, hi := f.chunks.Bounds(k)
-	f.drawChunk(k, lo, hi)
-	f.t.DrawRange(lo, hi, f.theta, f.tmp, f.lam[:f.d], f.z)
-	f.partLD[k] = f.t.LogDetRange(lo, hi)
-	return f.vs.subjects(f.base, k, lo, hi)
 }
 
 // vognUpdate updates subject i's local and cross blocks of S.
@@ -282,17 +317,11 @@ func (f *gva) vognMuPass(k int) error {
 func (f *gva) vognStep(iter uint64, rule VOGN, alpha float64) (float64, error) {
 	f.vognInit()
 	vs := f.vs
-	lp, zz, ld, err := vs.evaluate(f.base, iter, rule, alpha)
+	h, err := vs.evaluate(f.base, iter, rule, alpha)
 	if err != nil {
 		return 0, err
 	}
-	d, nr, n, g := f.d, f.n*f.r, f.n, f.g
-	ld += f.t.LogDetGlobal()
-	h := lp - (f.logNorm() + ld - 0.5*zz)
-	tri := f.r * (f.r + 1) / 2
-	vs.emaGlobal(vs.s[n*(tri+g*f.r):])
-	// Momentum with bias correction, kept in grad for the solve.
-	vs.momentum(f.grad)
+	d, nr := f.d, f.n*f.r
 	// Refactor S = T T'.
 	if err := f.pool.Run(f.chunks.Len(), vs.passCh); err != nil {
 		return 0, err

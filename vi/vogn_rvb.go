@@ -36,21 +36,18 @@ func (f *rvbFamily) vognInit() {
 		small.PackedPrecOfCov(r, f.c.Local(i), vs.s[i*tri:(i+1)*tri], make([]float64, 2*r*r))
 	}
 	small.PackedPrecOfCov(g, f.c.Global(), vs.s[n*tri:], vs.gwork)
-	vs.drawGlobal = func() { f.c.DrawGlobal(f.theta, f.lam[:f.d], f.z) }
-	vs.passS = f.vognSPass
-	vs.update = f.vognUpdate
+	vs.wire(f.base, vognOps{
+		drawGlobal: func() { f.c.DrawGlobal(f.theta, f.lam[:f.d], f.z) },
+		drawRange: func(lo, hi int) float64 {
+			f.c.DrawRange(lo, hi, f.theta, f.lam[:f.d], f.z)
+			return f.c.LogDetRange(lo, hi)
+		},
+		update:       f.vognUpdate,
+		logDetGlobal: f.c.LogDetGlobal,
+		global:       n * tri,
+	})
 	vs.passMu = f.vognMuPass
 	f.vs = vs
-}
-
-// vognSPass draws the chunk's subjects, evaluates each subject's gradient
-// and updates its precision block (vognUpdate).
-func (f *rvbFamily) vognSPass(k int) error {
-	lo, hi := f.chunks.Bounds(k)
-	f.drawChunk(k, lo, hi)
-	f.c.DrawRange(lo, hi, f.theta, f.lam[:f.d], f.z)
-	f.partLD[k] = f.c.LogDetRange(lo, hi)
-	return f.vs.subjects(f.base, k, lo, hi)
 }
 
 // vognUpdate updates subject i's block of S.
@@ -82,17 +79,12 @@ func (f *rvbFamily) vognMuPass(k int) error {
 func (f *rvbFamily) vognStep(iter uint64, rule VOGN, alpha float64) (float64, error) {
 	f.vognInit()
 	vs := f.vs
-	lp, zz, ld, err := vs.evaluate(f.base, iter, rule, alpha)
+	h, err := vs.evaluate(f.base, iter, rule, alpha)
 	if err != nil {
 		return 0, err
 	}
-	d, nr, n, g := f.d, f.n*f.r, f.n, f.g
-	ld += f.c.LogDetGlobal()
-	h := lp - (f.logNorm() - ld - 0.5*zz)
-	tri := f.r * (f.r + 1) / 2
-	sg := vs.s[n*tri:]
-	vs.emaGlobal(sg)
-	vs.momentum(f.grad)
+	d, nr, g := f.d, f.n*f.r, f.g
+	sg := vs.s[vs.ops.global:]
 	if err := small.PackedCovFactorOfPrec(g, sg, f.c.Global(), vs.gwork); err != nil {
 		return 0, err
 	}
