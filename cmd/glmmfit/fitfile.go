@@ -21,7 +21,6 @@ import (
 
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
-	"github.com/sparsevi/sparsevi/internal/atomicfile"
 )
 
 // A fit file is the JSON document of the fit with two more members: state,
@@ -100,23 +99,6 @@ type savedFit struct {
 	doc    *document
 	design *formula.Design
 	approx *approx
-}
-
-// writeFitFile writes doc, which must hold State and Training, to path.
-func writeFitFile(path string, doc *document) error {
-	sums, err := sectionSums(doc)
-	if err != nil {
-		return fmt.Errorf("-out %s: %v", path, err)
-	}
-	doc.Checksums = sums
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return fmt.Errorf("-out %s: %v", path, err)
-	}
-	if err := atomicfile.WriteFile(path, append(b, '\n')); err != nil {
-		return fmt.Errorf("-out: %v", pathError(err))
-	}
-	return nil
 }
 
 // readFitFile reads a fit file and rebuilds its design and approximation
@@ -198,32 +180,66 @@ func readFitFile(ctx context.Context, path string) (*savedFit, error) {
 	return &savedFit{doc: &doc, design: d, approx: a}, nil
 }
 
-// sectionSums returns the SHA-256, in hex, of the JSON of each section of
-// doc whose change would make predictions or summaries other than the
-// fit's.
-func sectionSums(doc *document) (map[string]string, error) {
-	sections := map[string]any{
-		"options": doc.Options, "data": doc.Data, "status": doc.Status, "lower_bound": doc.LowerBound,
-		"prior": doc.Prior, "fixed": doc.Fixed, "re_sd": doc.RESD, "re_cor": doc.RECor, "omega": doc.Omega,
-		"random_effects": doc.RandomEffects, "state": doc.State, "training_data": doc.Training,
+// checkedSections are the sections of a fit file whose change would make
+// predictions or summaries other than the fit's: the file keeps the
+// SHA-256 of each one's JSON (json.Marshal's bytes).
+var checkedSections = map[string]bool{
+	"options": true, "data": true, "status": true, "lower_bound": true, "prior": true, "fixed": true,
+	"re_sd": true, "re_cor": true, "omega": true, "random_effects": true, "state": true, "training_data": true,
+}
+
+// sectionValue returns the value of the checked section name of doc.
+func sectionValue(doc *document, name string) any {
+	switch name {
+	case "options":
+		return doc.Options
+	case "data":
+		return doc.Data
+	case "status":
+		return doc.Status
+	case "lower_bound":
+		return doc.LowerBound
+	case "prior":
+		return doc.Prior
+	case "fixed":
+		return doc.Fixed
+	case "re_sd":
+		return doc.RESD
+	case "re_cor":
+		return doc.RECor
+	case "omega":
+		return doc.Omega
+	case "random_effects":
+		return doc.RandomEffects
+	case "state":
+		return doc.State
+	case "training_data":
+		return doc.Training
 	}
+	panic("glmmfit: no section " + name)
+}
+
+// sectionSums returns the SHA-256, in hex, of the JSON of each checked
+// section of doc.
+func sectionSums(doc *document) (map[string]string, error) {
 	// The sections are marshalled concurrently: on 10^5 subjects the
 	// state, the random effects and the training data are each tens of MB.
 	type sum struct {
 		name, hex string
 		err       error
 	}
-	out := make(chan sum, len(sections))
-	for name, v := range sections {
+	out := make(chan sum, len(checkedSections))
+	for name := range checkedSections {
+		v := sectionValue(doc, name)
 		go func() {
 			b, err := json.Marshal(v)
 			h := sha256.Sum256(b)
 			out <- sum{name, hex.EncodeToString(h[:]), err}
 		}()
 	}
-	sums := make(map[string]string, len(sections))
+	sums := make(map[string]string, len(checkedSections))
 	var firstErr error
-	for range sections {
+	for range checkedSections {
 		r := <-out
 		if r.err != nil && firstErr == nil {
 			firstErr = fmt.Errorf("checksum of %s: %v", r.name, r.err)

@@ -74,11 +74,12 @@ type document struct {
 	corrLogWeights []float64
 
 	// State and Training are written to fit files only.
-	State *posterior.SavedFit `json:"state,omitempty"`
+	State    *posterior.SavedFit `json:"state,omitempty"`
+	Training *trainingData       `json:"training_data,omitempty"`
 	// Checksums holds, in a fit file, the SHA-256 of each section as
-	// written, so that an edited file is recognised (see sectionSums).
+	// written, so that an edited file is recognised (see checkedSections):
+	// last, so that writeFitFile takes them as it writes the sections.
 	Checksums map[string]string `json:"checksums,omitempty"`
-	Training  *trainingData     `json:"training_data,omitempty"`
 }
 
 // callInfo records how the fit was asked for: the model and the options.
