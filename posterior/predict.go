@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
@@ -58,8 +59,8 @@ type PredictSettings struct {
 	// theta_g from the Gaussian with their conditional mean and
 	// covariance, by the subject's quadrature.
 	Correction *GlobalImportance
-	// Workers bounds the goroutines of a correction's integrals; 0 means
-	// GOMAXPROCS.
+	// Workers bounds the goroutines of a correction's integrals and of
+	// the summaries of the rows' draws; 0 means GOMAXPROCS.
 	Workers int
 }
 
@@ -78,6 +79,10 @@ const predictCheckEvery = 4096
 // predicted in batches of predictBatch/draws, so that memory does not grow
 // with rows times draws.
 var predictBatch = 1 << 20
+
+// predictRowChunk is the number of rows whose draws a worker of Predict
+// summarises at a time.
+const predictRowChunk = 16
 
 // Predict draws the linear predictor of every row of nd from the fit res
 // of target t to the GLMM m (m itself, or an rvb.Target of it):
@@ -114,6 +119,9 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 		rs = 1
 	}
 	pr := &Predictions{}
+	for _, col := range []*[]float64{&pr.Eta, &pr.EtaSD, &pr.EtaLo, &pr.EtaHi, &pr.Mean, &pr.MeanSD, &pr.MeanLo, &pr.MeanHi} {
+		*col = make([]float64, rows)
+	}
 	batch := max(1, predictBatch/draws)
 	etaDraws := make([]float64, min(batch, rows)*draws)
 	meanDraws := make([]float64, len(etaDraws))
@@ -137,6 +145,36 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 	var chol mat.Cholesky
 	var lower mat.TriDense
 	alpha := (1 - level) / 2
+	// Each row's draws are summarised on its own: rows in chunks on a
+	// pool, batchLo being the first row of the batch held.
+	workers := set.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	pool := parallel.NewPool(ctx, workers)
+	defer pool.Close()
+	var batchLo, batchHi int
+	summarise := func(c int) error {
+		for k := batchLo + c*predictRowChunk; k < min(batchHi, batchLo+(c+1)*predictRowChunk); k++ {
+			eta := etaDraws[(k-batchLo)*draws : (k-batchLo+1)*draws]
+			slices.Sort(eta)
+			pr.Eta[k], pr.EtaSD[k] = meanSD(eta)
+			pr.EtaLo[k], pr.EtaHi[k] = quantile(eta, alpha), quantile(eta, 1-alpha)
+			// The mean is a non-decreasing function of eta, so that
+			// the means of the sorted draws come sorted: the sort
+			// below only guards against rounding.
+			mean := meanDraws[(k-batchLo)*draws : (k-batchLo+1)*draws]
+			for s, e := range eta {
+				mean[s] = m.Mean(e)
+			}
+			if !slices.IsSorted(mean) {
+				slices.Sort(mean)
+			}
+			pr.Mean[k], pr.MeanSD[k] = meanSD(mean)
+			pr.MeanLo[k], pr.MeanHi[k] = quantile(mean, alpha), quantile(mean, 1-alpha)
+		}
+		return nil
+	}
 	// A gaussian response fitted standardised: eta on the data's scale is
 	// center + scale eta*, with the offset as the data give it.
 	scaled := rc != 0 || rs != 1
@@ -228,20 +266,11 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 					}
 				}
 				etaDraws[(k-lo)*draws+s] = eta
-				meanDraws[(k-lo)*draws+s] = m.Mean(eta)
 			}
 		}
-		for k := lo; k < hi; k++ {
-			eta := etaDraws[(k-lo)*draws : (k-lo+1)*draws]
-			slices.Sort(eta)
-			mu, sd := meanSD(eta)
-			pr.Eta, pr.EtaSD = append(pr.Eta, mu), append(pr.EtaSD, sd)
-			pr.EtaLo, pr.EtaHi = append(pr.EtaLo, quantile(eta, alpha)), append(pr.EtaHi, quantile(eta, 1-alpha))
-			mean := meanDraws[(k-lo)*draws : (k-lo+1)*draws]
-			slices.Sort(mean)
-			mu, sd = meanSD(mean)
-			pr.Mean, pr.MeanSD = append(pr.Mean, mu), append(pr.MeanSD, sd)
-			pr.MeanLo, pr.MeanHi = append(pr.MeanLo, quantile(mean, alpha)), append(pr.MeanHi, quantile(mean, 1-alpha))
+		batchLo, batchHi = lo, hi
+		if err := pool.Run((hi-lo+predictRowChunk-1)/predictRowChunk, summarise); err != nil {
+			return nil, err
 		}
 	}
 	return pr, nil

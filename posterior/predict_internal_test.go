@@ -92,6 +92,28 @@ func TestPredictBatches(t *testing.T) {
 		if !reflect.DeepEqual(whole, batched) {
 			t.Errorf("%s: predictions differ with two rows at a time", c.name)
 		}
+		// The rows four times over, summarised by one worker and by
+		// three, several chunks of rows each: the rows' numbers again.
+		four := repeatRows(nd, 4)
+		var byWorkers []*Predictions
+		for _, workers := range []int{1, 3} {
+			set.Workers = workers
+			pr, err := Predict(ctx, res, c.target, m, four, set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			byWorkers = append(byWorkers, pr)
+		}
+		set.Workers = 0
+		if len(four.Known) <= predictRowChunk || !reflect.DeepEqual(byWorkers[0], byWorkers[1]) {
+			t.Errorf("%s: predictions of %d rows differ between one worker and three", c.name, len(four.Known))
+		}
+		for k := range four.Known {
+			if j := k % rows; byWorkers[1].MeanLo[k] != whole.MeanLo[j] || byWorkers[1].EtaHi[k] != whole.EtaHi[j] {
+				t.Errorf("%s: row %d, a copy of row %d, predicted %v, %v against %v, %v", c.name, k, j, byWorkers[1].MeanLo[k], byWorkers[1].EtaHi[k], whole.MeanLo[j], whole.EtaHi[j])
+				break
+			}
+		}
 		last := rows - 1
 		for _, pair := range [][2]int{{0, last - 1}, {hi0 - lo0, last}} {
 			a, b := pair[0], pair[1]
@@ -115,4 +137,19 @@ func TestPredictBatches(t *testing.T) {
 			}
 		}
 	}
+}
+
+// repeatRows returns the rows of nd times times over, one copy after
+// another.
+func repeatRows(nd NewData, times int) NewData {
+	rows, p := nd.X.Dims()
+	_, r := nd.Z.Dims()
+	out := NewData{X: mat.NewDense(rows*times, p, nil), Z: mat.NewDense(rows*times, r, nil)}
+	for c := range times {
+		out.X.(*mat.Dense).Slice(c*rows, (c+1)*rows, 0, p).(*mat.Dense).Copy(nd.X)
+		out.Z.(*mat.Dense).Slice(c*rows, (c+1)*rows, 0, r).(*mat.Dense).Copy(nd.Z)
+		out.Group = append(out.Group, nd.Group...)
+		out.Known = append(out.Known, nd.Known...)
+	}
+	return out
 }
