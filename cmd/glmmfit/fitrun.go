@@ -54,6 +54,10 @@ func runFit(e *env, args []string) error {
 		if o.batch > 0 {
 			return usageErrorf("fit", "-batch does not run as several processes (mpirun -np %d)", o.procs)
 		}
+		if o.data == "-" {
+			// mpirun passes standard input to the first process alone.
+			return usageErrorf("fit", "-data - (standard input) does not run as several processes (mpirun -np %d): only the first receives it; give the data as a file", o.procs)
+		}
 		if e.procs.Rank() > 0 {
 			// The first process shows the progress and writes the
 			// results.

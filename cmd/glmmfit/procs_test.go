@@ -66,7 +66,8 @@ func TestCheckProcesses(t *testing.T) {
 
 // TestShardFlags: -shard refuses, in the command line's words, what needs
 // every subject in one process; alone it fits as without it, bit for bit;
-// in an MPI job of a crossed model it is refused in glmmfit's own words.
+// in an MPI job of a crossed model it is refused in glmmfit's own words,
+// and so is standard input in any MPI job of several processes.
 func TestShardFlags(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -106,6 +107,16 @@ func TestShardFlags(t *testing.T) {
 	msg, _ := os.ReadFile(stderr.Name())
 	if code != exitFail || !strings.Contains(string(msg), "crossed random effects do not run with -shard") {
 		t.Errorf("a crossed model with -shard on 2 processes: exit %d, %q; want %d and a message naming -shard", code, msg, exitFail)
+	}
+	// Standard input, which mpirun gives the first process alone, is
+	// refused in every process, with -shard or without.
+	for _, rank := range []int{0, 1} {
+		for _, shard := range []string{"-shard", "-quiet"} {
+			code, msg := runProcs(t, fakeProcesses{rank, 2}, "fit", "-data", "-", "-formula", "y ~ x + (1 | id)", "-family", "poisson", "-quiet", shard)
+			if code != exitUsage || !strings.Contains(msg, "-data - (standard input) does not run as several processes") {
+				t.Errorf("-data - %s in process %d of 2: exit %d, %q; want a usage error naming standard input", shard, rank, code, msg)
+			}
+		}
 	}
 }
 

@@ -165,8 +165,8 @@ Fitting:
                    keeps its own rows; of several CSV files it reads its
                    own subjects' files alone at the end, and each
                    subject's rows must lie in one file (any number of
-                   files). Standard input is read whole by every
-                   process. Results as
+                   files). Standard input does not run as several
+                   processes (mpirun gives it to the first). Results as
                    without it, the correction of q (-correct) included,
                    but no -out; alone it changes nothing
   -max-memory S    refuse, before fitting, a fit whose estimated memory is
