@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/parallel"
@@ -86,13 +85,13 @@ func SummarizeFitGroup(ctx context.Context, c parallel.Carrier, res *vi.Result, 
 	if err != nil {
 		return nil, err
 	}
+	// Each subject's figures are views of the summary's arrays: no
+	// allocation per subject.
 	levels := m.GroupLevels()
+	s.Subjects = make([]SubjectEffects, n)
 	for i := range n {
-		s.Subjects = append(s.Subjects, SubjectEffects{
-			Level: levels[i],
-			Mean:  slices.Clone(rs.LocalMean[i*r : (i+1)*r]),
-			SD:    slices.Clone(rs.LocalSD[i*r : (i+1)*r]),
-		})
+		lo, hi := i*r, (i+1)*r
+		s.Subjects[i] = SubjectEffects{Level: levels[i], Mean: rs.LocalMean[lo:hi:hi], SD: rs.LocalSD[lo:hi:hi]}
 	}
 	return s, nil
 }

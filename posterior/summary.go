@@ -150,9 +150,13 @@ func Summarize(res *vi.Result, m *glmm.Model, draws int, seed uint64) (*Summary,
 	s.SD, s.Corr = sd, corr
 	local := res.LocalCov()
 	levels := m.GroupLevels()
+	// Each subject's figures are views of two arrays: no allocation per
+	// subject.
 	s.Subjects = make([]SubjectEffects, n)
+	means, sds := make([]float64, n*r), make([]float64, n*r)
 	for i := range n {
-		e := SubjectEffects{Level: levels[i], Mean: make([]float64, r), SD: make([]float64, r)}
+		lo, hi := i*r, (i+1)*r
+		e := SubjectEffects{Level: levels[i], Mean: means[lo:hi:hi], SD: sds[lo:hi:hi]}
 		for a := range r {
 			e.Mean[a] = res.Mu[i*r+a]
 			e.SD[a] = math.Sqrt(local[i*r*r+a*r+a])
