@@ -222,10 +222,23 @@ type subjectEffects struct {
 	SD    []jfloat `json:"sd"`
 }
 
+// subjects returns the subjects' effects for the document, each one's
+// figures views of two arrays (one allocation per subject would cost more
+// than the figures at many subjects).
 func subjects(ss []posterior.SubjectEffects) []subjectEffects {
 	out := make([]subjectEffects, len(ss))
+	size := 0
+	for _, s := range ss {
+		size += len(s.Mean)
+	}
+	means, sds := make([]jfloat, 0, size), make([]jfloat, 0, size)
 	for k, s := range ss {
-		out[k] = subjectEffects{Level: s.Level, Mean: jfloats(s.Mean), SD: jfloats(s.SD)}
+		lo := len(means)
+		for a := range s.Mean {
+			means, sds = append(means, jfloat(s.Mean[a])), append(sds, jfloat(s.SD[a]))
+		}
+		hi := len(means)
+		out[k] = subjectEffects{Level: s.Level, Mean: means[lo:hi:hi], SD: sds[lo:hi:hi]}
 	}
 	return out
 }
