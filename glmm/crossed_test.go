@@ -310,15 +310,7 @@ func TestStartCrossedCoupling(t *testing.T) {
 	if err := startModel(mod, theta, prec); err != nil {
 		t.Fatal(err)
 	}
-	ws := mod.NewWorkspace()
-	grad := func(th []float64) []float64 {
-		gr := make([]float64, d)
-		if _, err := mod.Local(ws, 0, n, th[n*r:], th[:n*r], gr[:n*r], gr[n*r:]); err != nil {
-			t.Fatal(err)
-		}
-		mod.Global(th[n*r:], gr[n*r:])
-		return gr
-	}
+	grad := gradOf(t, mod)
 	// hess(j) is column j of the negative Hessian.
 	hess := func(j int) []float64 {
 		const h = 1e-4

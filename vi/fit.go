@@ -92,7 +92,7 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 		}
 		n = sh.n
 	}
-	if set.Window == 0 && n >= LargeSubjects {
+	if set.Window == 0 && (n >= LargeSubjects || quadraticStart(target, set)) {
 		set.Window = LargeWindow
 	}
 	// Snngm's default step depends on the method and the target.
@@ -149,7 +149,7 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 		}
 	}
 	rule := set.Rule.withDefaults(alpha0, free)
-	res := &Result{Method: set.Method, Rule: rule, N: localN, R: r, G: g, Workers: set.Workers, bestBound: math.Inf(-1)}
+	res := &Result{Method: set.Method, Rule: rule, N: localN, R: r, G: g, Workers: set.Workers, bestBound: math.Inf(-1), cov: new(covCache)}
 	if rp, ok := target.(Reparametrised); ok {
 		res.Reparametrised = rp.LocalsReparametrised()
 	}

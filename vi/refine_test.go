@@ -1,0 +1,218 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package vi
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sparsevi/sparsevi/arrowhead"
+	"github.com/sparsevi/sparsevi/parallel"
+)
+
+// quadStart is a conjugate target whose Starter gives the exact precision
+// without the coupling of the held global variables to the others (their
+// rows and columns are zero off the diagonal) and a mean moved away from
+// the posterior mean, and which reports itself quadratic given held.
+type quadStart struct {
+	*gaussTarget
+	held  []int
+	shift float64
+	off   bool // QuadraticGiven reports false
+}
+
+func (q quadStart) QuadraticGiven(dst []int) ([]int, bool) {
+	return append(dst, q.held...), !q.off
+}
+
+func (q quadStart) Start(_ *parallel.Pool, theta, prec []float64) error {
+	mean, p, _ := q.exact()
+	n, r, g := q.n, q.r, q.g
+	for j := range theta {
+		theta[j] = mean.AtVec(j) + q.shift*math.Sin(float64(j+1))
+	}
+	held := func(j int) bool { return j >= n*r && slices.Contains(q.held, j-n*r) }
+	at := func(a, b int) float64 {
+		if a != b && (held(a) || held(b)) {
+			return 0
+		}
+		return p.At(a, b)
+	}
+	sym := arrowhead.WrapSym(n, r, g, prec)
+	for i := range n {
+		for a := range r {
+			for b := 0; b <= a; b++ {
+				sym.SetLocal(i, a, b, at(i*r+a, i*r+b))
+			}
+			for k := range g {
+				sym.SetCross(i, k, a, at(n*r+k, i*r+a))
+			}
+		}
+	}
+	for a := range g {
+		for b := 0; b <= a; b++ {
+			sym.SetGlobal(a, b, at(n*r+a, n*r+b))
+		}
+	}
+	return nil
+}
+
+// conditionalMode returns the posterior mode of the free variables given
+// the held ones at theta's values, densely: P_ff m_f = rhs_f - P_fh theta_h
+// with rhs = P mean.
+func (q quadStart) conditionalMode(theta []float64) []float64 {
+	mean, p, _ := q.exact()
+	n, r := q.n, q.r
+	d := len(theta)
+	var free, held []int
+	for j := range d {
+		if j >= n*r && slices.Contains(q.held, j-n*r) {
+			held = append(held, j)
+		} else {
+			free = append(free, j)
+		}
+	}
+	rhs := mat.NewVecDense(d, nil)
+	rhs.MulVec(p, mean)
+	pf := mat.NewSymDense(len(free), nil)
+	bf := mat.NewVecDense(len(free), nil)
+	for x, a := range free {
+		s := rhs.AtVec(a)
+		for _, h := range held {
+			s -= p.At(a, h) * theta[h]
+		}
+		bf.SetVec(x, s)
+		for y, b := range free[:x+1] {
+			pf.SetSym(x, y, p.At(a, b))
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(pf) {
+		panic("conditionalMode: not positive definite")
+	}
+	var m mat.VecDense
+	if err := ch.SolveVecTo(&m, bf); err != nil {
+		panic(err)
+	}
+	out := slices.Clone(theta)
+	for x, a := range free {
+		out[a] = m.AtVec(x)
+	}
+	return out
+}
+
+// TestRefineStart: a QuadraticStarter's start moves to the mode of the
+// conditional posterior given its held variables (a dense solve), for
+// both families and with and without a support, and bit for bit for any
+// number of workers; a target that reports itself not quadratic keeps its
+// start.
+func TestRefineStart(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		method  Method
+		r       int
+		held    []int
+		support bool
+	}{
+		{"gva-none", GVA, 1, nil, false},
+		{"gva-held", GVA, 2, []int{1, 3}, false},
+		{"gva-support", GVA, 1, []int{0}, true},
+		{"blockdiag-held", BlockDiag, 2, []int{2}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var gt *gaussTarget
+			var target Target
+			if tc.support {
+				st := newSupportedTarget(11, 40, tc.r, 2, 6, 2)
+				gt = st.gaussTarget
+				target = supportedQuad{quadStart{gaussTarget: gt, held: tc.held, shift: 0.7}, st}
+			} else {
+				gt = newGaussTarget(11, 40, tc.r, 4)
+				target = quadStart{gaussTarget: gt, held: tc.held, shift: 0.7}
+			}
+			q := quadStart{gaussTarget: gt, held: tc.held, shift: 0.7}
+			n, r, g := gt.n, gt.r, gt.g
+			d := n*r + g
+			start := make([]float64, d)
+			if err := q.Start(nil, start, make([]float64, arrowhead.Len(n, r, g))); err != nil {
+				t.Fatal(err)
+			}
+			want := q.conditionalMode(start)
+			var first []float64
+			for _, workers := range []int{1, 2, 3} {
+				got := startMean(t, target, tc.method, workers)
+				for j := range d {
+					if math.Abs(got[j]-want[j]) > 1e-9*(1+math.Abs(want[j])) {
+						t.Fatalf("workers %d: mean[%d] = %v, conditional mode %v (start %v)", workers, j, got[j], want[j], start[j])
+					}
+				}
+				if first == nil {
+					first = got
+				} else if !slices.Equal(got, first) {
+					t.Errorf("workers %d: the refined start differs from one worker's", workers)
+				}
+			}
+			off := quadStart{gaussTarget: gt, held: tc.held, shift: 0.7, off: true}
+			if got := startMean(t, off, tc.method, 1); !slices.Equal(got, start) {
+				t.Errorf("a target not quadratic had its start moved")
+			}
+		})
+	}
+}
+
+// supportedQuad is a quadStart whose subjects each depend on part of the
+// global block.
+type supportedQuad struct {
+	quadStart
+	s *supportedTarget
+}
+
+func (s supportedQuad) GlobalSupport(i int, dst []int) []int { return s.s.GlobalSupport(i, dst) }
+
+// startMean returns the mean after the family's InitMode start of target.
+func startMean(t *testing.T, target Target, m Method, workers int) []float64 {
+	t.Helper()
+	ctx := context.Background()
+	set := Settings{Method: m, Seed: 1}.withDefaults()
+	pool := parallel.NewPool(ctx, workers)
+	defer pool.Close()
+	sup, _, err := newCrossSupport(target, m == GVA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fam, err := newFamily(target, set, pool, sup, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fam.init(ctx, InitMode); err != nil {
+		t.Fatal(err)
+	}
+	n, r, g := target.Dims()
+	return slices.Clone(fam.lambda()[:n*r+g])
+}
+
+// TestQuadraticStartWindow: Fit takes LargeWindow for a target whose start
+// is refined, and DefaultWindow otherwise.
+func TestQuadraticStartWindow(t *testing.T) {
+	gt := newGaussTarget(3, 20, 1, 2)
+	for _, tc := range []struct {
+		target Target
+		init   Init
+		want   bool
+	}{
+		{quadStart{gaussTarget: gt}, InitMode, true},
+		{quadStart{gaussTarget: gt, off: true}, InitMode, false},
+		{quadStart{gaussTarget: gt}, InitPaper, false},
+		{gt, InitMode, false},
+	} {
+		if got := quadraticStart(tc.target, Settings{Init: tc.init}); got != tc.want {
+			t.Errorf("%T init %v: quadraticStart %v, want %v", tc.target, tc.init, got, tc.want)
+		}
+	}
+}
