@@ -216,3 +216,55 @@ func TestQuadraticStartWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestQuadraticStartStep: with more than StepShared partly supported
+// global variables, a refined start divides Snngm's default step by
+// QuadraticStepDivisor and skips the refinement of the step; a start that
+// is not refined keeps both, and so does a refined one with few such
+// variables.
+func TestQuadraticStartStep(t *testing.T) {
+	many := newSupportedTarget(13, 60, 1, 2, 40, 3)
+	few := newSupportedTarget(13, 60, 1, 2, 6, 3)
+	for _, tc := range []struct {
+		name       string
+		st         *supportedTarget
+		off        bool
+		div        float64
+		refine     int
+		wantWindow int
+	}{
+		{"many-quadratic", many, false, QuadraticStepDivisor, 0, LargeWindow},
+		{"many-not", many, true, 1, 1, DefaultWindow},
+		{"few-quadratic", few, false, 1, 1, LargeWindow},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			target := supportedQuad{quadStart{gaussTarget: tc.st.gaussTarget, off: tc.off}, tc.st}
+			_, partial, err := newCrossSupport(target, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var refine, window int
+			set := Settings{Method: GVA, Seed: 1, MaxIter: 2 * LargeWindow, Progress: func(p Progress) {
+				refine = p.Refine
+				if window == 0 {
+					window = p.Iter
+				}
+			}}
+			res, err := Fit(context.Background(), target, set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			alpha0 := DefaultAlpha0
+			if partial > StepShared {
+				alpha0 *= StepShared / float64(partial)
+			}
+			want := alpha0 / tc.div
+			if got := res.Rule.(Snngm).Alpha0; math.Abs(got-want) > 1e-15*want {
+				t.Errorf("Alpha0 %v, want %v (%d partly supported)", got, want, partial)
+			}
+			if refine != tc.refine || window != tc.wantWindow {
+				t.Errorf("refinements %d, window %d; want %d and %d", refine, window, tc.refine, tc.wantWindow)
+			}
+		})
+	}
+}
