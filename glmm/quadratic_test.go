@@ -210,14 +210,7 @@ func TestQuadraticFitRecovers(t *testing.T) {
 			group, item = append(group, i), append(item, l)
 		}
 	}
-	nobs := len(y)
-	mod, err := glmm.New(glmm.Config{
-		Family: glmm.Gaussian, Y: y, X: denseOf(nobs, 2, xm), Z: denseOf(nobs, 1, z),
-		Group: group, NumGroups: n, Crossed: []glmm.Crossed{{Name: "item", Index: item, NumLevels: items}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mod := itemModel(t, glmm.Gaussian, y, xm, z, group, item, n, items)
 	nn, r, g := mod.Dims()
 	short, err := vi.Fit(context.Background(), mod, vi.Settings{Seed: 5})
 	if err != nil {
