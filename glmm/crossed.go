@@ -43,8 +43,9 @@ type Crossed struct {
 // levels a subject does not meet stay zero and are skipped, and the fit
 // is steady however many levels there are (go run ./benchmarks/crossed:
 // 30 to 1000 levels); what limits it is time. insteval's 2972 students
-// and 1142 crossed levels (G = 1148) take about 13 ms an iteration and
-// 850 iterations.
+// and 1142 crossed levels (G = 1148) took about 13 ms an iteration on a
+// quiet machine; from the start refined to the conditional mode
+// (QuadraticGiven) the fit needs 100 iterations, where it needed 850.
 const MaxCrossedLevels = 2000
 
 // crossFactor is a Crossed as stored. Its design Z (one 1 per row, at the
@@ -349,4 +350,30 @@ func (mod *Model) AddGlobalEtaGrad(ws any, i int, thetaG, v, gradG []float64) {
 	work := ws.(*workspace)
 	mod.setGlobal(work, thetaG)
 	mod.addCrossedGrad(mod.start[i], thetaG, work.scale, v, gradG)
+}
+
+// QuadraticGiven appends to dst the indices in theta_g of the variance
+// parameters, omega, psi and each crossed factor's omega_u, and reports
+// whether the model is Gaussian with crossed factors. Given those, its log
+// density is quadratic in the random effects, beta and the crossed
+// effects v_l (the linear predictor is linear in them, the priors
+// Gaussian), and Start's precision there is the negative Hessian, with no
+// coupling to the variance parameters. It makes Model a
+// vi.QuadraticStarter: the fit's start then moves the effects to their
+// joint conditional mode, which Start's factor-by-factor updates of the
+// crossed effects approach slowly (on insteval the start's bound rose by
+// 3.5 nats), and the variance parameters by a Newton step towards the
+// stationarity of q's mean (3.3 nats more). Models without crossed
+// factors keep their start as it is.
+func (mod *Model) QuadraticGiven(dst []int) ([]int, bool) {
+	if mod.family != Gaussian || mod.cross == nil {
+		return dst, false
+	}
+	for j := range NumOmega(mod.r) + mod.nd {
+		dst = append(dst, mod.p+j)
+	}
+	for c := range mod.cross {
+		dst = append(dst, mod.cross[c].omega)
+	}
+	return dst, true
 }

@@ -169,13 +169,7 @@ func TestCrossedFitRecovers(t *testing.T) {
 	for k := range nobs {
 		xm[2*k], xm[2*k+1], z[k] = 1, x[k], 1
 	}
-	mod, err := glmm.New(glmm.Config{
-		Family: glmm.Bernoulli, Y: y, X: denseOf(nobs, 2, xm), Z: denseOf(nobs, 1, z),
-		Group: group, NumGroups: n, Crossed: []glmm.Crossed{{Name: "item", Index: item, NumLevels: items}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mod := itemModel(t, glmm.Bernoulli, y, xm, z, group, item, n, items)
 	nn, r, g := mod.Dims()
 	theta := make([]float64, nn*r+g)
 	prec := make([]float64, arrowhead.Len(nn, r, g))
@@ -217,6 +211,22 @@ func TestCrossedFitRecovers(t *testing.T) {
 	if !(lo < 1 && 1 < hi) {
 		t.Errorf("item sd interval [%.3f, %.3f] misses 1", lo, hi)
 	}
+}
+
+// itemModel returns the model of family fam with response y, the design
+// rows (1, x) in xm, a random intercept (z) for n subjects by group and a
+// crossed factor "item" of the given levels.
+func itemModel(t *testing.T, fam glmm.Family, y, xm, z []float64, group, item []int, n, items int) *glmm.Model {
+	t.Helper()
+	nobs := len(y)
+	mod, err := glmm.New(glmm.Config{
+		Family: fam, Y: y, X: denseOf(nobs, 2, xm), Z: denseOf(nobs, 1, z),
+		Group: group, NumGroups: n, Crossed: []glmm.Crossed{{Name: "item", Index: item, NumLevels: items}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mod
 }
 
 // denseOf returns the rows×cols matrix of data.
@@ -310,15 +320,7 @@ func TestStartCrossedCoupling(t *testing.T) {
 	if err := startModel(mod, theta, prec); err != nil {
 		t.Fatal(err)
 	}
-	ws := mod.NewWorkspace()
-	grad := func(th []float64) []float64 {
-		gr := make([]float64, d)
-		if _, err := mod.Local(ws, 0, n, th[n*r:], th[:n*r], gr[:n*r], gr[n*r:]); err != nil {
-			t.Fatal(err)
-		}
-		mod.Global(th[n*r:], gr[n*r:])
-		return gr
-	}
+	grad := gradOf(t, mod)
 	// hess(j) is column j of the negative Hessian.
 	hess := func(j int) []float64 {
 		const h = 1e-4

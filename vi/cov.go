@@ -6,6 +6,8 @@ package vi
 
 import (
 	"math"
+	"slices"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -21,7 +23,7 @@ func (r *Result) GlobalCov() *mat.SymDense {
 	dst := make([]float64, g*g)
 	switch r.Method {
 	case GVA:
-		arrowhead.Wrap(r.N, r.R, g, r.Factor).CovGlobal(dst)
+		copy(dst, r.gvaCovGlobal())
 	case BlockDiag:
 		// blockdiag stores covariances in its compressed (packed lower) form.
 		f := blockdiag.Wrap(r.N, r.R, g, r.Factor)
@@ -53,9 +55,7 @@ func (r *Result) LocalCov() []float64 {
 		// T_gi has few nonzero rows, and the blocks cost O(r^2 m^2)
 		// instead of O(r G^2) each.
 		f := arrowhead.Wrap(r.N, r.R, r.G, r.Factor)
-		covG := make([]float64, r.G*r.G)
-		f.CovGlobal(covG)
-		f.LocalCovRange(0, r.N, covG, dst)
+		f.LocalCovRange(0, r.N, r.gvaCovGlobal(), dst)
 	case BlockDiag:
 		f := blockdiag.Wrap(r.N, r.R, r.G, r.Factor)
 		packed := make([]float64, blockdiag.Len(r.N, r.R, r.G))
@@ -66,4 +66,50 @@ func (r *Result) LocalCov() []float64 {
 		}
 	}
 	return dst
+}
+
+// globalCov is GVA's Sigma_gg = T_g^-T T_g^-1 (g×g row-major) with the
+// global block of the factor it came from. The summaries ask for it
+// several times (glmmfit's text summary five: the fixed effects, their
+// correlation, the scales, the diagnostics and the local covariances),
+// and it costs O(g^3): 0.7 s each with insteval's 1148 global variables.
+type globalCov struct {
+	tg, cov []float64
+}
+
+// covCache holds the last globalCov of a Result and its copies.
+type covCache struct{ last atomic.Pointer[globalCov] }
+
+// gvaCovGlobal returns Sigma_gg of a GVA result, computed once while the
+// factor's global block stays as it was (Mu and Factor are exported and
+// may be changed in place: the block is compared bit for bit, which
+// costs O(g^2)). The slice must not be modified. Concurrent calls are
+// safe, as GlobalCov's were before it kept the result.
+func (r *Result) gvaCovGlobal() []float64 {
+	f := arrowhead.Wrap(r.N, r.R, r.G, r.Factor)
+	tg := f.Global()
+	if r.cov != nil {
+		if c := r.cov.last.Load(); c != nil && len(c.cov) == r.G*r.G && sameBits(c.tg, tg) {
+			return c.cov
+		}
+	}
+	cov := make([]float64, r.G*r.G)
+	f.CovGlobal(cov)
+	if r.cov != nil {
+		r.cov.last.Store(&globalCov{tg: slices.Clone(tg), cov: cov})
+	}
+	return cov
+}
+
+// sameBits reports whether a and b hold the same bits.
+func sameBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for j, x := range a {
+		if math.Float64bits(x) != math.Float64bits(b[j]) {
+			return false
+		}
+	}
+	return true
 }

@@ -92,7 +92,8 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 		}
 		n = sh.n
 	}
-	if set.Window == 0 && n >= LargeSubjects {
+	quad := quadraticStart(target, set)
+	if set.Window == 0 && (n >= LargeSubjects || quad) {
 		set.Window = LargeWindow
 	}
 	// Snngm's default step depends on the method and the target.
@@ -110,6 +111,12 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	}
 	if !ownAlpha0 && partial > StepShared {
 		alpha0 = alpha0 * StepShared / float64(partial)
+		if quad {
+			alpha0 /= QuadraticStepDivisor
+			if set.Refine == 0 {
+				set.Refine = -1
+			}
+		}
 	}
 	// A fit on one worker by choice (its passes too small to share) may
 	// still share the draws of its importance ratios between cores.
@@ -149,7 +156,7 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 		}
 	}
 	rule := set.Rule.withDefaults(alpha0, free)
-	res := &Result{Method: set.Method, Rule: rule, N: localN, R: r, G: g, Workers: set.Workers, bestBound: math.Inf(-1)}
+	res := &Result{Method: set.Method, Rule: rule, N: localN, R: r, G: g, Workers: set.Workers, bestBound: math.Inf(-1), cov: new(covCache)}
 	if rp, ok := target.(Reparametrised); ok {
 		res.Reparametrised = rp.LocalsReparametrised()
 	}

@@ -141,6 +141,9 @@ func initMode(b *base, diag bool, set func(s []float64, t *arrowhead.Factor) err
 	if err := t.CholGlobal(t.Data(), sum); err != nil {
 		return fmt.Errorf("vi: initialisation: %w", err)
 	}
+	if err := refineStart(b, t); err != nil {
+		return err
+	}
 	return set(prec, t)
 }
 

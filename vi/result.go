@@ -122,4 +122,8 @@ type Result struct {
 	Trace []TracePoint
 
 	bestBound float64 // the best bound at the convergence test's draws
+
+	// cov keeps GVA's Sigma_gg for the next GlobalCov or LocalCov; copies
+	// of the Result share it. nil (a Result not made by Fit) keeps none.
+	cov *covCache
 }

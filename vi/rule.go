@@ -47,7 +47,8 @@ type Snngm struct {
 	// RVBStepSubjects subjects that start from their own mode (a Starter
 	// under InitMode), and times StepShared/K when K > StepShared global
 	// variables are each outside some subject's support
-	// (GlobalSupporter).
+	// (GlobalSupporter), divided by QuadraticStepDivisor as well when
+	// the start is refined (QuadraticStarter).
 	Alpha0 float64
 	// Beta1 is the momentum's decay rate; 0 means 0.9. Beta2 is, for the
 	// block-diagonal family, the decay rate of the mean square gradient

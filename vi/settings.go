@@ -128,8 +128,9 @@ type Settings struct {
 	// with steps of fixed length (Snngm, the Adam family) jitter around the
 	// optimum at a distance that scales with the step, and a smaller last
 	// step settles them. 0 means 1, or none where the default step of RVB
-	// is already shortened for many subjects (see RVBStepSubjects); a
-	// negative value means none.
+	// is already shortened for many subjects (see RVBStepSubjects) or
+	// Snngm's for a refined start with many crossed levels (see
+	// QuadraticStepDivisor); a negative value means none.
 	Refine int
 	// FinalDraws is the largest number of fresh draws for the final
 	// lower-bound estimate, taken in antithetic pairs (z and -z); 0 means

@@ -15,6 +15,9 @@
 // tools whose program is missing are skipped):
 //
 //	go run ./benchmarks/everyday -data ../shared/datasets -reps 3 -out benchmarks/everyday/results.md
+//
+// -models and -tools time some of them: -models insteval -tools
+// glmmfit,lme4 times insteval against lmer alone.
 package main
 
 import (
@@ -67,7 +70,16 @@ func main() {
 	dir := flag.String("data", "", "data directory (default $SPARSEVI_DATA or ../shared/datasets)")
 	reps := flag.Int("reps", 3, "repetitions")
 	out := flag.String("out", "", "write the summary (Markdown) there as well")
+	only := flag.String("models", "", "fit only these data sets' models (comma-separated; default all)")
+	toolList := flag.String("tools", "glmmfit,lme4,glmmTMB", "tools to time (comma-separated)")
 	flag.Parse()
+	if *only != "" {
+		keep := strings.Split(*only, ",")
+		models = slices.DeleteFunc(models, func(m model) bool { return !slices.Contains(keep, m.data) })
+		if len(models) == 0 {
+			log.Fatalf("no model of data set %s", *only)
+		}
+	}
 	data := datasets.DataDir(*dir)
 	bin, cleanup, err := benchio.BuildGlmmfit()
 	if err != nil {
@@ -80,7 +92,7 @@ func main() {
 		secs, load  float64
 	}
 	var runs []run
-	tools := []string{"glmmfit", "lme4", "glmmTMB"}
+	tools := strings.Split(*toolList, ",")
 	for rep := range *reps {
 		for _, m := range models {
 			order := slices.Clone(tools)
