@@ -301,7 +301,7 @@ func (st *starter) crossedCoupling(thetaG []float64) {
 		v := st.vOf(i)
 		cross := ps.Cross(i)
 		for j := s; j < s+len(eta); j++ {
-			_, _, d2 := sc.expectAll(mod.family, mod.y[j], mod.trials(j), eta[j-s], mod.etaSD(j, v))
+			_, _, d2 := sc.expectAll(mod.family, mod.yAt(j), mod.trials(j), eta[j-s], mod.etaSD(j, v))
 			w := -mod.weight(j) * d2
 			if w == 0 {
 				continue
@@ -378,7 +378,7 @@ func (st *starter) updateCrossed(thetaG []float64) error {
 				s, eta := st.subjectEta(sc, i)
 				v := st.vOf(i)
 				for j := s; j < s+len(eta); j++ {
-					_, d1, d2 := sc.expectAll(mod.family, mod.y[j], mod.trials(j), eta[j-s], mod.etaSD(j, v))
+					_, d1, d2 := sc.expectAll(mod.family, mod.yAt(j), mod.trials(j), eta[j-s], mod.etaSD(j, v))
 					l := f.idx[j]
 					g[l] += mod.weight(j) * d1
 					h[l] -= mod.weight(j) * d2
@@ -442,7 +442,7 @@ func (st *starter) initPsi() error {
 					for a, z := range mod.zRange(j, j+1) {
 						v += z * st.b[i*mod.r+a]
 					}
-					d := mod.y[j] - v
+					d := mod.yAt(j) - v
 					ss += mod.weight(j) * d * d
 					sw += mod.weight(j)
 				}
@@ -479,8 +479,8 @@ func (st *starter) updatePsi() error {
 			for j := s; j < s+len(eta); j++ {
 				et := eta[j-s]
 				sd := mod.etaSD(j, v)
-				d0 += mod.weight(j) * sc.expectPsi(mod.family, mod.y[j], mod.trials(j), et, sd, st.psi)
-				d1 += mod.weight(j) * sc.expectPsi(mod.family, mod.y[j], mod.trials(j), et, sd, st.psi+psiDelta)
+				d0 += mod.weight(j) * sc.expectPsi(mod.family, mod.yAt(j), mod.trials(j), et, sd, st.psi)
+				d1 += mod.weight(j) * sc.expectPsi(mod.family, mod.yAt(j), mod.trials(j), et, sd, st.psi+psiDelta)
 			}
 		}
 		st.partP[k][0], st.partP[k][1] = d0, d1
@@ -933,7 +933,7 @@ func (mod *Model) rowsLevel(lo, hi int, rows []int, eta []float64) float64 {
 		if w == 0 {
 			continue
 		}
-		y := mod.y[j]
+		y := mod.yAt(j)
 		sw += w
 		sy += w * y
 		switch mod.family {
@@ -1274,7 +1274,7 @@ func (mod *Model) condLogDens(sc *startScratch, i int, beta, wwt, b, v []float64
 			e += z * b[a]
 		}
 		eta[j-lo] = e
-		ll += mod.weight(j) * sc.expectLL(mod.family, mod.y[j], mod.trials(j), e, mod.etaSD(j, v))
+		ll += mod.weight(j) * sc.expectLL(mod.family, mod.yAt(j), mod.trials(j), e, mod.etaSD(j, v))
 	}
 	if v != nil {
 		for a := range r {
@@ -1322,7 +1322,7 @@ func (mod *Model) newtonPieces(sc *startScratch, i int, beta, wwt, b, v, grad, i
 		for a := range r {
 			e += zj[a] * b[a]
 		}
-		ll, d1, d2 := sc.expectAll(mod.family, mod.y[j], mod.trials(j), e, mod.etaSD(j, v))
+		ll, d1, d2 := sc.expectAll(mod.family, mod.yAt(j), mod.trials(j), e, mod.etaSD(j, v))
 		f += mod.weight(j) * ll
 		d1 *= mod.weight(j)
 		d2 *= -mod.weight(j)
