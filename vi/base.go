@@ -44,7 +44,9 @@ type base struct {
 	// may use before Fit fills it (see initMode).
 	scratch []float64
 
-	// Vectors of length d.
+	// Vectors of length d; theta, grad and tmp are nil where the family
+	// holds a draw's vectors chunk by chunk (gva's chunked), which makes
+	// z and v at its first estimate, after the start.
 	z, theta, grad, v, tmp []float64
 
 	// Per-chunk partial results, reduced in chunk order.
@@ -61,8 +63,9 @@ type NumObser interface {
 }
 
 // newBase lays out lambda for a factor of factorLen entries, stride of them
-// per subject followed by the global ones.
-func newBase(t Target, set Settings, pool *parallel.Pool, sh *shard, factorLen, stride int) *base {
+// per subject followed by the global ones. With chunked, the family holds
+// theta, grad and tmp chunk by chunk, and newBase leaves them nil.
+func newBase(t Target, set Settings, pool *parallel.Pool, sh *shard, factorLen, stride int, chunked bool) *base {
 	n, r, g := t.Dims()
 	d := n*r + g
 	c := parallel.NewChunking(n, set.ChunkSize)
@@ -88,8 +91,10 @@ func newBase(t Target, set Settings, pool *parallel.Pool, sh *shard, factorLen, 
 	for k := range b.ws {
 		b.ws[k] = t.NewWorkspace()
 	}
-	for _, p := range []*[]float64{&b.z, &b.theta, &b.grad, &b.v, &b.tmp} {
-		*p = make([]float64, d)
+	if !chunked {
+		for _, p := range []*[]float64{&b.z, &b.v, &b.theta, &b.grad, &b.tmp} {
+			*p = make([]float64, d)
+		}
 	}
 	k := c.Len()
 	b.partLP = make([]float64, k)
@@ -322,5 +327,5 @@ func (b *base) group() *chain { return b.ch }
 
 func (b *base) globalLen() int { return b.g + len(b.lam) - b.d - b.n*b.stride }
 
-// lastDraw returns theta of the last estimate.
-func (b *base) lastDraw() []float64 { return b.theta }
+// lastGlobal returns theta_g of the last estimate.
+func (b *base) lastGlobal() []float64 { return b.theta[b.n*b.r:] }
