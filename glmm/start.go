@@ -372,7 +372,7 @@ func (st *starter) updateCrossed(thetaG []float64) error {
 		nl := len(f.levels)
 		part := scratch.Partials(st.chunks.Len(), 2*nl)
 		err := st.each(func(k, lo, hi int) error {
-			sc := st.newScratch()
+			sc := st.chunkScratch(k)
 			g, h := part[k][:nl], part[k][nl:]
 			for i := lo; i < hi; i++ {
 				s, eta := st.subjectEta(sc, i)
@@ -471,7 +471,7 @@ func (st *starter) initPsi() error {
 func (st *starter) updatePsi() error {
 	mod := st.mod
 	err := st.each(func(k, lo, hi int) error {
-		sc := st.newScratch()
+		sc := st.chunkScratch(k)
 		var d0, d1 float64
 		for i := lo; i < hi; i++ {
 			s, eta := st.subjectEta(sc, i)
@@ -583,6 +583,8 @@ type starter struct {
 	partG, partI [][]float64
 	partR        [][]float64 // the information in beta, before the Schur complement
 	partF        []float64
+
+	scratches chunkScratches // per chunk (chunkScratch)
 }
 
 // pass computes, per subject at the current (b, beta), the Newton pieces and
@@ -592,7 +594,7 @@ func (st *starter) pass(objective bool) error {
 	mod := st.mod
 	r, p := mod.r, mod.p
 	return st.each(func(k, lo, hi int) error {
-		sc := st.newScratch()
+		sc := st.chunkScratch(k)
 		pg, pi, pr := st.partG[k], st.partI[k], st.partR[k]
 		if !objective {
 			// The objective pass must leave the Newton pieces alone.
@@ -802,8 +804,8 @@ func (st *starter) newton() error {
 func (st *starter) subjectSteps() error {
 	mod := st.mod
 	r := mod.r
-	return st.each(func(_, lo, hi int) error {
-		sc := st.newScratch()
+	return st.each(func(k, lo, hi int) error {
+		sc := st.chunkScratch(k)
 		for i := lo; i < hi; i++ {
 			bi, b0 := st.b[i*r:(i+1)*r], st.b0[i*r:(i+1)*r]
 			ai := st.a[i*r : (i+1)*r]
@@ -858,8 +860,8 @@ func (st *starter) dataStart() error {
 	// Each subject's level at beta = 0, NaN without information
 	// (zero weights), in st.fi, free until the first pass.
 	level := st.fi
-	err = st.each(func(_, lo, hi int) error {
-		sc := st.newScratch()
+	err = st.each(func(k, lo, hi int) error {
+		sc := st.chunkScratch(k)
 		zero := make([]float64, mod.p)
 		for i := lo; i < hi; i++ {
 			lo, hi := mod.start[i], mod.start[i+1]
