@@ -31,6 +31,12 @@ type base struct {
 	iter   uint64
 	grads  bool // the pass computes gradients
 
+	// kind labels each entry of lambda; it is nil where the family
+	// labels its factor by the pattern of one subject's block and the
+	// global block (gva's chunked), whose diagonals are at diagLocal and
+	// diagGlobal.
+	diagLocal, diagGlobal []int
+
 	antithetic bool
 
 	// ch carries the sums through the processes of a group; nil for a fit
@@ -76,7 +82,6 @@ func newBase(t Target, set Settings, pool *parallel.Pool, sh *shard, factorLen, 
 		ws:      make([]Workspace, c.Len()),
 		lam:     make([]float64, d+factorLen),
 		stride:  stride,
-		kind:    make([]uint8, d+factorLen),
 		nobs:    n,
 
 		antithetic: set.Antithetic,
@@ -92,6 +97,7 @@ func newBase(t Target, set Settings, pool *parallel.Pool, sh *shard, factorLen, 
 		b.ws[k] = t.NewWorkspace()
 	}
 	if !chunked {
+		b.kind = make([]uint8, d+factorLen)
 		for _, p := range []*[]float64{&b.z, &b.v, &b.theta, &b.grad, &b.tmp} {
 			*p = make([]float64, d)
 		}
@@ -282,12 +288,39 @@ func (b *base) checkDiag() error {
 }
 
 func (b *base) checkOwnDiag() error {
+	if b.kind == nil {
+		return b.checkPatternDiag()
+	}
 	for j := b.d; j < len(b.lam); j++ {
 		if b.kind[j] != kindDiag {
 			continue
 		}
 		if x := b.lam[j]; !(x > 0) || math.IsInf(x, 0) {
 			return &factorError{index: j - b.d, value: x, n: b.n, r: b.r, g: b.g}
+		}
+	}
+	return nil
+}
+
+// checkPatternDiag is checkOwnDiag by the positions of the diagonals in
+// a subject's block and in the global block.
+func (b *base) checkPatternDiag() error {
+	check := func(j int) error {
+		if x := b.lam[j]; !(x > 0) || math.IsInf(x, 0) {
+			return &factorError{index: j - b.d, value: x, n: b.n, r: b.r, g: b.g}
+		}
+		return nil
+	}
+	for i := range b.n {
+		for _, a := range b.diagLocal {
+			if err := check(b.d + i*b.stride + a); err != nil {
+				return err
+			}
+		}
+	}
+	for _, a := range b.diagGlobal {
+		if err := check(b.d + b.n*b.stride + a); err != nil {
+			return err
 		}
 	}
 	return nil

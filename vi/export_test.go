@@ -27,3 +27,25 @@ func ChunkedFamily(t Target, set Settings) (chunked, stored bool) {
 	f := newGVA(t, set.withDefaults(), pool, nil, nil)
 	return f.chunked != nil, f.theta != nil
 }
+
+// CheckFactorBoth sets entry j of the factor of GVA on t to x in a family
+// that holds a draw chunk by chunk and in one that stores it whole, and
+// returns the errors of their checks of the factor's diagonal.
+func CheckFactorBoth(t Target, j int, x float64) (chunked, stored error) {
+	pool := parallel.NewPool(context.Background(), 2)
+	defer pool.Close()
+	set := Settings{Method: GVA}.withDefaults()
+	for _, on := range []bool{true, false} {
+		was := SetChunkedGVA(on)
+		f := newGVA(t, set, pool, nil, nil)
+		SetChunkedGVA(was)
+		f.t.SetIdentity(1)
+		f.lam[f.d+j] = x
+		if on {
+			chunked = f.check()
+		} else {
+			stored = f.check()
+		}
+	}
+	return chunked, stored
+}

@@ -58,11 +58,12 @@ func newGVA(t Target, set Settings, pool *parallel.Pool, sh *shard, sup *crossSu
 		f.support = sup
 		f.t.SetRows(sup.start, sup.rows)
 	}
+	f.tz = make([]float64, g)
 	if chunked {
 		f.chunked = newGVAChunks(f)
+	} else {
+		f.labelFactor(f.t.DiagIndices())
 	}
-	f.tz = make([]float64, g)
-	f.labelFactor(f.t.DiagIndices())
 	f.passDraw = f.drawPass
 	f.passSolve = f.solvePass
 	f.passNat = f.natPass

@@ -45,6 +45,11 @@ type gvaChunks struct {
 	// gradient (the mean's and the factor's).
 	thetaG, uG, gradG, natMuG, natTG []float64
 
+	// The kinds of lambda's entries by their spans (spanKinds): zeros
+	// (kindMean) for the means, the pattern of a subject's factor block
+	// repeated over a chunk's subjects, and the global block's.
+	kindMean, kindLocal, kindGlobal []uint8
+
 	// partV holds each chunk's sum of T_gi v_i, reduced in chunk order.
 	partV [][]float64
 	sumV  []float64
@@ -73,13 +78,36 @@ func newGVAChunks(f *gva) *gvaChunks {
 		partV: scratch.Partials(f.chunks.Len(), g), sumV: make([]float64, g),
 		bufs: make(chan *gvaChunkBuf, f.pool.Workers()),
 	}
+	// The diagonals of one subject's block and of the global block, by
+	// their positions in a factor of one subject.
+	size := min(n, f.chunks.Size)
+	c.kindMean = make([]uint8, max(size*r, g))
+	c.kindLocal = make([]uint8, size*f.stride)
+	c.kindGlobal = make([]uint8, g*(g+1)/2)
+	for j := range c.kindLocal {
+		c.kindLocal[j] = kindOff
+	}
+	for j := range c.kindGlobal {
+		c.kindGlobal[j] = kindOff
+	}
+	for _, j := range arrowhead.New(1, r, g).DiagIndices() {
+		if j < f.stride {
+			f.diagLocal = append(f.diagLocal, j)
+			for i := range size {
+				c.kindLocal[i*f.stride+j] = kindDiag
+			}
+		} else {
+			f.diagGlobal = append(f.diagGlobal, j-f.stride)
+			c.kindGlobal[j-f.stride] = kindDiag
+		}
+	}
 	data := f.t.Data()
 	for k := range c.view {
 		lo, hi := f.chunks.Bounds(k)
 		o := lo * f.stride
 		c.view[k] = arrowhead.Wrap(hi-lo, r, g, data[o:o+arrowhead.Len(hi-lo, r, g)])
 	}
-	m := min(n, f.chunks.Size)*r + g
+	m := size*r + g
 	for range f.pool.Workers() {
 		c.bufs <- &gvaChunkBuf{theta: make([]float64, m), u: make([]float64, m), grad: make([]float64, m)}
 	}
@@ -216,6 +244,21 @@ func (c *gvaChunks) blockGrad(k int, buf []float64) []float64 {
 	return buf[:n]
 }
 
+// spanKinds returns the kinds of the span sp of a step block: a chunk's
+// means or factor blocks (which begin at a subject's), or the global
+// ones.
+func (c *gvaChunks) spanKinds(sp span) []uint8 {
+	f := c.f
+	n := sp.hi - sp.lo
+	switch {
+	case sp.lo < f.d:
+		return c.kindMean[:n]
+	case sp.lo >= f.d+f.n*f.stride:
+		return c.kindGlobal[:n]
+	}
+	return c.kindLocal[:n]
+}
+
 // blockGradLen is the length of the last block's gradient, or of a whole
 // chunk's with the global ones, whichever is longer.
 func (c *gvaChunks) blockGradLen() int {
@@ -233,6 +276,8 @@ func (f *gva) estimateBlocked(iter uint64) (float64, error) { return f.chunked.e
 func (f *gva) blockGrad(k int, buf []float64) []float64 { return f.chunked.blockGrad(k, buf) }
 
 func (f *gva) blockGradLen() int { return f.chunked.blockGradLen() }
+
+func (f *gva) spanKinds(sp span) []uint8 { return f.chunked.spanKinds(sp) }
 
 func (f *gva) lastGlobal() []float64 {
 	if f.chunked != nil {

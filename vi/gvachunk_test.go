@@ -64,6 +64,30 @@ func TestChunkedGVA(t *testing.T) {
 	}
 }
 
+// TestChunkedGVACheck: the chunked family, which labels its factor's
+// entries by the pattern of one subject's block, finds the same first
+// bad diagonal entry as the family that labels every entry.
+func TestChunkedGVACheck(t *testing.T) {
+	for _, cov := range [][][]float64{{{1}}, {{0.5, 0.1}, {0.1, 0.3}}} {
+		m := simModel(t, "poisson", 20, cov, 11)
+		n, r, g := m.Dims()
+		stride := r*(r+1)/2 + g*r
+		last := n*stride + g*(g+1)/2 - 1 // the global block's last diagonal entry
+		for _, c := range []struct {
+			j int
+			x float64
+		}{{0, 0}, {0, math.NaN()}, {1, -1}, {5*stride + r*(r+1)/2 - 1, math.Inf(1)}, {(n - 1) * stride, -2}, {n * stride, 0}, {last, -1}, {last - 1, -1}} {
+			chunked, stored := vi.CheckFactorBoth(m, c.j, c.x)
+			if (stored == nil) != (c.j == 1 || c.j == last-1) {
+				t.Errorf("r=%d, entry %d = %v: stored family's check %v", r, c.j, c.x, stored)
+			}
+			if fmt.Sprint(chunked) != fmt.Sprint(stored) {
+				t.Errorf("r=%d, entry %d = %v: chunked %v, stored %v", r, c.j, c.x, chunked, stored)
+			}
+		}
+	}
+}
+
 // sameResults checks that two fits agree to the bit.
 func sameResults(t *testing.T, name string, a, b *vi.Result) {
 	t.Helper()

@@ -108,6 +108,9 @@ type blockGrader interface {
 	blockGrad(k int, buf []float64) []float64
 	// blockGradLen returns the largest length blockGrad writes.
 	blockGradLen() int
+	// spanKinds returns the kinds of the entries of the span sp of a
+	// step block: the family keeps no kinds of lambda's length.
+	spanKinds(sp span) []uint8
 }
 
 // setBlocked makes the core take the gradient from bg block by block,
@@ -136,6 +139,14 @@ func (c *stepCore) release(buf []float64) {
 	if buf != nil {
 		c.bufs <- buf
 	}
+}
+
+// spanKinds returns the kinds of the entries of the span sp.
+func (c *stepCore) spanKinds(sp span) []uint8 {
+	if c.blocked == nil {
+		return c.kinds[sp.lo:sp.hi]
+	}
+	return c.blocked.spanKinds(sp)
 }
 
 // spanGrad returns the gradient on the span sp: of the stored gradient,
@@ -395,7 +406,7 @@ func (s *snngmStep) snngmBlock(k int) error {
 	bg, buf := s.blockGrad(k)
 	off := 0
 	for _, sp := range s.blocks[k] {
-		frac, ss = s.snngmSpan(sp.lo, sp.hi, s.spanGrad(bg, sp, &off), frac, ss)
+		frac, ss = s.snngmSpan(sp.lo, sp.hi, s.spanGrad(bg, sp, &off), s.spanKinds(sp), frac, ss)
 	}
 	s.release(buf)
 	if math.IsNaN(ss) {
@@ -405,9 +416,9 @@ func (s *snngmStep) snngmBlock(k int) error {
 	return nil
 }
 
-// snngmSpan is snngmBlock on the entries [lo, hi), whose gradient is g,
-// carrying the ratio frac and the sum of squares ss.
-func (s *snngmStep) snngmSpan(lo, hi int, g []float64, frac, ss float64) (float64, float64) {
+// snngmSpan is snngmBlock on the entries [lo, hi), whose gradient is g
+// and kinds kd, carrying the ratio frac and the sum of squares ss.
+func (s *snngmStep) snngmSpan(lo, hi int, g []float64, kd []uint8, frac, ss float64) (float64, float64) {
 	b := s.rule.Beta1
 	c := s.alpha * s.corr1
 	b1, sc := 1-b, s.scale
@@ -416,7 +427,7 @@ func (s *snngmStep) snngmSpan(lo, hi int, g []float64, frac, ss float64) (float6
 	mom := s.m[lo:hi]
 	grad := g[:len(mom)]
 	lam := s.lambda[lo:hi][:len(mom)]
-	kinds := s.kinds[lo:hi][:len(mom)]
+	kinds := kd[:len(mom)]
 	for j, mj := range mom {
 		m := b*mj + b1*grad[j]*sc
 		mom[j] = m
