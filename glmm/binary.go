@@ -7,14 +7,14 @@ package glmm
 import "math"
 
 // maxBinaryRun is the largest number of observations of a subject for
-// which a 0/1 response is stored as bytes (binaryWindows): its windows
+// which a 0/1 response is stored as bits (binaryWindows): its windows
 // table then holds 2^16 + 15 values and 2^16 positions, 768 KiB.
 const maxBinaryRun = 16
 
 // binaryResponse reports whether every response is +0 or 1 exactly (as
 // bits) in a family with 0/1 responses and no subject has more than
-// maxBinaryRun rows: the model then stores them as bytes, 1 byte an
-// observation rather than 8, and reads them back as the same float64.
+// maxBinaryRun rows: the model then stores them as bits, 1 bit an
+// observation rather than 64, and reads them back as the same float64.
 func binaryResponse(fam Family, y []float64, maxNi int) bool {
 	if fam != Bernoulli && fam != Binomial || maxNi > maxBinaryRun {
 		return false
@@ -30,10 +30,10 @@ func binaryResponse(fam Family, y []float64, maxNi int) bool {
 // binaryWindows holds every string of L bits as a window of one float64
 // sequence of zeros and ones, a de Bruijn sequence of order L made linear:
 // the window of the string with bit j the value of row j starts at
-// pos[string]. A subject's 0/1 responses, stored as bytes, are then read
+// pos[string]. A subject's 0/1 responses, stored as bits, are then read
 // as a view of float64 values (Model.Response, and the kernels' slices)
-// without a copy: the bytes make the string, its first n_i <= L bits
-// those of the subject's rows and the rest zero.
+// without a copy: its first n_i <= L bits those of the subject's rows
+// and the rest zero.
 type binaryWindows struct {
 	seq []float64
 	pos []uint32
@@ -82,22 +82,29 @@ func windowBits(v []float64) uint32 {
 	return bits
 }
 
-// view returns the 0/1 bytes b as float64 values, a view of the sequence
-// that must not be modified.
-func (w *binaryWindows) view(b []uint8) []float64 {
-	var bits uint32
-	for j, x := range b {
-		bits |= uint32(x) << j
+// view returns the n 0/1 values of the bits of s, bit j value j, as a
+// view of the sequence that must not be modified.
+func (w *binaryWindows) view(s uint32, n int) []float64 {
+	p := int(w.pos[s])
+	return w.seq[p : p+n : p+n]
+}
+
+// yBits returns the responses of stored rows [s, e), e - s <= 32, as the
+// bits of a string, bit j that of row s + j.
+func (mod *Model) yBits(s, e int) uint32 {
+	w, off := s/64, uint(s%64)
+	v := mod.yb[w] >> off
+	if n := uint(e - s); off+n > 64 {
+		v |= mod.yb[w+1] << (64 - off)
 	}
-	p := int(w.pos[bits])
-	return w.seq[p : p+len(b) : p+len(b)]
+	return uint32(v) & (1<<uint(e-s) - 1)
 }
 
 // yRange returns the responses of stored rows [s, e), which lie within
 // one subject, as a view that must not be modified.
 func (mod *Model) yRange(s, e int) []float64 {
 	if mod.yb != nil {
-		return mod.ywin.view(mod.yb[s:e])
+		return mod.ywin.view(mod.yBits(s, e), e-s)
 	}
 	return mod.y[s:e]
 }
@@ -105,7 +112,7 @@ func (mod *Model) yRange(s, e int) []float64 {
 // yAt returns the response of stored row j.
 func (mod *Model) yAt(j int) float64 {
 	if mod.yb != nil {
-		return float64(mod.yb[j])
+		return float64(mod.yb[j/64] >> (j % 64) & 1)
 	}
 	return mod.y[j]
 }

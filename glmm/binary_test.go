@@ -32,7 +32,7 @@ func TestBinaryWindows(t *testing.T) {
 				b[j] = uint8(bits >> j & 1)
 			}
 			for n := 1; n <= l; n++ {
-				v := w.view(b[:n])
+				v := w.view(uint32(bits)&(1<<n-1), n)
 				if len(v) != n {
 					t.Fatalf("L=%d: view of %d bytes has %d values", l, n, len(v))
 				}
@@ -103,7 +103,7 @@ func floatTwin(mod *Model) *Model {
 }
 
 // TestBinaryResponse checks that a model holding its 0/1 responses as
-// bytes, from Y or from Binary, computes bit for bit what the same model
+// bits, from Y or from Binary, computes bit for bit what the same model
 // holding them as float64 does.
 func TestBinaryResponse(t *testing.T) {
 	for _, fam := range []Family{Bernoulli, Binomial} {
@@ -124,7 +124,7 @@ func TestBinaryResponse(t *testing.T) {
 					t.Fatal(err)
 				}
 				if mod.yb == nil || mod.y != nil {
-					t.Fatalf("%v %s in order %v: responses not held as bytes", fam, name, inOrder)
+					t.Fatalf("%v %s in order %v: responses not held as bits", fam, name, inOrder)
 				}
 				compareModels(t, mod, floatTwin(mod))
 			}
@@ -135,21 +135,31 @@ func TestBinaryResponse(t *testing.T) {
 	cfg.Y[0] = 2
 	cfg.Trials[0] = 3
 	if mod, err := New(cfg); err != nil || mod.yb != nil {
-		t.Errorf("binomial y = 2: err %v, bytes %v", err, mod != nil && mod.yb != nil)
+		t.Errorf("binomial y = 2: err %v, bits %v", err, mod != nil && mod.yb != nil)
 	}
+	// Subjects of 16 rows, most across two words of bits: bits still.
 	cfg = binaryConfig(3, Bernoulli, true)
+	for k := range cfg.Group {
+		cfg.Group[k] = k / maxBinaryRun
+	}
+	cfg.NumGroups = cfg.Group[len(cfg.Group)-1] + 1
+	mod, err := New(cfg)
+	if err != nil || mod.yb == nil {
+		t.Fatalf("%d rows a subject: err %v, bits %v", maxBinaryRun, err, mod != nil && mod.yb != nil)
+	}
+	compareModels(t, mod, floatTwin(mod))
 	for k := range cfg.Group {
 		cfg.Group[k] = k / (maxBinaryRun + 1)
 	}
 	cfg.NumGroups = cfg.Group[len(cfg.Group)-1] + 1
 	if mod, err := New(cfg); err != nil || mod.yb != nil {
-		t.Errorf("%d rows a subject: err %v, bytes %v", maxBinaryRun+1, err, mod != nil && mod.yb != nil)
+		t.Errorf("%d rows a subject: err %v, bits %v", maxBinaryRun+1, err, mod != nil && mod.yb != nil)
 	}
 	cfg.Y[0] = math.Copysign(0, -1) // -0 is not +0 as bits
 	cfg.Group = binaryConfig(3, Bernoulli, true).Group
 	cfg.NumGroups = 40
 	if mod, err := New(cfg); err != nil || mod.yb != nil {
-		t.Errorf("y = -0: err %v, bytes %v", err, mod != nil && mod.yb != nil)
+		t.Errorf("y = -0: err %v, bits %v", err, mod != nil && mod.yb != nil)
 	}
 }
 

@@ -32,7 +32,8 @@ type Config struct {
 	Y      []float64 // response (successes for binomial)
 	// Binary, instead of Y, holds a 0/1 response, 0 or 1 a byte (Y
 	// must then be nil): a Bernoulli response, or binomial successes,
-	// without a float64 copy of it. New keeps it on the same terms as Y.
+	// without a float64 copy of it. New reads it (the model holds such
+	// responses as bits, from Y too).
 	Binary  []uint8
 	Trials  []float64 // binomial trials m; nil means 1
 	Offset  []float64 // added to the linear predictor; nil means 0
@@ -160,13 +161,14 @@ type Model struct {
 	inOrder bool
 	maxNi   int
 
-	// y holds the responses, nil when yb holds them as bytes (0/1
-	// responses, binaryResponse; read them with yAt and yRange); m, w and
+	// y holds the responses, nil when yb holds them as bits (0/1
+	// responses, binaryResponse; bit j%64 of word j/64 that of stored row
+	// j; read them with yAt and yRange); m, w and
 	// off the trials, weights and offsets, nil when every one is 1, 1 or
 	// 0 (use trials, weight, offset and their ranges, which read ones and
 	// zeros for them).
 	y, m, w, off []float64
-	yb           []uint8
+	yb           []uint64
 	ywin         *binaryWindows
 	ones, zeros  []float64 // maxNi ones and zeros for the ranges
 
@@ -390,13 +392,11 @@ func New(cfg Config) (*Model, error) {
 
 	// Trials, weights and offsets are stored only when some differ from
 	// 1, 1 and 0 (a Bernoulli model without weights or offsets keeps none:
-	// 24 bytes per observation). A 0/1 response is stored as bytes
-	// (binaryResponse; 7 bytes per observation fewer).
+	// 24 bytes per observation). A 0/1 response is stored as bits
+	// (binaryResponse; 63 bits per observation fewer).
 	switch {
-	case cfg.Binary != nil && mod.maxNi <= maxBinaryRun && mod.inOrder:
-		mod.yb = cfg.Binary // kept, as Config says
 	case cfg.Binary != nil && mod.maxNi <= maxBinaryRun || cfg.Binary == nil && binaryResponse(cfg.Family, cfg.Y, mod.maxNi):
-		mod.yb = make([]uint8, nobs)
+		mod.yb = make([]uint64, (nobs+63)/64)
 	case mod.inOrder && cfg.Binary == nil:
 		mod.y = cfg.Y // kept, as Config says
 	default:
@@ -421,7 +421,7 @@ func New(cfg Config) (*Model, error) {
 	for s := range nobs {
 		k := mod.dataRow(s)
 		if mod.yb != nil {
-			mod.yb[s] = uint8(yIn(k))
+			mod.yb[s/64] |= uint64(yIn(k)) << (s % 64)
 		} else {
 			mod.y[s] = yIn(k)
 		}
