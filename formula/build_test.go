@@ -922,23 +922,28 @@ func TestDesignStats(t *testing.T) {
 }
 
 // TestRelease: with Options.Release the model is the same to the bit, the
-// columns only the response and the fixed effects use are emptied, and
-// those of the random part and the grouping factors are not; a design of
-// the intercept and plain numeric columns is made of the data's columns
-// (glmm.Columns).
+// columns the model uses are emptied (but a cbind response's) and the
+// others are not; a design of the intercept and plain numeric columns is
+// made of the data's columns (glmm.Columns); a 0/1 response is given to
+// glmm as bytes (Config.Binary).
 func TestRelease(t *testing.T) {
 	for _, c := range []struct {
 		form            string
 		opts            Options
 		emptied, intact []string
-		columns         bool
+		columns, binary bool
 	}{
-		{"y ~ x1 + f + (1 + t | id)", Options{Family: glmm.Poisson}, []string{"y", "x1", "f"}, []string{"t", "id", "x", "k"}, false},
+		{"y ~ x1 + f + (1 + t | id)", Options{Family: glmm.Poisson}, []string{"y", "x1", "f", "t", "id"}, []string{"x", "k"}, false, false},
 		{"y ~ x1 + log(x) + offset(t) + (1 | id) + (1 | h)", Options{Family: glmm.Poisson, Prior: PriorAuto, Weights: "k", LocalFactor: "id"},
-			[]string{"y", "x1", "x", "t", "k"}, []string{"id", "h"}, false},
-		{"cbind(y, k) ~ x1 + (1 | id:h)", Options{}, []string{"x1"}, []string{"y", "k", "id", "h"}, true},
-		{"y ~ x1 + x + b + (1 | id)", Options{Family: glmm.Poisson, Prior: PriorAuto}, []string{"y", "x1", "x", "b"}, []string{"id", "t"}, true},
-		{"y ~ x1 + t + (1 + t | id)", Options{Family: glmm.Poisson, Prior: PriorAuto}, []string{"y", "x1"}, []string{"id", "t"}, false},
+			[]string{"y", "x1", "x", "t", "k", "id", "h"}, []string{"b", "f"}, false, false},
+		{"cbind(y, k) ~ x1 + (1 | id:h)", Options{}, []string{"x1", "id", "h"}, []string{"y", "k"}, true, false},
+		{"y ~ x1 + x + b + (1 | id)", Options{Family: glmm.Poisson, Prior: PriorAuto}, []string{"y", "x1", "x", "b", "id"}, []string{"t"}, true, false},
+		{"y ~ x1 + t + (1 + t | id)", Options{Family: glmm.Poisson, Prior: PriorAuto}, []string{"y", "x1", "id", "t"}, []string{"x"}, false, false},
+		{"b ~ x1 + (1 | id)", Options{Family: glmm.Bernoulli}, []string{"b", "x1", "id"}, []string{"y"}, true, true},
+		{"b ~ x1 + (1 | id)", Options{Family: glmm.Binomial}, []string{"b", "x1", "id"}, []string{"y"}, true, true},
+		{"l ~ x1 + (1 + t | id)", Options{}, []string{"l", "x1", "id", "t"}, []string{"y"}, true, true},
+		{"h ~ x1 + (1 | id)", Options{Reference: map[string]string{"h": "v"}}, []string{"h", "x1", "id"}, []string{"y"}, true, true},
+		{"b ~ x1 + (1 | id)", Options{Family: glmm.Bernoulli, Weights: "k"}, []string{"b", "x1", "id", "k"}, []string{"y"}, true, true},
 	} {
 		f, err := Parse(c.form)
 		if err != nil {
@@ -957,6 +962,9 @@ func TestRelease(t *testing.T) {
 		}
 		if got.Model().Fingerprint() != want.Model().Fingerprint() {
 			t.Errorf("%s: the model differs with Release", c.form)
+		}
+		if cfg := got.Config(); (cfg.Binary != nil) != c.binary || (cfg.Y != nil) == c.binary {
+			t.Errorf("%s: Binary given %v, Y given %v", c.form, cfg.Binary != nil, cfg.Y != nil)
 		}
 		if _, ok := got.X().(*glmm.Columns); ok != c.columns {
 			t.Errorf("%s: X is a %T", c.form, got.X())

@@ -196,7 +196,7 @@ func (mod *Model) ZRows(i int) []float64 {
 // weights w (1 unless given).
 func (mod *Model) Response(i int) (y, m, w []float64) {
 	s, e := mod.start[i], mod.start[i+1]
-	return mod.y[s:e], rowRange(mod.m, mod.ones, s, e), rowRange(mod.w, mod.ones, s, e)
+	return mod.yRange(s, e), rowRange(mod.m, mod.ones, s, e), rowRange(mod.w, mod.ones, s, e)
 }
 
 // Offsets returns subject i's offsets.

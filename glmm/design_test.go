@@ -553,15 +553,17 @@ func TestDenseXKeptInOrder(t *testing.T) {
 	}
 	grouped, inOrder := build(config(func(i, j int) int { return i*per + j }))
 	interleaved, shuffled := build(config(func(i, j int) int { return j*n + i }))
-	size := uint64(n * per * (p + 2) * 8)
-	t.Logf("New allocated %d bytes with the rows in order, %d interleaved (X, Y and a permutation are %d)", inOrder, shuffled, size)
+	// The 0/1 response is stored as bytes in both orders, a byte an
+	// observation.
+	size := uint64(n * per * (p + 1) * 8)
+	t.Logf("New allocated %d bytes with the rows in order, %d interleaved (X and a permutation are %d)", inOrder, shuffled, size)
 	if inOrder+size*9/10 > shuffled {
-		t.Errorf("New allocated %d bytes with the rows in order and %d interleaved: X, Y and a permutation (%d bytes) were not kept", inOrder, shuffled, size)
+		t.Errorf("New allocated %d bytes with the rows in order and %d interleaved: X and a permutation (%d bytes) were not kept", inOrder, shuffled, size)
 	}
 	// In order New allocates the model's few vectors of subjects (40
-	// bytes a subject: start, constants, weights, levels) and less than
-	// the observations' 8 bytes of Z.
-	if perSubject := uint64(n * 40); inOrder > perSubject+uint64(n*per*8)/2 {
+	// bytes a subject: start, constants, weights, levels), the response's
+	// byte an observation and less than the observations' 8 bytes of Z.
+	if perSubject := uint64(n * 40); inOrder > perSubject+uint64(n*per)+uint64(n*per*8)/2 {
 		t.Errorf("New allocated %d bytes with the rows in order: Z, a column of ones, was stored", inOrder)
 	}
 	for _, m := range []*glmm.Model{grouped, interleaved} {

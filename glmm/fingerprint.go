@@ -44,7 +44,20 @@ func (mod *Model) Fingerprint() string {
 	}
 	ints(int(mod.family), int(mod.link), mod.nobs, mod.p, mod.r, mod.n, int(math.Float64bits(mod.priorSD)))
 	ints(mod.start...)
-	floats(mod.y)
+	if mod.yb == nil {
+		floats(mod.y)
+	} else {
+		// Hashed as the float64 values they stand for.
+		ints(mod.nobs)
+		for i := range mod.n {
+			for _, x := range mod.yRange(mod.start[i], mod.start[i+1]) {
+				if len(buf)+8 > cap(buf) {
+					flush()
+				}
+				buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(x))
+			}
+		}
+	}
 	// Trials, weights and offsets as values, whether stored or not.
 	for j := range mod.nobs {
 		if len(buf)+24 > cap(buf) {

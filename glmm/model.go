@@ -27,9 +27,14 @@ const DefaultPriorSD = 10
 // they must not change after New. Rows are the observations; they need
 // not be sorted by subject.
 type Config struct {
-	Family  Family    // response distribution
-	Link    Link      // link function; CanonicalLink, or Probit or Cloglog for the binomial families
-	Y       []float64 // response (successes for binomial)
+	Family Family    // response distribution
+	Link   Link      // link function; CanonicalLink, or Probit or Cloglog for the binomial families
+	Y      []float64 // response (successes for binomial)
+	// Binary, instead of Y, holds a 0/1 response, 0 or 1 a byte (Y
+	// must then be nil): a Bernoulli response, or binomial successes,
+	// without a float64 copy of it. New reads it (the model holds such
+	// responses as bits, from Y too).
+	Binary  []uint8
 	Trials  []float64 // binomial trials m; nil means 1
 	Offset  []float64 // added to the linear predictor; nil means 0
 	Weights []float64 // non-negative weights multiplying each log-likelihood term; nil means 1
@@ -156,10 +161,15 @@ type Model struct {
 	inOrder bool
 	maxNi   int
 
-	// y holds the responses; m, w and off the trials, weights and
-	// offsets, nil when every one is 1, 1 or 0 (use trials, weight,
-	// offset and their ranges, which read ones and zeros for them).
+	// y holds the responses, nil when yb holds them as bits (0/1
+	// responses, binaryResponse; bit j%64 of word j/64 that of stored row
+	// j; read them with yAt and yRange); m, w and
+	// off the trials, weights and offsets, nil when every one is 1, 1 or
+	// 0 (use trials, weight, offset and their ranges, which read ones and
+	// zeros for them).
 	y, m, w, off []float64
+	yb           []uint64
+	ywin         *binaryWindows
 	ones, zeros  []float64 // maxNi ones and zeros for the ranges
 
 	// Fixed design, stored row-major dense (x), CSR (xptr, xind, xval),
@@ -208,7 +218,18 @@ func New(cfg Config) (*Model, error) {
 	if !cfg.Family.Valid() {
 		return nil, &DataError{Err: fmt.Errorf("%w: unknown family %v", ErrConfig, cfg.Family)}
 	}
+	if cfg.Y != nil && cfg.Binary != nil {
+		return nil, &DataError{Err: fmt.Errorf("%w: both Y and Binary given", ErrConfig)}
+	}
 	nobs := len(cfg.Y)
+	yIn := func(k int) float64 { return cfg.Y[k] }
+	if cfg.Binary != nil {
+		if cfg.Family != Bernoulli && cfg.Family != Binomial {
+			return nil, &DataError{Err: fmt.Errorf("%w: a Binary response is for the bernoulli and binomial families, not %v", ErrConfig, cfg.Family)}
+		}
+		nobs = len(cfg.Binary)
+		yIn = func(k int) float64 { return float64(cfg.Binary[k]) }
+	}
 	if nobs == 0 {
 		return nil, &DataError{Err: fmt.Errorf("%w: no observations", ErrConfig)}
 	}
@@ -292,7 +313,10 @@ func New(cfg Config) (*Model, error) {
 				Err: fmt.Errorf("%w: subject index %d is outside [0, %d)", ErrGroup, g, cfg.NumGroups)}
 		}
 		count[g+1]++
-		y, m := cfg.Y[k], 1.0
+		if cfg.Binary != nil && cfg.Binary[k] > 1 {
+			return nil, &DataError{Row: rowName(k), Err: fmt.Errorf("%w: Binary response %d is not 0 or 1", ErrResponse, cfg.Binary[k])}
+		}
+		y, m := yIn(k), 1.0
 		if cfg.Trials != nil {
 			m = cfg.Trials[k]
 		}
@@ -368,11 +392,18 @@ func New(cfg Config) (*Model, error) {
 
 	// Trials, weights and offsets are stored only when some differ from
 	// 1, 1 and 0 (a Bernoulli model without weights or offsets keeps none:
-	// 24 bytes per observation).
-	if mod.inOrder {
+	// 24 bytes per observation). A 0/1 response is stored as bits
+	// (binaryResponse; 63 bits per observation fewer).
+	switch {
+	case cfg.Binary != nil && mod.maxNi <= maxBinaryRun || cfg.Binary == nil && binaryResponse(cfg.Family, cfg.Y, mod.maxNi):
+		mod.yb = make([]uint64, (nobs+63)/64)
+	case mod.inOrder && cfg.Binary == nil:
 		mod.y = cfg.Y // kept, as Config says
-	} else {
+	default:
 		mod.y = make([]float64, nobs)
+	}
+	if mod.yb != nil {
+		mod.ywin = newBinaryWindows(mod.maxNi)
 	}
 	stored := func(v []float64, trivial float64) []float64 {
 		for _, x := range v {
@@ -389,7 +420,11 @@ func New(cfg Config) (*Model, error) {
 	}
 	for s := range nobs {
 		k := mod.dataRow(s)
-		mod.y[s] = cfg.Y[k]
+		if mod.yb != nil {
+			mod.yb[s/64] |= uint64(yIn(k)) << (s % 64)
+		} else {
+			mod.y[s] = yIn(k)
+		}
 		if mod.m != nil {
 			mod.m[s] = cfg.Trials[k]
 		}
@@ -434,7 +469,7 @@ func New(cfg Config) (*Model, error) {
 		var c float64
 		wm := mod.weight(mod.start[i]) * mod.trials(mod.start[i])
 		for j := mod.start[i]; j < mod.start[i+1]; j++ {
-			c += mod.weight(j) * mod.family.Constant(mod.y[j], mod.trials(j))
+			c += mod.weight(j) * mod.family.Constant(mod.yAt(j), mod.trials(j))
 			if mod.weight(j)*mod.trials(j) != wm {
 				wm = math.NaN()
 			}
@@ -450,7 +485,7 @@ func New(cfg Config) (*Model, error) {
 		mod.commonWM = nil
 	}
 	mod.unitWM = (mod.family == Bernoulli || mod.family == Binomial) && mod.link == CanonicalLink
-	for j := range mod.y {
+	for j := range mod.nobs {
 		if mod.weight(j) != 1 || mod.trials(j) != 1 {
 			mod.unitWM = false
 			break

@@ -319,7 +319,7 @@ func (st *starter) crossedCoupling(thetaG []float64) {
 		v := st.vOf(i)
 		cross := ps.Cross(i)
 		for j := s; j < s+len(eta); j++ {
-			_, _, d2 := sc.expectAll(mod.family, mod.y[j], mod.trials(j), eta[j-s], mod.etaSD(j, v))
+			_, _, d2 := sc.expectAll(mod.family, mod.yAt(j), mod.trials(j), eta[j-s], mod.etaSD(j, v))
 			w := -mod.weight(j) * d2
 			if w == 0 {
 				continue
@@ -390,13 +390,13 @@ func (st *starter) updateCrossed(thetaG []float64) error {
 		nl := len(f.levels)
 		part := scratch.Partials(st.chunks.Len(), 2*nl)
 		err := st.each(func(k, lo, hi int) error {
-			sc := st.newScratch()
+			sc := st.chunkScratch(k)
 			g, h := part[k][:nl], part[k][nl:]
 			for i := lo; i < hi; i++ {
 				s, eta := st.subjectEta(sc, i)
 				v := st.vOf(i)
 				for j := s; j < s+len(eta); j++ {
-					_, d1, d2 := sc.expectAll(mod.family, mod.y[j], mod.trials(j), eta[j-s], mod.etaSD(j, v))
+					_, d1, d2 := sc.expectAll(mod.family, mod.yAt(j), mod.trials(j), eta[j-s], mod.etaSD(j, v))
 					l := f.idx[j]
 					g[l] += mod.weight(j) * d1
 					h[l] -= mod.weight(j) * d2
@@ -460,7 +460,7 @@ func (st *starter) initPsi() error {
 					for a, z := range mod.zRange(j, j+1) {
 						v += z * st.b[i*mod.r+a]
 					}
-					d := mod.y[j] - v
+					d := mod.yAt(j) - v
 					ss += mod.weight(j) * d * d
 					sw += mod.weight(j)
 				}
@@ -489,7 +489,7 @@ func (st *starter) initPsi() error {
 func (st *starter) updatePsi() error {
 	mod := st.mod
 	err := st.each(func(k, lo, hi int) error {
-		sc := st.newScratch()
+		sc := st.chunkScratch(k)
 		var d0, d1 float64
 		for i := lo; i < hi; i++ {
 			s, eta := st.subjectEta(sc, i)
@@ -497,8 +497,8 @@ func (st *starter) updatePsi() error {
 			for j := s; j < s+len(eta); j++ {
 				et := eta[j-s]
 				sd := mod.etaSD(j, v)
-				d0 += mod.weight(j) * sc.expectPsi(mod.family, mod.y[j], mod.trials(j), et, sd, st.psi)
-				d1 += mod.weight(j) * sc.expectPsi(mod.family, mod.y[j], mod.trials(j), et, sd, st.psi+psiDelta)
+				d0 += mod.weight(j) * sc.expectPsi(mod.family, mod.yAt(j), mod.trials(j), et, sd, st.psi)
+				d1 += mod.weight(j) * sc.expectPsi(mod.family, mod.yAt(j), mod.trials(j), et, sd, st.psi+psiDelta)
 			}
 		}
 		st.partP[k][0], st.partP[k][1] = d0, d1
@@ -597,6 +597,8 @@ type starter struct {
 	partG, partI [][]float64
 	partR        [][]float64 // the information in beta, before the Schur complement
 	partF        []float64
+
+	scratches chunkScratches // per chunk (chunkScratch)
 }
 
 // pass computes, per subject at the current (b, beta), the Newton pieces and
@@ -606,7 +608,7 @@ func (st *starter) pass(objective bool) error {
 	mod := st.mod
 	r, p := mod.r, mod.p
 	return st.each(func(k, lo, hi int) error {
-		sc := st.newScratch()
+		sc := st.chunkScratch(k)
 		pg, pi, pr := st.partG[k], st.partI[k], st.partR[k]
 		if !objective {
 			// The objective pass must leave the Newton pieces alone.
@@ -816,8 +818,8 @@ func (st *starter) newton() error {
 func (st *starter) subjectSteps() error {
 	mod := st.mod
 	r := mod.r
-	return st.each(func(_, lo, hi int) error {
-		sc := st.newScratch()
+	return st.each(func(k, lo, hi int) error {
+		sc := st.chunkScratch(k)
 		for i := lo; i < hi; i++ {
 			bi, b0 := st.b[i*r:(i+1)*r], st.b0[i*r:(i+1)*r]
 			ai := st.a[i*r : (i+1)*r]
@@ -872,8 +874,8 @@ func (st *starter) dataStart() error {
 	// Each subject's level at beta = 0, NaN without information
 	// (zero weights), in st.fi, free until the first pass.
 	level := st.fi
-	err = st.each(func(_, lo, hi int) error {
-		sc := st.newScratch()
+	err = st.each(func(k, lo, hi int) error {
+		sc := st.chunkScratch(k)
 		zero := make([]float64, mod.p)
 		for i := lo; i < hi; i++ {
 			lo, hi := mod.start[i], mod.start[i+1]
@@ -947,7 +949,7 @@ func (mod *Model) rowsLevel(lo, hi int, rows []int, eta []float64) float64 {
 		if w == 0 {
 			continue
 		}
-		y := mod.y[j]
+		y := mod.yAt(j)
 		sw += w
 		sy += w * y
 		switch mod.family {
@@ -1288,7 +1290,7 @@ func (mod *Model) condLogDens(sc *startScratch, i int, beta, wwt, b, v []float64
 			e += z * b[a]
 		}
 		eta[j-lo] = e
-		ll += mod.weight(j) * sc.expectLL(mod.family, mod.y[j], mod.trials(j), e, mod.etaSD(j, v))
+		ll += mod.weight(j) * sc.expectLL(mod.family, mod.yAt(j), mod.trials(j), e, mod.etaSD(j, v))
 	}
 	if v != nil {
 		for a := range r {
@@ -1336,7 +1338,7 @@ func (mod *Model) newtonPieces(sc *startScratch, i int, beta, wwt, b, v, grad, i
 		for a := range r {
 			e += zj[a] * b[a]
 		}
-		ll, d1, d2 := sc.expectAll(mod.family, mod.y[j], mod.trials(j), e, mod.etaSD(j, v))
+		ll, d1, d2 := sc.expectAll(mod.family, mod.yAt(j), mod.trials(j), e, mod.etaSD(j, v))
 		f += mod.weight(j) * ll
 		d1 *= mod.weight(j)
 		d2 *= -mod.weight(j)

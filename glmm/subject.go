@@ -73,7 +73,7 @@ func (mod *Model) SubjectLogDensity(ws any, b, grad, hess []float64) (float64, e
 	s, e := mod.start[i], mod.start[i+1]
 	c := work.c[:e-s]
 	ecp, ecm := work.ecp[:len(c)], work.ecm[:len(c)]
-	ys := mod.y[s:e][:len(c)]
+	ys := mod.yRange(s, e)[:len(c)]
 	b0 := b[0]
 	direct, ebp, ebm := expPoint(b0)
 	var ll, d1, d2 float64
@@ -219,7 +219,7 @@ func (mod *Model) SubjectQuadrature(ws any, b0, l float64, x, logw, jac []float6
 	s, e := mod.start[i], mod.start[i+1]
 	c := work.c[:e-s]
 	ecp := work.ecp[:len(c)]
-	ys := mod.y[s:e][:len(c)]
+	ys := mod.yRange(s, e)[:len(c)]
 	// The likelihood is exp(sum y eta) / prod (1 + exp(eta)): the
 	// numerator joins the exp of the prior's density, and the denominator
 	// is a product without branches, in two halves that the processor
@@ -276,7 +276,7 @@ func (mod *Model) quadraturePoint(work *workspace, b, ebp, lk float64) float64 {
 	s, e := mod.start[i], mod.start[i+1]
 	c := work.c[:e-s]
 	ecp, ecm := work.ecp[:len(c)], work.ecm[:len(c)]
-	ys := mod.y[s:e][:len(c)]
+	ys := mod.yRange(s, e)[:len(c)]
 	ebm := 1 / ebp
 	num, den, logs := 1.0, 1.0, 0.0
 	for j, y := range ys {

@@ -287,7 +287,7 @@ func (mod *Model) subjectLik(work *workspace, i int, thetaG []float64, psi float
 		}
 	}
 
-	ys, ms, ws := mod.y[s:e], rowRange(mod.m, mod.ones, s, e), rowRange(mod.w, mod.ones, s, e)
+	ys, ms, ws := mod.yRange(s, e), rowRange(mod.m, mod.ones, s, e), rowRange(mod.w, mod.ones, s, e)
 	ms, ws = ms[:len(ys)], ws[:len(ys)]
 	eta = eta[:len(ys)]
 	res := work.res[:len(ys)]
@@ -439,7 +439,7 @@ func (mod *Model) LocalHessian(ws any, i int, thetaG, thetaI, h []float64) {
 		for k, v := range zr {
 			et += v * thetaI[k]
 		}
-		_, d2, _ := mod.derivs(mod.y[j], mod.trials(j), et, psi)
+		_, d2, _ := mod.derivs(mod.yAt(j), mod.trials(j), et, psi)
 		d2 *= mod.weight(j)
 		for a, za := range zr {
 			for c := 0; c <= a; c++ {

@@ -31,6 +31,12 @@ type base struct {
 	iter   uint64
 	grads  bool // the pass computes gradients
 
+	// kind labels each entry of lambda; it is nil where the family
+	// labels its factor by the pattern of one subject's block and the
+	// global block (gva's chunked), whose diagonals are at diagLocal and
+	// diagGlobal.
+	diagLocal, diagGlobal []int
+
 	antithetic bool
 
 	// ch carries the sums through the processes of a group; nil for a fit
@@ -44,7 +50,9 @@ type base struct {
 	// may use before Fit fills it (see initMode).
 	scratch []float64
 
-	// Vectors of length d.
+	// Vectors of length d; theta, grad and tmp are nil where the family
+	// holds a draw's vectors chunk by chunk (gva's chunked), which makes
+	// z and v at its first estimate, after the start.
 	z, theta, grad, v, tmp []float64
 
 	// Per-chunk partial results, reduced in chunk order.
@@ -61,8 +69,9 @@ type NumObser interface {
 }
 
 // newBase lays out lambda for a factor of factorLen entries, stride of them
-// per subject followed by the global ones.
-func newBase(t Target, set Settings, pool *parallel.Pool, sh *shard, factorLen, stride int) *base {
+// per subject followed by the global ones. With chunked, the family holds
+// theta, grad and tmp chunk by chunk, and newBase leaves them nil.
+func newBase(t Target, set Settings, pool *parallel.Pool, sh *shard, factorLen, stride int, chunked bool) *base {
 	n, r, g := t.Dims()
 	d := n*r + g
 	c := parallel.NewChunking(n, set.ChunkSize)
@@ -73,7 +82,6 @@ func newBase(t Target, set Settings, pool *parallel.Pool, sh *shard, factorLen, 
 		ws:      make([]Workspace, c.Len()),
 		lam:     make([]float64, d+factorLen),
 		stride:  stride,
-		kind:    make([]uint8, d+factorLen),
 		nobs:    n,
 
 		antithetic: set.Antithetic,
@@ -88,8 +96,11 @@ func newBase(t Target, set Settings, pool *parallel.Pool, sh *shard, factorLen, 
 	for k := range b.ws {
 		b.ws[k] = t.NewWorkspace()
 	}
-	for _, p := range []*[]float64{&b.z, &b.theta, &b.grad, &b.v, &b.tmp} {
-		*p = make([]float64, d)
+	if !chunked {
+		b.kind = make([]uint8, d+factorLen)
+		for _, p := range []*[]float64{&b.z, &b.v, &b.theta, &b.grad, &b.tmp} {
+			*p = make([]float64, d)
+		}
 	}
 	k := c.Len()
 	b.partLP = make([]float64, k)
@@ -277,12 +288,39 @@ func (b *base) checkDiag() error {
 }
 
 func (b *base) checkOwnDiag() error {
+	if b.kind == nil {
+		return b.checkPatternDiag()
+	}
 	for j := b.d; j < len(b.lam); j++ {
 		if b.kind[j] != kindDiag {
 			continue
 		}
 		if x := b.lam[j]; !(x > 0) || math.IsInf(x, 0) {
 			return &factorError{index: j - b.d, value: x, n: b.n, r: b.r, g: b.g}
+		}
+	}
+	return nil
+}
+
+// checkPatternDiag is checkOwnDiag by the positions of the diagonals in
+// a subject's block and in the global block.
+func (b *base) checkPatternDiag() error {
+	check := func(j int) error {
+		if x := b.lam[j]; !(x > 0) || math.IsInf(x, 0) {
+			return &factorError{index: j - b.d, value: x, n: b.n, r: b.r, g: b.g}
+		}
+		return nil
+	}
+	for i := range b.n {
+		for _, a := range b.diagLocal {
+			if err := check(b.d + i*b.stride + a); err != nil {
+				return err
+			}
+		}
+	}
+	for _, a := range b.diagGlobal {
+		if err := check(b.d + b.n*b.stride + a); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -322,5 +360,5 @@ func (b *base) group() *chain { return b.ch }
 
 func (b *base) globalLen() int { return b.g + len(b.lam) - b.d - b.n*b.stride }
 
-// lastDraw returns theta of the last estimate.
-func (b *base) lastDraw() []float64 { return b.theta }
+// lastGlobal returns theta_g of the last estimate.
+func (b *base) lastGlobal() []float64 { return b.theta[b.n*b.r:] }

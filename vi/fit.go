@@ -43,8 +43,8 @@ type family interface {
 	check() error
 	// init sets lambda to the start selected by the settings.
 	init(ctx context.Context, how Init) error
-	// lastDraw returns theta of the last estimate (shared storage).
-	lastDraw() []float64
+	// lastGlobal returns theta_g of the last estimate (shared storage).
+	lastGlobal() []float64
 	// group returns the chain of a fit over a Group, nil in one process.
 	group() *chain
 	// summed returns how many of the step blocks count in sums.
@@ -274,7 +274,7 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 						defer twinPool.Close()
 					}
 				}
-				res.LogWeights, res.ImportanceGlobal = logWeights(ctx, fam, twin, set, n, d, n*r+g, g)
+				res.LogWeights, res.ImportanceGlobal = logWeights(ctx, fam, twin, set, n, n*r+g, g)
 			}
 		} else {
 			res.LowerBound, res.LowerBoundSE = math.NaN(), math.NaN()
@@ -620,7 +620,7 @@ const importanceIterBase = crnIterBase + 1<<32
 // Unless twin is nil, it is a family of the same lambda on a goroutine of
 // its own (twinOf), which takes every other draw: a draw depends only on
 // its index and lambda, so the values are those of fam alone.
-func logWeights(ctx context.Context, fam, twin family, set Settings, n, dim, dimAll, g int) (logw, global []float64) {
+func logWeights(ctx context.Context, fam, twin family, set Settings, n, dimAll, g int) (logw, global []float64) {
 	draws := set.ImportanceDraws
 	if n > 0 {
 		draws = min(draws, 250_000/n)
@@ -644,7 +644,7 @@ func logWeights(ctx context.Context, fam, twin family, set Settings, n, dim, dim
 				return false
 			}
 			logw[k] = h
-			copy(global[k*g:(k+1)*g], f.lastDraw()[dim-g:dim])
+			copy(global[k*g:(k+1)*g], f.lastGlobal())
 		}
 		return true
 	}

@@ -147,8 +147,7 @@ func TestCrossSupport(t *testing.T) {
 	if got, want := len(sup.rows), 20*5; got != want {
 		t.Errorf("%d support rows, want %d", got, want)
 	}
-	f := newGVA(tg, Settings{}.withDefaults(), nil, nil)
-	f.support = sup
+	f := newGVA(tg, Settings{}.withDefaults(), nil, nil, sup)
 	if got, want := f.free(), len(f.lam)-(20*52-len(sup.rows)); got != want {
 		t.Errorf("free = %d, want %d", got, want)
 	}

@@ -36,17 +36,34 @@ type gva struct {
 	// start and the Fisher map, which fill them, zero them.
 	support *crossSupport
 
+	// chunked, when not nil, holds a draw's theta, grad and tmp chunk by
+	// chunk, and gives Snngm the natural gradient block by block
+	// (gvaChunks); base's theta, grad and tmp are then nil.
+	chunked *gvaChunks
+
 	passDraw, passSolve, passNat, passFisher1, passFisher2 func(int) error
 }
 
-func newGVA(t Target, set Settings, pool *parallel.Pool, sh *shard) *gva {
+// newGVA returns the family; sup, if not nil, is the supports of the
+// T_gi (GlobalSupporter).
+func newGVA(t Target, set Settings, pool *parallel.Pool, sh *shard, sup *crossSupport) *gva {
 	n, r, g := t.Dims()
 	tri := r * (r + 1) / 2
 	stride := tri + g*r
-	f := &gva{base: newBase(t, set, pool, sh, arrowhead.Len(n, r, g), stride)}
+	_, snngm := set.Rule.(Snngm)
+	chunked := chunkedGVA && snngm && sh == nil && sup == nil && pool != nil && n > 0 && r > 0
+	f := &gva{base: newBase(t, set, pool, sh, arrowhead.Len(n, r, g), stride, chunked)}
 	f.t = arrowhead.Wrap(n, r, g, f.lam[f.d:])
+	if sup != nil {
+		f.support = sup
+		f.t.SetRows(sup.start, sup.rows)
+	}
 	f.tz = make([]float64, g)
-	f.labelFactor(f.t.DiagIndices())
+	if chunked {
+		f.chunked = newGVAChunks(f)
+	} else {
+		f.labelFactor(f.t.DiagIndices())
+	}
 	f.passDraw = f.drawPass
 	f.passSolve = f.solvePass
 	f.passNat = f.natPass
@@ -138,6 +155,12 @@ func (f *gva) solvePass(k int) error {
 }
 
 func (f *gva) estimate(iter uint64, nat, euc []float64, noEntropy bool) (float64, error) {
+	if f.chunked != nil {
+		if nat != nil || euc != nil {
+			panic("vi: gradients of a chunked GVA family are taken block by block")
+		}
+		return f.chunked.estimate(iter, false)
+	}
 	f.iter = iter
 	f.nat, f.euc, f.noEntropy = nat, euc, noEntropy
 	f.grads = nat != nil || euc != nil

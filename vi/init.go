@@ -183,12 +183,7 @@ func newFamily(t Target, set Settings, pool *parallel.Pool, sup *crossSupport, s
 	}
 	switch set.Method {
 	case GVA:
-		f := newGVA(t, set, pool, sh)
-		if sup != nil {
-			f.support = sup
-			f.t.SetRows(sup.start, sup.rows)
-		}
-		return f, nil
+		return newGVA(t, set, pool, sh, sup), nil
 	case BlockDiag:
 		return newRVB(t, set, pool, sh), nil
 	}

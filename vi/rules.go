@@ -68,6 +68,12 @@ type stepCore struct {
 	scale float64
 	grad  []float64
 
+	// blocked, when not nil, gives the gradient block by block in place
+	// of grad (nil then), into one of the buffers of bufs, which its
+	// passes take and give back.
+	blocked blockGrader
+	bufs    chan []float64
+
 	passNorm, passRatio, passApply func(int) error
 }
 
@@ -88,6 +94,70 @@ func newStepCoreOf(lambda []float64, kinds []uint8, prec bool, pool *parallel.Po
 	}
 	c.passNorm, c.passRatio, c.passApply = c.normBlock, c.ratioBlock, c.applyBlock
 	return c
+}
+
+// A blockGrader computes the gradient a rule consumes block by block of
+// the rule's passes, when it asks, instead of storing it whole: GVA's
+// natural gradient under Snngm (gva.chunked), whose passes then take one
+// block's gradient at a time, twice an iteration (the norm, then the
+// step). It saves an array of lambda's length (64 bytes a subject with a
+// random intercept and 6 global variables).
+type blockGrader interface {
+	// blockGrad writes the gradient's entries on the spans of step block
+	// k, span after span, into buf and returns them.
+	blockGrad(k int, buf []float64) []float64
+	// blockGradLen returns the largest length blockGrad writes.
+	blockGradLen() int
+	// spanKinds returns the kinds of the entries of the span sp of a
+	// step block: the family keeps no kinds of lambda's length.
+	spanKinds(sp span) []uint8
+}
+
+// setBlocked makes the core take the gradient from bg block by block,
+// with a buffer for each of the pool's workers.
+func (c *stepCore) setBlocked(bg blockGrader) {
+	c.blocked = bg
+	c.bufs = make(chan []float64, c.pool.Workers())
+	for range c.pool.Workers() {
+		c.bufs <- make([]float64, bg.blockGradLen())
+	}
+}
+
+// blockGrad returns the gradient of block k, laid out span after span
+// (spanGrad cuts it), and the buffer it holds it in, to be given back by
+// release; or, with the gradient stored whole, nils.
+func (c *stepCore) blockGrad(k int) (g, buf []float64) {
+	if c.blocked == nil {
+		return nil, nil
+	}
+	buf = <-c.bufs
+	return c.blocked.blockGrad(k, buf), buf
+}
+
+// release gives back a buffer of blockGrad.
+func (c *stepCore) release(buf []float64) {
+	if buf != nil {
+		c.bufs <- buf
+	}
+}
+
+// spanKinds returns the kinds of the entries of the span sp.
+func (c *stepCore) spanKinds(sp span) []uint8 {
+	if c.blocked == nil {
+		return c.kinds[sp.lo:sp.hi]
+	}
+	return c.blocked.spanKinds(sp)
+}
+
+// spanGrad returns the gradient on the span sp: of the stored gradient,
+// or the next len(sp) entries of a block's gradient bg from *off on.
+func (c *stepCore) spanGrad(bg []float64, sp span, off *int) []float64 {
+	if c.blocked == nil {
+		return c.grad[sp.lo:sp.hi]
+	}
+	o := *off
+	*off += sp.hi - sp.lo
+	return bg[o:*off]
 }
 
 // biasCorrections returns Adam's bias corrections 1/(1 - b^t) of the two
@@ -261,10 +331,13 @@ func (s *stepCore) norm(g []float64) (float64, error) {
 // the block's squared norm is partial^2 * partial2.
 func (s *stepCore) normBlock(k int) error {
 	var scale, ssq float64
+	bg, buf := s.blockGrad(k)
+	off := 0
 	for _, sp := range s.blocks[k] {
-		sc, sq := scaledSumSq(s.grad[sp.lo:sp.hi])
+		sc, sq := scaledSumSq(s.spanGrad(bg, sp, &off))
 		scale, ssq = addScaled(scale, ssq, sc, sq)
 	}
+	s.release(buf)
 	s.partial[k], s.partial2[k] = scale, ssq
 	return nil
 }
@@ -330,9 +403,12 @@ func addScaled(s1, q1, s2, q2 float64) (float64, float64) {
 // part of the step it disallows.
 func (s *snngmStep) snngmBlock(k int) error {
 	frac, ss := 1.0, 0.0
+	bg, buf := s.blockGrad(k)
+	off := 0
 	for _, sp := range s.blocks[k] {
-		frac, ss = s.snngmSpan(sp.lo, sp.hi, frac, ss)
+		frac, ss = s.snngmSpan(sp.lo, sp.hi, s.spanGrad(bg, sp, &off), s.spanKinds(sp), frac, ss)
 	}
+	s.release(buf)
 	if math.IsNaN(ss) {
 		frac = math.NaN()
 	}
@@ -340,18 +416,18 @@ func (s *snngmStep) snngmBlock(k int) error {
 	return nil
 }
 
-// snngmSpan is snngmBlock on the entries [lo, hi), carrying the ratio frac
-// and the sum of squares ss.
-func (s *snngmStep) snngmSpan(lo, hi int, frac, ss float64) (float64, float64) {
+// snngmSpan is snngmBlock on the entries [lo, hi), whose gradient is g
+// and kinds kd, carrying the ratio frac and the sum of squares ss.
+func (s *snngmStep) snngmSpan(lo, hi int, g []float64, kd []uint8, frac, ss float64) (float64, float64) {
 	b := s.rule.Beta1
 	c := s.alpha * s.corr1
 	b1, sc := 1-b, s.scale
 	// Local slices of one length: the loop then keeps them in registers
 	// and needs no bounds checks.
 	mom := s.m[lo:hi]
-	grad := s.grad[lo:hi][:len(mom)]
+	grad := g[:len(mom)]
 	lam := s.lambda[lo:hi][:len(mom)]
-	kinds := s.kinds[lo:hi][:len(mom)]
+	kinds := kd[:len(mom)]
 	for j, mj := range mom {
 		m := b*mj + b1*grad[j]*sc
 		mom[j] = m
@@ -680,14 +756,37 @@ type gradientIterator struct {
 	st             gradientStep
 	nat, euc, grad []float64
 	noEnt          bool
+	// blocked is the family when it gives the natural gradient block by
+	// block (Snngm's step on GVA's chunked family); grad is then nil.
+	blocked blockedFamily
+}
+
+// A blockedFamily can give its natural gradient block by block of its
+// step blocks (blockGrader) when it says so.
+type blockedFamily interface {
+	blockGrader
+	// blockedNatural reports whether the family gives its natural
+	// gradient block by block.
+	blockedNatural() bool
+	// estimateBlocked is estimate with the natural gradient left for
+	// blockGrad to compute.
+	estimateBlocked(iter uint64) (float64, error)
 }
 
 // newGradientIterator returns the iterator of step st, which consumes the
 // natural gradient or the Euclidean one (of E_q log p alone with
 // noEntropy).
 func newGradientIterator(fam family, st gradientStep, natural, noEntropy bool) *gradientIterator {
+	it := &gradientIterator{fam: fam, st: st, noEnt: noEntropy}
+	// Snngm's passes alone take the gradient block by block.
+	_, snngm := st.(*snngmStep)
+	if bf, ok := fam.(blockedFamily); ok && snngm && natural && !noEntropy && bf.blockedNatural() {
+		it.blocked = bf
+		st.core().setBlocked(bf)
+		return it
+	}
 	g := make([]float64, len(fam.lambda()))
-	it := &gradientIterator{fam: fam, st: st, grad: g, noEnt: noEntropy}
+	it.grad = g
 	if natural {
 		it.nat = g
 	} else {
@@ -697,7 +796,11 @@ func newGradientIterator(fam family, st gradientStep, natural, noEntropy bool) *
 }
 
 func (it *gradientIterator) iterate(iter uint64) (h, stepNorm, frac float64, evalErr, err error) {
-	h, evalErr = it.fam.estimate(iter, it.nat, it.euc, it.noEnt)
+	if it.blocked != nil {
+		h, evalErr = it.blocked.estimateBlocked(iter)
+	} else {
+		h, evalErr = it.fam.estimate(iter, it.nat, it.euc, it.noEnt)
+	}
 	if evalErr != nil || math.IsNaN(h) || math.IsInf(h, 0) {
 		return h, 0, 1, evalErr, nil
 	}

@@ -35,7 +35,7 @@ type rvbFamily struct {
 func newRVB(t Target, set Settings, pool *parallel.Pool, sh *shard) *rvbFamily {
 	n, r, g := t.Dims()
 	tri := r * (r + 1) / 2
-	f := &rvbFamily{base: newBase(t, set, pool, sh, blockdiag.Len(n, r, g), tri)}
+	f := &rvbFamily{base: newBase(t, set, pool, sh, blockdiag.Len(n, r, g), tri, false)}
 	f.c = blockdiag.Wrap(n, r, g, f.lam[f.d:])
 	f.labelFactor(f.c.DiagIndices())
 	f.passDraw = f.drawPass
