@@ -90,6 +90,16 @@ func refineStart(b *base, t *arrowhead.Factor) error {
 	if !ok {
 		return nil
 	}
+	if len(b.theta) < b.d {
+		// GVA's chunked family (gvaChunks) holds no draw vectors of d,
+		// and makes z and v after the start: the refinement has its
+		// own for its time.
+		z, v, theta, grad, tmp := b.z, b.v, b.theta, b.grad, b.tmp
+		for _, p := range []*[]float64{&b.z, &b.v, &b.theta, &b.grad, &b.tmp} {
+			*p = make([]float64, b.d)
+		}
+		defer func() { b.z, b.v, b.theta, b.grad, b.tmp = z, v, theta, grad, tmp }()
+	}
 	if err := b.newtonFree(t, held); err != nil {
 		return err
 	}
