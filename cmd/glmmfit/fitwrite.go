@@ -134,10 +134,10 @@ func encodeField(w io.Writer, name string, v any) error {
 		if td, ok := v.(*trainingData); ok && td != nil && plainJSON(td.Content) {
 			head := *td
 			head.Content = ""
-			return splice(w, &head, `"content":""`, func(w io.Writer) error {
+			return splice(w, &head, part{`"content":""`, func(w io.Writer) error {
 				_, err := fmt.Fprintf(w, `"content":"%s"`, td.Content)
 				return err
-			})
+			}})
 		}
 	}
 	return encodeWhole(w, v)
@@ -153,27 +153,32 @@ func encodeWhole(w io.Writer, v any) error {
 	return err
 }
 
-// splice writes json.Marshal's bytes of head with the writing of each
-// body in the place of its mark, which the text holds once, in the order
-// given: pairs of a mark (a string) and a body (a func(io.Writer) error).
-func splice(w io.Writer, head any, parts ...any) error {
+// A part is a mark in a head's text and what to write in its place.
+type part struct {
+	mark string
+	body func(io.Writer) error
+}
+
+// splice writes json.Marshal's bytes of head with each part's writing in
+// the place of its mark, which the text holds once, the parts in the
+// text's order.
+func splice(w io.Writer, head any, parts ...part) error {
 	b, err := json.Marshal(head)
 	if err != nil {
 		return err
 	}
-	for k := 0; k < len(parts); k += 2 {
-		mark, body := []byte(parts[k].(string)), parts[k+1].(func(io.Writer) error)
-		at := bytes.Index(b, mark)
+	for _, p := range parts {
+		at := bytes.Index(b, []byte(p.mark))
 		if at < 0 {
 			panic("glmmfit: a fit file's placeholder is not in its section")
 		}
 		if _, err := w.Write(b[:at]); err != nil {
 			return err
 		}
-		if err := body(w); err != nil {
+		if err := p.body(w); err != nil {
 			return err
 		}
-		b = b[at+len(mark):]
+		b = b[at+len(p.mark):]
 	}
 	_, err = w.Write(b)
 	return err
@@ -190,7 +195,7 @@ func spliceList(w io.Writer, with func(mark []subjectEffects) any, list []subjec
 	if err != nil {
 		return err
 	}
-	return splice(w, with([]subjectEffects{{Level: streamMark}}), string(mark), func(w io.Writer) error {
+	return splice(w, with([]subjectEffects{{Level: streamMark}}), part{string(mark), func(w io.Writer) error {
 		if _, err := io.WriteString(w, "["); err != nil {
 			return err
 		}
@@ -206,7 +211,7 @@ func spliceList(w io.Writer, with func(mark []subjectEffects) any, list []subjec
 		}
 		_, err := io.WriteString(w, "]")
 		return err
-	})
+	}})
 }
 
 // floatChunk is the number of values of a large array encoded at a time.
@@ -221,11 +226,11 @@ func encodeState(w io.Writer, v any) error {
 	}
 	head := *st
 	head.Mu, head.Factor = []float64{}, []float64{}
-	return splice(w, &head, `"mu":[]`, func(w io.Writer) error {
+	return splice(w, &head, part{`"mu":[]`, func(w io.Writer) error {
 		return floatArray(w, "mu", st.Mu)
-	}, `"factor":[]`, func(w io.Writer) error {
+	}}, part{`"factor":[]`, func(w io.Writer) error {
 		return floatArray(w, "factor", st.Factor)
-	})
+	}})
 }
 
 // floatArray writes "name":[...] as json.Marshal writes a []float64, a part
