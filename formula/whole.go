@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/sparsevi/sparsevi/datasets"
@@ -48,6 +49,8 @@ type Whole struct {
 	xSparse, zSparse bool
 	warnings         []string
 	rows, obs        int
+
+	chain Chain // nil in one process
 }
 
 // errScanPieces is wrapped by the errors of pieces whose columns do not
@@ -67,6 +70,34 @@ var errScanPieces = errors.New("formula: the pieces of the data differ in their 
 // (ErrCrossedPart), and a grouping factor that is an interaction a:b is
 // not supported, as datasets.Reader.Keep reads one column.
 func Scan(f *Formula, pieces Pieces, opts Options) (*Whole, error) {
+	return ScanShared(f, pieces, opts, nil)
+}
+
+// A Chain carries the running values of a scan through the processes
+// that hold the pieces of the data (ScanShared), in the order of the
+// pieces. parallel.Relay is one.
+type Chain interface {
+	// Carry receives into acc the values that the processes before this
+	// one passed on, lets local add this process's to them, and passes
+	// them on; every process ends with the last one's values.
+	Carry(acc []float64, local func(acc []float64)) error
+	// Gather returns the strings that each process gave, in order.
+	Gather(own []string) ([][]string, error)
+}
+
+// ScanShared is Scan of data whose pieces are divided among processes,
+// each holding the pieces that follow those of the process before it:
+// each process calls it with its own pieces and gets the Whole that Scan
+// gives of all the pieces one after the other, bit for bit, for the sums
+// of its passes are carried from process to process through c in the
+// order of the rows. Each process's pieces give at least one frame, of
+// no rows if it holds none, with the columns and kinds of the whole data.
+// A nil c is Scan.
+//
+// When a process fails it returns its own error, a DataError's Row
+// counting the rows of its own pieces, and the others an error of c at a
+// later sum: the caller ends c with it (parallel.Relay.Close).
+func ScanShared(f *Formula, pieces Pieces, opts Options, c Chain) (*Whole, error) {
 	if f == nil || pieces == nil {
 		return nil, errors.New("formula: Scan needs a formula and the pieces of the data")
 	}
@@ -90,7 +121,7 @@ func Scan(f *Formula, pieces Pieces, opts Options) (*Whole, error) {
 		return nil, &DataError{Token: rnd.group, Pos: rnd.groupPos, Err: ErrUnsupported,
 			Msg: "an interaction of grouping factors: reading a process's own subjects needs them in one column of the data"}
 	}
-	w := &Whole{f: f, opts: opts, rnd: rnd, group: rnd.group, levels: make(map[string][]string)}
+	w := &Whole{f: f, opts: opts, rnd: rnd, group: rnd.group, levels: make(map[string][]string), chain: c}
 	w.uses = append(f.uses(rnd), optionUses(opts)...)
 
 	if err := w.scanLevels(pieces); err != nil {
@@ -130,55 +161,76 @@ func (w *Whole) scanLevels(pieces Pieces) error {
 	rowsOf := make(map[string]int) // the complete rows of each subject
 	oneTrialAll := true
 	ycol := w.f.resp.y.col
-	err := pieces(func(fr *datasets.Frame) error {
-		if w.kinds == nil {
-			if err := resolve(w.uses, fr); err != nil {
+	obs := 0
+	// The rows, the complete rows and the processes whose response is
+	// not one trial throughout.
+	acc := make([]float64, 3)
+	err := w.carry(acc, func(acc []float64) error {
+		w.rows = 0
+		err := pieces(func(fr *datasets.Frame) error {
+			if w.kinds == nil {
+				if err := resolve(w.uses, fr); err != nil {
+					return err
+				}
+				w.kinds = fr.Rows(nil)
+				for _, m := range []*model{&w.f.fixed, &w.rnd.lhs} {
+					for _, v := range m.vars {
+						if col, _ := fr.Column(v.col); col.Kind == datasets.Categorical || v.isFactor() {
+							sets[v.col] = make(map[string]bool)
+						}
+					}
+				}
+				if col, _ := fr.Column(ycol); col.Kind == datasets.Categorical {
+					sets[ycol] = make(map[string]bool)
+				}
+				sets[w.group] = make(map[string]bool)
+			} else if err := w.sameKinds(fr); err != nil {
 				return err
 			}
-			w.kinds = fr.Rows(nil)
-			for _, m := range []*model{&w.f.fixed, &w.rnd.lhs} {
-				for _, v := range m.vars {
-					if col, _ := fr.Column(v.col); col.Kind == datasets.Categorical || v.isFactor() {
-						sets[v.col] = make(map[string]bool)
+			rows, err := completeRowsAfter(w.uses, fr, w.opts.Missing, w.rows)
+			if err != nil {
+				return err
+			}
+			for name, set := range sets {
+				col, _ := fr.Column(name)
+				lev, code, _ := codesOf(col, rows)
+				for _, s := range lev {
+					set[s] = true
+				}
+				if name == w.group {
+					for _, k := range code {
+						rowsOf[lev[k]]++
 					}
 				}
 			}
-			if col, _ := fr.Column(ycol); col.Kind == datasets.Categorical {
-				sets[ycol] = make(map[string]bool)
-			}
-			sets[w.group] = make(map[string]bool)
-		} else if err := w.sameKinds(fr); err != nil {
-			return err
+			oneTrialAll = oneTrialAll && oneTrial(fr, ycol)
+			w.rows += fr.NumRows()
+			obs += len(rows)
+			return nil
+		})
+		if err == nil && w.kinds == nil {
+			err = errors.New("formula: ScanShared: the pieces of a process gave no frame")
 		}
-		rows, err := completeRowsAfter(w.uses, fr, w.opts.Missing, w.rows)
-		if err != nil {
-			return err
+		acc[0] += float64(w.rows)
+		acc[1] += float64(obs)
+		if !oneTrialAll {
+			acc[2]++
 		}
-		for name, set := range sets {
-			col, _ := fr.Column(name)
-			lev, code, _ := codesOf(col, rows)
-			for _, s := range lev {
-				set[s] = true
-			}
-			if name == w.group {
-				for _, k := range code {
-					rowsOf[lev[k]]++
-				}
-			}
-		}
-		oneTrialAll = oneTrialAll && oneTrial(fr, ycol)
-		w.rows += fr.NumRows()
-		w.obs += len(rows)
-		return nil
+		return err
 	})
 	if err != nil {
 		return err
 	}
+	w.rows, w.obs = int(acc[0]), int(acc[1])
+	oneTrialAll = acc[2] == 0
 	if w.rows == 0 {
 		return &DataError{Msg: "the data frame has no rows"}
 	}
 	if w.obs == 0 {
 		return &DataError{Msg: "no row is complete in the columns the model uses"}
+	}
+	if err := w.gatherLevels(sets); err != nil {
+		return err
 	}
 	for name, set := range sets {
 		lev := make([]string, 0, len(set))
@@ -193,17 +245,104 @@ func (w *Whole) scanLevels(pieces Pieces) error {
 		w.levels[name] = sorted
 		if name == w.group {
 			w.groupLevels, w.gnumeric = sorted, numeric
-			w.groupRows = make([]int, len(sorted))
-			for k, s := range sorted {
-				w.groupRows[k] = rowsOf[s]
-			}
 		}
+	}
+	if err := w.countSubjectRows(rowsOf); err != nil {
+		return err
 	}
 	w.fam, err = familyOf(w.f, w.opts, func() bool { return oneTrialAll }, func() bool {
 		col, _ := w.kinds.Column(ycol)
 		return col.Kind == datasets.Categorical
 	})
 	return err
+}
+
+// carry runs one pass of this process over its pieces: run adds to acc.
+// In a chain, acc holds the values of the processes before this one when
+// run starts, and those of all of them afterwards; a pass that fails
+// passes on the values it received.
+func (w *Whole) carry(acc []float64, run func(acc []float64) error) error {
+	if w.chain == nil {
+		return run(acc)
+	}
+	var err error
+	work := make([]float64, len(acc))
+	cerr := w.chain.Carry(acc, func(acc []float64) {
+		copy(work, acc)
+		if err = run(work); err == nil {
+			copy(acc, work)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return cerr
+}
+
+// gatherLevels adds to each set of levels those the other processes of a
+// chain found.
+func (w *Whole) gatherLevels(sets map[string]map[string]bool) error {
+	if w.chain == nil {
+		return nil
+	}
+	names := make([]string, 0, len(sets))
+	for name := range sets {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	// Each set's size, then its levels, set after set.
+	var own []string
+	for _, name := range names {
+		own = append(own, strconv.Itoa(len(sets[name])))
+		for s := range sets[name] {
+			own = append(own, s)
+		}
+	}
+	all, err := w.chain.Gather(own)
+	if err != nil {
+		return err
+	}
+	for _, list := range all {
+		for _, name := range names {
+			k, err := strconv.Atoi(list[0])
+			if err != nil || k < 0 || k > len(list)-1 {
+				return errors.New("formula: ScanShared: the processes read columns of different kinds")
+			}
+			for _, s := range list[1 : 1+k] {
+				sets[name][s] = true
+			}
+			list = list[1+k:]
+		}
+	}
+	return nil
+}
+
+// countSubjectRows sets the complete rows of each subject from their
+// counts by label, which in a chain each process has of its own pieces.
+func (w *Whole) countSubjectRows(rowsOf map[string]int) error {
+	if w.chain == nil {
+		w.groupRows = make([]int, len(w.groupLevels))
+		for k, s := range w.groupLevels {
+			w.groupRows[k] = rowsOf[s]
+		}
+		return nil
+	}
+	acc := make([]float64, len(w.groupLevels))
+	err := w.carry(acc, func(acc []float64) error {
+		for s, n := range rowsOf {
+			k, _ := levelIndex(w.groupLevels, w.gnumeric, s)
+			acc[k] += float64(n)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	w.groupRows = make([]int, len(acc))
+	for k, v := range acc {
+		w.groupRows[k] = int(v)
+	}
+	return nil
 }
 
 // sameKinds checks that a piece's used columns have the kinds of the first.
@@ -222,10 +361,10 @@ func (w *Whole) sameKinds(fr *datasets.Frame) error {
 func (w *Whole) columnLevels(col *datasets.Column) []string { return w.levels[col.Name] }
 
 // rowsOf calls fn with each piece, its complete rows and the rows before
-// it, in order.
-func (w *Whole) rowsOf(pieces Pieces, fn func(fr *datasets.Frame, rows []int, before int) error) error {
+// it, in order, and returns the rows read.
+func (w *Whole) rowsOf(pieces Pieces, fn func(fr *datasets.Frame, rows []int, before int) error) (int, error) {
 	before := 0
-	return pieces(func(fr *datasets.Frame) error {
+	err := pieces(func(fr *datasets.Frame) error {
 		if err := w.sameKinds(fr); err != nil {
 			return err
 		}
@@ -239,6 +378,31 @@ func (w *Whole) rowsOf(pieces Pieces, fn func(fr *datasets.Frame, rows []int, be
 		before += fr.NumRows()
 		return nil
 	})
+	return before, err
+}
+
+// rowsPass is a pass of rowsOf over this process's pieces in which fn
+// adds to the values of sums, which a chain carries.
+func (w *Whole) rowsPass(pieces Pieces, sums []*float64, fn func(fr *datasets.Frame, rows []int, before int) error) error {
+	acc := make([]float64, 1+len(sums))
+	for k, v := range sums {
+		acc[1+k] = *v
+	}
+	err := w.carry(acc, func(acc []float64) error {
+		for k, v := range sums {
+			*v = acc[1+k]
+		}
+		rows, err := w.rowsOf(pieces, fn)
+		acc[0] += float64(rows)
+		for k, v := range sums {
+			acc[1+k] = *v
+		}
+		return err
+	})
+	for k, v := range sums {
+		*v = acc[1+k]
+	}
+	return err
 }
 
 // shifted returns err with the Row of a DataError counted from the first
@@ -253,32 +417,99 @@ func shifted(err error, before int) error {
 	return err
 }
 
-// designPass reads the values of the designs' rows at every complete row,
-// calling visit with the rows of the fixed and the random design (the
-// latter nil when not wanted) as the coders make them.
-func (w *Whole) designPass(pieces Pieces, random bool, visit func(x, z []float64)) error {
+// designPass reads the values of the designs' rows at every complete row
+// of this process's pieces, calling visit with the rows of the fixed and
+// the random design as the coders make them. It adds to the statistics of
+// ax and az (their first or second pass), which visit updates, and to the
+// values of ext, which visit adds to: a chain carries all of them.
+func (w *Whole) designPass(pieces Pieces, second bool, ax, az *statsAcc, ext [][]float64, visit func(x, z []float64)) error {
 	rvx, rvz := w.fixed.newRowValues(), w.random.newRowValues()
 	x, z := make([]float64, len(w.fixed.cols)), make([]float64, len(w.random.cols))
-	if !random {
-		z = nil
+	na, nz := ax.width(second), az.width(second)
+	acc := make([]float64, 1+na+nz, 1+na+nz+len(ext)*4)
+	for _, e := range ext {
+		acc = append(acc, e...)
 	}
-	return w.rowsOf(pieces, func(fr *datasets.Frame, rows []int, before int) error {
-		bx, bz := w.fixed.bind(fr), w.random.bind(fr)
-		for _, i := range rows {
-			if err := bx.values(i, rvx); err != nil {
-				return shifted(err, before)
+	move := func(acc []float64, in bool) {
+		ax.move(acc[1:], second, in)
+		az.move(acc[1+na:], second, in)
+		at := 1 + na + nz
+		for _, e := range ext {
+			if in {
+				copy(e, acc[at:])
+			} else {
+				copy(acc[at:], e)
 			}
-			w.fixed.row(rvx, x)
-			if random {
+			at += len(e)
+		}
+	}
+	move(acc, false)
+	err := w.carry(acc, func(acc []float64) error {
+		move(acc, true)
+		rows, err := w.rowsOf(pieces, func(fr *datasets.Frame, rows []int, before int) error {
+			bx, bz := w.fixed.bind(fr), w.random.bind(fr)
+			for _, i := range rows {
+				if err := bx.values(i, rvx); err != nil {
+					return shifted(err, before)
+				}
+				w.fixed.row(rvx, x)
 				if err := bz.values(i, rvz); err != nil {
 					return shifted(err, before)
 				}
 				w.random.row(rvz, z)
+				visit(x, z)
 			}
-			visit(x, z)
-		}
-		return nil
+			return nil
+		})
+		acc[0] += float64(rows)
+		move(acc, false)
+		return err
 	})
+	move(acc, true)
+	return err
+}
+
+// width returns the number of values of a's first or second pass.
+func (a *statsAcc) width(second bool) int {
+	if second {
+		return 2 * len(a.sum)
+	}
+	return 3 * len(a.sum)
+}
+
+// move copies the values of a's first or second pass from acc (in) or
+// into it.
+func (a *statsAcc) move(acc []float64, second, in bool) {
+	p := len(a.sum)
+	if second {
+		if in {
+			copy(a.ss, acc[:p])
+			for j := range a.nz {
+				a.nz[j] = int(acc[p+j])
+			}
+			return
+		}
+		copy(acc, a.ss)
+		for j, v := range a.nz {
+			acc[p+j] = float64(v)
+		}
+		return
+	}
+	if in {
+		copy(a.sum, acc[:p])
+		for j := range a.st {
+			a.st[j].maxAbs, a.st[j].binary = acc[p+j], acc[2*p+j] != 0
+		}
+		return
+	}
+	copy(acc, a.sum)
+	for j, st := range a.st {
+		acc[p+j] = st.maxAbs
+		acc[2*p+j] = 0
+		if st.binary {
+			acc[2*p+j] = 1
+		}
+	}
 }
 
 // scanScales sets the centring and scaling of PriorAuto (coder.standardize
@@ -288,29 +519,29 @@ func (w *Whole) scanScales(pieces Pieces) error {
 	px, pz := len(w.fixed.cols), len(w.random.cols)
 	ax, az := newStatsAcc(px), newStatsAcc(pz)
 	ax.n, az.n = w.obs, w.obs
-	nnzX, nnzZ := 0, 0
+	nnz := make([]float64, 2) // of the fixed and the random design
 	gauss := w.fam == glmm.Gaussian
 	var ysum, ss, wsum float64
-	err := w.designPass(pieces, true, func(x, z []float64) {
+	err := w.designPass(pieces, false, ax, az, [][]float64{nnz}, func(x, z []float64) {
 		for j, v := range x {
 			ax.first(j, v)
 			if v != 0 {
-				nnzX++
+				nnz[0]++
 			}
 		}
 		for j, v := range z {
 			az.first(j, v)
 			if v != 0 {
-				nnzZ++
+				nnz[1]++
 			}
 		}
 	})
 	if err != nil {
 		return err
 	}
-	sparseX := px > sparseMinCols && float64(nnzX) < sparseMaxDensity*float64(w.obs)*float64(px)
-	sparseZ := pz > sparseMinCols && float64(nnzZ) < sparseMaxDensity*float64(w.obs)*float64(pz)
-	err = w.designPass(pieces, true, func(x, z []float64) {
+	sparseX := px > sparseMinCols && nnz[0] < sparseMaxDensity*float64(w.obs)*float64(px)
+	sparseZ := pz > sparseMinCols && nnz[1] < sparseMaxDensity*float64(w.obs)*float64(pz)
+	err = w.designPass(pieces, true, ax, az, nil, func(x, z []float64) {
 		for j, v := range x {
 			if !sparseX || v != 0 {
 				ax.second(j, v)
@@ -335,7 +566,7 @@ func (w *Whole) scanScales(pieces Pieces) error {
 	}
 	// The response, y of every complete row, as standardizeResponse.
 	ycol, wcol := w.f.resp.y.col, w.opts.Weights
-	err = w.rowsOf(pieces, func(fr *datasets.Frame, rows []int, _ int) error {
+	err = w.rowsPass(pieces, []*float64{&ysum, &wsum}, func(fr *datasets.Frame, rows []int, _ int) error {
 		yc, _ := fr.Column(ycol)
 		if yc.Kind != datasets.Numeric {
 			return nil // response() says why
@@ -355,7 +586,7 @@ func (w *Whole) scanScales(pieces Pieces) error {
 		return err
 	}
 	mean := ysum / float64(w.obs)
-	err = w.rowsOf(pieces, func(fr *datasets.Frame, rows []int, _ int) error {
+	err = w.rowsPass(pieces, []*float64{&ss}, func(fr *datasets.Frame, rows []int, _ int) error {
 		yc, _ := fr.Column(ycol)
 		if yc.Kind != datasets.Numeric {
 			return nil
@@ -392,16 +623,20 @@ func (w *Whole) scanDesigns(pieces Pieces) error {
 	standardized := w.fixed.scale != nil
 	ax, az := newStatsAcc(px), newStatsAcc(pz)
 	ax.n, az.n = w.obs, w.obs
-	nnzX, nnzZ := 0, 0
+	nnz := make([]float64, 2)
 	var passErr error
 	passes := 0
-	each := func(visit func(x []float64)) {
+	each := func(rank []float64, visit func(x []float64)) {
 		if passErr != nil {
 			return
 		}
 		passes++
 		second := passes == 2
-		passErr = w.designPass(pieces, true, func(x, z []float64) {
+		ext := [][]float64{nnz}
+		if rank != nil {
+			ext = append(ext, rank)
+		}
+		passErr = w.designPass(pieces, second, ax, az, ext, func(x, z []float64) {
 			if visit != nil {
 				visit(x)
 			}
@@ -410,7 +645,7 @@ func (w *Whole) scanDesigns(pieces Pieces) error {
 				case !second:
 					ax.first(j, v)
 					if v != 0 {
-						nnzX++
+						nnz[0]++
 					}
 				case !w.xSparse || v != 0:
 					ax.second(j, v)
@@ -421,7 +656,7 @@ func (w *Whole) scanDesigns(pieces Pieces) error {
 				case !second:
 					az.first(j, v)
 					if v != 0 {
-						nnzZ++
+						nnz[1]++
 					}
 				case !w.zSparse || v != 0:
 					az.second(j, v)
@@ -429,16 +664,16 @@ func (w *Whole) scanDesigns(pieces Pieces) error {
 			}
 		})
 		if !second {
-			w.xSparse = px > sparseMinCols && float64(nnzX) < sparseMaxDensity*float64(w.obs)*float64(px)
-			w.zSparse = !w.random.interceptOnly() && pz > sparseMinCols && float64(nnzZ) < sparseMaxDensity*float64(w.obs)*float64(pz)
+			w.xSparse = px > sparseMinCols && nnz[0] < sparseMaxDensity*float64(w.obs)*float64(px)
+			w.zSparse = !w.random.interceptOnly() && pz > sparseMinCols && nnz[1] < sparseMaxDensity*float64(w.obs)*float64(pz)
 		}
 	}
 	var rankErr error
 	if px > 0 {
-		rankErr = glmm.CheckRankRows(px, func(visit func([]float64)) { each(visit) }, w.fixed.names)
+		rankErr = glmm.CheckRankRows(px, func(acc []float64, visit func([]float64)) { each(acc, visit) }, w.fixed.names)
 	}
 	for passes < 2 && passErr == nil && rankErr == nil {
-		each(nil) // the passes CheckRankRows did not make
+		each(nil, nil) // the passes CheckRankRows did not make
 	}
 	if passErr != nil {
 		return passErr

@@ -5,12 +5,14 @@
 package formula_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/james-bowman/sparse"
@@ -19,6 +21,8 @@ import (
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/internal/simshare"
+	"github.com/sparsevi/sparsevi/parallel"
 )
 
 // wholeCSV returns data whose subjects' rows are interleaved, with a
@@ -306,4 +310,165 @@ func numericColumns(fr *datasets.Frame) []string {
 		}
 	}
 	return num
+}
+
+// framePieces reads the CSV text in pieces of rows rows, with the whole
+// data's kinds.
+func framePieces(t *testing.T, text string, rows int) []*datasets.Frame {
+	var out []*datasets.Frame
+	err := pieces(t, text, rows)(func(fr *datasets.Frame) error {
+		out = append(out, fr)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// scanShared runs ScanShared in size goroutine processes, process k
+// holding the k-th of size runs of the pieces (after a frame of no rows
+// with the kinds), and returns each process's Whole and error.
+func scanShared(f *formula.Formula, all []*datasets.Frame, opts formula.Options, size int) ([]*formula.Whole, []error) {
+	groups := simshare.NewGroups(size)
+	ws, errs := make([]*formula.Whole, size), make([]error, size)
+	var wg sync.WaitGroup
+	for k, grp := range groups {
+		own := all[k*len(all)/size : (k+1)*len(all)/size]
+		wg.Go(func() {
+			relay := parallel.NewRelay(grp)
+			ws[k], errs[k] = formula.ScanShared(f, func(yield func(*datasets.Frame) error) error {
+				if err := yield(all[0].Rows(nil)); err != nil {
+					return err
+				}
+				for _, fr := range own {
+					if err := yield(fr); err != nil {
+						return err
+					}
+				}
+				return nil
+			}, opts, relay)
+			errs[k] = relay.Close(errs[k])
+		})
+	}
+	wg.Wait()
+	return ws, errs
+}
+
+// TestScanShared asks that ScanShared in two or three processes, each
+// holding a run of the pieces, give every process the Whole that Scan
+// gives of all the pieces: the parts built from it are those built from
+// Scan's bit for bit (designs, scales, levels, warnings). Some of the
+// factors' levels are in one process's pieces alone.
+func TestScanShared(t *testing.T) {
+	for _, c := range []struct {
+		formula string
+		opts    formula.Options
+		missing bool
+	}{
+		{"y ~ x + f + offset(off) + (1 + x | id)", formula.Options{Family: glmm.Gaussian, Prior: formula.PriorAuto, Weights: "w"}, false},
+		{"y ~ x + f + (1 | id)", formula.Options{Family: glmm.Gaussian, Prior: formula.PriorAuto, Missing: formula.DropMissing}, true},
+		{"count ~ x * f + big + (1 | id)", formula.Options{Family: glmm.Poisson, Prior: formula.PriorAuto}, false},
+		{"count ~ g + sp + (1 | id)", formula.Options{Family: glmm.Poisson, Prior: formula.PriorAuto}, false},
+		{"yes ~ f + typo + (1 + f | id)", formula.Options{Prior: formula.PriorAuto, Reference: map[string]string{"f": "b", "yes": "yes"}}, false},
+	} {
+		text := wholeCSV(c.missing, false)
+		f, err := formula.Parse(c.formula)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := formula.Scan(f, pieces(t, text, 37), c.opts)
+		if err != nil {
+			t.Fatalf("%s: Scan: %v", c.formula, err)
+		}
+		n := len(want.Subjects())
+		lo, hi := 5, n-3
+		own, err := func() (*datasets.Frame, error) {
+			r := datasets.NewReader(strings.NewReader(text))
+			r.Keep, r.KeepColumn = want.Keep(lo, hi), want.KeepColumn()
+			return r.Read()
+		}()
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := framePieces(t, text, 37)
+		for size := 2; size <= 3; size++ {
+			ws, errs := scanShared(f, all, c.opts, size)
+			for k := range size {
+				where := fmt.Sprintf("%s, process %d of %d", c.formula, k, size)
+				if errs[k] != nil {
+					t.Fatalf("%s: %v", where, errs[k])
+				}
+				if !slices.Equal(ws[k].Subjects(), want.Subjects()) || ws[k].Rows(0, n) != want.Rows(0, n) || ws[k].Rows(lo, hi) != want.Rows(lo, hi) {
+					t.Fatalf("%s: subjects %v (%d rows), want %v (%d)", where, ws[k].Subjects(), ws[k].Rows(0, n), want.Subjects(), want.Rows(0, n))
+				}
+				optsGot, optsWant := c.opts, c.opts
+				optsGot.Part = func(int) (int, int, error) { return lo, hi, nil }
+				optsWant.Part = optsGot.Part
+				optsGot.Whole, optsWant.Whole = ws[k], want
+				got, err := formula.Build(f, own, optsGot)
+				if err != nil {
+					t.Fatalf("%s: %v", where, err)
+				}
+				ref, err := formula.Build(f, own, optsWant)
+				if err != nil {
+					t.Fatalf("%s: %v", where, err)
+				}
+				samePart(t, where, got, ref)
+			}
+		}
+	}
+}
+
+// TestScanSharedErrors asks that the process holding a bad row report
+// Scan's error, the row counted in its own pieces, and the others
+// that a process failed; and that an error of the whole data (a single
+// subject, a rank-deficient design) be every process's.
+func TestScanSharedErrors(t *testing.T) {
+	text := "id,x,x2,y,z\na,1,2,0,1\na,2,4,1,-1\nb,3,6,0,1\nb,NA,8,1,2\nc,5,10,1,3\nc,4,8,0,2\n"
+	one := "id,x,y\na,1,0\na,2,1\na,3,1\n"
+	for _, c := range []struct {
+		formula, text string
+		opts          formula.Options
+		bad           int // the process of the bad row in three, -1 for all
+	}{
+		{"y ~ x + (1 | id)", text, formula.Options{Family: glmm.Bernoulli}, 1},
+		{"y ~ log(z) + (1 | id)", text, formula.Options{Family: glmm.Bernoulli, Missing: formula.DropMissing}, 0},
+		{"y ~ x + x2 + (1 | id)", strings.Replace(text, "NA", "4", 1), formula.Options{Family: glmm.Bernoulli}, -1},
+		{"y ~ x + (1 | id)", one, formula.Options{Family: glmm.Bernoulli}, -1},
+	} {
+		f, err := formula.Parse(c.formula)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, want := formula.Scan(f, pieces(t, c.text, 2), c.opts)
+		if want == nil {
+			t.Fatalf("%s: Scan gave no error", c.formula)
+		}
+		all := framePieces(t, c.text, 1)
+		_, errs := scanShared(f, all, c.opts, 3)
+		for k, err := range errs {
+			var pe *parallel.ProcessError
+			switch {
+			case c.bad >= 0 && k == c.bad:
+				// The row is counted in the process's own pieces, of a row
+				// each.
+				var de *formula.DataError
+				if !errors.As(want, &de) {
+					t.Fatalf("%s: Scan's error %v names no row", c.formula, want)
+				}
+				local := *de
+				local.Row -= k * len(all) / 3
+				if fmt.Sprint(err) != fmt.Sprint(&local) {
+					t.Errorf("%s: process %d: %v, want %v", c.formula, k, err, &local)
+				}
+			case c.bad < 0:
+				if fmt.Sprint(err) != fmt.Sprint(want) {
+					t.Errorf("%s: process %d: %v, want %v", c.formula, k, err, want)
+				}
+			case !errors.As(err, &pe) || pe.Process != c.bad:
+				t.Errorf("%s: process %d: %v, want process %d's failure", c.formula, k, err, c.bad)
+			}
+		}
+	}
 }

@@ -454,7 +454,7 @@ func New(cfg Config) (*Model, error) {
 	}
 	if !cfg.Share {
 		buf := make([]float64, mod.p)
-		if err := checkRank(mod.p, func(visit func([]float64)) {
+		if err := checkRank(mod.p, func(_ []float64, visit func([]float64)) {
 			for s := range mod.nobs {
 				visit(mod.xRow(s, buf))
 			}
@@ -711,7 +711,7 @@ func CheckRank(x mat.Matrix, names []string) error {
 		}
 		return buf
 	}
-	return CheckRankRows(p, func(visit func(row []float64)) {
+	return CheckRankRows(p, func(_ []float64, visit func(row []float64)) {
 		for s := range nobs {
 			visit(row(s))
 		}
@@ -723,7 +723,12 @@ func CheckRank(x mat.Matrix, names []string) error {
 // kept after visit returns), and is called twice. It lets a caller check
 // a design too large to hold, a piece of rows at a time, and gives the
 // error CheckRank gives for the design of the same rows.
-func CheckRankRows(p int, each func(visit func(row []float64)), names []string) error {
+//
+// Each call of each is given the pass's accumulator acc, to which visit
+// adds the rows. Rows divided among processes are visited in order when
+// each process starts acc from the values the processes before it left
+// and passes it on (formula.ScanShared).
+func CheckRankRows(p int, each func(acc []float64, visit func(row []float64)), names []string) error {
 	if len(names) != p {
 		panic("glmm: CheckRankRows with a name per column wanted")
 	}
@@ -733,15 +738,16 @@ func CheckRankRows(p int, each func(visit func(row []float64)), names []string) 
 // checkRank reports the first of the p fixed-effect columns that is
 // (numerically) a linear combination of the columns before it, naming
 // them, by a Cholesky factorisation of the column-scaled X'X that skips
-// dependent columns; each visits the rows of X in order.
-func checkRank(p int, each func(visit func(row []float64)), names []string) error {
+// dependent columns; each visits the rows of X in order, adding them to
+// acc.
+func checkRank(p int, each func(acc []float64, visit func(row []float64)), names []string) error {
 	if p == 0 {
 		return nil
 	}
 	// Columns are divided by their largest magnitude first, so that a
 	// column of 1e-300s does not underflow to zero when squared.
 	scale := make([]float64, p)
-	each(func(row []float64) {
+	each(scale, func(row []float64) {
 		for i, v := range row {
 			scale[i] = max(scale[i], math.Abs(v))
 		}
@@ -755,7 +761,7 @@ func checkRank(p int, each func(visit func(row []float64)), names []string) erro
 		}
 	}
 	a := make([]float64, p*p) // X'X of the scaled columns, lower triangle
-	each(func(row []float64) {
+	each(a, func(row []float64) {
 		for i, vi := range row {
 			if vi == 0 {
 				continue

@@ -36,7 +36,7 @@ func TestCheckRankRows(t *testing.T) {
 		if (want == nil) != (dep == "none") {
 			t.Fatalf("%s: CheckRank gave %v", dep, want)
 		}
-		got := CheckRankRows(p, func(visit func([]float64)) {
+		got := CheckRankRows(p, func(_ []float64, visit func([]float64)) {
 			for i := range n {
 				visit(mat.Row(nil, i, x))
 			}

@@ -123,3 +123,66 @@ func (r *Relay) header(own error) error {
 	}
 	return r.err
 }
+
+// Gather returns the strings that each process gave, in the processes'
+// order. It takes two sums, one of their sizes and one of the strings
+// themselves, six bytes to a value, each value an integer that a float64
+// holds exactly.
+func (r *Relay) Gather(own []string) ([][]string, error) {
+	enc := []float64{float64(len(own))}
+	for _, s := range own {
+		enc = append(enc, float64(len(s)))
+		for k := 0; k < len(s); k += gatherBytes {
+			var v uint64
+			for _, b := range []byte(s[k:min(k+gatherBytes, len(s))]) {
+				v = v<<8 | uint64(b)
+			}
+			enc = append(enc, float64(v))
+		}
+	}
+	size := []float64{0}
+	at := 0
+	err := r.Carry(size, func(acc []float64) {
+		at = int(acc[0])
+		acc[0] += float64(len(enc))
+	})
+	if err != nil {
+		return nil, err
+	}
+	all := make([]float64, int(size[0]))
+	if err := r.Carry(all, func(acc []float64) { copy(acc[at:], enc) }); err != nil {
+		return nil, err
+	}
+	var out [][]string
+	for len(all) > 0 {
+		n := int(all[0])
+		all = all[1:]
+		list := make([]string, 0, n)
+		for range n {
+			if len(all) == 0 {
+				return nil, errors.New("parallel: Gather: the processes' strings are cut short")
+			}
+			m := int(all[0])
+			words := (m + gatherBytes - 1) / gatherBytes
+			if m < 0 || words > len(all)-1 {
+				return nil, errors.New("parallel: Gather: the processes' strings are cut short")
+			}
+			b := make([]byte, 0, m)
+			for k, v := range all[1 : 1+words] {
+				w := min(gatherBytes, m-k*gatherBytes)
+				u := uint64(v)
+				for j := w - 1; j >= 0; j-- {
+					b = append(b, byte(u>>(8*j)))
+				}
+			}
+			list = append(list, string(b))
+			all = all[1+words:]
+		}
+		out = append(out, list)
+	}
+	return out, nil
+}
+
+// gatherBytes is the number of bytes of a string that Gather packs into
+// a value: 48 bits, fewer than float64's 53.
+const gatherBytes = 6

@@ -113,3 +113,42 @@ func TestRelay(t *testing.T) {
 		}
 	}
 }
+
+// TestRelayGather gathers strings of every length around the six bytes a
+// value holds, with empty strings, bytes above 0x7f and processes that
+// give none, in one to three processes, and asks that every process gets
+// each process's strings in order.
+func TestRelayGather(t *testing.T) {
+	lists := [][]string{
+		{"", "a", "abcdef", "abcdefg", "héllo wörld", "\xff\x00\x80", "twelve bytes", "1.5e+06"},
+		nil,
+		{"level 7", ""},
+	}
+	for size := 1; size <= len(lists); size++ {
+		groups := simshare.NewGroups(size)
+		got := make([][][]string, size)
+		errs := make([]error, size)
+		var wg sync.WaitGroup
+		for k, grp := range groups {
+			wg.Go(func() {
+				relay := parallel.NewRelay(grp)
+				got[k], errs[k] = relay.Gather(lists[k])
+				errs[k] = relay.Close(errs[k])
+			})
+		}
+		wg.Wait()
+		for k := range size {
+			if errs[k] != nil {
+				t.Fatalf("%d processes: process %d: %v", size, k, errs[k])
+			}
+			if len(got[k]) != size {
+				t.Fatalf("%d processes: process %d got %d lists", size, k, len(got[k]))
+			}
+			for q := range size {
+				if fmt.Sprintf("%q", got[k][q]) != fmt.Sprintf("%q", lists[q]) && len(got[k][q])+len(lists[q]) > 0 {
+					t.Errorf("%d processes: process %d got %q from process %d, want %q", size, k, got[k][q], q, lists[q])
+				}
+			}
+		}
+	}
+}
