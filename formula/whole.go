@@ -77,10 +77,12 @@ func Scan(f *Formula, pieces Pieces, opts Options) (*Whole, error) {
 // that hold the pieces of the data (ScanShared), in the order of the
 // pieces. parallel.Relay is one.
 type Chain interface {
-	// Carry receives into acc the values that the processes before this
+	// Try receives into acc the values that the processes before this
 	// one passed on, lets local add this process's to them, and passes
-	// them on; every process ends with the last one's values.
-	Carry(acc []float64, local func(acc []float64)) error
+	// them on; every process ends with the last one's values. When local
+	// fails in a process, every process returns an error, that process
+	// local's.
+	Try(acc []float64, local func(acc []float64) error) error
 	// Gather returns the strings that each process gave, in order.
 	Gather(own []string) ([][]string, error)
 }
@@ -95,8 +97,8 @@ type Chain interface {
 // A nil c is Scan.
 //
 // When a process fails it returns its own error, a DataError's Row
-// counting the rows of its own pieces, and the others an error of c at a
-// later sum: the caller ends c with it (parallel.Relay.Close).
+// counting the rows of its own pieces, and the others an error of c; the
+// caller ends c (parallel.Relay.Close).
 func ScanShared(f *Formula, pieces Pieces, opts Options, c Chain) (*Whole, error) {
 	if f == nil || pieces == nil {
 		return nil, errors.New("formula: Scan needs a formula and the pieces of the data")
@@ -259,24 +261,12 @@ func (w *Whole) scanLevels(pieces Pieces) error {
 
 // carry runs one pass of this process over its pieces: run adds to acc.
 // In a chain, acc holds the values of the processes before this one when
-// run starts, and those of all of them afterwards; a pass that fails
-// passes on the values it received.
+// run starts, and those of all of them afterwards.
 func (w *Whole) carry(acc []float64, run func(acc []float64) error) error {
 	if w.chain == nil {
 		return run(acc)
 	}
-	var err error
-	work := make([]float64, len(acc))
-	cerr := w.chain.Carry(acc, func(acc []float64) {
-		copy(work, acc)
-		if err = run(work); err == nil {
-			copy(acc, work)
-		}
-	})
-	if err != nil {
-		return err
-	}
-	return cerr
+	return w.chain.Try(acc, run)
 }
 
 // gatherLevels adds to each set of levels those the other processes of a
@@ -693,6 +683,13 @@ func (w *Whole) scanDesigns(pieces Pieces) error {
 // Subjects returns the levels of the grouping factor, in the order of the
 // model's subjects; Options.Part is given their number.
 func (w *Whole) Subjects() []string { return w.groupLevels }
+
+// SubjectIndex returns the index in Subjects of the subject labelled s
+// (as Label gives a field of the grouping column), and whether there is
+// one.
+func (w *Whole) SubjectIndex(s string) (int, bool) {
+	return levelIndex(w.groupLevels, w.gnumeric, s)
+}
 
 // Rows returns the number of complete rows of the subjects [lo, hi): the
 // rows that Keep keeps, but for incomplete ones that Options.Missing drops

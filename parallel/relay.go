@@ -74,6 +74,47 @@ func (r *Relay) Carry(acc []float64, local func(acc []float64)) error {
 	return nil
 }
 
+// Try is Carry with a local computation that may fail. A process whose
+// local fails adds nothing and passes on the sums it received, the
+// processes after it add nothing either, and every process returns at
+// this sum: the failed process with local's error, the others with a
+// *ProcessError naming the first failed process, and Close then returns
+// without a header. Otherwise acc is set as by Carry.
+func (r *Relay) Try(acc []float64, local func(acc []float64) error) error {
+	n := len(acc)
+	// acc, then the processes that have added and 1 + the first that
+	// failed.
+	buf := make([]float64, n+2)
+	copy(buf, acc) // the first process starts from acc
+	work := make([]float64, n)
+	var own error
+	err := r.Carry(buf, func(buf []float64) {
+		rank := buf[n]
+		buf[n]++
+		if buf[n+1] != 0 {
+			return
+		}
+		copy(work, buf[:n])
+		if own = local(work); own != nil {
+			buf[n+1] = rank + 1
+			return
+		}
+		copy(buf, work)
+	})
+	if err != nil {
+		return err
+	}
+	if failed := int(buf[n+1]); failed != 0 {
+		r.err = &ProcessError{Process: failed - 1}
+		if own != nil {
+			return own
+		}
+		return r.err
+	}
+	copy(acc, buf[:n])
+	return nil
+}
+
 // Close ends the relay with this process's error, nil if its computation
 // succeeded, and returns the error the process should report: its own if
 // it has one; else a *ProcessError or ErrProcessStopped if another process

@@ -32,6 +32,16 @@ func withoutTimings(t *testing.T, b []byte) map[string]any {
 	return doc
 }
 
+// withoutData drops the data's source and name from a JSON document,
+// which name the files given.
+func withoutData(doc map[string]any) map[string]any {
+	if d, ok := doc["data"].(map[string]any); ok {
+		delete(d, "source")
+		delete(d, "name")
+	}
+	return doc
+}
+
 // TestCheckpointResume stops glmmfit at an iteration limit after a
 // checkpoint, resumes it, and asks for the JSON of the fit that was not
 // stopped; a checkpoint of other options is refused, naming -resume.

@@ -474,7 +474,7 @@ func prepareFit(ctx context.Context, e *env, o *fitOptions, prog *progress) (*fi
 		// Each process reads the rows of its own subjects alone
 		// (readown.go): first the columns' kinds.
 		job.source = o.data
-		job.in, job.own, err = readKinds(ctx, o.data, prog)
+		job.in, job.own, err = readKinds(ctx, o.data, prog, e.procs)
 		if err != nil {
 			return nil, err
 		}

@@ -457,16 +457,6 @@ func writeParquetParts(t *testing.T, data, cut string) (file, dir string) {
 	return file, dir
 }
 
-// withoutData drops the data's source and name from a JSON document,
-// which name the files given.
-func withoutData(doc map[string]any) map[string]any {
-	if d, ok := doc["data"].(map[string]any); ok {
-		delete(d, "source")
-		delete(d, "name")
-	}
-	return doc
-}
-
 // writeGzip writes text gzip-compressed to the file name.
 func writeGzip(t *testing.T, name, text string) {
 	t.Helper()

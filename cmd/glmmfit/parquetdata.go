@@ -75,7 +75,7 @@ func (c *ownFile) parquetKinds() error {
 	c.parquet = true
 	var cols []*datasets.Column
 	labelled := map[string]bool{}
-	err := c.parquetPieces(nil, func(fr *datasets.Frame, _ int) error {
+	err := c.parquetPieces(nil, c.own(), func(fr *datasets.Frame, _, _ int) error {
 		if cols == nil {
 			for _, col := range fr.Columns() {
 				cols = append(cols, &datasets.Column{Name: col.Name, Kind: col.Kind})
@@ -90,6 +90,11 @@ func (c *ownFile) parquetKinds() error {
 	})
 	if err != nil {
 		return err
+	}
+	if c.relay != nil {
+		if cols, err = c.shareParquetKinds(cols, labelled); err != nil {
+			return err
+		}
 	}
 	c.unlabelled = map[string]bool{}
 	for _, col := range cols {
@@ -109,14 +114,19 @@ func (c *ownFile) parquetKinds() error {
 }
 
 // parquetPieces reads the Parquet data a row group at a time
-// (parquet.ReadPieces), in the columns named (all for nil), with the kinds
-// of a whole read once parquetKinds has found them.
-func (c *ownFile) parquetPieces(names []string, fn func(fr *datasets.Frame, before int) error) error {
+// (parquet.ReadPiecesOf), the files [files[0], files[1]) or all of them
+// for nil, in the columns named (all for nil), with the kinds of a whole
+// read once parquetKinds has found them.
+func (c *ownFile) parquetPieces(names []string, files []int, fn func(fr *datasets.Frame, file, before int) error) error {
 	c.reads++
 	if c.prog != nil && c.prog.bar != nil {
 		c.prog.phase(fmt.Sprintf("reading (pass %d): %s", c.reads, c.name))
 	}
-	err := parquet.ReadPieces(c.ctx, c.path, names, func(fr *datasets.Frame, before int) error {
+	lo, hi := 0, -1
+	if files != nil {
+		lo, hi = files[0], files[1]
+	}
+	read := func(fr *datasets.Frame, file, before int) error {
 		for _, col := range fr.Columns() {
 			if c.unlabelled[col.Name] {
 				num := make([]float64, len(col.Str))
@@ -126,22 +136,68 @@ func (c *ownFile) parquetPieces(names []string, fn func(fr *datasets.Frame, befo
 				col.Kind, col.Num, col.Str = datasets.Numeric, num, nil
 			}
 		}
-		return fn(fr, before)
-	})
+		return fn(fr, file, before)
+	}
+	var err error
+	if hi < 0 {
+		err = parquet.ReadPieces(c.ctx, c.path, names, func(fr *datasets.Frame, before int) error { return read(fr, 0, before) })
+	} else {
+		err = parquet.ReadPiecesOf(c.ctx, c.path, lo, hi, names, read)
+	}
 	if err != nil {
 		return parquetError(c.ctx, err)
 	}
 	return nil
 }
 
+// shareParquetKinds makes the columns and the columns with a label those
+// of all the processes' files, when they are dealt out: a process without
+// files takes the columns of the others.
+func (c *ownFile) shareParquetKinds(cols []*datasets.Column, labelled map[string]bool) ([]*datasets.Column, error) {
+	var own []string
+	for _, col := range cols {
+		own = append(own, col.Name, strconv.Itoa(int(col.Kind)))
+	}
+	all, err := c.relay.Gather(own)
+	if err != nil {
+		return nil, err
+	}
+	if cols == nil {
+		for _, list := range all {
+			for k := 0; k+1 < len(list); k += 2 {
+				kind, _ := strconv.Atoi(list[k+1])
+				cols = append(cols, &datasets.Column{Name: list[k], Kind: datasets.Kind(kind)})
+			}
+			if cols != nil {
+				break
+			}
+		}
+	}
+	if cols == nil {
+		return nil, fmt.Errorf("-data %s: %w", c.path, datasets.ErrNoRows)
+	}
+	acc := make([]float64, len(cols))
+	err = c.relay.Carry(acc, func(acc []float64) {
+		for j, col := range cols {
+			if labelled[col.Name] {
+				acc[j]++
+			}
+		}
+	})
+	for j, col := range cols {
+		labelled[col.Name] = acc[j] > 0
+	}
+	return cols, err
+}
+
 // parquetOwn reads the rows of the Parquet data that keep keeps, by their
 // value in column keepCol as the CSV reader would give it the field (the
 // shortest text of a number), about rows of them.
-func (c *ownFile) parquetOwn(keepCol string, keep func(string, bool) bool, rows int) (*input, error) {
+func (c *ownFile) parquetOwn(only []string, keepCol string, keep func(string, bool) bool, rows int) (*input, error) {
 	var own []*datasets.Column
 	at := &datasets.Lines{} // each own row's row in the data
 	var idx []int
-	err := c.parquetPieces(c.columns, func(fr *datasets.Frame, before int) error {
+	err := c.parquetPieces(c.columns, c.fileRange(only), func(fr *datasets.Frame, _, before int) error {
 		if own == nil {
 			for _, col := range fr.Columns() {
 				o := &datasets.Column{Name: col.Name, Kind: col.Kind, Missing: make([]bool, 0, rows)}
@@ -193,4 +249,19 @@ func (c *ownFile) parquetOwn(keepCol string, keep func(string, bool) bool, rows 
 		return nil, err
 	}
 	return &input{frame: fr, name: c.name, path: c.path, rows: at}, nil
+}
+
+// fileRange returns the run of files that holds those given, for
+// parquetPieces: nil, all of them, when they are not dealt out.
+func (c *ownFile) fileRange(only []string) []int {
+	if c.relay == nil {
+		return nil
+	}
+	lo, hi := len(c.files), 0
+	for k, f := range c.files {
+		if slices.Contains(only, f) {
+			lo, hi = min(lo, k), k+1
+		}
+	}
+	return []int{min(lo, hi), hi}
 }

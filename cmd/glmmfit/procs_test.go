@@ -11,10 +11,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/internal/simshare"
 )
 
 // fakeProcesses is the place of a process in a job of size; it exchanges
@@ -144,4 +146,36 @@ func TestLaunchedProcesses(t *testing.T) {
 			t.Errorf("%v: %d processes, want %d", c.set, got, c.want)
 		}
 	}
+}
+
+// chainProcesses is a process of a group of goroutines
+// (simshare.NewGroups) that runs glmmfit in one test binary.
+type chainProcesses struct{ *simshare.Group }
+
+// Allgatherv passes dst along the chain, each process adding its own.
+func (c chainProcesses) Allgatherv(dst, src []float64, counts []int) error {
+	if err := c.Receive(dst); err != nil {
+		return err
+	}
+	at := 0
+	for _, n := range counts[:c.Rank()] {
+		at += n
+	}
+	copy(dst[at:], src)
+	return c.Pass(dst)
+}
+
+func (chainProcesses) Exchanges() (int, time.Duration) { return 0, 0 }
+
+// runGroup runs glmmfit with args in size goroutine processes linked in a
+// chain, and returns each one's exit code and messages.
+func runGroup(t *testing.T, size int, args ...string) ([]int, []string) {
+	t.Helper()
+	codes, msgs := make([]int, size), make([]string, size)
+	var wg sync.WaitGroup
+	for k, g := range simshare.NewGroups(size) {
+		wg.Go(func() { codes[k], msgs[k] = runProcs(t, chainProcesses{g}, args...) })
+	}
+	wg.Wait()
+	return codes, msgs
 }

@@ -9,13 +9,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sparsevi/sparsevi/datasets"
+	"github.com/sparsevi/sparsevi/datasets/parquet"
 	"github.com/sparsevi/sparsevi/formula"
+	"github.com/sparsevi/sparsevi/mpi"
+	"github.com/sparsevi/sparsevi/parallel"
 )
 
 // A -shard fit of a CSV or Parquet file reads the rows of its own subjects
@@ -27,6 +33,12 @@ import (
 // (datasets.Reader.Keep; keepRows for Parquet), and builds its part of
 // the design from them (formula.Options.Whole). Its memory is that of its
 // own rows and of the levels, not of the file.
+//
+// The files of a pattern are dealt out among the processes, each taking a
+// run of them in order: a process reads its own files alone for the
+// columns' kinds and formula.ScanShared's passes, the sums carried from
+// process to process in the order of the rows (parallel.Relay), and then
+// the files that hold its own subjects.
 
 // pieceRows is the number of rows of a piece of the data that a -shard
 // fit holds at a time while it reads the whole file.
@@ -71,6 +83,21 @@ type ownFile struct {
 	// prog shows the reads, reads counts them.
 	prog  *progress
 	reads int
+	// relay carries the sums of a pattern's files dealt out among the
+	// processes (nil when every process reads them all): this process
+	// reads mine, the files from first on.
+	relay *parallel.Relay
+	mine  []string
+	first int
+	// line is the first line of each subject in its file, with
+	// subjectFile, when the files are dealt out.
+	line map[string]string
+	// fileOf is 1 + the file of each subject of the whole data, 0 for
+	// none, when the files are dealt out.
+	fileOf []float64
+	// offset is the number of rows of the Parquet files before this
+	// process's.
+	offset int
 }
 
 // read opens the file, or the files of a pattern (only, when not nil),
@@ -136,11 +163,20 @@ func (c *ownFile) place() func(int) (string, int) {
 
 // readKinds reads the CSV file at path through for its columns' kinds and
 // warnings, and the errors reading it whole would give, keeping no row.
-func readKinds(ctx context.Context, path string, prog *progress) (*input, *ownFile, error) {
+// The files of a pattern in an MPI job of several processes are dealt out
+// among them (see ownFile).
+func readKinds(ctx context.Context, path string, prog *progress, procs processes) (*input, *ownFile, error) {
 	c := &ownFile{ctx: ctx, path: path, name: filepath.Base(path), prog: prog}
 	if isParquet(path) && !isPattern(path) {
+		if procs != nil && procs.Size() > 1 {
+			files, err := parquet.Files(path)
+			if err != nil {
+				return nil, nil, parquetError(ctx, err)
+			}
+			c.deal(files, procs)
+		}
 		if err := c.parquetKinds(); err != nil {
-			return nil, nil, err
+			return nil, nil, c.end(err)
 		}
 		return &input{frame: c.kinds, name: c.name, path: path}, c, nil
 	}
@@ -150,6 +186,13 @@ func readKinds(ctx context.Context, path string, prog *progress) (*input, *ownFi
 			return nil, nil, err
 		}
 		c.files = files
+		if procs != nil && procs.Size() > 1 {
+			c.deal(files, procs)
+			if err := c.sharedKinds(); err != nil {
+				return nil, nil, c.end(err)
+			}
+			return &input{frame: c.kinds, name: c.name, path: path}, c, nil
+		}
 	}
 	err := c.read(nil, func(cr *datasets.Reader) {
 		cr.Keep = func(string, bool) bool { return false }
@@ -164,25 +207,155 @@ func readKinds(ctx context.Context, path string, prog *progress) (*input, *ownFi
 	return &input{frame: c.kinds, name: c.name, path: path}, c, nil
 }
 
+// deal deals the files out among the processes, each taking a run of
+// them in order.
+func (c *ownFile) deal(files []string, procs processes) {
+	b := mpi.EvenBounds(len(files), procs.Size())
+	c.files, c.first = files, b[procs.Rank()]
+	c.mine = files[c.first:b[procs.Rank()+1]]
+	c.relay = parallel.NewRelay(procs)
+}
+
+// sharedKinds reads this process's files for their columns' kinds, and
+// makes them those of all the files: a column is categorical if a field
+// of any file makes it so.
+func (c *ownFile) sharedKinds() error {
+	var own *datasets.Frame
+	if len(c.mine) > 0 {
+		err := c.read(c.mine, func(cr *datasets.Reader) {
+			cr.Keep = func(string, bool) bool { return false }
+		}, func(cr *datasets.Reader) error {
+			fr, err := cr.Read()
+			own = fr
+			return err
+		})
+		if errors.Is(err, datasets.ErrNoRows) {
+			own, err = nil, nil // the other processes' files may have rows
+		}
+		if err != nil {
+			return err
+		}
+	}
+	// Each process's first file and its header: the files share one.
+	var head []string
+	if own != nil {
+		head = append([]string{filepath.Base(c.mine[0])}, own.Names()...)
+	}
+	heads, err := c.relay.Gather(head)
+	if err != nil {
+		return err
+	}
+	var ref []string
+	for _, h := range heads {
+		switch {
+		case len(h) == 0:
+		case ref == nil:
+			ref = h
+		case !slices.Equal(h[1:], ref[1:]):
+			return fmt.Errorf("%s: line 1: the header %q is not that of %s, %q: the files of -data must have the same columns in the same order",
+				h[0], strings.Join(h[1:], ","), ref[0], strings.Join(ref[1:], ","))
+		}
+	}
+	if ref == nil {
+		return fmt.Errorf("-data %s: %w", c.path, datasets.ErrNoRows)
+	}
+	names := ref[1:]
+	cat := make([]float64, len(names))
+	err = c.relay.Carry(cat, func(acc []float64) {
+		if own == nil {
+			return
+		}
+		for j, col := range own.Columns() {
+			if col.Kind == datasets.Categorical {
+				acc[j]++
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	cols := make([]*datasets.Column, len(names))
+	for j, name := range names {
+		cols[j] = &datasets.Column{Name: name, Kind: datasets.Numeric, Num: []float64{}, Missing: []bool{}}
+		if cat[j] > 0 {
+			cols[j].Kind, cols[j].Num, cols[j].Str = datasets.Categorical, nil, []string{}
+		}
+	}
+	c.kinds, err = datasets.NewFrame(cols...)
+	return err
+}
+
+// end ends the relay of a pattern's files dealt out among the processes
+// with this process's error, and returns the error to report: its own,
+// or one saying which other process failed or that one stopped.
+func (c *ownFile) end(err error) error {
+	if c.relay == nil {
+		return err
+	}
+	err, c.relay = c.relay.Close(err), nil
+	var pe *parallel.ProcessError
+	switch {
+	case errors.As(err, &pe):
+		return fmt.Errorf("process %d of the MPI job failed reading its files of -data %s; its own message says why", pe.Process, c.path)
+	case errors.Is(err, parallel.ErrProcessStopped):
+		return fmt.Errorf("%w: another process of the MPI job stopped while reading -data", context.Canceled)
+	}
+	return err
+}
+
 // pieces reads the file a piece at a time (formula.Pieces), with the
 // whole file's column kinds.
 func (c *ownFile) pieces(yield func(*datasets.Frame) error) error {
 	if c.parquet {
-		return c.parquetPieces(c.columns, func(fr *datasets.Frame, before int) error {
+		record := c.subjectFile != nil && !c.subjectsRead
+		if c.relay != nil {
+			if err := yield(c.kinds); err != nil {
+				return err
+			}
+		}
+		c.offset = -1
+		err := c.parquetPieces(c.columns, c.own(), func(fr *datasets.Frame, file, before int) error {
 			c.before, c.lines, c.pieceRows = before, nil, fr.NumRows()
+			if c.offset < 0 {
+				c.offset = before
+			}
+			if record {
+				err := c.subjectFiles(fr, func(i int) (int, string) { return file, fmt.Sprintf("row %d", before+i+1) })
+				if err != nil {
+					return err
+				}
+			}
 			return yield(fr)
 		})
+		c.subjectsRead = c.subjectsRead || record && err == nil
+		return err
 	}
 	cat, num := c.kindsOf()
 	c.before, c.lines = 0, nil
 	record := c.subjectFile != nil && !c.subjectsRead
-	err := c.read(nil, func(cr *datasets.Reader) {
+	var only []string
+	if c.relay != nil {
+		// formula.ScanShared: every process's pieces begin with the
+		// kinds, and it may have no files.
+		if err := yield(c.kinds); err != nil {
+			return err
+		}
+		if len(c.mine) == 0 {
+			return nil
+		}
+		only = c.mine
+	}
+	err := c.read(only, func(cr *datasets.Reader) {
 		cr.Categorical, cr.Numeric, cr.Columns = cat, num, c.columns
 	}, func(cr *datasets.Reader) error {
 		return cr.ReadPieces(pieceRows, func(fr *datasets.Frame, lines *datasets.Lines) error {
 			c.lines = lines
 			if record {
-				if err := c.subjectFiles(fr, lines); err != nil {
+				err := c.subjectFiles(fr, func(i int) (int, string) {
+					_, line := c.cur.place(lines.Line(i))
+					return c.first + c.cur.fileOf(lines.Line(i)), fmt.Sprintf("line %d", line)
+				})
+				if err != nil {
 					return err
 				}
 			}
@@ -223,9 +396,11 @@ func (c *ownFile) pieceInput() *input {
 }
 
 // subjectFiles records the file of each subject of a piece of the files of
-// a pattern, and returns an error naming a subject whose rows are in two
-// files: each process reads only the files of its own subjects.
-func (c *ownFile) subjectFiles(fr *datasets.Frame, lines *datasets.Lines) error {
+// a pattern or a Parquet directory, and returns an error naming a subject
+// whose rows are in two files: each process reads only the files of its
+// own subjects. at gives the file of row i of the piece and where it is
+// in the file.
+func (c *ownFile) subjectFiles(fr *datasets.Frame, at func(i int) (k int, where string)) error {
 	col, ok := fr.Column(c.group)
 	if !ok {
 		return nil // Scan names the column
@@ -235,16 +410,24 @@ func (c *ownFile) subjectFiles(fr *datasets.Frame, lines *datasets.Lines) error 
 			continue
 		}
 		s := formula.Label(col, i)
-		k := c.cur.fileOf(lines.Line(i))
+		k, where := at(i)
 		if prev, ok := c.subjectFile[s]; !ok {
 			c.subjectFile[s] = k
+			if c.line != nil {
+				c.line[s] = where
+			}
 		} else if prev != k {
-			file, line := c.cur.place(lines.Line(i))
-			return fmt.Errorf("-data %s: subject %q (column %q) has rows in %s and in %s (line %d): with -shard each subject's rows must lie in one of the files; put them together, or give one file",
-				c.path, s, c.group, filepath.Base(c.files[prev]), file, line)
+			return c.twiceError(s, prev, k, where)
 		}
 	}
 	return nil
+}
+
+// twiceError is the error of subject s, whose rows are in files prev and
+// k (where in k).
+func (c *ownFile) twiceError(s string, prev, k int, where string) error {
+	return fmt.Errorf("-data %s: subject %q (column %q) has rows in %s and in %s (%s): with -shard each subject's rows must lie in one of the files; put them together, or give one file",
+		c.path, s, c.group, filepath.Base(c.files[prev]), filepath.Base(c.files[k]), where)
 }
 
 // scanError rewrites an error of formula.Scan to name the file's line.
@@ -255,16 +438,32 @@ func (c *ownFile) scanError(err error) error {
 		local.Row -= c.before
 		return dataError(&local, c.pieceInput())
 	}
+	if errors.As(err, &de) && c.parquet && c.relay != nil && de.Row > 0 {
+		// ScanShared counts the rows of this process's files.
+		local := *de
+		local.Row += max(c.offset, 0)
+		return dataError(&local, &input{frame: c.kinds, name: c.name, path: c.path})
+	}
 	if errors.As(err, &de) || errors.Is(err, formula.ErrCrossedPart) {
 		return dataError(err, &input{frame: c.kinds, name: c.name, path: c.path})
 	}
 	return err
 }
 
+// own returns the files this process reads in the passes: its own run of
+// a pattern's or a Parquet directory's files when they are dealt out, nil
+// for all.
+func (c *ownFile) own() []int {
+	if c.relay == nil {
+		return nil
+	}
+	return []int{c.first, c.first + len(c.mine)}
+}
+
 // readOwn reads the rows that keep keeps, by the field of column keepCol.
 func (c *ownFile) readOwn(only []string, keepCol string, keep func(string, bool) bool, rows int) (*input, error) {
 	if c.parquet {
-		return c.parquetOwn(keepCol, keep, rows)
+		return c.parquetOwn(only, keepCol, keep, rows)
 	}
 	var in *input
 	err := c.read(only, func(cr *datasets.Reader) {
@@ -282,14 +481,18 @@ func (c *ownFile) readOwn(only []string, keepCol string, keep func(string, bool)
 }
 
 // ownFiles returns the files of a pattern that hold the subjects given,
-// in order; nil for one file.
-func (c *ownFile) ownFiles(subjects []string) []string {
+// the subjects from lo on, in order; nil for one file.
+func (c *ownFile) ownFiles(subjects []string, lo int) []string {
 	if c.files == nil {
 		return nil
 	}
 	use := make([]bool, len(c.files))
-	for _, s := range subjects {
-		if k, ok := c.subjectFile[s]; ok {
+	for i, s := range subjects {
+		if c.fileOf != nil {
+			if k := int(c.fileOf[lo+i]) - 1; k >= 0 {
+				use[k] = true
+			}
+		} else if k, ok := c.subjectFile[s]; ok {
 			use[k] = true
 		}
 	}
@@ -346,6 +549,11 @@ func (c *ownFile) wholeChecks(f *formula.Formula, spec *modelSpec) error {
 		if err != nil {
 			return err
 		}
+		if c.relay != nil {
+			if err := c.shareChecks(typos, levels); err != nil {
+				return err
+			}
+		}
 	}
 	whole := &input{frame: c.kinds, name: c.name, path: c.path}
 	typo := func(_ *input, col *datasets.Column) error { return typos[col.Name].err(col.Name) }
@@ -367,10 +575,95 @@ func (c *ownFile) wholeChecks(f *formula.Formula, spec *modelSpec) error {
 	return nil
 }
 
+// shareChecks adds the other processes' counts and levels to this
+// process's, when the files are dealt out: the counts in the order of
+// the files, the first value that is not a number that of the first
+// process that has one.
+func (c *ownFile) shareChecks(typos map[string]*typoCount, levels map[string][]string) error {
+	names := slices.Sorted(maps.Keys(typos))
+	acc := make([]float64, 2*len(names))
+	err := c.relay.Carry(acc, func(acc []float64) {
+		for k, name := range names {
+			acc[2*k] += float64(typos[name].nums)
+			acc[2*k+1] += float64(typos[name].total)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	cols := slices.Sorted(maps.Keys(levels))
+	var own []string
+	for _, name := range names {
+		own = append(own, typos[name].where, typos[name].first)
+	}
+	for _, name := range cols {
+		own = append(own, strconv.Itoa(len(levels[name])))
+		own = append(own, levels[name]...)
+	}
+	all, err := c.relay.Gather(own)
+	if err != nil {
+		return err
+	}
+	for k, name := range names {
+		t := typos[name]
+		t.nums, t.total, t.where = int(acc[2*k]), int(acc[2*k+1]), ""
+		for _, list := range all {
+			if list[2*k] != "" {
+				t.where, t.first = list[2*k], list[2*k+1]
+				break
+			}
+		}
+	}
+	for name := range levels {
+		levels[name] = nil
+	}
+	for _, list := range all {
+		list = list[2*len(names):]
+		for _, name := range cols {
+			n, _ := strconv.Atoi(list[0])
+			for _, s := range list[1 : 1+n] {
+				if !slices.Contains(levels[name], s) {
+					levels[name] = append(levels[name], s)
+				}
+			}
+			list = list[1+n:]
+		}
+	}
+	return nil
+}
+
+// shareSubjectFiles finds the file of each subject of all the processes'
+// files, when they are dealt out (subjectFile holds those of this
+// process's), and refuses a subject whose rows are in the files of two
+// processes, naming them.
+func (c *ownFile) shareSubjectFiles(w *formula.Whole) error {
+	c.fileOf = make([]float64, len(w.Subjects()))
+	return c.relay.Try(c.fileOf, func(acc []float64) error {
+		for s, k := range c.subjectFile {
+			g, ok := w.SubjectIndex(s)
+			if !ok {
+				continue // no complete row
+			}
+			if prev := int(acc[g]) - 1; prev >= 0 && prev != k {
+				return c.twiceError(s, prev, k, c.line[s])
+			}
+			acc[g] = float64(k + 1)
+		}
+		return nil
+	})
+}
+
 // buildOwnDesign builds this process's part of the design of a -shard fit
 // from the rows of its own subjects alone, which it reads from the CSV
 // file c (see readsOwnRows), and returns it with the input of those rows.
 func buildOwnDesign(procs processes, c *ownFile, spec *modelSpec, f *formula.Formula, release bool) (*formula.Design, *input, error) {
+	d, in, err := c.buildOwn(procs, spec, f, release)
+	return d, in, c.end(err)
+}
+
+// buildOwn is buildOwnDesign, with the relay of a pattern's files dealt out
+// among the processes still open.
+func (c *ownFile) buildOwn(procs processes, spec *modelSpec, f *formula.Formula, release bool) (*formula.Design, *input, error) {
 	if strings.Contains(f.Group(), ":") {
 		// Subjects that are an interaction a:b are not one column,
 		// which Keep reads: every process reads the data whole.
@@ -400,12 +693,21 @@ func buildOwnDesign(procs processes, c *ownFile, spec *modelSpec, f *formula.For
 	if c.files != nil {
 		c.group, c.subjectFile = f.Group(), map[string]int{}
 	}
-	w, err := formula.Scan(f, c.pieces, opts)
+	var chain formula.Chain
+	if c.relay != nil {
+		chain, c.line = c.relay, map[string]string{}
+	}
+	w, err := formula.ScanShared(f, c.pieces, opts, chain)
 	if errors.Is(err, formula.ErrCrossedPart) {
 		return nil, nil, errors.New("crossed random effects do not run with -shard yet; run glmmfit without it")
 	}
 	if err != nil {
 		return nil, nil, c.scanError(err)
+	}
+	if c.relay != nil {
+		if err := c.shareSubjectFiles(w); err != nil {
+			return nil, nil, err
+		}
 	}
 	// What the passes left goes back to the system before the rows come.
 	debug.FreeOSMemory()
@@ -414,8 +716,8 @@ func buildOwnDesign(procs processes, c *ownFile, spec *modelSpec, f *formula.For
 		return nil, nil, err
 	}
 	lo, hi := bounds[procs.Rank()], bounds[procs.Rank()+1]
-	in, err := c.readOwn(c.ownFiles(w.Subjects()[lo:hi]), w.KeepColumn(), w.Keep(lo, hi), w.Rows(lo, hi))
-	c.subjectFile = nil
+	in, err := c.readOwn(c.ownFiles(w.Subjects()[lo:hi], lo), w.KeepColumn(), w.Keep(lo, hi), w.Rows(lo, hi))
+	c.subjectFile, c.line, c.fileOf = nil, nil, nil
 	if err != nil {
 		return nil, nil, err
 	}

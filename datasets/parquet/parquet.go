@@ -255,9 +255,10 @@ func (rd *reader) footers(files []string) error {
 
 // reader gathers the columns of one or more files.
 type reader struct {
-	cols  []*column
-	total int64 // rows of all files, from the footers
-	size  int64 // bytes of all files
+	cols     []*column
+	total    int64   // rows of all files, from the footers
+	fileRows []int64 // the rows of each file
+	size     int64   // bytes of all files
 }
 
 // maxRowsPerByte bounds the rows allocated ahead for each byte of the
@@ -281,6 +282,7 @@ func (rd *reader) footer(f *pq.File, name string) error {
 		return &Error{File: name, Err: fmt.Errorf("%w: the row groups hold %d rows, the footer says %d", ErrCorrupt, rows, f.NumRows())}
 	}
 	rd.total += rows
+	rd.fileRows = append(rd.fileRows, rows)
 	rd.size += f.Size()
 	if rd.total < 0 {
 		return &Error{File: name, Err: fmt.Errorf("%w: more than 2^63 rows", ErrCorrupt)}

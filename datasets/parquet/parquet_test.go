@@ -432,3 +432,62 @@ func concat(t *testing.T, frames []*datasets.Frame) *datasets.Frame {
 	}
 	return out
 }
+
+// TestReadPiecesOf reads the files of a directory of three in runs, and
+// asks that the runs' pieces be those of ReadPieces, with their files'
+// indices and the rows before them in all the files, and that the
+// footers of the files not read be checked all the same.
+func TestReadPiecesOf(t *testing.T) {
+	dir := t.TempDir()
+	rows := table(40)
+	write(t, filepath.Join(dir, "a.parquet"), rows[:15], 7)
+	write(t, filepath.Join(dir, "b.parquet"), rows[15:22], 7)
+	write(t, filepath.Join(dir, "c.parquet"), rows[22:], 7)
+	files, err := parquet.Files(dir)
+	if err != nil || len(files) != 3 || filepath.Base(files[2]) != "c.parquet" {
+		t.Fatalf("Files: %q, %v", files, err)
+	}
+	type piece struct{ file, before, rows int }
+	var whole []piece
+	err = parquet.ReadPieces(context.Background(), dir, nil, func(fr *datasets.Frame, before int) error {
+		whole = append(whole, piece{before: before, rows: fr.NumRows()})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fileOf := []int{0, 0, 0, 1, 2, 2, 2} // row groups of 7: 7+7+1, 7, 7+7+4
+	for _, run := range [][2]int{{0, 3}, {0, 1}, {1, 3}, {2, 3}, {1, 1}} {
+		var got []piece
+		var frames []*datasets.Frame
+		err := parquet.ReadPiecesOf(context.Background(), dir, run[0], run[1], nil, func(fr *datasets.Frame, file, before int) error {
+			got = append(got, piece{file, before, fr.NumRows()})
+			frames = append(frames, fr)
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("files %v: %v", run, err)
+		}
+		var want []piece
+		for k, p := range whole {
+			if run[0] <= fileOf[k] && fileOf[k] < run[1] {
+				want = append(want, piece{fileOf[k], p.before, p.rows})
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("files %v: pieces %v, want %v", run, got, want)
+		}
+		if len(frames) > 0 {
+			edges := []int{0, 15, 22, 40}
+			checkTable(t, concat(t, frames), rows[edges[run[0]]:edges[run[1]]])
+		}
+	}
+	// A damaged footer of a file not read is found.
+	if err := os.WriteFile(files[2], []byte("PAR1 not a footer PAR1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	none := func(*datasets.Frame, int, int) error { return nil }
+	if err := parquet.ReadPiecesOf(context.Background(), dir, 0, 1, nil, none); err == nil || !strings.Contains(err.Error(), "c.parquet") {
+		t.Errorf("a damaged file not read: %v", err)
+	}
+}

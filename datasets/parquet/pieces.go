@@ -27,9 +27,37 @@ import (
 // without any label numeric, as the CSV reader does, which a caller that
 // needs the same kinds finds in a first read.
 func ReadPieces(ctx context.Context, path string, names []string, fn func(fr *datasets.Frame, before int) error) error {
+	return readPieces(ctx, path, 0, -1, names, func(fr *datasets.Frame, _, before int) error { return fn(fr, before) })
+}
+
+// Files returns the files that ReadFile and ReadPieces read at path, in
+// their order: path itself, or the .parquet files of the directory path
+// in the order of their names.
+func Files(path string) ([]string, error) { return listFiles(path) }
+
+// ReadPiecesOf is ReadPieces of the files [lo, hi) of Files(path) alone,
+// for readers that share the files out among themselves: it checks the
+// footers of all the files, as ReadPieces does, and reads the rows of
+// those files alone. fn gets the index of each piece's file in Files(path)
+// and the number of rows of all the files before the piece.
+func ReadPiecesOf(ctx context.Context, path string, lo, hi int, names []string, fn func(fr *datasets.Frame, file, before int) error) error {
+	if lo < 0 || hi < lo {
+		panic("parquet: ReadPiecesOf: bad range of files")
+	}
+	return readPieces(ctx, path, lo, hi, names, fn)
+}
+
+// readPieces is ReadPiecesOf, of all the files when hi is -1.
+func readPieces(ctx context.Context, path string, lo, hi int, names []string, fn func(fr *datasets.Frame, file, before int) error) error {
 	files, err := listFiles(path)
 	if err != nil {
 		return err
+	}
+	if hi < 0 {
+		hi = len(files)
+	}
+	if hi > len(files) {
+		return &Error{File: path, Err: fmt.Errorf("files [%d, %d) asked of %d", lo, hi, len(files))}
 	}
 	var rd reader
 	if err := rd.footers(files); err != nil {
@@ -40,11 +68,15 @@ func ReadPieces(ctx context.Context, path string, names []string, fn func(fr *da
 		return err
 	}
 	before := 0
-	for _, name := range files {
+	for _, n := range rd.fileRows[:lo] {
+		before += int(n)
+	}
+	for k := lo; k < hi; k++ {
+		name := files[k]
 		var fnErr error
 		err := withFile(name, func(f *pq.File) error {
 			return rd.pieces(ctx, f, name, sel, func(fr *datasets.Frame) error {
-				if err := fn(fr, before); err != nil {
+				if err := fn(fr, k, before); err != nil {
 					fnErr = err
 					return err
 				}
