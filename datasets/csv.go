@@ -154,6 +154,13 @@ type Reader struct {
 	// empty, Keep decides without a field: it is given "" and true.
 	KeepColumn string
 
+	// KeepRow, when not nil and Keep is nil, is a row filter as Keep is,
+	// given the fields of the columns KeepColumns in that order (the
+	// slices are reused from row to row): for rows told apart by several
+	// columns.
+	KeepRow     func(fields []string, missing []bool) bool
+	KeepColumns []string
+
 	// ReserveRows, if positive, is about how many rows Read keeps (with
 	// Keep, where SizeHint, the whole input's size, would reserve too
 	// much): Read reserves its columns for that many rows from the start.
@@ -348,16 +355,29 @@ func (r *Reader) read(piece int, emit func(f *Frame, lines *Lines) error) error 
 		}
 	}
 	keepCol := -1
+	var keepCols []int // KeepRow's
+	var keepFields []string
+	var keepMissing []bool
 	var typos []typoCount // a filter's count of each column's typos
-	filter := r.Keep != nil
+	filter := r.Keep != nil || r.KeepRow != nil
 	if filter {
 		keepCol = ncol // no field: "" and missing
-		if r.KeepColumn != "" {
+		if r.Keep != nil && r.KeepColumn != "" {
 			k, ok := seen[r.KeepColumn]
 			if !ok {
 				return perr(headerLine, 0, "", fmt.Errorf("%w: %q (Reader.KeepColumn)", ErrNoKeepColumn, r.KeepColumn))
 			}
 			keepCol = k
+		}
+		if r.Keep == nil {
+			for _, name := range r.KeepColumns {
+				k, ok := seen[name]
+				if !ok {
+					return perr(headerLine, 0, "", fmt.Errorf("%w: %q (Reader.KeepColumns)", ErrNoKeepColumn, name))
+				}
+				keepCols = append(keepCols, k)
+			}
+			keepFields, keepMissing = make([]string, len(keepCols)), make([]bool, len(keepCols))
 		}
 		typos = make([]typoCount, ncol)
 	}
@@ -391,11 +411,20 @@ func (r *Reader) read(piece int, emit func(f *Frame, lines *Lines) error) error 
 			return len(fld.b) == 0 || (!fld.quoted && missing[string(fld.b)])
 		}
 		if filter {
-			fld := field{}
-			if keepCol < ncol {
-				fld = p.fields[keepCol]
+			var keep bool
+			if r.Keep != nil {
+				fld := field{}
+				if keepCol < ncol {
+					fld = p.fields[keepCol]
+				}
+				keep = r.Keep(unsafeString(fld.b), isMissing(fld))
+			} else {
+				for q, k := range keepCols {
+					keepFields[q], keepMissing[q] = unsafeString(p.fields[k].b), isMissing(p.fields[k])
+				}
+				keep = r.KeepRow(keepFields, keepMissing)
 			}
-			if !r.Keep(unsafeString(fld.b), isMissing(fld)) {
+			if !keep {
 				for _, j := range fields {
 					if cols[j].sure {
 						continue // numeric, as the whole input says
@@ -423,7 +452,7 @@ func (r *Reader) read(piece int, emit func(f *Frame, lines *Lines) error) error 
 			}
 		}
 		lines.Add(p.recLine)
-		if row+1 == reserveAfter && r.SizeHint > 0 && r.Keep == nil {
+		if row+1 == reserveAfter && r.SizeHint > 0 && !filter {
 			reserve(cols, fields, reserveAfter, rowBytes, r.SizeHint)
 		}
 		if piece > 0 && lines.Len() == piece {

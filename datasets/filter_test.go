@@ -290,3 +290,57 @@ func TestReaderNumeric(t *testing.T) {
 		t.Errorf("column b: %+v", b)
 	}
 }
+
+// TestReaderKeepRow filters rows by the fields of two columns and asks for
+// the rows of the whole read that the filter keeps, with the whole read's
+// kinds and errors; a column not in the header is an error naming it.
+func TestReaderKeepRow(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 4))
+	keep := func(fields []string, missing []bool) bool {
+		return !missing[0] && !missing[1] && (len(fields[0])+len(fields[1])+int(fields[0][0])+int(fields[1][0]))%3 != 0
+	}
+	for k := range 40 {
+		in := randomCSV(rnd)
+		whole := NewReader(strings.NewReader(in))
+		want, wantErr := whole.Read()
+		r := NewReader(strings.NewReader(in))
+		r.KeepRow, r.KeepColumns = keep, []string{"g", "b"}
+		got, err := r.Read()
+		if wantErr != nil || err != nil {
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+				t.Errorf("input %d: error %v, want %v", k, err, wantErr)
+			}
+			continue
+		}
+		g, _ := want.Column("g")
+		b, _ := want.Column("b")
+		var rows []int
+		for i := range want.NumRows() {
+			if keep([]string{label(g, i), label(b, i)}, []bool{g.Missing[i], b.Missing[i]}) {
+				rows = append(rows, i)
+			}
+		}
+		sub := want.Rows(rows)
+		if got.NumRows() != len(rows) {
+			t.Fatalf("input %d: %d rows, want %d", k, got.NumRows(), len(rows))
+		}
+		for j, c := range sub.Columns() {
+			gc := got.Columns()[j]
+			if gc.Kind != c.Kind {
+				t.Errorf("input %d column %s: kind %v, want %v", k, c.Name, gc.Kind, c.Kind)
+				continue
+			}
+			for i := range rows {
+				if gc.Missing[i] != c.Missing[i] || c.Kind == Numeric && math.Float64bits(gc.Num[i]) != math.Float64bits(c.Num[i]) ||
+					c.Kind == Categorical && gc.Str[i] != c.Str[i] {
+					t.Errorf("input %d column %s row %d differs", k, c.Name, i)
+				}
+			}
+		}
+	}
+	r := NewReader(strings.NewReader("a,b\n1,2\n"))
+	r.KeepRow, r.KeepColumns = keep, []string{"a", "c"}
+	if _, err := r.Read(); !errors.Is(err, ErrNoKeepColumn) || !strings.Contains(err.Error(), `"c"`) {
+		t.Errorf("error %v, want one naming column c", err)
+	}
+}

@@ -68,7 +68,11 @@ func (d *Design) NewData(fr *datasets.Frame) (X, Z mat.Matrix, group []int, know
 // grouping factors, such as a:b from (1 | a/b), which the data do not
 // hold: a categorical column named "a:b" labelled "la:lb". Their columns
 // share fr's; fr itself is returned when there are none.
-func (d *Design) WithGroups(fr *datasets.Frame) *datasets.Frame { return withInteractions(d.f, fr) }
+func (d *Design) WithGroups(fr *datasets.Frame) *datasets.Frame { return d.f.WithGroups(fr) }
+
+// WithGroups returns fr with the columns of the formula's interaction
+// grouping factors, as Design.WithGroups does.
+func (f *Formula) WithGroups(fr *datasets.Frame) *datasets.Frame { return withInteractions(f, fr) }
 
 // NewOffset returns the offset of each row of a new data frame: the sum of
 // the formula's offset() terms and of Options.Offset, or nil if the model

@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/glmm"
@@ -67,8 +68,8 @@ var errScanPieces = errors.New("formula: the pieces of the data differ in their 
 // Its errors are those Build gives on the whole data, but for the order
 // in which some are found: a DataError's Row counts the rows of all the
 // pieces. Models with crossed grouping factors have no parts
-// (ErrCrossedPart), and a grouping factor that is an interaction a:b is
-// not supported, as datasets.Reader.Keep reads one column.
+// (ErrCrossedPart). The subjects of an interaction a:b are the column
+// Formula.WithGroups adds to each piece.
 func Scan(f *Formula, pieces Pieces, opts Options) (*Whole, error) {
 	return ScanShared(f, pieces, opts, nil)
 }
@@ -120,8 +121,11 @@ func ScanShared(f *Formula, pieces Pieces, opts Options, c Chain) (*Whole, error
 	rnd := mergeRandoms(facs[0].terms)
 	rnd.groupCols = facs[0].terms[0].groupCols
 	if rnd.groupCols != nil {
-		return nil, &DataError{Token: rnd.group, Pos: rnd.groupPos, Err: ErrUnsupported,
-			Msg: "an interaction of grouping factors: reading a process's own subjects needs them in one column of the data"}
+		// The subjects of an interaction a:b are a column of their own.
+		all := pieces
+		pieces = func(yield func(*datasets.Frame) error) error {
+			return all(func(fr *datasets.Frame) error { return yield(f.WithGroups(fr)) })
+		}
 	}
 	w := &Whole{f: f, opts: opts, rnd: rnd, group: rnd.group, levels: make(map[string][]string), chain: c}
 	w.uses = append(f.uses(rnd), optionUses(opts)...)
@@ -702,28 +706,47 @@ func (w *Whole) Rows(lo, hi int) int {
 	return n
 }
 
-// KeepColumn returns the data column of the subjects, which Keep reads.
-func (w *Whole) KeepColumn() string { return w.group }
+// KeepColumns returns the data columns of the subjects, which KeepRow
+// reads: the grouping factor's, or the columns of an interaction a:b.
+func (w *Whole) KeepColumns() []string {
+	if w.rnd.groupCols != nil {
+		return w.rnd.groupCols
+	}
+	return []string{w.group}
+}
 
-// Keep returns a filter of the rows of the subjects [lo, hi) for
-// datasets.Reader.Keep on KeepColumn: it reads a field as Build reads the
-// column, a number for a numeric column.
-func (w *Whole) Keep(lo, hi int) func(field string, missing bool) bool {
-	col, _ := w.kinds.Column(w.group)
-	numeric := col.Kind == datasets.Numeric
-	return func(field string, missing bool) bool {
-		if missing {
-			return false
-		}
-		s := field
-		if numeric {
+// KeepRow returns a filter of the rows of the subjects [lo, hi) for
+// datasets.Reader.KeepRow on KeepColumns: it reads each field as Build
+// reads its column, a number for a numeric column, and labels an
+// interaction's subject as Build does ("la:lb").
+func (w *Whole) KeepRow(lo, hi int) func(fields []string, missing []bool) bool {
+	cols := w.KeepColumns()
+	numeric := make([]bool, len(cols))
+	for k, name := range cols {
+		col, _ := w.kinds.Column(name)
+		numeric[k] = col.Kind == datasets.Numeric
+	}
+	var b strings.Builder
+	return func(fields []string, missing []bool) bool {
+		b.Reset()
+		for k, field := range fields {
+			if missing[k] {
+				return false
+			}
+			if k > 0 {
+				b.WriteByte(':')
+			}
+			if !numeric[k] {
+				b.WriteString(field)
+				continue
+			}
 			v, err := strconv.ParseFloat(field, 64)
 			if err != nil {
 				return false
 			}
-			s = numberLabel(v)
+			b.WriteString(numberLabel(v))
 		}
-		k, ok := levelIndex(w.groupLevels, w.gnumeric, s)
+		k, ok := levelIndex(w.groupLevels, w.gnumeric, b.String())
 		return ok && lo <= k && k < hi
 	}
 }
@@ -737,6 +760,7 @@ func buildPart(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	if w.f != f {
 		return nil, errors.New("formula: Options.Whole was scanned for another formula")
 	}
+	fr = withInteractions(f, fr)
 	if err := resolve(w.uses, fr); err != nil {
 		return nil, err
 	}

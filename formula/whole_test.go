@@ -118,6 +118,9 @@ func TestScanPart(t *testing.T) {
 		{"count ~ factor(k) + log(w) + sqrt(w) + (0 + big | id)", formula.Options{Family: glmm.Poisson, Prior: formula.PriorAuto}, false, false},
 		// Binomial with 0/1 outcomes is fitted as Bernoulli.
 		{"sp0 ~ x + (1 | id)", formula.Options{Family: glmm.Binomial}, false, true},
+		// Subjects that are an interaction, of a numeric column too.
+		{"count ~ x + (1 | id:f)", formula.Options{Family: glmm.Poisson, Prior: formula.PriorAuto}, false, true},
+		{"y ~ x + (1 + x | f:id)", formula.Options{Family: glmm.Gaussian, Missing: formula.DropMissing}, true, false},
 	} {
 		text := wholeCSV(c.missing, c.numIDs)
 		fr, err := datasets.ReadCSV(strings.NewReader(text))
@@ -155,7 +158,7 @@ func TestScanPart(t *testing.T) {
 						t.Fatalf("%s: Rows %d, want the part's %d observations", where, got, want)
 					}
 					r := datasets.NewReader(strings.NewReader(text))
-					r.Keep, r.KeepColumn = w.Keep(lo, hi), w.KeepColumn()
+					r.KeepRow, r.KeepColumns = w.KeepRow(lo, hi), w.KeepColumns()
 					r.ReserveRows = w.Rows(lo, hi)
 					if size == 1000 {
 						r.Numeric = numericColumns(fr)
@@ -371,6 +374,7 @@ func TestScanShared(t *testing.T) {
 		{"count ~ x * f + big + (1 | id)", formula.Options{Family: glmm.Poisson, Prior: formula.PriorAuto}, false},
 		{"count ~ g + sp + (1 | id)", formula.Options{Family: glmm.Poisson, Prior: formula.PriorAuto}, false},
 		{"yes ~ f + typo + (1 + f | id)", formula.Options{Prior: formula.PriorAuto, Reference: map[string]string{"f": "b", "yes": "yes"}}, false},
+		{"count ~ x + (1 | id:f)", formula.Options{Family: glmm.Poisson, Prior: formula.PriorAuto}, false},
 	} {
 		text := wholeCSV(c.missing, false)
 		f, err := formula.Parse(c.formula)
@@ -385,7 +389,7 @@ func TestScanShared(t *testing.T) {
 		lo, hi := 5, n-3
 		own, err := func() (*datasets.Frame, error) {
 			r := datasets.NewReader(strings.NewReader(text))
-			r.Keep, r.KeepColumn = want.Keep(lo, hi), want.KeepColumn()
+			r.KeepRow, r.KeepColumns = want.KeepRow(lo, hi), want.KeepColumns()
 			return r.Read()
 		}()
 		if err != nil {

@@ -190,7 +190,7 @@ func own(path string, f *formula.Formula, opts formula.Options, part func(int) (
 	}
 	var fr *datasets.Frame
 	err = read(func(cr *datasets.Reader) {
-		cr.Keep, cr.KeepColumn, cr.Columns, cr.ReserveRows = w.Keep(lo, hi), w.KeepColumn(), cols, w.Rows(lo, hi)
+		cr.KeepRow, cr.KeepColumns, cr.Columns, cr.ReserveRows = w.KeepRow(lo, hi), w.KeepColumns(), cols, w.Rows(lo, hi)
 		cr.Numeric = num
 	}, func(cr *datasets.Reader) (err error) { fr, err = cr.Read(); return err })
 	if err != nil {

@@ -191,12 +191,14 @@ func (c *ownFile) shareParquetKinds(cols []*datasets.Column, labelled map[string
 }
 
 // parquetOwn reads the rows of the Parquet data that keep keeps, by their
-// value in column keepCol as the CSV reader would give it the field (the
-// shortest text of a number), about rows of them.
-func (c *ownFile) parquetOwn(only []string, keepCol string, keep func(string, bool) bool, rows int) (*input, error) {
+// values in columns keepCols as the CSV reader would give them the fields
+// (the shortest text of a number), about rows of them.
+func (c *ownFile) parquetOwn(only, keepCols []string, keep func([]string, []bool) bool, rows int) (*input, error) {
 	var own []*datasets.Column
 	at := &datasets.Lines{} // each own row's row in the data
 	var idx []int
+	fields, missing := make([]string, len(keepCols)), make([]bool, len(keepCols))
+	kcs := make([]*datasets.Column, len(keepCols))
 	err := c.parquetPieces(c.columns, c.fileRange(only), func(fr *datasets.Frame, _, before int) error {
 		if own == nil {
 			for _, col := range fr.Columns() {
@@ -209,21 +211,26 @@ func (c *ownFile) parquetOwn(only []string, keepCol string, keep func(string, bo
 				own = append(own, o)
 			}
 		}
-		kc, ok := fr.Column(keepCol)
-		if !ok {
-			return fmt.Errorf("%s: no column %q", c.name, keepCol)
+		for k, name := range keepCols {
+			kc, ok := fr.Column(name)
+			if !ok {
+				return fmt.Errorf("%s: no column %q", c.name, name)
+			}
+			kcs[k] = kc
 		}
 		idx = idx[:0]
 		for i := range fr.NumRows() {
-			field := ""
-			if !kc.Missing[i] {
-				if kc.Kind == datasets.Numeric {
-					field = strconv.FormatFloat(kc.Num[i], 'g', -1, 64)
-				} else {
-					field = kc.Str[i]
+			for k, kc := range kcs {
+				fields[k], missing[k] = "", kc.Missing[i]
+				switch {
+				case kc.Missing[i]:
+				case kc.Kind == datasets.Numeric:
+					fields[k] = strconv.FormatFloat(kc.Num[i], 'g', -1, 64)
+				default:
+					fields[k] = kc.Str[i]
 				}
 			}
-			if keep(field, kc.Missing[i]) {
+			if keep(fields, missing) {
 				idx = append(idx, i)
 				at.Add(before + i + 1)
 			}

@@ -89,6 +89,8 @@ type ownFile struct {
 	relay *parallel.Relay
 	mine  []string
 	first int
+	// f is the model's formula, whose subjects subjectFile records.
+	f *formula.Formula
 	// line is the first line of each subject in its file, with
 	// subjectFile, when the files are dealt out.
 	line map[string]string
@@ -401,7 +403,7 @@ func (c *ownFile) pieceInput() *input {
 // own subjects. at gives the file of row i of the piece and where it is
 // in the file.
 func (c *ownFile) subjectFiles(fr *datasets.Frame, at func(i int) (k int, where string)) error {
-	col, ok := fr.Column(c.group)
+	col, ok := c.f.WithGroups(fr).Column(c.group) // a:b is a column of its own
 	if !ok {
 		return nil // Scan names the column
 	}
@@ -460,14 +462,15 @@ func (c *ownFile) own() []int {
 	return []int{c.first, c.first + len(c.mine)}
 }
 
-// readOwn reads the rows that keep keeps, by the field of column keepCol.
-func (c *ownFile) readOwn(only []string, keepCol string, keep func(string, bool) bool, rows int) (*input, error) {
+// readOwn reads the rows that keep keeps, by the fields of columns
+// keepCols.
+func (c *ownFile) readOwn(only, keepCols []string, keep func([]string, []bool) bool, rows int) (*input, error) {
 	if c.parquet {
-		return c.parquetOwn(only, keepCol, keep, rows)
+		return c.parquetOwn(only, keepCols, keep, rows)
 	}
 	var in *input
 	err := c.read(only, func(cr *datasets.Reader) {
-		cr.Keep, cr.KeepColumn, cr.Columns = keep, keepCol, c.columns
+		cr.KeepRow, cr.KeepColumns, cr.Columns = keep, keepCols, c.columns
 		cr.ReserveRows = rows
 		_, cr.Numeric = c.kindsOf()
 	}, func(cr *datasets.Reader) error {
@@ -664,16 +667,6 @@ func buildOwnDesign(procs processes, c *ownFile, spec *modelSpec, f *formula.For
 // buildOwn is buildOwnDesign, with the relay of a pattern's files dealt out
 // among the processes still open.
 func (c *ownFile) buildOwn(procs processes, spec *modelSpec, f *formula.Formula, release bool) (*formula.Design, *input, error) {
-	if strings.Contains(f.Group(), ":") {
-		// Subjects that are an interaction a:b are not one column,
-		// which Keep reads: every process reads the data whole.
-		in, err := readInput(c.ctx, c.path, nil, readOptions{})
-		if err != nil {
-			return nil, nil, err
-		}
-		d, err := buildDesign(spec, f, in, partOf(procs), release)
-		return d, in, err
-	}
 	opts, err := spec.options()
 	if err != nil {
 		return nil, nil, err
@@ -691,7 +684,7 @@ func (c *ownFile) buildOwn(procs processes, spec *modelSpec, f *formula.Formula,
 		return nil, nil, err
 	}
 	if c.files != nil {
-		c.group, c.subjectFile = f.Group(), map[string]int{}
+		c.f, c.group, c.subjectFile = f, f.Group(), map[string]int{}
 	}
 	var chain formula.Chain
 	if c.relay != nil {
@@ -716,7 +709,7 @@ func (c *ownFile) buildOwn(procs processes, spec *modelSpec, f *formula.Formula,
 		return nil, nil, err
 	}
 	lo, hi := bounds[procs.Rank()], bounds[procs.Rank()+1]
-	in, err := c.readOwn(c.ownFiles(w.Subjects()[lo:hi], lo), w.KeepColumn(), w.Keep(lo, hi), w.Rows(lo, hi))
+	in, err := c.readOwn(c.ownFiles(w.Subjects()[lo:hi], lo), w.KeepColumns(), w.KeepRow(lo, hi), w.Rows(lo, hi))
 	c.subjectFile, c.line, c.fileOf = nil, nil, nil
 	if err != nil {
 		return nil, nil, err

@@ -273,8 +273,9 @@ func TestDataFiles(t *testing.T) {
 // data's name aside: files of runs of subjects, and files among which the
 // subjects are interleaved, so that each process reads the rows of its
 // own subjects from every file; a Bernoulli random intercept by the
-// default method, and a Gaussian model with a factor whose reference
-// level is in the last files alone under the auto prior by GVA.
+// default method, a Gaussian model with a factor whose reference level
+// is in the last files alone under the auto prior by GVA, and subjects
+// that are an interaction (1 | id:g), read by their two columns.
 func TestSharedFilesFit(t *testing.T) {
 	dir := t.TempDir()
 	const subjects, files = 1100, 2
@@ -334,8 +335,9 @@ func TestSharedFilesFit(t *testing.T) {
 	for _, m := range [][]string{
 		{"-formula", "y ~ x + (1 | id)", "-family", "bernoulli"},
 		{"-formula", "v ~ x + g + (1 | id)", "-family", "gaussian", "-method", "gva", "-ref", "g=late"},
+		{"-formula", "y ~ x + (1 | id:g)", "-family", "bernoulli", "-method", "gva"},
 	} {
-		for _, data := range []string{"runs-*.csv", "mixed-*.csv", "runs-parquet", "mixed-parquet"} {
+		for _, data := range []string{"runs-*.csv", "mixed-*.csv", "runs-parquet", "mixed-parquet", "runs-1.csv"} {
 			args := append([]string{"fit", "-data", filepath.Join(dir, data), "-format", "json", "-quiet"}, m...)
 			code, out, msg := fit(nil, args)
 			if code != 0 && code != exitLimit {
