@@ -65,29 +65,37 @@ func TestReaderKeep(t *testing.T) {
 					lines = append(lines, whole.Lines.Line(i))
 				}
 			}
-			sub := want.Rows(rows)
-			if got.NumRows() != len(rows) {
-				t.Fatalf("input %d: %d rows, want %d", k, got.NumRows(), len(rows))
-			}
-			for j, c := range sub.Columns() {
-				gc := got.Columns()[j]
-				wc, _ := want.Column(c.Name)
-				if gc.Kind != c.Kind || gc.Warning != wc.Warning {
-					t.Errorf("input %d column %s: kind %v warning %q, want %v %q", k, c.Name, gc.Kind, gc.Warning, c.Kind, wc.Warning)
-				}
-				for i := range rows {
-					if gc.Missing[i] != c.Missing[i] || c.Kind == Numeric && math.Float64bits(gc.Num[i]) != math.Float64bits(c.Num[i]) ||
-						c.Kind == Categorical && gc.Str[i] != c.Str[i] {
-						t.Errorf("input %d column %s row %d differs", k, c.Name, i)
-					}
-				}
-			}
+			checkKept(t, k, got, want, rows)
 			var gotLines []int
 			for i := range r.Lines.Len() {
 				gotLines = append(gotLines, r.Lines.Line(i))
 			}
 			if !reflect.DeepEqual(gotLines, lines) {
 				t.Errorf("input %d: lines %v, want %v", k, gotLines, lines)
+			}
+		}
+	}
+}
+
+// checkKept fails t unless got holds the rows of want, with want's
+// kinds and warnings.
+func checkKept(t *testing.T, k int, got, want *Frame, rows []int) {
+	t.Helper()
+	sub := want.Rows(rows)
+	if got.NumRows() != len(rows) {
+		t.Fatalf("input %d: %d rows, want %d", k, got.NumRows(), len(rows))
+	}
+	for j, c := range sub.Columns() {
+		gc := got.Columns()[j]
+		wc, _ := want.Column(c.Name)
+		if gc.Kind != c.Kind || gc.Warning != wc.Warning {
+			t.Errorf("input %d column %s: kind %v warning %q, want %v %q", k, c.Name, gc.Kind, gc.Warning, c.Kind, wc.Warning)
+			continue
+		}
+		for i := range rows {
+			if gc.Missing[i] != c.Missing[i] || c.Kind == Numeric && math.Float64bits(gc.Num[i]) != math.Float64bits(c.Num[i]) ||
+				c.Kind == Categorical && gc.Str[i] != c.Str[i] {
+				t.Errorf("input %d column %s row %d differs", k, c.Name, i)
 			}
 		}
 	}
@@ -320,23 +328,7 @@ func TestReaderKeepRow(t *testing.T) {
 				rows = append(rows, i)
 			}
 		}
-		sub := want.Rows(rows)
-		if got.NumRows() != len(rows) {
-			t.Fatalf("input %d: %d rows, want %d", k, got.NumRows(), len(rows))
-		}
-		for j, c := range sub.Columns() {
-			gc := got.Columns()[j]
-			if gc.Kind != c.Kind {
-				t.Errorf("input %d column %s: kind %v, want %v", k, c.Name, gc.Kind, c.Kind)
-				continue
-			}
-			for i := range rows {
-				if gc.Missing[i] != c.Missing[i] || c.Kind == Numeric && math.Float64bits(gc.Num[i]) != math.Float64bits(c.Num[i]) ||
-					c.Kind == Categorical && gc.Str[i] != c.Str[i] {
-					t.Errorf("input %d column %s row %d differs", k, c.Name, i)
-				}
-			}
-		}
+		checkKept(t, k, got, want, rows)
 	}
 	r := NewReader(strings.NewReader("a,b\n1,2\n"))
 	r.KeepRow, r.KeepColumns = keep, []string{"a", "c"}
