@@ -278,7 +278,7 @@ func TestDataFiles(t *testing.T) {
 // that are an interaction (1 | id:g), read by their two columns.
 func TestSharedFilesFit(t *testing.T) {
 	dir := t.TempDir()
-	const subjects, files = 1100, 2
+	const subjects, files = 700, 2
 	text := make([]strings.Builder, 2*files)
 	for k := range text {
 		text[k].WriteString("id,y,x,g,v\n")
@@ -332,19 +332,30 @@ func TestSharedFilesFit(t *testing.T) {
 		msg, _ := os.ReadFile(stderr.Name())
 		return code, stdout.Bytes(), string(msg)
 	}
-	for _, m := range [][]string{
-		{"-formula", "y ~ x + (1 | id)", "-family", "bernoulli"},
-		{"-formula", "v ~ x + g + (1 | id)", "-family", "gaussian", "-method", "gva", "-ref", "g=late"},
-		{"-formula", "y ~ x + (1 | id:g)", "-family", "bernoulli", "-method", "gva"},
+	bern := []string{"-formula", "y ~ x + (1 | id)", "-family", "bernoulli"}
+	gauss := []string{"-formula", "v ~ x + g + (1 | id)", "-family", "gaussian", "-method", "gva", "-ref", "g=late"}
+	inter := []string{"-formula", "y ~ x + (1 | id:g)", "-family", "bernoulli", "-method", "gva"}
+	for _, c := range []struct {
+		m    []string
+		data string
+		size int // of three processes, one has no files
+	}{
+		{bern, "runs-*.csv", 2},
+		{bern, "mixed-*.csv", 3},
+		{bern, "mixed-parquet", 3},
+		{gauss, "runs-parquet", 2},
+		{inter, "mixed-*.csv", 2},
+		{inter, "runs-1.csv", 2},
 	} {
-		for _, data := range []string{"runs-*.csv", "mixed-*.csv", "runs-parquet", "mixed-parquet", "runs-1.csv"} {
+		m, data := c.m, c.data
+		{
 			args := append([]string{"fit", "-data", filepath.Join(dir, data), "-format", "json", "-quiet"}, m...)
 			code, out, msg := fit(nil, args)
 			if code != 0 && code != exitLimit {
 				t.Fatalf("%s %v alone: exit %d, %s", data, m, code, msg)
 			}
 			want := withoutData(withoutTimings(t, out))
-			for _, size := range []int{2, 3} {
+			for _, size := range []int{c.size} {
 				outs := make([][]byte, size)
 				codes, msgs := make([]int, size), make([]string, size)
 				var wg sync.WaitGroup
