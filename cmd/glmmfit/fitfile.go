@@ -5,7 +5,6 @@
 package main
 
 import (
-	"bytes"
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
@@ -14,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -39,6 +39,11 @@ type trainingData struct {
 	Categorical []string `json:"categorical"`
 	Encoding    string   `json:"encoding"`
 	Content     string   `json:"content"`
+
+	// frame holds the columns of a fit's training data, which the fit
+	// file's writer encodes into content as it writes it (encodeField):
+	// the text is never held whole. Nil in a fit file read back.
+	frame *datasets.Frame
 }
 
 const trainingEncoding = "csv+gzip+base64"
@@ -61,17 +66,27 @@ func newTrainingData(in *input, cols []string) (*trainingData, error) {
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
+	t.frame = fr
+	return t, nil
+}
+
+// writeContent writes the training data's content, its columns as
+// gzip-compressed CSV in base64, to w.
+func (t *trainingData) writeContent(w io.Writer) error {
+	if t.frame == nil {
+		_, err := io.WriteString(w, t.Content)
+		return err
+	}
+	b64 := base64.NewEncoder(base64.StdEncoding, w)
 	// BestSpeed: on 10^5 subjects the default level took 2 s of 3.
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	if err := datasets.WriteCSV(zw, fr); err != nil {
-		return nil, err
+	zw, _ := gzip.NewWriterLevel(b64, gzip.BestSpeed)
+	if err := datasets.WriteCSV(zw, t.frame); err != nil {
+		return err
 	}
 	if err := zw.Close(); err != nil {
-		return nil, err
+		return err
 	}
-	t.Content = base64.StdEncoding.EncodeToString(buf.Bytes())
-	return t, nil
+	return b64.Close()
 }
 
 // input decodes the training data.

@@ -334,18 +334,6 @@ func writtenList(written []string) string {
 // undrawn (errPlotStopped) and its file untouched; the summary and the fit
 // file are written whatever comes, as they hold the state.
 func writeFitOutputs(ctx context.Context, e *env, prog *progress, job *fitJob, o *fitOptions, doc *document, a *approx) ([]string, error) {
-	// The training data of -out are encoded while the summary is written.
-	type encoded struct {
-		td  *trainingData
-		err error
-	}
-	training := make(chan encoded, 1)
-	if o.out != "" {
-		go func() {
-			td, err := newTrainingData(job.in, job.spec.columns(job.f))
-			training <- encoded{td, err}
-		}()
-	}
 	w := bufio.NewWriter(e.stdout)
 	if o.format == "json" {
 		if err := writeJSON(w, doc); err != nil {
@@ -371,8 +359,8 @@ func writeFitOutputs(ctx context.Context, e *env, prog *progress, job *fitJob, o
 		if a.corr != nil {
 			st.SetCorrection(a.corr)
 		}
-		enc := <-training
-		td, err := enc.td, enc.err
+		// The training data are encoded as the file is written.
+		td, err := newTrainingData(job.in, job.spec.columns(job.f))
 		if err != nil {
 			return nil, fmt.Errorf("-out: %v", err)
 		}

@@ -131,11 +131,18 @@ func encodeField(w io.Writer, name string, v any) error {
 	case "state":
 		return encodeState(w, v)
 	case "training_data":
-		if td, ok := v.(*trainingData); ok && td != nil && plainJSON(td.Content) {
+		// Base64 needs no escaping in JSON.
+		if td, ok := v.(*trainingData); ok && td != nil && (td.frame != nil || plainJSON(td.Content)) {
 			head := *td
 			head.Content = ""
 			return splice(w, &head, part{`"content":""`, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, `"content":"%s"`, td.Content)
+				if _, err := io.WriteString(w, `"content":"`); err != nil {
+					return err
+				}
+				if err := td.writeContent(w); err != nil {
+					return err
+				}
+				_, err := io.WriteString(w, `"`)
 				return err
 			}})
 		}
