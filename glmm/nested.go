@@ -387,3 +387,20 @@ func (mod *Nested) Local(_ any, lo, hi int, thetaG, local, gradLocal, gradG []fl
 	}
 	return lp, nil
 }
+
+// PriorSD returns sigma0, the prior sd of every global variable.
+func (mod *Nested) PriorSD() float64 { return mod.priorSD }
+
+// PaperELBO converts a lower bound with every constant (as vi computes it
+// on this target) to the convention of Tan's paper, without the data's
+// constants and the prior's normalising constant, as Model.PaperELBO.
+func (mod *Nested) PaperELBO(elbo float64) float64 {
+	_, _, g := mod.Dims()
+	return elbo - mod.dataConst + 0.5*float64(g)*math.Log(2*math.Pi*mod.priorSD*mod.priorSD)
+}
+
+// SubjectLevel returns the label of subject i, a level of a.
+func (mod *Nested) SubjectLevel(i int) string { return label(mod.outerLevels, i) }
+
+// InnerLabel returns the label of level b of a:b.
+func (mod *Nested) InnerLabel(b int) string { return label(mod.innerLevels, b) }

@@ -101,6 +101,13 @@ Data and model:
                    default: the one with random slopes, else the one with the
                    most levels); the others are crossed factors, each with a
                    random intercept, whose effects join the global block
+  -nest N          (1 | a/b), or (1 | a) + (1 | b) with b nested in a:
+                   local: the levels of a are the subjects, each one's
+                   block holding its own effect and its b levels' (blocks
+                   of different sizes; no limit on the levels of a; gva);
+                   crossed: the levels of a:b are the subjects and a is a
+                   crossed factor (at most 2000 levels); auto (default):
+                   local when a has at least 50 levels, else crossed
   -prior P         auto (default): the fixed effects' prior is on the
                    coefficients of the predictors centred at their means and
                    divided by their standard deviations (0/1 columns as they
