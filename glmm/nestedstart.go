@@ -18,6 +18,14 @@ import (
 // their curvatures (an EM step).
 const nestedRounds = 8
 
+// nestedGaussianRounds is the number of rounds for a Gaussian model, whose
+// EM steps, exact, share the variance between the residual and the two
+// factors slowly: on 2000 schools of 3 classes of 4 rows the start's
+// bound was 3.5 nats below the fit's with 8 rounds (650 iterations to
+// converge) and 0.35 with 30 (350 iterations); before sigma took part in
+// the EM steps, with the effects' covariance, 262 nats (1300).
+const nestedGaussianRounds = 30
+
 // Start writes a starting mean into theta (laid out as package vi's
 // variable-size targets: each subject's block, then theta_g) and into prec
 // an approximate posterior precision in the storage of
@@ -58,15 +66,22 @@ func (mod *Nested) Start(_ *parallel.Pool, theta, prec []float64) error {
 		}
 	}
 	thetaG[p], thetaG[p+1] = -math.Log(sd), -math.Log(sd)
-	vu := make([]float64, nr) // approximate posterior variances of the effects
-	for round := range nestedRounds {
+	// Approximate posterior variances of the effects, and the covariance
+	// of each b level's with its a level's.
+	vu, cu := make([]float64, nr), make([]float64, nr)
+	rounds := nestedRounds
+	if mod.family == Gaussian {
+		// EM for a Gaussian model is exact and cheap: it converges.
+		rounds = nestedGaussianRounds
+	}
+	for round := range rounds {
 		for i := range n {
-			if err := mod.localMode(i, theta, thetaG, vu); err != nil {
+			if err := mod.localMode(i, theta, thetaG, vu, cu); err != nil {
 				return err
 			}
 		}
 		mod.betaStep(theta, beta, 1)
-		if round == nestedRounds-1 {
+		if round == rounds-1 {
 			break
 		}
 		// EM: sigma^2 = mean of E[u^2] over the levels.
@@ -81,10 +96,13 @@ func (mod *Nested) Start(_ *parallel.Pool, theta, prec []float64) error {
 		nb := float64(nr - n)
 		thetaG[p] = -0.5 * math.Log(math.Max(su/float64(n), 1e-4))
 		thetaG[p+1] = -0.5 * math.Log(math.Max(sv/math.Max(nb, 1), 1e-4))
+		if mod.family == Gaussian {
+			thetaG[p+2] = mod.residualLogSD(theta, beta, vu, cu)
+		}
 	}
 	// The modes at the final beta and sds.
 	for i := range n {
-		if err := mod.localMode(i, theta, thetaG, vu); err != nil {
+		if err := mod.localMode(i, theta, thetaG, vu, cu); err != nil {
 			return err
 		}
 	}
@@ -194,8 +212,9 @@ func (mod *Nested) curvature(i int, b, thetaG, gr, hq, h0q []float64) (h0 float6
 
 // localMode finds subject i's conditional mode by Newton steps, solving
 // with its arrowhead Hessian in O(k), and writes the effects' conditional
-// variances into vu.
-func (mod *Nested) localMode(i int, theta, thetaG, vu []float64) error {
+// variances into vu and the covariances of each b level's with a's into
+// cu.
+func (mod *Nested) localMode(i int, theta, thetaG, vu, cu []float64) error {
 	o, e := mod.boff[i], mod.boff[i+1]
 	b := theta[o:e]
 	k := e - o - 1
@@ -233,6 +252,7 @@ func (mod *Nested) localMode(i int, theta, thetaG, vu []float64) error {
 	for q := range hq {
 		c := h0q[q] / hq[q]
 		vu[o+1+q] = 1/hq[q] + c*c*v0
+		cu[o+1+q] = -c * v0
 	}
 	return nil
 }
@@ -289,4 +309,22 @@ func (mod *Nested) startPrec(theta, prec []float64) {
 		sg[(p+2)*(p+3)/2+p+2] += 2 * float64(mod.nobs)
 	}
 	copy(prec[so:], sg)
+}
+
+// residualLogSD returns the EM update of a Gaussian model's log sigma:
+// half the log of the weighted mean of E[(y - eta)^2] at the modes, the
+// variance of the two effects (vu, cu) added.
+func (mod *Nested) residualLogSD(theta, beta, vu, cu []float64) float64 {
+	var ss, sw float64
+	for i := range mod.n {
+		o := mod.boff[i]
+		b := theta[o:mod.boff[i+1]]
+		for k := mod.start[i]; k < mod.start[i+1]; k++ {
+			r := mod.y[k] - mod.eta(k, beta, b, 0)
+			q := o + 1 + int(mod.inner[k])
+			ss += mod.w[k] * (r*r + vu[o] + vu[q] + 2*cu[q])
+			sw += mod.w[k]
+		}
+	}
+	return 0.5 * math.Log(math.Max(ss/math.Max(sw, 1e-300), 1e-16))
 }
