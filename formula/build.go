@@ -1506,7 +1506,8 @@ const (
 	// NestAuto nests them when the coarser factor has at least
 	// NestAutoLevels levels, and crosses them otherwise.
 	NestAuto
-	// NestAlways nests them.
+	// NestAlways nests them, and a factor b not nested in a is an error
+	// naming the row and the levels.
 	NestAlways
 )
 
@@ -1528,7 +1529,10 @@ func (d *Design) nestable() bool {
 	if d.opts.Nest == NestNever || d.opts.LocalFactor != "" || d.opts.Part != nil || len(c.Crossed) != 1 || c.REBlocks != nil || !d.random.interceptOnly() {
 		return false
 	}
-	if d.opts.Nest == NestAuto && c.Crossed[0].NumLevels < NestAutoLevels {
+	if d.opts.Nest == NestAlways {
+		return true // glmm.NewNested names a level of b in two of a
+	}
+	if c.Crossed[0].NumLevels < NestAutoLevels {
 		return false
 	}
 	parent := make([]int, c.NumGroups)

@@ -5,6 +5,8 @@
 package formula
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/sparsevi/sparsevi/datasets"
@@ -40,7 +42,7 @@ func TestNestBuild(t *testing.T) {
 		{"y ~ 1 + (1 | site) + (1 | uplot)", Options{Family: glmm.Poisson, Nest: NestAlways}, true},
 		{"y ~ 1 + (1 | site/plot)", Options{Family: glmm.Poisson}, false},
 		{"y ~ 1 + (1 | site/plot)", Options{Family: glmm.Poisson, Nest: NestAlways, LocalFactor: "site:plot"}, false},
-		{"y ~ 1 + (1 | site) + (1 | cross)", Options{Family: glmm.Poisson, Nest: NestAlways}, false},
+		{"y ~ 1 + (1 | site) + (1 | cross)", Options{Family: glmm.Poisson, Nest: NestAuto}, false},
 		{"y ~ 1 + (1 | site/plot)", Options{Family: glmm.Poisson, Nest: NestAuto}, false}, // 3 sites
 	} {
 		f, err := Parse(c.src)
@@ -73,4 +75,23 @@ func TestNestBuild(t *testing.T) {
 			t.Errorf("%s: %d rows", c.src, len(d.Rows()))
 		}
 	}
+}
+
+// TestNestNotNested: Options.Nest NestAlways with a factor that is not
+// nested is an error naming the row and the levels.
+func TestNestNotNested(t *testing.T) {
+	fr, err := datasets.NewFrame(datasets.NewCategorical("site", []string{"A", "A", "B", "B"}),
+		datasets.NewCategorical("plot", []string{"p", "q", "p", "r"}), datasets.NewNumeric("y", []float64{1, 2, 3, 4}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse("y ~ 1 + (1 | site) + (1 | plot)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Build(f, fr, Options{Family: glmm.Poisson, Nest: NestAlways})
+	if !errors.Is(err, glmm.ErrNotNested) || !strings.Contains(err.Error(), "row 3") {
+		t.Fatalf("error %v, want row 3 wrapping glmm.ErrNotNested", err)
+	}
+	t.Log(err)
 }
