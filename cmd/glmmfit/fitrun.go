@@ -121,7 +121,7 @@ func runFit(e *env, args []string) error {
 	}
 	debug.FreeOSMemory()
 	if job.design.Nested() != nil {
-		return runNested(ctx, e, o, job, prog, start, readSeconds, iterLimit, sig.exitCode)
+		return runNested(ctx, e, o, job, prog, start, readSeconds, iterLimit, sig.exitCode, timedOut.Load)
 	}
 	m := job.design.Model()
 	if err := checkProcesses(e.procs, m, o); err != nil {

@@ -44,7 +44,7 @@ func checkNested(o *fitOptions) error {
 // runNested fits a model of nested grouping factors with GVA on local
 // blocks of variable size and writes its summary, as runFit does for the
 // others.
-func runNested(ctx context.Context, e *env, o *fitOptions, job *fitJob, prog *progress, start time.Time, readSeconds float64, iterLimit time.Duration, exitCode func() int) error {
+func runNested(ctx context.Context, e *env, o *fitOptions, job *fitJob, prog *progress, start time.Time, readSeconds float64, iterLimit time.Duration, exitCode func() int, timedOut func() bool) error {
 	m := job.design.Nested()
 	rule, _ := vi.ParseRule(o.optimizer)
 	set := vi.Settings{Method: vi.GVA, Rule: rule, Seed: o.seed, Workers: o.threads,
@@ -52,10 +52,17 @@ func runNested(ctx context.Context, e *env, o *fitOptions, job *fitJob, prog *pr
 	prog.phase("start: finding the approximate posterior mode")
 	res, fitErr := vi.Fit(ctx, m, set)
 	if res == nil {
+		if timedOut() {
+			return &exitError{code: exitLimit, msg: fmt.Sprintf("stopped at the time limit (-timeout %v) before the first iteration; nothing was written", o.timeout)}
+		}
 		if ctx.Err() != nil {
 			return &exitError{code: exitCode(), msg: "interrupted before the first iteration; nothing was written"}
 		}
 		return fmt.Errorf("the fit failed: %v", fitErr)
+	}
+	if timedOut() && res.Status == vi.Cancelled {
+		// Stopped by -timeout, not by a signal, as in runFit.
+		res.Status, res.Err, fitErr = vi.TimeLimit, nil, nil
 	}
 	fitSeconds := res.Elapsed.Seconds()
 	prog.phase("summaries: the posterior of every parameter and random effect")

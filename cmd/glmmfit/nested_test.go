@@ -92,3 +92,16 @@ func TestNestedRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestNestedTimeout: -timeout stops a nested fit as it stops the others,
+// with the time limit's exit code, not an interruption's.
+func TestNestedTimeout(t *testing.T) {
+	abs, err := filepath.Abs(nestedData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := glmmfit(t, "", "", nil, "fit", "-data", abs, "-formula", "y ~ x + (1 | school/class)", "-family", "bernoulli", "-quiet", "-timeout", "300ms")
+	if r.code != exitLimit || !strings.Contains(r.stderr, "time limit") {
+		t.Fatalf("exit %d, stderr %q; want %d at the time limit", r.code, r.stderr, exitLimit)
+	}
+}
