@@ -46,17 +46,19 @@ func (f *Factor) CholRange(lo, hi int, s, sum []float64) error {
 	if len(s) != len(f.data) {
 		panic(badLen)
 	}
-	r, g, st, tri := f.r, f.g, f.stride, f.tri
+	g := f.g
 	if len(sum) != g*(g+1)/2 {
 		panic(badLen)
 	}
 	for i := lo; i < hi; i++ {
-		ti, c := f.data[i*st:i*st+tri], f.data[i*st+tri:(i+1)*st]
-		copy(ti, s[i*st:i*st+tri])
+		r, _, so := f.blk(i)
+		tri, end := r*(r+1)/2, so+Stride(r, g)
+		ti, c := f.data[so:so+tri], f.data[so+tri:end]
+		copy(ti, s[so:so+tri])
 		if !cholPacked(r, ti) {
 			return &NotPositiveDefiniteError{Subject: i}
 		}
-		copy(c, s[i*st+tri:(i+1)*st])
+		copy(c, s[so+tri:end])
 		// Only the nonzero rows of T_gi contribute: with crossed factors
 		// a subject meets few of the global variables. (The buffer keeps
 		// the common case off the heap.)
@@ -106,7 +108,7 @@ func (f *Factor) CholGlobal(s, sum []float64) error {
 		panic(badLen)
 	}
 	tg := f.Global()
-	o := f.n * f.stride
+	o := f.gs
 	for j, v := range s[o:] {
 		tg[j] = v - sum[j]
 	}
@@ -124,13 +126,15 @@ func (f *Factor) CholGlobal(s, sum []float64) error {
 // Calls on disjoint ranges may run concurrently with their own sum.
 func (f *Factor) PrecRange(lo, hi int, s, sum []float64) {
 	f.checkRange(lo, hi)
-	r, g, st, tri := f.r, f.g, f.stride, f.tri
+	g := f.g
 	if len(s) != len(f.data) || len(sum) != g*(g+1)/2 {
 		panic(badLen)
 	}
 	for i := lo; i < hi; i++ {
-		ti, tgi := f.data[i*st:i*st+tri], f.data[i*st+tri:(i+1)*st]
-		si, sgi := s[i*st:i*st+tri], s[i*st+tri:(i+1)*st]
+		r, _, so := f.blk(i)
+		tri, end := r*(r+1)/2, so+Stride(r, g)
+		ti, tgi := f.data[so:so+tri], f.data[so+tri:end]
+		si, sgi := s[so:so+tri], s[so+tri:end]
 		for a := range r {
 			for b := 0; b <= a; b++ {
 				var x float64
@@ -168,7 +172,7 @@ func (f *Factor) PrecGlobal(s, sum []float64) {
 		panic(badLen)
 	}
 	tg := f.Global()
-	sg := s[f.n*f.stride:]
+	sg := s[f.gs:]
 	for a := range g {
 		for b := 0; b <= a; b++ {
 			var x float64

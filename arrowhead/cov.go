@@ -34,9 +34,10 @@ func (f *Factor) CovGlobal(dst []float64) {
 }
 
 // CovRange writes, for the subjects i in [lo, hi), the marginal covariance
-// Cov(theta_i) into local (length n*r*r, r×r row-major at local[i*r*r:]) and
-// the cross-covariance Cov(theta_i, theta_g) into cross (length n*r*g, r×g
-// row-major at cross[i*r*g:]):
+// Cov(theta_i) into local (length CovLen(), n*r*r; r×r row-major at
+// local[CovOffset(i):], i*r*r) and the cross-covariance Cov(theta_i,
+// theta_g) into cross (length (d-g)*g; r×g row-major at cross[o*g:] for
+// theta_i's offset o, i*r*g):
 //
 //	Cov(theta_i)          = T_i^-T T_i^-1 + P_i' P_i,
 //	Cov(theta_i, theta_g) = -P_i' T_g^-1,   P_i = T_g^-1 T_gi T_i^-1.
@@ -45,13 +46,15 @@ func (f *Factor) CovGlobal(dst []float64) {
 // disjoint ranges may run concurrently.
 func (f *Factor) CovRange(lo, hi int, local, cross []float64) {
 	f.checkRange(lo, hi)
-	r, g := f.r, f.g
-	if len(local) != f.n*r*r || len(cross) != f.n*r*g {
+	g := f.g
+	if len(local) != f.CovLen() || len(cross) != f.nr*g {
 		panic(badLen)
 	}
 	for i := lo; i < hi; i++ {
-		x := cross[i*r*g : (i+1)*r*g]
-		f.covLocal(i, local[i*r*r:(i+1)*r*r], x)
+		r, o, _ := f.blk(i)
+		c := f.CovOffset(i)
+		x := cross[o*g : (o+r)*g]
+		f.covLocal(i, local[c:c+r*r], x)
 		// Sigma_ig = -P_i' T_g^-1, row by row: each row is -T_g^-T x_p.
 		for p := range r {
 			xp := x[p*g : (p+1)*g]
@@ -66,9 +69,11 @@ func (f *Factor) CovRange(lo, hi int, local, cross []float64) {
 // covLocal writes Cov(theta_i) into li (r×r) and P_i' into x (r×g), as
 // CovRange's first steps.
 func (f *Factor) covLocal(i int, li, x []float64) {
-	r, g, st, tri := f.r, f.g, f.stride, f.tri
+	g := f.g
+	r, _, so := f.blk(i)
+	tri := r * (r + 1) / 2
 	tg := f.Global()
-	ti, c := f.data[i*st:i*st+tri], f.data[i*st+tri:(i+1)*st]
+	ti, c := f.data[so:so+tri], f.data[so+tri:so+Stride(r, g)]
 	// x = T_gi', then T_i^-T T_gi' column by column.
 	for k := range g {
 		crossColT(r, ti, c[k*r:k*r+r], x, g, k)
@@ -111,7 +116,7 @@ func crossColT(r int, ti, t, x []float64, ld, j int) {
 }
 
 // LocalCovRange writes, for the subjects i in [lo, hi), the marginal
-// covariance Cov(theta_i) into local (length n*r*r), as CovRange does,
+// covariance Cov(theta_i) into local (length CovLen()), as CovRange does,
 // given covG, the g×g Sigma_gg of CovGlobal:
 //
 //	Cov(theta_i) = T_i^-T T_i^-1 + X_i Sigma_gg X_i',  X_i = T_i^-T T_gi'.
@@ -124,15 +129,21 @@ func crossColT(r int, ti, t, x []float64, ld, j int) {
 // concurrently.
 func (f *Factor) LocalCovRange(lo, hi int, covG, local []float64) {
 	f.checkRange(lo, hi)
-	r, g, st, tri := f.r, f.g, f.stride, f.tri
-	if len(local) != f.n*r*r || len(covG) != g*g {
+	g := f.g
+	if len(local) != f.CovLen() || len(covG) != g*g {
 		panic(badLen)
 	}
-	x := make([]float64, r*g)
+	var x []float64
 	nz := make([]int, 0, g)
 	for i := lo; i < hi; i++ {
-		li := local[i*r*r : (i+1)*r*r]
-		ti, c := f.data[i*st:i*st+tri], f.data[i*st+tri:(i+1)*st]
+		r, _, so := f.blk(i)
+		tri := r * (r + 1) / 2
+		if len(x) < r*g {
+			x = make([]float64, r*g)
+		}
+		co := f.CovOffset(i)
+		li := local[co : co+r*r]
+		ti, c := f.data[so:so+tri], f.data[so+tri:so+Stride(r, g)]
 		nz = nonzeroRows(r, c, nz[:0])
 		if 2*len(nz) > g {
 			f.covLocal(i, li, x)
@@ -267,11 +278,12 @@ func (f *Factor) LocalCovTo(i int, dst *mat.SymDense) {
 	if uint(i) >= uint(f.n) {
 		panic(badRange)
 	}
-	li := make([]float64, f.r*f.r)
-	if f.r > 0 {
-		f.covLocal(i, li, make([]float64, f.r*f.g))
+	r, _, _ := f.blk(i)
+	li := make([]float64, r*r)
+	if r > 0 {
+		f.covLocal(i, li, make([]float64, r*f.g))
 	}
-	symTo(f.r, li, dst)
+	symTo(r, li, dst)
 }
 
 // GlobalCovTo stores in dst the marginal covariance Cov(theta_g) =

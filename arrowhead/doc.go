@@ -43,6 +43,12 @@
 // d×d matrix except the exports ToTriDense, meant for tests and small
 // problems, and ToCSR.
 //
+// Local blocks may also vary in size from subject to subject, r_i for
+// subject i (a nested model: a school's block holds its own effect and its
+// classes'): NewVar and WrapVar lay T out as above with r_i in place of r,
+// Block gives each subject's order and offset, and every kernel but SetRows
+// accepts such a factor, its vectors holding theta_i at Block's offset.
+//
 // New allocates a Factor, Wrap lays one over an existing slice (for example
 // part of a larger parameter vector), and Data returns the slice itself.
 // Local, Cross and Global return views of T_i, T_gi and T_g; Span returns

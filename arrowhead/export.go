@@ -16,29 +16,30 @@ func (f *Factor) NNZ() int { return len(f.data) }
 // element of the pattern (stored zeros included), with column indices
 // ascending within each row. The result does not alias f.
 func (f *Factor) ToCSR() *sparse.CSR {
-	n, r, g, st, tri := f.n, f.r, f.g, f.stride, f.tri
-	d := n*r + g
+	n, g, nr := f.n, f.g, f.nr
+	d := nr + g
 	nnz := len(f.data)
 	ia := make([]int, d+1)
 	ja := make([]int, 0, nnz)
 	data := make([]float64, 0, nnz)
 	for i := range n {
-		blk := f.data[i*st : i*st+tri]
+		r, o, so := f.blk(i)
+		blk := f.data[so:]
 		for a := range r {
 			for b := 0; b <= a; b++ {
-				ja = append(ja, i*r+b)
+				ja = append(ja, o+b)
 				data = append(data, blk[a*(a+1)/2+b])
 			}
-			ia[i*r+a+1] = len(ja)
+			ia[o+a+1] = len(ja)
 		}
 	}
-	nr := n * r
 	tg := f.Global()
 	for k := range g {
 		for i := range n {
-			c := f.data[i*st+tri+k*r : i*st+tri+(k+1)*r]
+			r, o, so := f.blk(i)
+			c := f.data[so+r*(r+1)/2+k*r : so+r*(r+1)/2+(k+1)*r]
 			for b, v := range c {
-				ja = append(ja, i*r+b)
+				ja = append(ja, o+b)
 				data = append(data, v)
 			}
 		}
@@ -54,26 +55,27 @@ func (f *Factor) ToCSR() *sparse.CSR {
 // ToTriDense returns T as a new dense d×d lower-triangular matrix. It is
 // meant for tests and small problems: its storage grows as d^2.
 func (f *Factor) ToTriDense() *mat.TriDense {
-	n, r, g, st, tri := f.n, f.r, f.g, f.stride, f.tri
-	d := n*r + g
-	t := mat.NewTriDense(d, mat.Lower, nil)
+	n, g, nr := f.n, f.g, f.nr
+	t := mat.NewTriDense(nr+g, mat.Lower, nil)
 	for i := range n {
-		blk := f.data[i*st : (i+1)*st]
+		r, o, so := f.blk(i)
+		blk := f.data[so:]
+		tri := r * (r + 1) / 2
 		for a := range r {
 			for b := 0; b <= a; b++ {
-				t.SetTri(i*r+a, i*r+b, blk[a*(a+1)/2+b])
+				t.SetTri(o+a, o+b, blk[a*(a+1)/2+b])
 			}
 		}
 		for k := range g {
 			for b := range r {
-				t.SetTri(n*r+k, i*r+b, blk[tri+k*r+b])
+				t.SetTri(nr+k, o+b, blk[tri+k*r+b])
 			}
 		}
 	}
 	tg := f.Global()
 	for a := range g {
 		for b := 0; b <= a; b++ {
-			t.SetTri(n*r+a, n*r+b, tg[a*(a+1)/2+b])
+			t.SetTri(nr+a, nr+b, tg[a*(a+1)/2+b])
 		}
 	}
 	return t

@@ -59,6 +59,15 @@ type Factor struct {
 	stride  int // tri + g*r
 	data    []float64
 
+	kind int // r, or -1 for variable-size blocks: the kernels' fast paths
+	nr   int // n*r or the sum of the r_i: theta_g's offset
+	gs   int // n*stride or the sum of the strides: T_g's offset
+
+	// off, soff and coff, when not nil, hold the offsets of each subject
+	// of variable-size blocks (WrapVar) in vectors, storage and CovRange's
+	// local.
+	off, soff, coff []int
+
 	// rowStart and rows, if not nil, list the rows of each T_gi that may
 	// be nonzero (SetRows).
 	rowStart []int
@@ -80,11 +89,12 @@ func Wrap(n, r, g int, data []float64) *Factor {
 		panic(badLen)
 	}
 	tri := r * (r + 1) / 2
-	return &Factor{n: n, r: r, g: g, tri: tri, stride: tri + g*r, data: data}
+	st := tri + g*r
+	return &Factor{n: n, r: r, g: g, tri: tri, stride: st, data: data, kind: r, nr: n * r, gs: n * st}
 }
 
 // Shape returns the number of subjects n, the order r of the local blocks
-// and the order g of the global block.
+// (0 when they vary, see Block) and the order g of the global block.
 func (f *Factor) Shape() (n, r, g int) { return f.n, f.r, f.g }
 
 // Dims returns the order d = n*r + g of T twice: with At and T, a
@@ -95,7 +105,7 @@ func (f *Factor) Dims() (r, c int) { d := f.Dim(); return d, d }
 func (f *Factor) T() mat.Matrix { return mat.Transpose{Matrix: f} }
 
 // Dim returns the order d = n*r + g of T.
-func (f *Factor) Dim() int { return f.n*f.r + f.g }
+func (f *Factor) Dim() int { return f.nr + f.g }
 
 // Data returns the compressed storage of f. The slice aliases the Factor.
 func (f *Factor) Data() []float64 { return f.data }
@@ -106,8 +116,9 @@ func (f *Factor) Local(i int) []float64 {
 	if uint(i) >= uint(f.n) {
 		panic(badRange)
 	}
-	o := i * f.stride
-	return f.data[o : o+f.tri : o+f.tri]
+	r, _, o := f.blk(i)
+	e := o + r*(r+1)/2
+	return f.data[o:e:e]
 }
 
 // Cross returns the g×r block T_gi, row-major: element (k, b) at k*r + b.
@@ -116,14 +127,15 @@ func (f *Factor) Cross(i int) []float64 {
 	if uint(i) >= uint(f.n) {
 		panic(badRange)
 	}
-	o := i*f.stride + f.tri
-	return f.data[o : o+f.g*f.r : o+f.g*f.r]
+	r, _, o := f.blk(i)
+	o += r * (r + 1) / 2
+	return f.data[o : o+f.g*r : o+f.g*r]
 }
 
 // Global returns the packed lower triangle of T_g, row-major: element
 // (a, b), a >= b, at a*(a+1)/2 + b. The slice aliases the Factor.
 func (f *Factor) Global() []float64 {
-	return f.data[f.n*f.stride:]
+	return f.data[f.gs:]
 }
 
 // Span returns the half-open range [start, end) of Data holding the blocks
@@ -131,6 +143,9 @@ func (f *Factor) Global() []float64 {
 // the part of the parameter vector that belongs to a chunk of subjects.
 func (f *Factor) Span(lo, hi int) (start, end int) {
 	f.checkRange(lo, hi)
+	if f.off != nil {
+		return f.soff[lo], f.soff[hi]
+	}
 	return lo * f.stride, hi * f.stride
 }
 
@@ -143,35 +158,53 @@ func (f *Factor) At(i, j int) float64 {
 	if j > i {
 		return 0
 	}
-	nr := f.n * f.r
+	nr := f.nr
 	switch {
 	case i < nr:
-		s, a := i/f.r, i%f.r
-		if j/f.r != s {
+		s := f.subjectOf(i)
+		_, o, so := f.blk(s)
+		if j < o {
 			return 0
 		}
-		b := j % f.r
-		return f.data[s*f.stride+a*(a+1)/2+b]
+		a, b := i-o, j-o
+		return f.data[so+a*(a+1)/2+b]
 	case j < nr:
 		k := i - nr
-		s, b := j/f.r, j%f.r
-		return f.data[s*f.stride+f.tri+k*f.r+b]
+		s := f.subjectOf(j)
+		r, o, so := f.blk(s)
+		return f.data[so+r*(r+1)/2+k*r+j-o]
 	default:
 		a, b := i-nr, j-nr
-		return f.data[f.n*f.stride+a*(a+1)/2+b]
+		return f.data[f.gs+a*(a+1)/2+b]
 	}
 }
 
 // DiagIndices returns the positions in Data of the diagonal of T, in the
 // order of T's rows: each subject's block, then the global block.
-func (f *Factor) DiagIndices() []int { return small.PackedDiagIndices(f.n, f.r, f.g, f.stride) }
+func (f *Factor) DiagIndices() []int {
+	if f.off == nil {
+		return small.PackedDiagIndices(f.n, f.r, f.g, f.stride)
+	}
+	idx := make([]int, 0, f.nr+f.g)
+	for i := range f.n {
+		r, _, so := f.blk(i)
+		for a := range r {
+			idx = append(idx, so+a*(a+1)/2+a)
+		}
+	}
+	for a := range f.g {
+		idx = append(idx, f.gs+a*(a+1)/2+a)
+	}
+	return idx
+}
 
 // SetIdentity sets T = scale*I.
 func (f *Factor) SetIdentity(scale float64) {
 	clear(f.data)
 	for i := range f.n {
-		t := f.data[i*f.stride:]
-		for a := range f.r {
+		r, _, so := f.blk(i)
+		t := f.data[so:]
+		for a := range r {
 			t[a*(a+1)/2+a] = scale
 		}
 	}
@@ -212,7 +245,7 @@ func (f *Factor) AddScaledGlobal(alpha float64, n []float64) {
 	if len(n) != len(f.data) {
 		panic(badLen)
 	}
-	o := f.n * f.stride
+	o := f.gs
 	floats.AddScaled(f.data[o:], alpha, n[o:])
 }
 
@@ -229,8 +262,9 @@ func (f *Factor) LogDetRange(lo, hi int) float64 {
 	f.checkRange(lo, hi)
 	var s float64
 	for i := lo; i < hi; i++ {
-		t := f.data[i*f.stride:]
-		for a := range f.r {
+		r, _, so := f.blk(i)
+		t := f.data[so:]
+		for a := range r {
 			s += math.Log(math.Abs(t[a*(a+1)/2+a]))
 		}
 	}
@@ -254,14 +288,14 @@ func (f *Factor) checkRange(lo, hi int) {
 }
 
 func (f *Factor) checkSame(o *Factor) {
-	if f.n != o.n || f.r != o.r || f.g != o.g {
+	if f.n != o.n || f.r != o.r || f.g != o.g || f.nr != o.nr || len(f.data) != len(o.data) {
 		panic(badShape)
 	}
 }
 
 // checkVec panics unless every slice has length d = n*r + g.
 func (f *Factor) checkVec(vs ...[]float64) {
-	d := f.n*f.r + f.g
+	d := f.nr + f.g
 	for _, v := range vs {
 		if len(v) != d {
 			panic(badLen)

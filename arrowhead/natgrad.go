@@ -24,10 +24,10 @@ func (f *Factor) NatGradGlobal(dst, z, v, tz []float64) {
 	if len(tz) != f.g {
 		panic(badLen)
 	}
-	nr := f.n * f.r
+	nr := f.nr
 	zg, vg := z[nr:], v[nr:]
 	tg := f.Global()
-	o := f.n * f.stride
+	o := f.gs
 	ng := dst[o:]
 	for a := range f.g {
 		tz[a] = natRow(tg[a*(a+1)/2:a*(a+1)/2+a+1], ng[a*(a+1)/2:a*(a+1)/2+a+1], zg, vg, 0)
@@ -72,8 +72,8 @@ func (f *Factor) NatGradRange(lo, hi int, dst, z, v, tz []float64) {
 		f.natGradRows(lo, hi, dst, z, v, tz)
 		return
 	}
-	r, g, st := f.r, f.g, f.stride
-	switch r {
+	g, st := f.g, f.stride
+	switch f.kind {
 	case 1:
 		for i := lo; i < hi; i++ {
 			blk := f.data[i*st : (i+1)*st]
@@ -109,12 +109,13 @@ func (f *Factor) NatGradRange(lo, hi int, dst, z, v, tz []float64) {
 		}
 	default:
 		for i := lo; i < hi; i++ {
-			blk := f.data[i*st : (i+1)*st]
-			out := dst[i*st : (i+1)*st]
-			zi, vi := z[i*r:i*r+r], v[i*r:i*r+r]
+			r, o, so := f.blk(i)
+			blk := f.data[so : so+Stride(r, g)]
+			out := dst[so : so+Stride(r, g)]
+			zi, vi := z[o:o+r], v[o:o+r]
 			natGradLocal(r, blk, out, zi, vi)
-			c := blk[f.tri:]
-			nc := out[f.tri:]
+			c := blk[r*(r+1)/2:]
+			nc := out[r*(r+1)/2:]
 			for k, tzk := range tz {
 				natRow(c[k*r:k*r+r], nc[k*r:k*r+r], zi, vi, tzk)
 			}
@@ -129,9 +130,9 @@ func (f *Factor) EuclidGradGlobal(dst, u, v []float64) {
 	f.checkDst(dst)
 	f.checkVec(u)
 	f.checkVec(v)
-	nr := f.n * f.r
+	nr := f.nr
 	ug, vg := u[nr:], v[nr:]
-	ag := dst[f.n*f.stride:]
+	ag := dst[f.gs:]
 	for a := range f.g {
 		row := ag[a*(a+1)/2 : a*(a+1)/2+a+1]
 		for b := range row {
@@ -155,13 +156,14 @@ func (f *Factor) EuclidGradRange(lo, hi int, dst, theta, mu, u, v []float64) {
 	f.checkVec(mu)
 	f.checkVec(u)
 	f.checkVec(v)
-	r, g, st := f.r, f.g, f.stride
-	ug := u[f.n*r:]
+	g := f.g
+	ug := u[f.nr:]
 	for i := lo; i < hi; i++ {
-		out := dst[i*st : (i+1)*st]
-		vi := v[i*r : i*r+r]
-		euclidGradLocal(r, out, theta[i*r:i*r+r], mu[i*r:i*r+r], vi)
-		nc := out[f.tri:]
+		r, o, so := f.blk(i)
+		out := dst[so : so+Stride(r, g)]
+		vi := v[o : o+r]
+		euclidGradLocal(r, out, theta[o:o+r], mu[o:o+r], vi)
+		nc := out[r*(r+1)/2:]
 		if f.rowStart != nil {
 			for _, k := range f.rowsOf(i) {
 				scaleInto(nc[int(k)*r:int(k)*r+r], -ug[k], vi)
@@ -192,7 +194,7 @@ func (f *Factor) InvFisherGlobal(dst, a []float64) {
 	if len(a) != len(f.data) {
 		panic(badLen)
 	}
-	o := f.n * f.stride
+	o := f.gs
 	ng := dst[o:]
 	copy(ng, a[o:])
 	tg := f.Global()
@@ -220,13 +222,15 @@ func (f *Factor) InvFisherRange(lo, hi int, dst, a []float64) {
 	if len(a) != len(f.data) {
 		panic(badLen)
 	}
-	r, g, st, tri := f.r, f.g, f.stride, f.tri
+	g := f.g
 	tg := f.Global()
 	for i := lo; i < hi; i++ {
-		blk := f.data[i*st : (i+1)*st]
+		r, _, so := f.blk(i)
+		tri, end := r*(r+1)/2, so+Stride(r, g)
+		blk := f.data[so:end]
 		ti, c := blk[:tri], blk[tri:]
-		ai, bi := a[i*st:i*st+tri], a[i*st+tri:(i+1)*st]
-		ni, nc := dst[i*st:i*st+tri], dst[i*st+tri:(i+1)*st]
+		ai, bi := a[so:so+tri], a[so+tri:end]
+		ni, nc := dst[so:so+tri], dst[so+tri:end]
 
 		// ni = lower(T_gi' B_gi), then lower(T_i^-T ni): only the lower
 		// triangle of T_gi' B_gi enters the lower triangle of the solve.

@@ -23,6 +23,9 @@ func (f *Factor) SetRows(start []int, rows []int32) {
 	if len(start) != f.n+1 || start[0] != 0 || start[f.n] != len(rows) {
 		panic(badLen)
 	}
+	if f.off != nil {
+		panic("arrowhead: SetRows on a factor of variable-size blocks")
+	}
 	f.rowStart, f.rows = start, rows
 }
 

@@ -50,7 +50,7 @@ func trmvN(m int, l, x []float64) {
 func (f *Factor) SolveTransGlobal(x, w []float64) {
 	f.checkVec(x)
 	f.checkVec(w)
-	nr := f.n * f.r
+	nr := f.nr
 	xg := x[nr:]
 	copy(xg, w[nr:])
 	trsvT(f.g, f.Global(), xg)
@@ -69,9 +69,9 @@ func (f *Factor) SolveTransRange(lo, hi int, x, w []float64) {
 		f.solveTransRows(lo, hi, x, w)
 		return
 	}
-	r, g, st := f.r, f.g, f.stride
-	xg := x[f.n*r:]
-	switch r {
+	g, st := f.g, f.stride
+	xg := x[f.nr:]
+	switch f.kind {
 	case 1:
 		for i := lo; i < hi; i++ {
 			blk := f.data[i*st : (i+1)*st]
@@ -87,10 +87,11 @@ func (f *Factor) SolveTransRange(lo, hi int, x, w []float64) {
 		}
 	default:
 		for i := lo; i < hi; i++ {
-			blk := f.data[i*st : (i+1)*st]
-			xi := x[i*r : i*r+r]
-			copy(xi, w[i*r:i*r+r])
-			subCrossT(r, g, blk[f.tri:], xg, xi)
+			r, o, so := f.blk(i)
+			blk := f.data[so : so+Stride(r, g)]
+			xi := x[o : o+r]
+			copy(xi, w[o:o+r])
+			subCrossT(r, g, blk[r*(r+1)/2:], xg, xi)
 			trsvT(r, blk, xi)
 		}
 	}
@@ -180,7 +181,7 @@ func (f *Factor) DrawGlobal(theta, u, mu, z []float64) {
 	f.checkVec(u)
 	f.checkVec(mu)
 	f.checkVec(z)
-	nr := f.n * f.r
+	nr := f.nr
 	ug := u[nr:]
 	copy(ug, z[nr:])
 	trsvT(f.g, f.Global(), ug)
@@ -208,9 +209,9 @@ func (f *Factor) DrawRange(lo, hi int, theta, u, mu, z []float64) {
 		f.drawRows(lo, hi, theta, u, mu, z)
 		return
 	}
-	r, g, st := f.r, f.g, f.stride
-	ug := u[f.n*r:]
-	switch r {
+	g, st := f.g, f.stride
+	ug := u[f.nr:]
+	switch f.kind {
 	case 1:
 		for i := lo; i < hi; i++ {
 			blk := f.data[i*st : (i+1)*st]
@@ -235,16 +236,17 @@ func (f *Factor) DrawRange(lo, hi int, theta, u, mu, z []float64) {
 		return
 	}
 	for i := lo; i < hi; i++ {
-		blk := f.data[i*st : (i+1)*st]
-		zi := z[i*r : i*r+r]
-		ui := u[i*r : i*r+r]
+		r, o, so := f.blk(i)
+		blk := f.data[so : so+Stride(r, g)]
+		zi := z[o : o+r]
+		ui := u[o : o+r]
 		copy(ui, zi)
 		trsvT(r, blk, ui)
-		ti := theta[i*r : i*r+r]
+		ti := theta[o : o+r]
 		copy(ti, zi)
-		subCrossT(r, g, blk[f.tri:], ug, ti)
+		subCrossT(r, g, blk[r*(r+1)/2:], ug, ti)
 		trsvT(r, blk, ti)
-		for b, m := range mu[i*r : i*r+r] {
+		for b, m := range mu[o : o+r] {
 			ti[b] += m
 		}
 	}
@@ -267,8 +269,8 @@ func (f *Factor) SolveRange(lo, hi int, v, g, sum []float64) {
 		f.solveRows(lo, hi, v, g, sum)
 		return
 	}
-	r, gg, st := f.r, f.g, f.stride
-	switch r {
+	gg, st := f.g, f.stride
+	switch f.kind {
 	case 1:
 		for i := lo; i < hi; i++ {
 			blk := f.data[i*st : (i+1)*st]
@@ -293,11 +295,12 @@ func (f *Factor) SolveRange(lo, hi int, v, g, sum []float64) {
 		}
 	default:
 		for i := lo; i < hi; i++ {
-			blk := f.data[i*st : (i+1)*st]
-			vi := v[i*r : i*r+r]
-			copy(vi, g[i*r:i*r+r])
+			r, o, so := f.blk(i)
+			blk := f.data[so : so+Stride(r, gg)]
+			vi := v[o : o+r]
+			copy(vi, g[o:o+r])
 			trsvN(r, blk, vi)
-			addCross(r, gg, blk[f.tri:], vi, sum)
+			addCross(r, gg, blk[r*(r+1)/2:], vi, sum)
 		}
 	}
 }
@@ -309,7 +312,7 @@ func (f *Factor) SolveRange(lo, hi int, v, g, sum []float64) {
 func (f *Factor) SolveGlobal(v, g, sum []float64) {
 	f.checkVec(v)
 	f.checkVec(g)
-	nr := f.n * f.r
+	nr := f.nr
 	vg := v[nr:]
 	copy(vg, g[nr:])
 	if sum != nil {
@@ -338,12 +341,13 @@ func (f *Factor) MulVecRange(lo, hi int, y, x, sum []float64) {
 		f.mulVecRows(lo, hi, y, x, sum)
 		return
 	}
-	r, g := f.r, f.g
+	g := f.g
 	for i := lo; i < hi; i++ {
-		blk := f.data[i*f.stride : (i+1)*f.stride]
-		xi := x[i*r : i*r+r]
-		addCross(r, g, blk[f.tri:], xi, sum)
-		yi := y[i*r : i*r+r]
+		r, o, so := f.blk(i)
+		blk := f.data[so : so+Stride(r, g)]
+		xi := x[o : o+r]
+		addCross(r, g, blk[r*(r+1)/2:], xi, sum)
+		yi := y[o : o+r]
 		copy(yi, xi)
 		trmvN(r, blk, yi)
 	}
@@ -355,7 +359,7 @@ func (f *Factor) MulVecRange(lo, hi int, y, x, sum []float64) {
 func (f *Factor) MulVecGlobal(y, x, sum []float64) {
 	f.checkVec(y)
 	f.checkVec(x)
-	nr := f.n * f.r
+	nr := f.nr
 	yg := y[nr:]
 	copy(yg, x[nr:])
 	trmvN(f.g, f.Global(), yg)

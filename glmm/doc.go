@@ -32,6 +32,13 @@
 // log p(y, theta); DataConstant, PriorConstant and PaperELBO convert to the
 // convention of Tan's paper, which omits the data-only and prior constants.
 //
+// # Nested grouping factors
+//
+// A *Nested (NewNested) is the model of random intercepts on a factor a
+// and on a factor b nested in it, lme4's (1 | a/b): the levels of a are
+// the subjects, and each one's local block holds its own effect and those
+// of its levels of b, so that blocks differ in size (vi.BlockSizer).
+//
 // # Storage
 //
 // New validates its Config and copies the data subject-major: stored row k

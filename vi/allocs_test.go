@@ -77,8 +77,12 @@ func TestIterationsAllocateNothing(t *testing.T) {
 		name   string
 		target vi.Target
 		method vi.Method
-	}{{"gva", m, vi.GVA}, {"rvb", rt, vi.BlockDiag}, {"gva crossed", crossedModel(t), vi.GVA}} {
+	}{{"gva", m, vi.GVA}, {"rvb", rt, vi.BlockDiag}, {"gva crossed", crossedModel(t), vi.GVA},
+		{"gva nested", nestedModel(t, glmm.Bernoulli, 60, 3, 4, []float64{-0.5, 1}, 1, 0.5, 0, 1), vi.GVA}} {
 		for _, opt := range vi.Rules() {
+			if c.name == "gva nested" && opt == (vi.VOGN{}) {
+				continue // refused for variable-size blocks
+			}
 			if c.method == vi.BlockDiag && opt == (vi.PGA{}) {
 				continue // diverges on RVB (TestRulesReachOptimum)
 			}

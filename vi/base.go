@@ -17,7 +17,12 @@ import (
 type base struct {
 	target  Target
 	n, r, g int
-	d       int // n*r + g
+	d       int // n*r + g, or the sum of the sizes plus g
+	nr      int // theta_g's offset
+
+	// off and soff, when not nil, give each subject's offset in theta and
+	// in the factor, whose blocks vary in size (BlockSizer).
+	off, soff []int
 
 	pool    *parallel.Pool
 	chunks  parallel.Chunking
@@ -73,10 +78,19 @@ type NumObser interface {
 // theta, grad and tmp chunk by chunk, and newBase leaves them nil.
 func newBase(t Target, set Settings, pool *parallel.Pool, sh *shard, factorLen, stride int, chunked bool) *base {
 	n, r, g := t.Dims()
-	d := n*r + g
+	nr := n * r
+	var off []int
+	if sizes := blockSizes(t); sizes != nil {
+		off = make([]int, n+1)
+		for i, s := range sizes {
+			off[i+1] = off[i] + s
+		}
+		nr = off[n]
+	}
+	d := nr + g
 	c := parallel.NewChunking(n, set.ChunkSize)
 	b := &base{
-		target: t, n: n, r: r, g: g, d: d, pool: pool, chunks: c,
+		target: t, n: n, r: r, g: g, d: d, nr: nr, off: off, pool: pool, chunks: c,
 		allChunks: c.Len(), dAll: d,
 		streams: parallel.NewStreams(set.Seed, c.Len()+1),
 		ws:      make([]Workspace, c.Len()),
@@ -120,7 +134,25 @@ func (b *base) kinds() []uint8    { return b.kind }
 
 // stepBlocks returns the blocks of the step rules' passes, one per chunk.
 func (b *base) stepBlocks() [][]span {
+	if b.off != nil {
+		blocks := make([][]span, max(1, b.chunks.Len()))
+		for k := range b.chunks.Len() {
+			lo, hi := b.chunks.Bounds(k)
+			blocks[k] = []span{{b.off[lo], b.off[hi]}, {b.d + b.soff[lo], b.d + b.soff[hi]}}
+		}
+		last := len(blocks) - 1
+		blocks[last] = append(blocks[last], span{b.nr, b.d}, span{b.d + b.soff[b.n], len(b.lam)})
+		return b.ownGlobal(blocks)
+	}
 	return b.ownGlobal(stepBlocks(b.chunks, b.r, b.g, b.stride, len(b.lam)))
+}
+
+// at returns the offset of subject i's block in theta.
+func (b *base) at(i int) int {
+	if b.off != nil {
+		return b.off[i]
+	}
+	return i * b.r
 }
 
 // ownGlobal moves the global spans, the last two of the last block, into a
@@ -168,7 +200,7 @@ func (b *base) drawChunk(k, lo, hi int) {
 	it, sign := b.streamIter()
 	rng := b.streams.AtIndex(it, k, uint64(b.firstChunk+k))
 	zz := 0.0
-	for j := lo * b.r; j < hi*b.r; j++ {
+	for j := b.at(lo); j < b.at(hi); j++ {
 		x := sign * rng.NormFloat64()
 		b.z[j] = x
 		zz += x * x
@@ -181,7 +213,7 @@ func (b *base) drawGlobal() float64 {
 	it, sign := b.streamIter()
 	rng := b.streams.AtIndex(it, b.chunks.Len(), uint64(b.allChunks))
 	zz := 0.0
-	for j := b.n * b.r; j < b.d; j++ {
+	for j := b.nr; j < b.d; j++ {
 		x := sign * rng.NormFloat64()
 		b.z[j] = x
 		zz += x * x
@@ -197,9 +229,9 @@ func (b *base) localChunk(k, lo, hi int) error {
 	pg := b.partG[k]
 	clear(pg)
 	if b.grads {
-		gl = b.grad[lo*b.r : hi*b.r]
+		gl = b.grad[b.at(lo):b.at(hi)]
 	}
-	lp, err := b.target.Local(b.ws[k], lo, hi, b.theta[b.n*b.r:], b.theta[lo*b.r:hi*b.r], gl, pg)
+	lp, err := b.target.Local(b.ws[k], lo, hi, b.theta[b.nr:], b.theta[b.at(lo):b.at(hi)], gl, pg)
 	b.partLP[k] = lp
 	return err
 }
@@ -358,7 +390,12 @@ func (b *base) addG() {
 
 func (b *base) group() *chain { return b.ch }
 
-func (b *base) globalLen() int { return b.g + len(b.lam) - b.d - b.n*b.stride }
+func (b *base) globalLen() int {
+	if b.soff != nil {
+		return b.g + len(b.lam) - b.d - b.soff[b.n]
+	}
+	return b.g + len(b.lam) - b.d - b.n*b.stride
+}
 
 // lastGlobal returns theta_g of the last estimate.
-func (b *base) lastGlobal() []float64 { return b.theta[b.n*b.r:] }
+func (b *base) lastGlobal() []float64 { return b.theta[b.nr:] }

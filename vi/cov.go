@@ -42,19 +42,24 @@ func (r *Result) GlobalMoments() (mean, sd []float64) {
 	for a := range sd {
 		sd[a] = math.Sqrt(cov.At(a, a))
 	}
-	return r.Mu[r.N*r.R:], sd
+	return r.Mu[len(r.Mu)-r.G:], sd
 }
 
 // LocalCov returns the covariances of every subject's local block, r×r
-// row-major at [i*r*r:], under the fitted approximation.
+// row-major at [i*r*r:] (with Sizes, r_i×r_i after the blocks of the
+// subjects before it), under the fitted approximation.
 func (r *Result) LocalCov() []float64 {
-	dst := make([]float64, r.N*r.R*r.R)
+	size := r.N * r.R * r.R
+	if r.Sizes != nil {
+		size = r.arrowhead().CovLen()
+	}
+	dst := make([]float64, size)
 	switch r.Method {
 	case GVA:
+		f := r.arrowhead()
 		// From Sigma_gg: with crossed levels among the globals a subject's
 		// T_gi has few nonzero rows, and the blocks cost O(r^2 m^2)
 		// instead of O(r G^2) each.
-		f := arrowhead.Wrap(r.N, r.R, r.G, r.Factor)
 		f.LocalCovRange(0, r.N, r.gvaCovGlobal(), dst)
 	case BlockDiag:
 		f := blockdiag.Wrap(r.N, r.R, r.G, r.Factor)
@@ -86,7 +91,7 @@ type covCache struct{ last atomic.Pointer[globalCov] }
 // costs O(g^2)). The slice must not be modified. Concurrent calls are
 // safe, as GlobalCov's were before it kept the result.
 func (r *Result) gvaCovGlobal() []float64 {
-	f := arrowhead.Wrap(r.N, r.R, r.G, r.Factor)
+	f := r.arrowhead()
 	tg := f.Global()
 	if r.cov != nil {
 		if c := r.cov.last.Load(); c != nil && len(c.cov) == r.G*r.G && sameBits(c.tg, tg) {
@@ -99,6 +104,14 @@ func (r *Result) gvaCovGlobal() []float64 {
 		r.cov.last.Store(&globalCov{tg: slices.Clone(tg), cov: cov})
 	}
 	return cov
+}
+
+// arrowhead lays GVA's factor over the Result's.
+func (r *Result) arrowhead() *arrowhead.Factor {
+	if r.Sizes != nil {
+		return arrowhead.WrapVar(r.Sizes, r.G, r.Factor)
+	}
+	return arrowhead.Wrap(r.N, r.R, r.G, r.Factor)
 }
 
 // sameBits reports whether a and b hold the same bits.

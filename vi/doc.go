@@ -13,7 +13,8 @@
 // global block of G variables, the local blocks independent given the
 // global one. glmm.Model and the rvb targets are Targets; so is any
 // hierarchical model a user writes (see the example). Fit never sees a
-// family or a formula.
+// family or a formula. A BlockSizer target (glmm.Nested) has local blocks
+// of different sizes, which GVA fits on arrowhead.WrapVar.
 //
 // # Approximations
 //

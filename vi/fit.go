@@ -76,6 +76,10 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 		return nil, err
 	}
 	n, r, g := target.Dims()
+	sizes := blockSizes(target)
+	if err := checkSizes(target, set, sizes); err != nil {
+		return nil, err
+	}
 	// The block-diagonal factor has no cross blocks to keep zero: it needs
 	// only the count.
 	sup, partial, err := newCrossSupport(target, set.Method == GVA)
@@ -125,13 +129,21 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 		set.Workers = set.WorkersFor(target)
 	}
 	set = set.withDefaults()
-	if n < 0 || r < 0 || g < 0 || n*r+g == 0 {
+	nr := n * r
+	if sizes != nil {
+		nr = 0
+		for _, s := range sizes {
+			nr += s
+		}
+		r = 0
+	}
+	if n < 0 || r < 0 || g < 0 || nr+g == 0 {
 		return nil, fmt.Errorf("vi: target has no variables (n=%d, r=%d, G=%d)", n, r, g)
 	}
 	// The mean and the factor hold about n(r + r(r+1)/2 + Gr) + G(G+3)/2
 	// values, several copies of them are kept: refuse what cannot be
 	// allocated rather than panic in make.
-	if vals := float64(localN)*float64(r+r*(r+1)/2+g*r) + float64(g)*float64(g+3)/2; vals > maxValues {
+	if vals := float64(localN)*float64(r+r*(r+1)/2+g*r) + float64(nr-n*r)*float64(1+g) + float64(g)*float64(g+3)/2; vals > maxValues {
 		return nil, fmt.Errorf("vi: target of n=%d subjects, r=%d, G=%d needs %.3g variational parameters, more than the %.3g that can be allocated", localN, r, g, vals, float64(maxValues))
 	}
 	start := time.Now()
@@ -156,7 +168,7 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 		}
 	}
 	rule := set.Rule.withDefaults(alpha0, free)
-	res := &Result{Method: set.Method, Rule: rule, N: localN, R: r, G: g, Workers: set.Workers, bestBound: math.Inf(-1), cov: new(covCache)}
+	res := &Result{Method: set.Method, Rule: rule, N: localN, R: r, G: g, Sizes: sizes, Workers: set.Workers, bestBound: math.Inf(-1), cov: new(covCache)}
 	if rp, ok := target.(Reparametrised); ok {
 		res.Reparametrised = rp.LocalsReparametrised()
 	}
@@ -194,7 +206,10 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 		if ctx.Err() != nil {
 			res.Err = ctx.Err()
 		}
-		d := localN*r + g
+		d := nr + g
+		if sh != nil {
+			d = localN*r + g
+		}
 		lambda := fam.lambda()
 		clear(lambda[:d])
 		res.Mu, res.Factor = lambda[:d:d], lambda[d:]
@@ -242,7 +257,10 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	// largest arrays at its end. The rule's state and the last good and
 	// best states are garbage from here on: nothing the size of lambda is
 	// allocated after them.
-	d := localN*r + g
+	d := nr + g
+	if sh != nil {
+		d = localN*r + g
+	}
 	res.Mu, res.Factor = lambda[:d:d], lambda[d:]
 
 	if res.Status != Cancelled {
@@ -274,7 +292,7 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 						defer twinPool.Close()
 					}
 				}
-				res.LogWeights, res.ImportanceGlobal = logWeights(ctx, fam, twin, set, n, n*r+g, g)
+				res.LogWeights, res.ImportanceGlobal = logWeights(ctx, fam, twin, set, n, nr+g, g)
 			}
 		} else {
 			res.LowerBound, res.LowerBoundSE = math.NaN(), math.NaN()
@@ -706,4 +724,27 @@ func meanSE(sum, sumSq float64, k int) float64 {
 	m := sum / float64(k)
 	v := max(0, sumSq/float64(k)-m*m) * float64(k) / float64(max(1, k-1))
 	return math.Sqrt(v / float64(k))
+}
+
+// checkSizes refuses what a target of variable-size local blocks cannot
+// have: another method than GVA, a group of processes, stochastic steps.
+func checkSizes(t Target, set Settings, sizes []int) error {
+	if sizes == nil {
+		return nil
+	}
+	n, r, _ := t.Dims()
+	switch {
+	case r != 0 || len(sizes) != n:
+		return fmt.Errorf("vi: target of %d subjects gives r = %d and %d block sizes", n, r, len(sizes))
+	case set.Method != GVA:
+		return fmt.Errorf("vi: local blocks of variable size (nested grouping factors) are fitted by GVA only, not %v", set.Method)
+	case set.Group != nil:
+		return errors.New("vi: local blocks of variable size (nested grouping factors) cannot be fitted over a group of processes")
+	case set.Stochastic.Batch > 0:
+		return errors.New("vi: local blocks of variable size (nested grouping factors) cannot be fitted with stochastic steps")
+	}
+	if _, ok := set.Rule.(VOGN); ok {
+		return errors.New("vi: local blocks of variable size (nested grouping factors) cannot be fitted with the rule VOGN")
+	}
+	return nil
 }

@@ -51,9 +51,20 @@ func newGVA(t Target, set Settings, pool *parallel.Pool, sh *shard, sup *crossSu
 	tri := r * (r + 1) / 2
 	stride := tri + g*r
 	_, snngm := set.Rule.(Snngm)
-	chunked := chunkedGVA && snngm && sh == nil && sup == nil && pool != nil && n > 0 && r > 0
-	f := &gva{base: newBase(t, set, pool, sh, arrowhead.Len(n, r, g), stride, chunked)}
-	f.t = arrowhead.Wrap(n, r, g, f.lam[f.d:])
+	sizes := blockSizes(t)
+	chunked := chunkedGVA && snngm && sh == nil && sup == nil && pool != nil && n > 0 && r > 0 && sizes == nil
+	size := arrowhead.Len(n, r, g)
+	if sizes != nil {
+		size = arrowhead.LenVar(sizes, g)
+	}
+	f := &gva{base: newBase(t, set, pool, sh, size, stride, chunked)}
+	f.t = f.newFactor(f.lam[f.d:])
+	if sizes != nil {
+		f.soff = make([]int, n+1)
+		for i := range n {
+			f.soff[i+1], _ = f.t.Span(0, i+1)
+		}
+	}
 	if sup != nil {
 		f.support = sup
 		f.t.SetRows(sup.start, sup.rows)
@@ -124,7 +135,7 @@ func (f *gva) drawPass(k int) error {
 	if !f.noEntropy {
 		// grad h = grad log p + T z: v holds T z for the chunk.
 		f.t.MulVecRange(lo, hi, f.v, f.z, s1)
-		for j := lo * f.r; j < hi*f.r; j++ {
+		for j := f.at(lo); j < f.at(hi); j++ {
 			f.grad[j] += f.v[j]
 		}
 	}
@@ -139,7 +150,7 @@ func (f *gva) natPass(k int) error {
 		f.t.SolveTransRange(lo, hi, f.nat[:d], f.v)
 	}
 	if f.euc != nil {
-		copy(f.euc[lo*f.r:hi*f.r], f.grad[lo*f.r:hi*f.r])
+		copy(f.euc[f.at(lo):f.at(hi)], f.grad[f.at(lo):f.at(hi)])
 		f.t.EuclidGradRange(lo, hi, f.euc[d:], f.theta, f.lam[:d], f.tmp, f.v)
 	}
 	return nil
@@ -164,7 +175,7 @@ func (f *gva) estimate(iter uint64, nat, euc []float64, noEntropy bool) (float64
 	f.iter = iter
 	f.nat, f.euc, f.noEntropy = nat, euc, noEntropy
 	f.grads = nat != nil || euc != nil
-	d, nr := f.d, f.n*f.r
+	d, nr := f.d, f.nr
 	mu := f.lam[:d]
 	zzg := f.drawGlobal()
 	f.t.DrawGlobal(f.theta, f.tmp, mu, f.z)

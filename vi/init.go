@@ -70,16 +70,19 @@ func initMode(b *base, diag bool, set func(s []float64, t *arrowhead.Factor) err
 		return nil
 	}
 	var t *arrowhead.Factor
-	if size := arrowhead.Len(b.n, b.r, b.g); len(b.scratch) >= size {
-		t = arrowhead.Wrap(b.n, b.r, b.g, b.scratch[:size:size])
+	if size := b.factorLen(); len(b.scratch) >= size {
+		t = b.newFactor(b.scratch[:size:size])
 		clear(t.Data())
 	} else {
-		t = arrowhead.New(b.n, b.r, b.g)
+		t = b.newFactor(make([]float64, size))
 	}
 	if err := start(b.pool, b.lam[:b.d], t.Data()); err != nil {
 		return fmt.Errorf("vi: initialisation: %w", err)
 	}
 	var prec []float64
+	if diag && b.off != nil {
+		panic("vi: a block-diagonal start of variable-size blocks")
+	}
 	if diag {
 		// The diagonal blocks alone: S_gi, G×r values a subject, is what
 		// the factorisation overwrites that the block-diagonal family
@@ -145,6 +148,22 @@ func initMode(b *base, diag bool, set func(s []float64, t *arrowhead.Factor) err
 		return err
 	}
 	return set(prec, t)
+}
+
+// factorLen returns the length of the arrowhead factor of the target.
+func (b *base) factorLen() int {
+	if sizes := blockSizes(b.target); sizes != nil {
+		return arrowhead.LenVar(sizes, b.g)
+	}
+	return arrowhead.Len(b.n, b.r, b.g)
+}
+
+// newFactor lays the target's arrowhead factor over data.
+func (b *base) newFactor(data []float64) *arrowhead.Factor {
+	if sizes := blockSizes(b.target); sizes != nil {
+		return arrowhead.WrapVar(sizes, b.g, data)
+	}
+	return arrowhead.Wrap(b.n, b.r, b.g, data)
 }
 
 // starterOf returns the start of a target for InitMode, nil if it has

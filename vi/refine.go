@@ -168,7 +168,7 @@ const startIterBase = 1 << 38
 // -118898.62; on simulated data log sigma from 0.49 to 0.01 posterior sd
 // of where longer fits at the default step end (TestQuadraticFitRecovers).
 func (b *base) stepHeld(t *arrowhead.Factor, held []int) error {
-	nr := b.n * b.r
+	nr := b.nr
 	mu := b.lam[:b.d]
 	acc := make([]float64, len(held))
 	defer func() { b.iter = 0 }()
@@ -212,12 +212,12 @@ func (b *base) stepHeld(t *arrowhead.Factor, held []int) error {
 // global entries zeroed, and returns log p. The chunks' shares of the
 // global gradient are added in chunk order.
 func (b *base) heldGradient(theta, g []float64, held []int) (float64, error) {
-	nr := b.n * b.r
+	nr := b.nr
 	thetaG := theta[nr:]
 	err := b.pool.Run(b.chunks.Len(), func(k int) error {
 		lo, hi := b.chunks.Bounds(k)
 		clear(b.partG[k])
-		lp, err := b.target.Local(b.ws[k], lo, hi, thetaG, theta[lo*b.r:hi*b.r], g[lo*b.r:hi*b.r], b.partG[k])
+		lp, err := b.target.Local(b.ws[k], lo, hi, thetaG, theta[b.at(lo):b.at(hi)], g[b.at(lo):b.at(hi)], b.partG[k])
 		b.partLP[k] = lp
 		return err
 	})

@@ -80,6 +80,9 @@ type Result struct {
 
 	// N, R and G are the target's dimensions.
 	N, R, G int
+	// Sizes, for a BlockSizer target, gives the size of each subject's
+	// local block (R is then 0); nil otherwise.
+	Sizes []int
 	// Workers is the number of workers the fit ran on.
 	Workers int
 	// Reparametrised reports a target whose local variables are not the

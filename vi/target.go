@@ -37,6 +37,24 @@ type Target interface {
 	Local(ws Workspace, lo, hi int, thetaG, local, gradLocal, gradG []float64) (float64, error)
 }
 
+// A BlockSizer is a Target whose local blocks vary in size from subject to
+// subject, such as glmm.Nested: its Dims gives r = 0, and theta_i, of
+// BlockSizes()[i] variables, follows the blocks of the subjects before
+// it. Local's local then holds the blocks of its subjects in order. Fit
+// takes such targets with method GVA in one process.
+type BlockSizer interface {
+	// BlockSizes returns the size of each subject's local block.
+	BlockSizes() []int
+}
+
+// blockSizes returns a BlockSizer's sizes, nil for other targets.
+func blockSizes(t Target) []int {
+	if bs, ok := t.(BlockSizer); ok {
+		return bs.BlockSizes()
+	}
+	return nil
+}
+
 // Workspace is a Target's scratch space for one concurrent caller.
 type Workspace = any
 

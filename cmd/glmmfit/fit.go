@@ -94,6 +94,7 @@ func (o *fitOptions) flagSet() *flag.FlagSet {
 	fs.StringVar(&o.spec.Prior, "prior", formula.PriorAuto.String(), "")
 	fs.StringVar(&o.spec.DoubleBar, "double-bar", doubleBarIndependent, "")
 	fs.StringVar(&o.spec.LocalFactor, "local-factor", "", "")
+	fs.StringVar(&o.spec.Nest, "nest", nestAuto, "")
 	fs.StringVar(&o.spec.Link, "link", "", "")
 	fs.StringVar(&o.method, "method", methodAuto, "")
 	fs.StringVar(&o.expansion, "expansion", expansionStart, "")
@@ -149,6 +150,11 @@ func (o *fitOptions) check(fs *flag.FlagSet) error {
 	case missingReject, missingDrop:
 	default:
 		return bad("-missing %q: want reject or drop", o.spec.Missing)
+	}
+	switch o.spec.Nest {
+	case nestAuto, nestLocal, nestCrossed:
+	default:
+		return bad("-nest %q: want auto, local or crossed", o.spec.Nest)
 	}
 	if l, err := glmm.ParseLink(o.spec.Link); err != nil {
 		return bad("-link %q: want logit (the default for bernoulli and binomial), probit or cloglog", o.spec.Link)

@@ -170,6 +170,11 @@ func readFitFile(ctx context.Context, path string) (*savedFit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: rebuilding the model: %v", name, err)
 	}
+	if d.Nested() != nil {
+		// fit refuses -out for them: a file that rebuilds one was not
+		// written by it.
+		return nil, fmt.Errorf("%s: the model rebuilds as nested grouping factors, whose fits are not saved yet", name)
+	}
 	d.Compact()
 	st := doc.State
 	m := d.Model()

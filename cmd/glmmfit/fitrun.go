@@ -95,8 +95,10 @@ func runFit(e *env, args []string) error {
 		return err
 	}
 	readSeconds := time.Since(start).Seconds()
-	if err := checkMemory(job.design.Model(), o.maxMemoryBytes); err != nil {
-		return err
+	if job.design.Nested() == nil {
+		if err := checkMemory(job.design.Model(), o.maxMemoryBytes); err != nil {
+			return err
+		}
 	}
 	iterLimit := time.Duration(0)
 	if o.timeout > 0 {
@@ -118,6 +120,9 @@ func runFit(e *env, args []string) error {
 		job.in.frame = nil
 	}
 	debug.FreeOSMemory()
+	if job.design.Nested() != nil {
+		return runNested(ctx, e, o, job, prog, start, readSeconds, iterLimit, sig.exitCode, timedOut.Load)
+	}
 	m := job.design.Model()
 	if err := checkProcesses(e.procs, m, o); err != nil {
 		return err
@@ -512,6 +517,16 @@ func prepareFit(ctx context.Context, e *env, o *fitOptions, prog *progress) (*fi
 	// -family binomial with one 0/1 outcome per row is fitted as bernoulli
 	// (formula.Options.Family); say what was fitted.
 	job.spec.Family = fam.String()
+	if job.design.Nested() != nil {
+		if err := checkNested(o); err != nil {
+			return nil, err
+		}
+		job.method, job.methodNote = methodGVA, ""
+		if o.method == methodAuto {
+			job.methodNote = "chosen by -method auto: nested grouping factors, whose local blocks vary in size, are fitted by gva"
+		}
+		return job, nil
+	}
 	job.method, job.methodNote = resolveMethod(o.method, job.design.Model())
 	if o.example {
 		n, _, _ := job.design.Model().Dims()
@@ -576,13 +591,7 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summar
 	if s.Dispersion != nil {
 		doc.Dispersion = &marginals([]posterior.Marginal{*s.Dispersion})[0]
 	}
-	if k, tail, err := posterior.ParetoK(res.LogWeights); err == nil {
-		doc.LowerBound.ParetoK = &paretoK{K: jfloat(k), Draws: len(res.LogWeights), Tail: tail}
-		doc.logWeights = res.LogWeights
-		if lp, se, err := posterior.LogMarginal(res.LogWeights); err == nil && k < posterior.ParetoKBad {
-			doc.LowerBound.LogMarginal = &logMarginal{Value: jfloat(lp + jac), SE: jfloat(se)}
-		}
-	}
+	doc.setParetoK(res, jac)
 	doc.Crossed = crossedDocs(s.Crossed)
 	logw, draws := res.LogWeights, res.ImportanceGlobal
 	if imp != nil {
@@ -600,20 +609,43 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summar
 		imp = nil
 	}
 	doc.PSISCorrected = psisCorrect(job.design, logw, draws, imp)
+	doc.setMessage(res)
+	return doc
+}
+
+// setParetoK sets the Pareto k of q's importance ratios over every
+// variable and, where it allows, log p(y) from them; jac is the response's
+// log Jacobian.
+func (doc *document) setParetoK(res *vi.Result, jac float64) {
+	if k, tail, err := posterior.ParetoK(res.LogWeights); err == nil {
+		doc.LowerBound.ParetoK = &paretoK{K: jfloat(k), Draws: len(res.LogWeights), Tail: tail}
+		doc.logWeights = res.LogWeights
+		if lp, se, err := posterior.LogMarginal(res.LogWeights); err == nil && k < posterior.ParetoKBad {
+			doc.LowerBound.LogMarginal = &logMarginal{Value: jfloat(lp + jac), SE: jfloat(se)}
+		}
+	}
+}
+
+// setMessage says how an unfinished fit ended.
+func (doc *document) setMessage(res *vi.Result) {
 	switch {
 	case res.Status == vi.Cancelled:
 		doc.Message = "interrupted: the state is the last good one"
 	case res.Err != nil:
 		doc.Message = res.Err.Error()
 	}
-	return doc
 }
 
 // writeTime estimates the time it takes to write the summary and the fit
 // file of job, from runs on 10^5 subjects of sim_logit_n100000 (0.4 s
 // for the summary, 1.3 s for -out at a load of 2), with room to spare.
 func writeTime(job *fitJob, o *fitOptions) time.Duration {
-	n, r, _ := job.design.Model().Dims()
+	var n, r int
+	if m := job.design.Nested(); m != nil {
+		n, r = m.NumObs(), 1
+	} else {
+		n, r, _ = job.design.Model().Dims()
+	}
 	t := 10 * time.Microsecond * time.Duration(n*max(r, 1))
 	if o.out != "" {
 		t += 300 * time.Nanosecond * time.Duration(job.in.frame.NumRows()*len(job.in.frame.Names()))

@@ -39,7 +39,17 @@ type modelSpec struct {
 	// LocalFactor is -local-factor: the grouping factor whose levels are
 	// the subjects when the formula has several ("" chooses).
 	LocalFactor string `json:"local_factor,omitempty"`
+	// Nest is -nest: "auto", "local" or "crossed" (also when absent, as
+	// in fit files written before the flag existed).
+	Nest string `json:"nest,omitempty"`
 }
+
+// policies of -nest.
+const (
+	nestAuto    = "auto"
+	nestLocal   = "local"
+	nestCrossed = "crossed"
+)
 
 // policies of -double-bar.
 const (
@@ -77,6 +87,15 @@ func (s *modelSpec) options() (formula.Options, error) {
 		o.DoubleBar = formula.CorrelatedDoubleBar
 	default:
 		return o, fmt.Errorf("unknown -double-bar policy %q", s.DoubleBar)
+	}
+	switch s.Nest {
+	case "", nestCrossed:
+	case nestAuto:
+		o.Nest = formula.NestAuto
+	case nestLocal:
+		o.Nest = formula.NestAlways
+	default:
+		return o, fmt.Errorf("unknown -nest policy %q (want auto, local or crossed)", s.Nest)
 	}
 	switch s.Missing {
 	case missingReject, "":

@@ -55,7 +55,7 @@ func toUserScale(d *formula.Design, res *vi.Result, s *posterior.Summary) {
 		return
 	}
 	p := len(fm.Scale)
-	nr := res.N * res.R
+	nr := len(res.Mu) - res.G
 	mean := make([]float64, p)
 	fm.Apply(res.Mu[nr:nr+p], mean)
 	cov, u := fm.ScaledCov(res.GlobalCov().SliceSym(0, p))
@@ -90,11 +90,13 @@ type priorMarginal struct {
 
 // newPriorInfo describes the prior of the design built from spec.
 func newPriorInfo(d *formula.Design) *priorInfo {
-	m := d.Model()
-	sd := m.PriorSD()
-	names := m.FixedNames()
+	sd := d.Config().PriorSD
+	if sd == 0 {
+		sd = glmm.DefaultPriorSD
+	}
+	names := d.FixedNames()
 	info := &priorInfo{Name: formula.PriorPaper.String(), SD: sd}
-	if f := m.Family(); f.HasDispersion() {
+	if f := d.Family(); f.HasDispersion() {
 		name := f.DispersionName()
 		info.Dispersion = fmt.Sprintf("log(%s) ~ N(0, %g^2)", name, sd)
 		if c, sc := d.ResponseScale(); f == glmm.Gaussian && (c != 0 || sc != 1) {
@@ -136,7 +138,7 @@ func scaledIdentity(p int, v float64) *mat.SymDense {
 // fixedCorrelation returns the posterior correlations of the fixed effects
 // on the data's scale: exact, from the Gaussian marginal of beta.
 func fixedCorrelation(d *formula.Design, res *vi.Result) [][]float64 {
-	p := d.Model().P()
+	p := len(d.FixedNames())
 	if p < 2 {
 		return nil
 	}

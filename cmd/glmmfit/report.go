@@ -53,6 +53,10 @@ type document struct {
 	// Crossed holds the grouping factors crossed with the subjects: the
 	// sd of each one's random intercepts and the effect of every level.
 	Crossed []crossedDoc `json:"crossed,omitempty"`
+	// Nested holds a grouping factor nested in the subjects' (a:b of
+	// (1 | a/b), the subjects the levels of a): the sd of its random
+	// intercepts and the effect of every level.
+	Nested []crossedDoc `json:"nested,omitempty"`
 	// PSISCorrected holds the global parameters' summaries reweighted
 	// towards the posterior by Pareto smoothed importance sampling, when
 	// the Pareto k is below 0.7.

@@ -63,6 +63,9 @@ func writeText(w io.Writer, doc *document) {
 	for _, cr := range doc.Crossed {
 		groups += fmt.Sprintf("; %s, crossed (Number of levels: %d)", cr.Group, cr.Levels)
 	}
+	for _, nd := range doc.Nested {
+		groups += fmt.Sprintf("; %s, nested in %s (Number of levels: %d)", nd.Group, d.Group, nd.Levels)
+	}
 	line("Groups:", "%s", groups)
 	what := methodDescriptions[c.Method]
 	if c.Method == methodRVB1 {
@@ -167,6 +170,13 @@ func writeText(w io.Writer, doc *document) {
 		}
 	}
 
+	// lme4 lists the inner factor of a nesting first: a:b, then a.
+	for _, nd := range doc.Nested {
+		fmt.Fprintf(w, "\nRandom effects: ~%s, nested in %s (Number of levels: %d)\n", nd.Group, d.Group, nd.Levels)
+		sd := nd.SD
+		sd.Name = "sd(Intercept)"
+		writeTable(w, []marginal{sd})
+	}
 	fmt.Fprintf(w, "\nRandom effects: ~%s (Number of levels: %d)\n", d.Group, d.Subjects)
 	re := append(append([]marginal(nil), doc.RESD...), doc.RECor...)
 	for k := range re {

@@ -28,7 +28,9 @@ and brm(s | trials(n) ~ x + (1 | g), family = binomial, data = d) is
   glmmfit fit -data d.csv -formula 'cbind(s, n - s) ~ x + (1 | g)'
 lmer(y ~ x + (x | g), REML = FALSE) is -family gaussian, glmmTMB's
 family = nbinom2 is -family negbinomial, and (1 | g) + (1 | item) fits a
-factor crossed with g (at most 2000 levels; see -local-factor).
+factor crossed with g (at most 2000 levels; see -local-factor), and
+(1 | school/class) gives each school's block its classes' effects too (any
+number of schools; see -nest).
 with priors N(0, 10^2) on the fixed effects and on the Cholesky factor of the
 random-effect precision (see 'glmmfit fit -h').
 
@@ -101,6 +103,13 @@ Data and model:
                    default: the one with random slopes, else the one with the
                    most levels); the others are crossed factors, each with a
                    random intercept, whose effects join the global block
+  -nest N          (1 | a/b), or (1 | a) + (1 | b) with b nested in a:
+                   local: the levels of a are the subjects, each one's
+                   block holding its own effect and its b levels' (blocks
+                   of different sizes; no limit on the levels of a; gva);
+                   crossed: the levels of a:b are the subjects and a is a
+                   crossed factor (at most 2000 levels); auto (default):
+                   local when a has at least 50 levels, else crossed
   -prior P         auto (default): the fixed effects' prior is on the
                    coefficients of the predictors centred at their means and
                    divided by their standard deviations (0/1 columns as they
