@@ -1,0 +1,64 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/sparsevi/sparsevi/vi"
+)
+
+// plotBound plots the bound of the full-batch fit (the trace's window
+// averages of h, one iteration a pass over the data) and of the stochastic
+// fit (each pass's average of its minibatches' estimates, n/|B| times
+// theirs) against the passes over the data, with each fit's final bound
+// (fresh draws over all subjects) at its last pass.
+func plotBound(path, title string, full, sto *vi.Result) error {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "passes over the data (a full-batch iteration is one; a stochastic pass evaluates each subject 4 times)"
+	p.Y.Label.Text = "lower bound (nats)"
+	p.Legend.Top = false
+	p.Legend.Left = false
+	add := func(i int, label string, pts, final plotter.XYs) error {
+		l, sc, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return err
+		}
+		l.Color, sc.Color = plotutil.Color(i), plotutil.Color(i)
+		sc.Shape = plotutil.Shape(i)
+		f, err := plotter.NewScatter(final)
+		if err != nil {
+			return err
+		}
+		f.Color = plotutil.Color(i)
+		f.Shape = plotutil.Shape(i + 2)
+		f.Radius = vg.Points(5)
+		p.Add(l, sc, f)
+		p.Legend.Add(label, l, sc)
+		p.Legend.Add(label+": final bound", f)
+		return nil
+	}
+	var fp, sp plotter.XYs
+	for _, tp := range full.Trace {
+		fp = append(fp, plotter.XY{X: float64(tp.Iter), Y: tp.LowerBound})
+	}
+	for k, tp := range sto.Trace {
+		sp = append(sp, plotter.XY{X: float64(k + 1), Y: tp.LowerBound})
+	}
+	if len(fp) == 0 || len(sp) == 0 {
+		return nil
+	}
+	if err := add(0, "full batch", fp, plotter.XYs{{X: fp[len(fp)-1].X, Y: full.LowerBound}}); err != nil {
+		return err
+	}
+	if err := add(1, "stochastic", sp, plotter.XYs{{X: sp[len(sp)-1].X, Y: sto.LowerBound}}); err != nil {
+		return err
+	}
+	return p.Save(8*vg.Inch, 5*vg.Inch, path)
+}
