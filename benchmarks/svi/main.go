@@ -10,7 +10,7 @@
 //
 // Usage:
 //
-//	go run ./benchmarks/svi [-n 100000,1000000] [-batch 10000] [-workers 2] [-targets rvb1,rvb2] [-expansion start] [-plot dir] [-out results.md]
+//	go run ./benchmarks/svi [-n 100000,1000000] [-batch 10000] [-workers 2] [-targets rvb1,rvb2] [-expansion start] [-start] [-plot dir] [-out results.md]
 //
 // The data are the Bernoulli random-intercept model of the scaling
 // program, y ~ 1 + t + x1 + x2 + x3 + (1 | id), p = 5, 7 observations per
@@ -63,6 +63,7 @@ func main() {
 	expansion := flag.String("expansion", "start", "RVB's expansion point: start (glmmfit's default) or jeffreys")
 	plotDir := flag.String("plot", "", "write the plots of the bound against passes to this directory")
 	out := flag.String("out", "", "write the table to this markdown file too")
+	withStart := flag.Bool("start", false, "compare the start (after one full-batch iteration) with the full batch too")
 	flag.Parse()
 	var rows []string
 	for _, s := range benchio.List(*ns) {
@@ -75,7 +76,7 @@ func main() {
 			log.Fatal(err)
 		}
 		for _, name := range benchio.List(*targets) {
-			row, err := compare(m, name, *expansion, *plotDir, n, *batch, *workers)
+			row, err := compare(m, name, *expansion, *plotDir, *withStart, n, *batch, *workers)
 			if err != nil {
 				log.Fatal(err)
 			}
@@ -133,34 +134,42 @@ func target(m *glmm.Model, name, expansion string, workers int) (vi.Target, erro
 
 // compare fits the target of the given name over the model of n subjects
 // both ways and returns a table row.
-func compare(m *glmm.Model, name, expansion, plotDir string, n, batch, workers int) (string, error) {
+func compare(m *glmm.Model, name, expansion, plotDir string, withStart bool, n, batch, workers int) (string, error) {
 	// Each fit has a target of its own: a target built at the model's
 	// start hands that start to its first fit alone.
-	fit := func(set vi.Settings) (*vi.Result, time.Duration, error) {
+	// The CPU time of the fit, which other jobs on the machine change
+	// less than its wall time.
+	fit := func(set vi.Settings) (res *vi.Result, build time.Duration, cpu float64, err error) {
 		built := time.Now()
 		t, err := target(m, name, expansion, workers)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
-		build := time.Since(built)
-		res, err := vi.Fit(context.Background(), t, set)
-		return res, build, err
+		build = time.Since(built)
+		cpu0 := cpuSeconds()
+		res, err = vi.Fit(context.Background(), t, set)
+		return res, build, cpuSeconds() - cpu0, err
 	}
-	full, buildFull, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers})
+	full, buildFull, cpuFull, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers})
 	if err != nil {
 		return "", err
 	}
 	loadFull := load()
-	sto, buildSto, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 2, Workers: workers, Stochastic: vi.Stochastic{Batch: batch}})
+	sto, buildSto, cpuSto, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 2, Workers: workers, Stochastic: vi.Stochastic{Batch: batch}})
 	if err != nil {
 		return "", err
 	}
-	fm, fs := full.GlobalMoments()
-	sm, ss := sto.GlobalMoments()
-	var worstMu, worstSD float64
-	for j := range fm {
-		worstMu = max(worstMu, math.Abs(sm[j]-fm[j])/fs[j])
-		worstSD = max(worstSD, math.Abs(ss[j]/fs[j]-1))
+	worstMu, worstSD := worst(sto, full)
+	startDiff := "-"
+	if withStart {
+		// The start, moved by one full-batch iteration, with the fewest
+		// final draws.
+		one, _, _, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers, MaxIter: 1, FinalDraws: 2})
+		if err != nil {
+			return "", err
+		}
+		mu, sd := worst(one, full)
+		startDiff = fmt.Sprintf("%.3f sd, %.1f%%", mu, 100*sd)
 	}
 	if plotDir != "" {
 		path := filepath.Join(plotDir, fmt.Sprintf("svi_bound_%d_%s.png", n, name))
@@ -170,10 +179,54 @@ func compare(m *glmm.Model, name, expansion, plotDir string, n, batch, workers i
 		}
 	}
 	bf, bs, f, s := buildFull.Seconds(), buildSto.Seconds(), full.Elapsed.Seconds(), sto.Elapsed.Seconds()
-	return fmt.Sprintf("| 10^%.0f | %s | %s | %d | %.1f s, %.1f s | %v, %d iterations, %.1f s | %v, %d passes, %.1f s | %.2f | %.2f | %.3f sd | %.1f%% | %.2f ± %.2f | %.2f ± %.2f | %s; %s |",
-		math.Log10(float64(n)), name, expansion, batch, bf, bs, full.Status, full.Iterations, f, sto.Status, sto.Passes, s,
-		s/f, (bs+s)/(bf+f), worstMu, 100*worstSD,
+	return fmt.Sprintf("| 10^%.0f | %s | %s | %d | %.1f s, %.1f s | %v, %d iterations, %.1f s (CPU %.1f s; final %.1f s) | %v, %d passes, %.1f s (CPU %.1f s; final %.1f s) | %.2f (CPU %.2f) | %.2f | %.3f sd | %.1f%% | %s | %.2f ± %.2f | %.2f ± %.2f | %s; %s |",
+		math.Log10(float64(n)), name, expansion, batch, bf, bs, full.Status, full.Iterations, f, cpuFull, final(full), sto.Status, sto.Passes, s, cpuSto, final(sto),
+		s/f, cpuSto/cpuFull, (bs+s)/(bf+f), worstMu, 100*worstSD, startDiff,
 		full.LowerBound, full.LowerBoundSE, sto.LowerBound, sto.LowerBoundSE, loadFull, load()), nil
+}
+
+// final returns the seconds of a fit after its last iteration: the final
+// bound over all subjects and what follows it.
+func final(res *vi.Result) float64 {
+	if len(res.Trace) == 0 {
+		return math.NaN()
+	}
+	return (res.Elapsed - res.Trace[len(res.Trace)-1].Elapsed).Seconds()
+}
+
+// worst returns the largest distance of a global mean of fit from ref's,
+// in ref's posterior sds, and the largest relative difference of their
+// sds.
+func worst(fit, ref *vi.Result) (mu, sd float64) {
+	fm, fs := ref.GlobalMoments()
+	sm, ss := fit.GlobalMoments()
+	for j := range fm {
+		mu = max(mu, math.Abs(sm[j]-fm[j])/fs[j])
+		sd = max(sd, math.Abs(ss[j]/fs[j]-1))
+	}
+	return mu, sd
+}
+
+// cpuSeconds returns the user and system CPU time of this process from
+// /proc/self/stat (Linux; in USER_HZ ticks, 100 a second), or NaN.
+func cpuSeconds() float64 {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return math.NaN()
+	}
+	// The fields after the command's closing parenthesis; utime and stime
+	// are the 14th and 15th of the whole line.
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(f) < 13 {
+		return math.NaN()
+	}
+	u, err1 := strconv.ParseFloat(f[11], 64)
+	s, err2 := strconv.ParseFloat(f[12], 64)
+	if err1 != nil || err2 != nil {
+		return math.NaN()
+	}
+	return (u + s) / 100
 }
 
 // load returns the machine's load averages, as uptime prints them.
@@ -194,8 +247,8 @@ func write(path string, rows []string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Stochastic updates against the full batch\n\n")
 	fmt.Fprintf(&b, "`go run ./benchmarks/svi %s` at %s, %s.\n\n", strings.Join(os.Args[1:], " "), strings.TrimSpace(string(rev)), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
-	fmt.Fprintf(&b, "| n | target | expansion | batch | target built (full, stochastic) | full batch | stochastic | fit time ratio | ratio with the target | worst mean diff | worst sd diff | full bound | stochastic bound | load after each |\n")
-	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| n | target | expansion | batch | target built (full, stochastic) | full batch | stochastic | fit time ratio | ratio with the target | worst mean diff | worst sd diff | start's diffs | full bound | stochastic bound | load after each |\n")
+	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		fmt.Fprintln(&b, r)
 	}

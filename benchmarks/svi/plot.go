@@ -5,6 +5,8 @@
 package main
 
 import (
+	"fmt"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -21,11 +23,16 @@ import (
 func plotBound(path, title string, full, sto *vi.Result) error {
 	p := plot.New()
 	p.Title.Text = title
-	p.X.Label.Text = "passes over the data (a full-batch iteration is one; a stochastic pass evaluates each subject 4 times)"
+	p.X.Label.Text = "passes over the data, log scale (a full-batch iteration is one; a stochastic pass evaluates each subject 4 times)"
 	p.Y.Label.Text = "lower bound (nats)"
 	p.Legend.Top = false
 	p.Legend.Left = false
-	add := func(i int, label string, pts, final plotter.XYs) error {
+	// Log passes: the stochastic fit's few passes beside the full batch's
+	// hundred.
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	add := func(i int, label string, pts plotter.XYs, res *vi.Result) error {
+		final := plotter.XYs{{X: pts[len(pts)-1].X, Y: res.LowerBound}}
 		l, sc, err := plotter.NewLinePoints(pts)
 		if err != nil {
 			return err
@@ -41,7 +48,7 @@ func plotBound(path, title string, full, sto *vi.Result) error {
 		f.Radius = vg.Points(5)
 		p.Add(l, sc, f)
 		p.Legend.Add(label, l, sc)
-		p.Legend.Add(label+": final bound", f)
+		p.Legend.Add(fmt.Sprintf("%s: final bound %.1f ± %.1f", label, res.LowerBound, res.LowerBoundSE), f)
 		return nil
 	}
 	var fp, sp plotter.XYs
@@ -54,10 +61,10 @@ func plotBound(path, title string, full, sto *vi.Result) error {
 	if len(fp) == 0 || len(sp) == 0 {
 		return nil
 	}
-	if err := add(0, "full batch", fp, plotter.XYs{{X: fp[len(fp)-1].X, Y: full.LowerBound}}); err != nil {
+	if err := add(0, "full batch", fp, full); err != nil {
 		return err
 	}
-	if err := add(1, "stochastic", sp, plotter.XYs{{X: sp[len(sp)-1].X, Y: sto.LowerBound}}); err != nil {
+	if err := add(1, "stochastic", sp, sto); err != nil {
 		return err
 	}
 	return p.Save(8*vg.Inch, 5*vg.Inch, path)
