@@ -18,12 +18,13 @@ import (
 // plotBound plots the bound of the full-batch fit (the trace's window
 // averages of h, one iteration a pass over the data) and of the stochastic
 // fit (each pass's average of its minibatches' estimates, n/|B| times
-// theirs) against the passes over the data, with each fit's final bound
-// (fresh draws over all subjects) at its last pass.
+// theirs; a pass evaluates each subject four times) against the passes
+// over the data, with each fit's final bound (fresh draws over all
+// subjects) at its last pass.
 func plotBound(path, title string, full, sto *vi.Result) error {
 	p := plot.New()
 	p.Title.Text = title
-	p.X.Label.Text = "passes over the data, log scale (a full-batch iteration is one; a stochastic pass evaluates each subject 4 times)"
+	p.X.Label.Text = "passes over the data (log scale)"
 	p.Y.Label.Text = "lower bound (nats)"
 	p.Legend.Top = false
 	p.Legend.Left = false
