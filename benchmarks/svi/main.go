@@ -10,7 +10,7 @@
 //
 // Usage:
 //
-//	go run ./benchmarks/svi [-n 100000,1000000] [-batch 10000] [-workers 2] [-targets rvb1,rvb2] [-expansion start] [-start] [-plot dir] [-out results.md]
+//	go run ./benchmarks/svi [-n 100000,1000000] [-batch 10000] [-workers 2] [-targets rvb1,rvb2] [-expansion start] [-start] [-step 0] [-plot dir] [-out results.md]
 //
 // The data are the Bernoulli random-intercept model of the scaling
 // program, y ~ 1 + t + x1 + x2 + x3 + (1 | id), p = 5, 7 observations per
@@ -25,11 +25,14 @@
 // hands it to its first fit alone), timed apart: "target built" gives the
 // full batch's, then the stochastic fit's. The full batch runs with the
 // default settings (seed 1), the stochastic fit with Stochastic{Batch:
-// batch} (seed 2), to its own convergence rule. The fits run one after the
-// other in this process, each timed by vi.Result.Elapsed (start,
-// iterations and the final bound over all subjects). With -plot, the bound
-// of each fit against the passes over the data goes to
-// svi_bound_<n>_<target>.png in that directory.
+// batch} (seed 2; -step sets its first step), to its own convergence
+// rule. The fits run one after the other in this process, each timed by
+// vi.Result.Elapsed (start, iterations and the final bound over all
+// subjects) and by the process's CPU time. With -start, a third fit
+// stopped after one full-batch iteration says how far the start itself is
+// from the full batch. With -plot, the bound of each fit against the
+// passes over the data goes to svi_bound_<n>_<target>.png in that
+// directory.
 package main
 
 import (
@@ -64,6 +67,7 @@ func main() {
 	plotDir := flag.String("plot", "", "write the plots of the bound against passes to this directory")
 	out := flag.String("out", "", "write the table to this markdown file too")
 	withStart := flag.Bool("start", false, "compare the start (after one full-batch iteration) with the full batch too")
+	step := flag.Float64("step", 0, "the stochastic fit's first step (vi.Stochastic.Step); 0 for its default")
 	flag.Parse()
 	var rows []string
 	for _, s := range benchio.List(*ns) {
@@ -76,7 +80,7 @@ func main() {
 			log.Fatal(err)
 		}
 		for _, name := range benchio.List(*targets) {
-			row, err := compare(m, name, *expansion, *plotDir, *withStart, n, *batch, *workers)
+			row, err := compare(m, name, *expansion, *plotDir, *withStart, n, vi.Stochastic{Batch: *batch, Step: *step}, *workers)
 			if err != nil {
 				log.Fatal(err)
 			}
@@ -134,7 +138,8 @@ func target(m *glmm.Model, name, expansion string, workers int) (vi.Target, erro
 
 // compare fits the target of the given name over the model of n subjects
 // both ways and returns a table row.
-func compare(m *glmm.Model, name, expansion, plotDir string, withStart bool, n, batch, workers int) (string, error) {
+func compare(m *glmm.Model, name, expansion, plotDir string, withStart bool, n int, stoch vi.Stochastic, workers int) (string, error) {
+	batch := stoch.Batch
 	// Each fit has a target of its own: a target built at the model's
 	// start hands that start to its first fit alone.
 	// The CPU time of the fit, which other jobs on the machine change
@@ -155,7 +160,7 @@ func compare(m *glmm.Model, name, expansion, plotDir string, withStart bool, n, 
 		return "", err
 	}
 	loadFull := load()
-	sto, buildSto, cpuSto, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 2, Workers: workers, Stochastic: vi.Stochastic{Batch: batch}})
+	sto, buildSto, cpuSto, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 2, Workers: workers, Stochastic: stoch})
 	if err != nil {
 		return "", err
 	}
