@@ -7,6 +7,7 @@ package vi_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"runtime"
 	"slices"
@@ -16,6 +17,8 @@ import (
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
+	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 )
 
@@ -169,5 +172,70 @@ func TestStochasticAllocatesNothing(t *testing.T) {
 	t.Logf("%d and %d allocations, %.3f per iteration", short, long, per)
 	if per > 0.5 {
 		t.Errorf("%.3f allocations per iteration", per)
+	}
+}
+
+// TestStochasticRVBAtStart: on RVB's targets expanded at the model's
+// start (glmmfit's default), the stochastic fit with its defaults ends
+// where the full batch does, means within 0.1 posterior sd and sds within
+// 10%: at 5000 subjects with the first step of 0.5, at 10^5 with the short
+// one of 0.05 in three passes; and it is bit-identical for one worker and
+// two.
+func TestStochasticRVBAtStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits 10^5 subjects")
+	}
+	small, large := bernoulliRI(t, 5000, 13), bernoulliRI(t, 100_000, 13)
+	for _, tc := range []struct {
+		m         *glmm.Model
+		meth      rvb.Method
+		batch     int
+		maxPasses int
+	}{
+		{small, rvb.RVB1, 500, 30},
+		{small, rvb.RVB2, 500, 30},
+		{large, rvb.RVB1, 10_000, 3},
+	} {
+		n, _, _ := tc.m.Dims()
+		name := fmt.Sprintf("%v/n=%d", tc.meth, n)
+		target := func() vi.Target {
+			pool := parallel.NewPollingPool(context.Background(), 2)
+			defer pool.Close()
+			tg, err := rvb.NewAtStart(pool, tc.m, tc.meth)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tg
+		}
+		ref, err := vi.Fit(context.Background(), target(), vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fit := func(workers int) *vi.Result {
+			res, err := vi.Fit(context.Background(), target(), vi.Settings{Method: vi.BlockDiag, Seed: 2, Workers: workers, ChunkSize: 256, Stochastic: vi.Stochastic{Batch: tc.batch}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
+		}
+		res := fit(2)
+		rm, rs := ref.GlobalMoments()
+		sm, ss := res.GlobalMoments()
+		for j := range rm {
+			dm, ds := (sm[j]-rm[j])/rs[j], ss[j]/rs[j]-1
+			if math.Abs(dm) > 0.1 || math.Abs(ds) > 0.1 {
+				t.Errorf("%s: global %d: mean %.3f sd and sd %.1f%% off the full batch; want 0.1 sd and 10%%", name, j, dm, 100*ds)
+			}
+		}
+		t.Logf("%s: full batch %d iterations, bound %.2f ± %.2f; stochastic %v after %d passes, bound %.2f ± %.2f", name, ref.Iterations, ref.LowerBound, ref.LowerBoundSE, res.Status, res.Passes, res.LowerBound, res.LowerBoundSE)
+		if res.Status != vi.Converged || res.Passes > tc.maxPasses {
+			t.Errorf("%s: %v after %d passes; want converged within %d", name, res.Status, res.Passes, tc.maxPasses)
+		}
+		if n > 10_000 {
+			continue
+		}
+		if one := fit(1); !slices.Equal(one.Mu, res.Mu) || !slices.Equal(one.Factor, res.Factor) || one.LowerBound != res.LowerBound {
+			t.Errorf("%s: one worker's fit differs from two workers'", name)
+		}
 	}
 }

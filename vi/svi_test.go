@@ -161,3 +161,46 @@ func TestStochasticOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestStochasticFirstPassHoldsGlobals: the first pass fills each subject's
+// kept contribution and steps the subjects' blocks alone; the global block
+// stays at the start, 1 sd from the optimum here, until the sum over all
+// subjects is known. The second pass moves it towards the optimum.
+func TestStochasticFirstPassHoldsGlobals(t *testing.T) {
+	tg := newGaussTarget(5, 400, 1, 3)
+	mean, prec, _ := tg.exact()
+	n, r, g := tg.n, tg.r, tg.g
+	fit := func(passes int) *Result {
+		set := Settings{Method: BlockDiag, Seed: 3, Workers: 2, ChunkSize: 16, Stochastic: Stochastic{Batch: 50, MaxPasses: passes, Window: 1}}
+		res, err := Fit(context.Background(), startedGauss{tg, 1}, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	one := fit(1)
+	for a := range g {
+		j := n*r + a
+		start := mean.AtVec(j) + 1/math.Sqrt(prec.At(j, j))
+		if one.Mu[j] != start {
+			t.Errorf("after one pass global mean %d is %v; want the start's %v", a, one.Mu[j], start)
+		}
+	}
+	moved := 0
+	for j := range n * r {
+		if one.Mu[j] != mean.AtVec(j) {
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Error("the first pass left every subject's mean at the start")
+	}
+	two := fit(2)
+	for a := range g {
+		j := n*r + a
+		start := mean.AtVec(j) + 1/math.Sqrt(prec.At(j, j))
+		if math.Abs(two.Mu[j]-mean.AtVec(j)) >= math.Abs(start-mean.AtVec(j)) {
+			t.Errorf("after two passes global mean %d is %v, no nearer the optimum %v than the start %v", a, two.Mu[j], mean.AtVec(j), start)
+		}
+	}
+}

@@ -10,21 +10,29 @@
 //
 // Usage:
 //
-//	go run ./benchmarks/svi [-n 100000,1000000] [-batch 10000] [-workers 2] [-out results.md]
+//	go run ./benchmarks/svi [-n 100000,1000000] [-batch 10000] [-workers 2] [-targets rvb1,rvb2] [-expansion start] [-start] [-step 0] [-plot dir] [-out results.md]
 //
 // The data are the Bernoulli random-intercept model of the scaling
 // program, y ~ 1 + t + x1 + x2 + x3 + (1 | id), p = 5, 7 observations per
 // subject, beta = (-1, 0.5, 0.5, -0.5, 1), random-intercept sd 1, simulated
 // by datasets.Simulate with seed 7. Both fits are vi.BlockDiag from the
-// default start (the target's Laplace mode) on each target: the glmm model
-// itself (block-independent variational Bayes) or its reparametrisations
-// RVB1 and RVB2 at the paper's expansion point (package rvb). The full
-// batch runs with the default settings (seed 1), the stochastic fit with
-// Stochastic{Batch: batch} (seed 2), to its own convergence rule. The fits
-// run one after the other in this process; each is timed by
+// default start (the target's mode) on each target: the glmm model itself
+// (block-independent variational Bayes) or its reparametrisations RVB1 and
+// RVB2 (package rvb), expanded at the model's start as glmmfit expands
+// them by default (-expansion start, rvb.NewAtStart; glmmfit -method auto
+// fits RVB1 so), or at the paper's point (-expansion jeffreys, rvb.New).
+// Each fit has its target built anew (a target built at the model's start
+// hands it to its first fit alone), timed apart: "target built" gives the
+// full batch's, then the stochastic fit's. The full batch runs with the
+// default settings (seed 1), the stochastic fit with Stochastic{Batch:
+// batch} (seed 2; -step sets its first step), to its own convergence
+// rule. The fits run one after the other in this process, each timed by
 // vi.Result.Elapsed (start, iterations and the final bound over all
-// subjects), and the start alone by a fit stopped after one iteration with
-// two final draws.
+// subjects) and by the process's CPU time. With -start, a third fit
+// stopped after one full-batch iteration says how far the start itself is
+// from the full batch. With -plot, the bound of each fit against the
+// passes over the data goes to svi_bound_<n>_<target>.png in that
+// directory.
 package main
 
 import (
@@ -35,6 +43,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -42,6 +51,7 @@ import (
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 
@@ -52,8 +62,12 @@ func main() {
 	ns := flag.String("n", "100000,1000000", "numbers of subjects, comma-separated")
 	batch := flag.Int("batch", 10000, "subjects per stochastic iteration")
 	workers := flag.Int("workers", 2, "workers of each fit")
-	targets := flag.String("targets", "glmm,rvb2", "targets, comma-separated: glmm (the model itself), rvb1, rvb2 (its reparametrisations, package rvb)")
+	targets := flag.String("targets", "rvb1,rvb2", "targets, comma-separated: glmm (the model itself), rvb1, rvb2 (its reparametrisations, package rvb)")
+	expansion := flag.String("expansion", "start", "RVB's expansion point: start (glmmfit's default) or jeffreys")
+	plotDir := flag.String("plot", "", "write the plots of the bound against passes to this directory")
 	out := flag.String("out", "", "write the table to this markdown file too")
+	withStart := flag.Bool("start", false, "compare the start (after one full-batch iteration) with the full batch too")
+	step := flag.Float64("step", 0, "the stochastic fit's first step (vi.Stochastic.Step); 0 for its default")
 	flag.Parse()
 	var rows []string
 	for _, s := range benchio.List(*ns) {
@@ -66,7 +80,7 @@ func main() {
 			log.Fatal(err)
 		}
 		for _, name := range benchio.List(*targets) {
-			row, err := compare(m, name, n, *batch, *workers)
+			row, err := compare(m, name, *expansion, *plotDir, *withStart, n, vi.Stochastic{Batch: *batch, Step: *step}, *workers)
 			if err != nil {
 				log.Fatal(err)
 			}
@@ -98,52 +112,126 @@ func model(n int) (*glmm.Model, error) {
 	return d.Model(), nil
 }
 
-// target returns the target of the given name over the model.
-func target(m *glmm.Model, name string) (vi.Target, error) {
+// target returns the target of the given name over the model, an RVB one
+// expanded at the given point.
+func target(m *glmm.Model, name, expansion string, workers int) (vi.Target, error) {
+	meth := rvb.RVB1
 	switch name {
 	case "glmm":
 		return m, nil
 	case "rvb1":
-		return rvb.New(m, rvb.RVB1)
 	case "rvb2":
-		return rvb.New(m, rvb.RVB2)
+		meth = rvb.RVB2
+	default:
+		return nil, fmt.Errorf("unknown target %q (want glmm, rvb1 or rvb2)", name)
 	}
-	return nil, fmt.Errorf("unknown target %q (want glmm, rvb1 or rvb2)", name)
+	switch expansion {
+	case "start":
+		pool := parallel.NewPollingPool(context.Background(), workers)
+		defer pool.Close()
+		return rvb.NewAtStart(pool, m, meth)
+	case "jeffreys":
+		return rvb.New(m, meth)
+	}
+	return nil, fmt.Errorf("unknown expansion %q (want start or jeffreys)", expansion)
 }
 
 // compare fits the target of the given name over the model of n subjects
 // both ways and returns a table row.
-func compare(m *glmm.Model, name string, n, batch, workers int) (string, error) {
-	t, err := target(m, name)
+func compare(m *glmm.Model, name, expansion, plotDir string, withStart bool, n int, stoch vi.Stochastic, workers int) (string, error) {
+	batch := stoch.Batch
+	// Each fit has a target of its own: a target built at the model's
+	// start hands that start to its first fit alone.
+	// The CPU time of the fit, which other jobs on the machine change
+	// less than its wall time.
+	fit := func(set vi.Settings) (res *vi.Result, build time.Duration, cpu float64, err error) {
+		built := time.Now()
+		t, err := target(m, name, expansion, workers)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		build = time.Since(built)
+		cpu0 := cpuSeconds()
+		res, err = vi.Fit(context.Background(), t, set)
+		return res, build, cpuSeconds() - cpu0, err
+	}
+	full, buildFull, cpuFull, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers})
 	if err != nil {
 		return "", err
 	}
-	ctx := context.Background()
-	// The start alone: a fit stopped at its first iteration, without the
-	// final bound's cost (2 fresh draws).
-	st, err := vi.Fit(ctx, t, vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers, MaxIter: 1, FinalDraws: 2, ImportanceDraws: 1})
+	loadFull := load()
+	sto, buildSto, cpuSto, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 2, Workers: workers, Stochastic: stoch})
 	if err != nil {
 		return "", err
 	}
-	full, err := vi.Fit(ctx, t, vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers})
-	if err != nil {
-		return "", err
+	worstMu, worstSD := worst(sto, full)
+	startDiff := "-"
+	if withStart {
+		// The start, moved by one full-batch iteration, with the fewest
+		// final draws.
+		one, _, _, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers, MaxIter: 1, FinalDraws: 2})
+		if err != nil {
+			return "", err
+		}
+		mu, sd := worst(one, full)
+		startDiff = fmt.Sprintf("%.3f sd, %.1f%%", mu, 100*sd)
 	}
-	sto, err := vi.Fit(ctx, t, vi.Settings{Method: vi.BlockDiag, Seed: 2, Workers: workers, Stochastic: vi.Stochastic{Batch: batch}})
-	if err != nil {
-		return "", err
+	if plotDir != "" {
+		path := filepath.Join(plotDir, fmt.Sprintf("svi_bound_%d_%s.png", n, name))
+		title := fmt.Sprintf("%s expanded at %s, 10^%.0f subjects, batch %d", name, expansion, math.Log10(float64(n)), batch)
+		if err := plotBound(path, title, full, sto); err != nil {
+			return "", err
+		}
 	}
-	fm, fs := full.GlobalMoments()
-	sm, ss := sto.GlobalMoments()
-	var worstMu, worstSD float64
+	bf, bs, f, s := buildFull.Seconds(), buildSto.Seconds(), full.Elapsed.Seconds(), sto.Elapsed.Seconds()
+	return fmt.Sprintf("| 10^%.0f | %s | %s | %d | %.1f s, %.1f s | %v, %d iterations, %.1f s (CPU %.1f s; final %.1f s) | %v, %d passes, %.1f s (CPU %.1f s; final %.1f s) | %.2f (CPU %.2f) | %.2f | %.3f sd | %.1f%% | %s | %.2f ± %.2f | %.2f ± %.2f | %s; %s |",
+		math.Log10(float64(n)), name, expansion, batch, bf, bs, full.Status, full.Iterations, f, cpuFull, final(full), sto.Status, sto.Passes, s, cpuSto, final(sto),
+		s/f, cpuSto/cpuFull, (bs+s)/(bf+f), worstMu, 100*worstSD, startDiff,
+		full.LowerBound, full.LowerBoundSE, sto.LowerBound, sto.LowerBoundSE, loadFull, load()), nil
+}
+
+// final returns the seconds of a fit after its last iteration: the final
+// bound over all subjects and what follows it.
+func final(res *vi.Result) float64 {
+	if len(res.Trace) == 0 {
+		return math.NaN()
+	}
+	return (res.Elapsed - res.Trace[len(res.Trace)-1].Elapsed).Seconds()
+}
+
+// worst returns the largest distance of a global mean of fit from ref's,
+// in ref's posterior sds, and the largest relative difference of their
+// sds.
+func worst(fit, ref *vi.Result) (mu, sd float64) {
+	fm, fs := ref.GlobalMoments()
+	sm, ss := fit.GlobalMoments()
 	for j := range fm {
-		worstMu = max(worstMu, math.Abs(sm[j]-fm[j])/fs[j])
-		worstSD = max(worstSD, math.Abs(ss[j]/fs[j]-1))
+		mu = max(mu, math.Abs(sm[j]-fm[j])/fs[j])
+		sd = max(sd, math.Abs(ss[j]/fs[j]-1))
 	}
-	return fmt.Sprintf("| 10^%.0f | %s | %d | %v, %d iterations, %.1f s | %v, %d passes, %.1f s | %.1f s | %.2f | %.3f sd | %.1f%% | %.2f ± %.2f | %.2f ± %.2f | %s |",
-		math.Log10(float64(n)), name, batch, full.Status, full.Iterations, full.Elapsed.Seconds(), sto.Status, sto.Passes, sto.Elapsed.Seconds(),
-		st.Elapsed.Seconds(), sto.Elapsed.Seconds()/full.Elapsed.Seconds(), worstMu, 100*worstSD,
-		full.LowerBound, full.LowerBoundSE, sto.LowerBound, sto.LowerBoundSE, load()), nil
+	return mu, sd
+}
+
+// cpuSeconds returns the user and system CPU time of this process from
+// /proc/self/stat (Linux; in USER_HZ ticks, 100 a second), or NaN.
+func cpuSeconds() float64 {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return math.NaN()
+	}
+	// The fields after the command's closing parenthesis; utime and stime
+	// are the 14th and 15th of the whole line.
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(f) < 13 {
+		return math.NaN()
+	}
+	u, err1 := strconv.ParseFloat(f[11], 64)
+	s, err2 := strconv.ParseFloat(f[12], 64)
+	if err1 != nil || err2 != nil {
+		return math.NaN()
+	}
+	return (u + s) / 100
 }
 
 // load returns the machine's load averages, as uptime prints them.
@@ -164,8 +252,8 @@ func write(path string, rows []string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Stochastic updates against the full batch\n\n")
 	fmt.Fprintf(&b, "`go run ./benchmarks/svi %s` at %s, %s.\n\n", strings.Join(os.Args[1:], " "), strings.TrimSpace(string(rev)), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
-	fmt.Fprintf(&b, "| n | target | batch | full batch | stochastic | start (in both) | time ratio | worst mean diff | worst sd diff | full bound | stochastic bound | load after |\n")
-	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| n | target | expansion | batch | target built (full, stochastic) | full batch | stochastic | fit time ratio | ratio with the target | worst mean diff | worst sd diff | start's diffs | full bound | stochastic bound | load after each |\n")
+	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		fmt.Fprintln(&b, r)
 	}
