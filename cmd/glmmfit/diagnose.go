@@ -103,26 +103,11 @@ func diagnose(m *glmm.Model, res *vi.Result, imp *posterior.GlobalImportance, co
 			}
 		}
 	}
-	if best, ok := bestWindow(res); ok && res.Status != vi.Cancelled {
-		if drop := best - res.LowerBound; drop > boundDropWarn+3*res.LowerBoundSE {
-			w = append(w, fmt.Sprintf("the lower bound fell during the fit, from %.1f at its best window to %.1f at the end: the step rule lost its way, and the estimates may be far from the optimum", best, res.LowerBound))
-		}
+	n := res.N
+	if whole != nil {
+		n = whole.subjects // res.N is this process's
 	}
-	if se := res.LowerBoundSE; se > boundSEWarn {
-		n := res.N
-		if whole != nil {
-			n = whole.subjects // res.N is this process's
-		}
-		if res.LowerBoundDraws < vi.DefaultFinalDraws {
-			// glmmfit keeps vi's FinalDraws: fewer draws were cut for
-			// the size of the data, and the spread of h, a sum of a term
-			// per subject, grows as the square root of their number;
-			// heavy tails are not to blame.
-			w = append(w, fmt.Sprintf("the lower bound's Monte Carlo standard error is %.3g nats, from %d draws: a fit of %d subjects takes fewer draws, so that the final bound costs about as much as the iterations; models whose bounds differ by less than a few standard errors cannot be told apart by them", se, res.LowerBoundDraws, n))
-		} else {
-			w = append(w, fmt.Sprintf("the lower bound's Monte Carlo standard error is %.3g nats: the approximation has heavy tails here, so the bound, and comparisons of models by it, are unreliable", se))
-		}
-	}
+	w = append(w, boundWarnings(res, n)...)
 	switch {
 	case trusted(imp) && imp.QK > posterior.ParetoKBad:
 		// The correction's own draws say how far q's marginal of theta_g
@@ -136,6 +121,30 @@ func diagnose(m *glmm.Model, res *vi.Result, imp *posterior.GlobalImportance, co
 	case imp == nil:
 		if k, _, err := posterior.ParetoK(res.LogWeights); err == nil && k > posterior.ParetoKWarn {
 			w = append(w, fmt.Sprintf("the Pareto k of the importance ratios p/q is %.2f, above %g: the Gaussian approximation misses part of the posterior (often the spread of the random-effect sds, which it understates); -correct always corrects the fixed effects and sds, or check against MCMC before relying on intervals", k, float64(posterior.ParetoKWarn)))
+		}
+	}
+	return w
+}
+
+// boundWarnings returns the warnings of a fit of n subjects about its
+// lower bound: one that fell during the fit, and one whose Monte Carlo
+// error is large.
+func boundWarnings(res *vi.Result, n int) []string {
+	var w []string
+	if best, ok := bestWindow(res); ok && res.Status != vi.Cancelled {
+		if drop := best - res.LowerBound; drop > boundDropWarn+3*res.LowerBoundSE {
+			w = append(w, fmt.Sprintf("the lower bound fell during the fit, from %.1f at its best window to %.1f at the end: the step rule lost its way, and the estimates may be far from the optimum", best, res.LowerBound))
+		}
+	}
+	if se := res.LowerBoundSE; se > boundSEWarn {
+		if res.LowerBoundDraws < vi.DefaultFinalDraws {
+			// glmmfit keeps vi's FinalDraws: fewer draws were cut for
+			// the size of the data, and the spread of h, a sum of a term
+			// per subject, grows as the square root of their number;
+			// heavy tails are not to blame.
+			w = append(w, fmt.Sprintf("the lower bound's Monte Carlo standard error is %.3g nats, from %d draws: a fit of %d subjects takes fewer draws, so that the final bound costs about as much as the iterations; models whose bounds differ by less than a few standard errors cannot be told apart by them", se, res.LowerBoundDraws, n))
+		} else {
+			w = append(w, fmt.Sprintf("the lower bound's Monte Carlo standard error is %.3g nats: the approximation has heavy tails here, so the bound, and comparisons of models by it, are unreliable", se))
 		}
 	}
 	return w

@@ -72,7 +72,10 @@ func runNested(ctx context.Context, e *env, o *fitOptions, job *fitJob, prog *pr
 	doc := nestedDocument(job, o, m, res, s)
 	doc.Prior = newPriorInfo(job.design)
 	doc.FixedCorrelation = fixedCorrelation(job.design, res)
-	doc.Warnings = job.design.Warnings()
+	doc.Warnings = append(job.design.Warnings(), nestedWarnings(res)...)
+	for _, w := range doc.Warnings[len(job.design.Warnings()):] {
+		fmt.Fprintln(e.stderr, "glmmfit: warning: "+oneLine(w))
+	}
 	doc.Timings.ReadSeconds, doc.Timings.FitSeconds = readSeconds, fitSeconds
 	doc.Timings.SummarySeconds = time.Since(summaryStart).Seconds()
 	doc.Timings.TotalSeconds = time.Since(start).Seconds()
@@ -96,6 +99,18 @@ func runNested(ctx context.Context, e *env, o *fitOptions, job *fitJob, prog *pr
 		written = append(written, "-trace "+o.trace)
 	}
 	return statusError(res, fitErr, o, written, exitCode())
+}
+
+// nestedWarnings returns the warnings of a nested fit that say how its
+// results may mislead: its lower bound's (boundWarnings), and q far from
+// the posterior by the Pareto k of the ratios over every variable, which
+// no correction follows for a nested model yet.
+func nestedWarnings(res *vi.Result) []string {
+	w := boundWarnings(res, res.N)
+	if k, _, err := posterior.ParetoK(res.LogWeights); err == nil && k > posterior.ParetoKWarn && res.Status != vi.Cancelled {
+		w = append(w, fmt.Sprintf("the Pareto k of the importance ratios p/q is %.2f, above %g: the Gaussian approximation misses part of the posterior (often the spread of the random-effect sds, which it understates, and which centred nested effects understate the more); the correction does not run on nested models yet: -nest crossed fits a with at most %d levels with it, or check against MCMC before relying on intervals", k, float64(posterior.ParetoKWarn), glmm.MaxCrossedLevels))
+	}
+	return w
 }
 
 // nestedSummary summarises a fit of m: beta Gaussian, the sds and the

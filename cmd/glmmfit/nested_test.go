@@ -6,9 +6,12 @@ package main
 
 import (
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sparsevi/sparsevi/vi"
 )
 
 // nestedData is the simulated nested data of benchmarks/nested.
@@ -103,5 +106,33 @@ func TestNestedTimeout(t *testing.T) {
 	r := glmmfit(t, "", "", nil, "fit", "-data", abs, "-formula", "y ~ x + (1 | school/class)", "-family", "bernoulli", "-quiet", "-timeout", "300ms")
 	if r.code != exitLimit || !strings.Contains(r.stderr, "time limit") {
 		t.Fatalf("exit %d, stderr %q; want %d at the time limit", r.code, r.stderr, exitLimit)
+	}
+}
+
+// TestNestedWarnings: a nested fit whose importance ratios have a heavy
+// tail (Pareto k about 2) is warned about, naming -nest crossed, and one
+// with light-tailed ratios is not.
+func TestNestedWarnings(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(9, 10))
+	for _, c := range []struct {
+		heavy bool
+		want  string
+	}{
+		{true, "-nest crossed"},
+		{false, ""},
+	} {
+		logw := make([]float64, 1000)
+		for i := range logw {
+			if c.heavy {
+				logw[i] = -2 * math.Log(rnd.Float64()) // Pareto, tail index 1/2
+			} else {
+				logw[i] = 0.1 * rnd.NormFloat64()
+			}
+		}
+		res := &vi.Result{Status: vi.Converged, LogWeights: logw, N: 10}
+		w := strings.Join(nestedWarnings(res), "\n")
+		if c.want == "" && w != "" || !strings.Contains(w, c.want) {
+			t.Errorf("heavy %v: warnings %q, want %q", c.heavy, w, c.want)
+		}
 	}
 }
