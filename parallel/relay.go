@@ -78,34 +78,43 @@ func (r *Relay) Carry(acc []float64, local func(acc []float64)) error {
 // local fails adds nothing and passes on the sums it received, the
 // processes after it add nothing either, and every process returns at
 // this sum: the failed process with local's error, the others with a
-// *ProcessError naming the first failed process, and Close then returns
-// without a header. Otherwise acc is set as by Carry.
+// *ProcessError naming the first failed process, or ErrProcessStopped
+// when local's error was its context's; Close then returns without a
+// header. Otherwise acc is set as by Carry.
 func (r *Relay) Try(acc []float64, local func(acc []float64) error) error {
 	n := len(acc)
-	// acc, then the processes that have added and 1 + the first that
-	// failed.
-	buf := make([]float64, n+2)
+	// acc, then the processes that have added, 1 + the first that failed
+	// and 1 if one stopped.
+	buf := make([]float64, n+3)
 	copy(buf, acc) // the first process starts from acc
 	work := make([]float64, n)
 	var own error
 	err := r.Carry(buf, func(buf []float64) {
 		rank := buf[n]
 		buf[n]++
-		if buf[n+1] != 0 {
+		if buf[n+1] != 0 || buf[n+2] != 0 {
 			return
 		}
 		copy(work, buf[:n])
-		if own = local(work); own != nil {
+		switch own = local(work); {
+		case own == nil:
+			copy(buf, work)
+		case stopped(own):
+			buf[n+2] = 1
+		default:
 			buf[n+1] = rank + 1
-			return
 		}
-		copy(buf, work)
 	})
 	if err != nil {
 		return err
 	}
-	if failed := int(buf[n+1]); failed != 0 {
+	switch failed := int(buf[n+1]); {
+	case buf[n+2] != 0:
+		r.err = ErrProcessStopped
+	case failed != 0:
 		r.err = &ProcessError{Process: failed - 1}
+	}
+	if r.err != nil {
 		if own != nil {
 			return own
 		}
@@ -145,7 +154,7 @@ func (r *Relay) header(own error) error {
 	}
 	if own != nil {
 		switch {
-		case errors.Is(own, context.Canceled) || errors.Is(own, context.DeadlineExceeded) || errors.Is(own, ErrProcessStopped):
+		case stopped(own):
 			h[relayStop] = 1
 		case h[relayFailed] == 0:
 			h[relayFailed] = h[relayCount] + 1
@@ -227,3 +236,9 @@ func (r *Relay) Gather(own []string) ([][]string, error) {
 // gatherBytes is the number of bytes of a string that Gather packs into
 // a value: 48 bits, fewer than float64's 53.
 const gatherBytes = 6
+
+// stopped reports whether err stops a computation rather than fails it:
+// a context's end, here or in another process.
+func stopped(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrProcessStopped)
+}

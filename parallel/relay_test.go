@@ -155,46 +155,52 @@ func TestRelayGather(t *testing.T) {
 
 // TestRelayTry sums over three goroutine processes with Try, the first
 // starting from the values given, and asks for the sum in order; then
-// lets one process's local computation fail and asks that it report its
-// own error, the others that process, all at that sum, and that Close
-// return at once.
+// lets one process's local computation fail, or stop with its context,
+// and asks that it report its own error, the others that process or the
+// stop, all at that sum, and that Close return at once.
 func TestRelayTry(t *testing.T) {
 	errOwn := errors.New("own failure")
-	for fail := -1; fail < 3; fail++ {
-		groups := simshare.NewGroups(3)
-		errs, closed := make([]error, 3), make([]error, 3)
-		got := make([][]float64, 3)
-		var wg sync.WaitGroup
-		for k, grp := range groups {
-			wg.Go(func() {
-				relay := parallel.NewRelay(grp)
-				acc := []float64{100, 0}
-				errs[k] = relay.Try(acc, func(acc []float64) error {
-					acc[0] = acc[0]*2 + float64(k)
-					acc[1]++
-					if k == fail {
-						return errOwn
-					}
-					return nil
+	for _, how := range []error{errOwn, context.Canceled} {
+		for fail := -1; fail < 3; fail++ {
+			groups := simshare.NewGroups(3)
+			errs, closed := make([]error, 3), make([]error, 3)
+			got := make([][]float64, 3)
+			var wg sync.WaitGroup
+			for k, grp := range groups {
+				wg.Go(func() {
+					relay := parallel.NewRelay(grp)
+					acc := []float64{100, 0}
+					errs[k] = relay.Try(acc, func(acc []float64) error {
+						acc[0] = acc[0]*2 + float64(k)
+						acc[1]++
+						if k == fail {
+							return how
+						}
+						return nil
+					})
+					got[k] = acc
+					closed[k] = relay.Close(errs[k])
 				})
-				got[k] = acc
-				closed[k] = relay.Close(errs[k])
-			})
-		}
-		wg.Wait()
-		for k := range 3 {
-			var pe *parallel.ProcessError
-			switch {
-			case fail < 0:
-				if errs[k] != nil || closed[k] != nil || got[k][0] != ((100*2+0)*2+1)*2+2 || got[k][1] != 3 {
-					t.Errorf("process %d: %v, %v, sums %v", k, errs[k], closed[k], got[k])
+			}
+			wg.Wait()
+			for k := range 3 {
+				var pe *parallel.ProcessError
+				switch {
+				case fail < 0:
+					if errs[k] != nil || closed[k] != nil || got[k][0] != ((100*2+0)*2+1)*2+2 || got[k][1] != 3 {
+						t.Errorf("process %d: %v, %v, sums %v", k, errs[k], closed[k], got[k])
+					}
+				case k == fail:
+					if errs[k] != how || closed[k] != how {
+						t.Errorf("failing process %d: %v, then %v", k, errs[k], closed[k])
+					}
+				case how == context.Canceled:
+					if errs[k] != parallel.ErrProcessStopped || closed[k] != errs[k] || got[k][0] != 100 {
+						t.Errorf("process %d with process %d stopping: %v, then %v, acc %v", k, fail, errs[k], closed[k], got[k])
+					}
+				case !errors.As(errs[k], &pe) || pe.Process != fail || closed[k] != errs[k] || got[k][0] != 100:
+					t.Errorf("process %d with process %d failing: %v, then %v, acc %v", k, fail, errs[k], closed[k], got[k])
 				}
-			case k == fail:
-				if errs[k] != errOwn || closed[k] != errOwn {
-					t.Errorf("failing process %d: %v, then %v", k, errs[k], closed[k])
-				}
-			case !errors.As(errs[k], &pe) || pe.Process != fail || closed[k] != errs[k] || got[k][0] != 100:
-				t.Errorf("process %d with process %d failing: %v, then %v, acc %v", k, fail, errs[k], closed[k], got[k])
 			}
 		}
 	}

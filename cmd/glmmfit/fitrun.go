@@ -20,6 +20,7 @@ import (
 	"github.com/sparsevi/sparsevi/datasets/paper"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/posterior"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -91,6 +92,9 @@ func runFit(e *env, args []string) error {
 			return &exitError{code: exitLimit, msg: fmt.Sprintf("stopped at the time limit (-timeout %v) while reading the data; nothing was written", o.timeout)}
 		case ctx.Err() != nil:
 			return &exitError{code: sig.exitCode(), msg: "interrupted while reading the data; nothing was written"}
+		case errors.Is(err, parallel.ErrProcessStopped):
+			// Another process of the MPI job was stopped (readown.go).
+			return &exitError{code: sig.exitCode(), msg: "interrupted: another process of the MPI job stopped while reading the data; nothing was written"}
 		}
 		return err
 	}

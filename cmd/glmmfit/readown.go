@@ -289,7 +289,7 @@ func (c *ownFile) sharedKinds() error {
 
 // end ends the relay of a pattern's files dealt out among the processes
 // with this process's error, and returns the error to report: its own,
-// or one saying which other process failed or that one stopped.
+// one saying which other process failed, or parallel.ErrProcessStopped.
 func (c *ownFile) end(err error) error {
 	if c.relay == nil {
 		return err
@@ -299,8 +299,6 @@ func (c *ownFile) end(err error) error {
 	switch {
 	case errors.As(err, &pe):
 		return fmt.Errorf("process %d of the MPI job failed reading its files of -data %s; its own message says why", pe.Process, c.path)
-	case errors.Is(err, parallel.ErrProcessStopped):
-		return fmt.Errorf("%w: another process of the MPI job stopped while reading -data", context.Canceled)
 	}
 	return err
 }
