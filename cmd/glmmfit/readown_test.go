@@ -27,18 +27,27 @@ import (
 // returns its exit code and standard error.
 func runProcs(t *testing.T, procs processes, args ...string) (int, string) {
 	t.Helper()
-	stderr, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	code, _, msg := runProcsOut(t, procs, args...)
+	return code, msg
+}
+
+// runProcsOut is runProcs that returns standard output too. It may run
+// in a goroutine of the test (runGroup).
+func runProcsOut(t *testing.T, procs processes, args ...string) (code int, stdout []byte, stderr string) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
+		return -1, nil, ""
 	}
-	defer stderr.Close()
-	var stdout bytes.Buffer
-	code := runIn(procs, args, strings.NewReader(""), &stdout, stderr)
-	msg, err := os.ReadFile(stderr.Name())
+	defer f.Close()
+	var out bytes.Buffer
+	code = runIn(procs, args, strings.NewReader(""), &out, f)
+	msg, err := os.ReadFile(f.Name())
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
 	}
-	return code, string(msg)
+	return code, out.Bytes(), string(msg)
 }
 
 // TestOwnRowsErrors: a -shard fit that reads its own subjects' rows alone
@@ -320,18 +329,6 @@ func TestSharedFilesFit(t *testing.T) {
 		os.MkdirAll(pqDir, 0o755)
 		writeFile(t, pqDir, fmt.Sprintf("%d.parquet", k%files), b.String())
 	}
-	fit := func(procs processes, args []string) (int, []byte, string) {
-		stderr, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
-		if err != nil {
-			t.Error(err)
-			return -1, nil, ""
-		}
-		defer stderr.Close()
-		var stdout bytes.Buffer
-		code := runIn(procs, args, strings.NewReader(""), &stdout, stderr)
-		msg, _ := os.ReadFile(stderr.Name())
-		return code, stdout.Bytes(), string(msg)
-	}
 	bern := []string{"-formula", "y ~ x + (1 | id)", "-family", "bernoulli"}
 	gauss := []string{"-formula", "v ~ x + g + (1 | id)", "-family", "gaussian", "-method", "gva", "-ref", "g=late"}
 	inter := []string{"-formula", "y ~ x + (1 | id:g)", "-family", "bernoulli", "-method", "gva"}
@@ -350,7 +347,7 @@ func TestSharedFilesFit(t *testing.T) {
 		m, data := c.m, c.data
 		{
 			args := append([]string{"fit", "-data", filepath.Join(dir, data), "-format", "json", "-quiet"}, m...)
-			code, out, msg := fit(nil, args)
+			code, out, msg := runProcsOut(t, nil, args...)
 			if code != 0 && code != exitLimit {
 				t.Fatalf("%s %v alone: exit %d, %s", data, m, code, msg)
 			}
@@ -360,7 +357,7 @@ func TestSharedFilesFit(t *testing.T) {
 				codes, msgs := make([]int, size), make([]string, size)
 				var wg sync.WaitGroup
 				for k, g := range simshare.NewGroups(size) {
-					wg.Go(func() { codes[k], outs[k], msgs[k] = fit(chainProcesses{g}, append(args, "-shard")) })
+					wg.Go(func() { codes[k], outs[k], msgs[k] = runProcsOut(t, chainProcesses{g}, append(args, "-shard")...) })
 				}
 				wg.Wait()
 				for k := range size {
