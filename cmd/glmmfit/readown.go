@@ -89,7 +89,8 @@ type ownFile struct {
 	relay *parallel.Relay
 	mine  []string
 	first int
-	// f is the model's formula, whose subjects subjectFile records.
+	// f is the model's formula, whose interaction grouping factors
+	// pieces add as columns (withGroups).
 	f *formula.Formula
 	// line is the first line of each subject in its file, with
 	// subjectFile, when the files are dealt out.
@@ -315,6 +316,7 @@ func (c *ownFile) pieces(yield func(*datasets.Frame) error) error {
 		}
 		c.offset = -1
 		err := c.parquetPieces(c.columns, c.own(), func(fr *datasets.Frame, file, before int) error {
+			fr = c.withGroups(fr)
 			c.before, c.lines, c.pieceRows = before, nil, fr.NumRows()
 			if c.offset < 0 {
 				c.offset = before
@@ -349,6 +351,7 @@ func (c *ownFile) pieces(yield func(*datasets.Frame) error) error {
 		cr.Categorical, cr.Numeric, cr.Columns = cat, num, c.columns
 	}, func(cr *datasets.Reader) error {
 		return cr.ReadPieces(pieceRows, func(fr *datasets.Frame, lines *datasets.Lines) error {
+			fr = c.withGroups(fr)
 			c.lines = lines
 			if record {
 				err := c.subjectFiles(fr, func(i int) (int, string) {
@@ -382,6 +385,16 @@ func (c *ownFile) kindsOf() (cat, num []string) {
 	return cat, num
 }
 
+// withGroups returns a piece with the columns of the formula's
+// interaction grouping factors, once the formula is known: the subjects
+// of (1 | a:b) are recorded from it, and Scan takes it as it is.
+func (c *ownFile) withGroups(fr *datasets.Frame) *datasets.Frame {
+	if c.f == nil {
+		return fr
+	}
+	return c.f.WithGroups(fr)
+}
+
 // pieceInput returns the piece being read as an input for messages.
 func (c *ownFile) pieceInput() *input {
 	in := &input{frame: c.kinds, name: c.name, path: c.path, lines: c.lines, place: c.place()}
@@ -401,7 +414,7 @@ func (c *ownFile) pieceInput() *input {
 // own subjects. at gives the file of row i of the piece and where it is
 // in the file.
 func (c *ownFile) subjectFiles(fr *datasets.Frame, at func(i int) (k int, where string)) error {
-	col, ok := c.f.WithGroups(fr).Column(c.group) // a:b is a column of its own
+	col, ok := fr.Column(c.group) // a:b too: pieces added it
 	if !ok {
 		return nil // Scan names the column
 	}
@@ -681,8 +694,9 @@ func (c *ownFile) buildOwn(procs processes, spec *modelSpec, f *formula.Formula,
 	if err := c.wholeChecks(f, spec); err != nil {
 		return nil, nil, err
 	}
+	c.f = f
 	if c.files != nil {
-		c.f, c.group, c.subjectFile = f, f.Group(), map[string]int{}
+		c.group, c.subjectFile = f.Group(), map[string]int{}
 	}
 	var chain formula.Chain
 	if c.relay != nil {
