@@ -120,24 +120,79 @@ func TestNestedErrors(t *testing.T) {
 	}
 }
 
-// TestNestedStart: the start's precision factorises, and its mean is
-// near the subjects' conditional modes (the gradient in the local blocks
-// is zero there).
+// TestNestedStart: the start's precision factorises, and each subject's
+// block of it and its mean are a Gaussian variational fixed point given
+// theta_g: with V_i the inverse of the block, the gradient of the expected
+// log density in the mean is zero and its negative Hessian is the block.
+// For a Poisson model both are in closed form (E exp(eta) = exp(m + v/2)),
+// so the check does not share the start's quadrature; for a Gaussian
+// model the mean is the conditional mode.
 func TestNestedStart(t *testing.T) {
-	mod := smallNested(t, Poisson)
-	_, _, g := mod.Dims()
-	theta := make([]float64, 9+g)
-	prec := make([]float64, 2*3/2+2*g+4*5/2+4*g+3*4/2+3*g+g*(g+1)/2)
-	if err := mod.Start(nil, theta, prec); err != nil {
-		t.Fatal(err)
-	}
-	grad := make([]float64, len(theta))
-	if _, err := mod.Local(nil, 0, 3, theta[9:], theta[:9], grad[:9], grad[9:]); err != nil {
-		t.Fatal(err)
-	}
-	for j, v := range grad[:9] {
-		if math.Abs(v) > 1e-6 {
-			t.Errorf("local gradient %d at the start: %v", j, v)
+	for _, fam := range []Family{Poisson, Gaussian} {
+		mod := smallNested(t, fam)
+		_, _, g := mod.Dims()
+		theta := make([]float64, 9+g)
+		prec := make([]float64, 2*3/2+2*g+4*5/2+4*g+3*4/2+3*g+g*(g+1)/2)
+		if err := mod.Start(nil, theta, prec); err != nil {
+			t.Fatal(err)
+		}
+		thetaG := theta[9:]
+		pa, pb := math.Exp(2*thetaG[2]), math.Exp(2*thetaG[3])
+		so := 0
+		for i, r := range mod.BlockSizes() {
+			s := mat.NewSymDense(r, nil)
+			for a := range r {
+				for c := 0; c <= a; c++ {
+					s.SetSym(a, c, prec[so+a*(a+1)/2+c])
+				}
+			}
+			so += r*(r+1)/2 + g*r
+			var ch mat.Cholesky
+			if !ch.Factorize(s) {
+				t.Fatalf("%v: subject %d's block of the precision is not positive definite", fam, i)
+			}
+			var v mat.SymDense
+			if err := ch.InverseTo(&v); err != nil {
+				t.Fatal(err)
+			}
+			b := theta[mod.boff[i]:mod.boff[i+1]]
+			grad := make([]float64, r)
+			hess := mat.NewSymDense(r, nil)
+			grad[0] = -pa * b[0]
+			hess.SetSym(0, 0, pa)
+			for q := 1; q < r; q++ {
+				grad[q] = -pb * b[q]
+				hess.SetSym(q, q, pb)
+			}
+			for k := mod.start[i]; k < mod.start[i+1]; k++ {
+				q := 1 + int(mod.inner[k])
+				m := mod.eta(k, thetaG[:2], b, 0)
+				var d1, d2 float64
+				switch fam {
+				case Poisson:
+					mu := math.Exp(m + (v.At(0, 0)+v.At(q, q)+2*v.At(0, q))/2)
+					d1, d2 = mod.y[k]-mu, -mu
+				case Gaussian:
+					s2 := math.Exp(2 * thetaG[4])
+					d1, d2 = (mod.y[k]-m)/s2, -1/s2
+				}
+				d1, d2 = mod.w[k]*d1, mod.w[k]*d2
+				grad[0] += d1
+				grad[q] += d1
+				hess.SetSym(0, 0, hess.At(0, 0)-d2)
+				hess.SetSym(q, q, hess.At(q, q)-d2)
+				hess.SetSym(0, q, hess.At(0, q)-d2)
+			}
+			for a := range r {
+				if math.Abs(grad[a]) > 1e-4 {
+					t.Errorf("%v: subject %d: expected gradient %d at the start: %v", fam, i, a, grad[a])
+				}
+				for c := 0; c <= a; c++ {
+					if d := hess.At(a, c) - s.At(a, c); math.Abs(d) > 1e-4*(1+math.Abs(s.At(a, c))) {
+						t.Errorf("%v: subject %d: expected negative Hessian (%d,%d) %v, the start's precision %v", fam, i, a, c, hess.At(a, c), s.At(a, c))
+					}
+				}
+			}
 		}
 	}
 }

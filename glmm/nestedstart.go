@@ -8,14 +8,15 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/integrate/quad"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/sparsevi/sparsevi/parallel"
 )
 
-// nestedRounds is the number of rounds of the start: the subjects' modes,
-// a Newton step in beta, then the variance components from the modes and
-// their curvatures (an EM step).
+// nestedRounds is the number of Laplace rounds of the start: the
+// subjects' modes, a Newton step in beta, then the variance components
+// from the modes and their curvatures (an EM step).
 const nestedRounds = 8
 
 // nestedGaussianRounds is the number of rounds for a Gaussian model, whose
@@ -26,14 +27,40 @@ const nestedRounds = 8
 // the EM steps, with the effects' covariance, 262 nats (1300).
 const nestedGaussianRounds = 30
 
+// nestedGVARounds bounds the rounds that follow the Laplace ones for the
+// other families: each subject's block becomes the Gaussian that is best
+// given (beta, sds), expectations over its rows' linear predictors taken
+// by Gauss-Hermite quadrature, and the sds take over-relaxed EM steps from
+// those Gaussians. Laplace's modes shrink the effects of binary data, and
+// its EM stopped at sd(school) 0.76 where the fit ends at 0.98 (10^4
+// schools of 3 classes of 4 rows), which the fit then took 1800
+// iterations to mend.
+const nestedGVARounds = 60
+
+// nestedTol ends the GVA rounds when no log sd moves by more.
+const nestedTol = 1e-3
+
+// nestedStart holds the start's state: the mean, the conditional
+// variances vu of the effects and the covariances cu of each b level's
+// with its a level's, and the quadrature in the GVA rounds.
+type nestedStart struct {
+	mod      *Nested
+	pool     *parallel.Pool
+	theta    []float64
+	thetaG   []float64
+	vu, cu   []float64
+	ghx, ghw []float64 // nil in the Laplace rounds
+}
+
 // Start writes a starting mean into theta (laid out as package vi's
 // variable-size targets: each subject's block, then theta_g) and into prec
 // an approximate posterior precision in the storage of
-// arrowhead.WrapVar(BlockSizes(), g): each subject's negative Hessian in
-// its block and with beta at the conditional mode, the prior's and
-// expected information elsewhere. It runs serially: its cost is a few
-// passes over the rows.
-func (mod *Nested) Start(_ *parallel.Pool, theta, prec []float64) error {
+// arrowhead.WrapVar(BlockSizes(), g): each subject's negative (expected)
+// Hessian in its block and with beta, the prior's and expected information
+// elsewhere. The subjects' passes run on pool when it is not nil, with
+// sums taken in subject order, so that the start is the same for any
+// number of workers.
+func (mod *Nested) Start(pool *parallel.Pool, theta, prec []float64) error {
 	p, n := mod.p, mod.n
 	g := p + 2 + mod.nd
 	nr := mod.boff[n]
@@ -42,10 +69,12 @@ func (mod *Nested) Start(_ *parallel.Pool, theta, prec []float64) error {
 	}
 	thetaG := theta[nr:]
 	clear(theta)
+	st := &nestedStart{mod: mod, pool: pool, theta: theta, thetaG: thetaG,
+		vu: make([]float64, nr), cu: make([]float64, nr)}
 	beta := thetaG[:p]
 	// A GLM without random effects gives beta (and the Gaussian sd).
 	for range 25 {
-		if !mod.betaStep(theta, beta, 0) {
+		if !st.betaStep(beta, false) {
 			break
 		}
 	}
@@ -66,53 +95,131 @@ func (mod *Nested) Start(_ *parallel.Pool, theta, prec []float64) error {
 		}
 	}
 	thetaG[p], thetaG[p+1] = -math.Log(sd), -math.Log(sd)
-	// Approximate posterior variances of the effects, and the covariance
-	// of each b level's with its a level's.
-	vu, cu := make([]float64, nr), make([]float64, nr)
-	rounds := nestedRounds
+	laplace, gva := nestedRounds, nestedGVARounds
 	if mod.family == Gaussian {
-		// EM for a Gaussian model is exact and cheap: it converges.
-		rounds = nestedGaussianRounds
+		// EM for a Gaussian model is exact and cheap: it converges, and
+		// the expectations add nothing to Laplace's.
+		laplace, gva = nestedGaussianRounds, 0
 	}
-	for round := range rounds {
-		for i := range n {
-			if err := mod.localMode(i, theta, thetaG, vu, cu); err != nil {
-				return err
-			}
+	for round := range laplace + gva {
+		if round == laplace {
+			st.ghx, st.ghw = hermiteNodes()
 		}
-		mod.betaStep(theta, beta, 1)
-		if round == rounds-1 {
+		// Past the first GVA round, one Newton step a round suffices: it
+		// starts near the solution, which moves little from round to round.
+		steps := maxNewton
+		if round > laplace {
+			steps = 1
+		}
+		if err := st.modes(steps); err != nil {
+			return err
+		}
+		st.betaStep(beta, true)
+		if round == laplace+gva-1 {
 			break
 		}
-		// EM: sigma^2 = mean of E[u^2] over the levels.
+		// EM: sigma^2 = mean of E[u^2] over the levels, over-relaxed in
+		// the GVA rounds (see emRelax) on the log scale.
 		var su, sv float64
 		for i := range n {
 			o := mod.boff[i]
-			su += theta[o]*theta[o] + vu[o]
+			su += theta[o]*theta[o] + st.vu[o]
 			for q := o + 1; q < mod.boff[i+1]; q++ {
-				sv += theta[q]*theta[q] + vu[q]
+				sv += theta[q]*theta[q] + st.vu[q]
 			}
 		}
 		nb := float64(nr - n)
-		thetaG[p] = -0.5 * math.Log(math.Max(su/float64(n), 1e-4))
-		thetaG[p+1] = -0.5 * math.Log(math.Max(sv/math.Max(nb, 1), 1e-4))
+		na := -0.5 * math.Log(math.Max(su/float64(n), 1e-4))
+		nbv := -0.5 * math.Log(math.Max(sv/math.Max(nb, 1), 1e-4))
+		if st.ghx != nil {
+			da, db := na-thetaG[p], nbv-thetaG[p+1]
+			na, nbv = thetaG[p]+emRelax*da, thetaG[p+1]+emRelax*db
+			if round > laplace && math.Max(math.Abs(da), math.Abs(db)) < nestedTol {
+				thetaG[p], thetaG[p+1] = na, nbv
+				break
+			}
+		}
+		thetaG[p], thetaG[p+1] = na, nbv
 		if mod.family == Gaussian {
-			thetaG[p+2] = mod.residualLogSD(theta, beta, vu, cu)
+			thetaG[p+2] = mod.residualLogSD(theta, beta, st.vu, st.cu)
 		}
 	}
 	// The modes at the final beta and sds.
-	for i := range n {
-		if err := mod.localMode(i, theta, thetaG, vu, cu); err != nil {
-			return err
-		}
+	if err := st.modes(maxNewton); err != nil {
+		return err
 	}
-	mod.startPrec(theta, prec)
+	st.startPrec(prec)
 	for j, v := range theta {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("glmm: start: entry %d is %v", j, v)
 		}
 	}
 	return nil
+}
+
+// hermiteNodes returns Gauss-Hermite nodes and weights for N(0, 1).
+func hermiteNodes() (x, w []float64) {
+	x, w = make([]float64, ghNodes), make([]float64, ghNodes)
+	quad.Hermite{}.FixedLocations(x, w, math.Inf(-1), math.Inf(1))
+	for k := range x {
+		x[k] *= math.Sqrt2
+		w[k] /= math.SqrtPi
+	}
+	return x, w
+}
+
+// rowDerivs returns the first two derivatives of stored row k's log
+// likelihood at eta, or in the GVA rounds their expectations under
+// eta + sd N(0, 1).
+func (st *nestedStart) rowDerivs(k int, eta, sd, psi float64) (d1, d2 float64) {
+	mod := st.mod
+	if st.ghx == nil || sd == 0 {
+		return mod.derivs(mod.y[k], mod.m[k], eta, psi)
+	}
+	for j, x := range st.ghx {
+		a, b := mod.derivs(mod.y[k], mod.m[k], eta+sd*x, psi)
+		d1 += st.ghw[j] * a
+		d2 += st.ghw[j] * b
+	}
+	return d1, d2
+}
+
+// rowSD returns the sd of stored row k's linear predictor under subject
+// i's current Gaussian, 0 in the Laplace rounds.
+func (st *nestedStart) rowSD(i, k int) float64 {
+	if st.ghx == nil {
+		return 0
+	}
+	o := st.mod.boff[i]
+	q := o + 1 + int(st.mod.inner[k])
+	return math.Sqrt(math.Max(st.vu[o]+st.vu[q]+2*st.cu[q], 0))
+}
+
+// maxNewton bounds the Newton steps of a subject's mode.
+const maxNewton = 50
+
+// modes runs localMode for every subject, on the pool in chunks.
+func (st *nestedStart) modes(steps int) error {
+	n := st.mod.n
+	chunks := parallel.NewChunking(n, StartChunk)
+	run := func(k int) error {
+		lo, hi := chunks.Bounds(k)
+		for i := lo; i < hi; i++ {
+			if err := st.localMode(i, steps); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if st.pool == nil {
+		for k := range chunks.Len() {
+			if err := run(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return st.pool.Run(chunks.Len(), run)
 }
 
 // eta returns the linear predictor of stored row k; b is its subject's
@@ -128,9 +235,10 @@ func (mod *Nested) eta(k int, beta, b []float64, _ int) float64 {
 	return e
 }
 
-// betaStep takes one Newton step in beta with the random effects in theta
-// held (with effects = 0, none) and reports whether it moved.
-func (mod *Nested) betaStep(theta, beta []float64, effects int) bool {
+// betaStep takes one Newton step in beta with the random effects held
+// (without effects, at zero) and reports whether it moved.
+func (st *nestedStart) betaStep(beta []float64, effects bool) bool {
+	mod, theta := st.mod, st.theta
 	p := mod.p
 	if p == 0 {
 		return false
@@ -145,11 +253,15 @@ func (mod *Nested) betaStep(theta, beta []float64, effects int) bool {
 	}
 	for i := range mod.n {
 		var b []float64
-		if effects == 1 {
+		if effects {
 			b = theta[mod.boff[i]:mod.boff[i+1]]
 		}
 		for k := mod.start[i]; k < mod.start[i+1]; k++ {
-			d1, d2 := mod.derivs(mod.y[k], mod.m[k], mod.eta(k, beta, b, 0), psi)
+			var sd float64
+			if effects {
+				sd = st.rowSD(i, k)
+			}
+			d1, d2 := st.rowDerivs(k, mod.eta(k, beta, b, 0), sd, psi)
 			w := mod.w[k]
 			xk := mod.x[k*p : (k+1)*p]
 			for a, xa := range xk {
@@ -181,10 +293,11 @@ func (mod *Nested) betaStep(theta, beta []float64, effects int) bool {
 	return moved
 }
 
-// curvature returns the negative Hessian of subject i's log density in its
-// block at b: h0 the (u, u) entry, and for each b level q, hq[q] its
-// diagonal entry and h0q[q] that with u; and the gradient in gr.
-func (mod *Nested) curvature(i int, b, thetaG, gr, hq, h0q []float64) (h0 float64) {
+// curvature returns the negative (expected) Hessian of subject i's log
+// density in its block at b: h0 the (u, u) entry, and for each b level q,
+// hq[q] its diagonal entry and h0q[q] that with u; and the gradient in gr.
+func (st *nestedStart) curvature(i int, b, thetaG, gr, hq, h0q []float64) (h0 float64) {
+	mod := st.mod
 	p := mod.p
 	psi := mod.psi(thetaG)
 	pa, pb := math.Exp(2*thetaG[p]), math.Exp(2*thetaG[p+1])
@@ -192,7 +305,7 @@ func (mod *Nested) curvature(i int, b, thetaG, gr, hq, h0q []float64) (h0 float6
 	clear(hq)
 	clear(h0q)
 	for k := mod.start[i]; k < mod.start[i+1]; k++ {
-		d1, d2 := mod.derivs(mod.y[k], mod.m[k], mod.eta(k, thetaG[:p], b, 0), psi)
+		d1, d2 := st.rowDerivs(k, mod.eta(k, thetaG[:p], b, 0), st.rowSD(i, k), psi)
 		w := mod.w[k]
 		q := mod.inner[k]
 		gr[0] += w * d1
@@ -210,20 +323,22 @@ func (mod *Nested) curvature(i int, b, thetaG, gr, hq, h0q []float64) (h0 float6
 	return h0
 }
 
-// localMode finds subject i's conditional mode by Newton steps, solving
-// with its arrowhead Hessian in O(k), and writes the effects' conditional
-// variances into vu and the covariances of each b level's with a's into
-// cu.
-func (mod *Nested) localMode(i int, theta, thetaG, vu, cu []float64) error {
+// localMode finds subject i's conditional mode (in the GVA rounds, the
+// mean of its best Gaussian given its current covariance) by at most steps
+// Newton steps, solving with its arrowhead Hessian in O(k), and writes the effects'
+// conditional variances into vu and the covariances of each b level's
+// with a's into cu.
+func (st *nestedStart) localMode(i, steps int) error {
+	mod, thetaG, vu, cu := st.mod, st.thetaG, st.vu, st.cu
 	o, e := mod.boff[i], mod.boff[i+1]
-	b := theta[o:e]
+	b := st.theta[o:e]
 	k := e - o - 1
 	gr := make([]float64, k+1)
 	hq := make([]float64, k)
 	h0q := make([]float64, k)
 	var h0, s0 float64
 	for it := 0; ; it++ {
-		h0 = mod.curvature(i, b, thetaG, gr, hq, h0q)
+		h0 = st.curvature(i, b, thetaG, gr, hq, h0q)
 		// Schur complement of the b levels' diagonal.
 		s0 = h0
 		r0 := gr[0]
@@ -243,7 +358,7 @@ func (mod *Nested) localMode(i int, theta, thetaG, vu, cu []float64) error {
 		if !(big < 1e3) || math.IsNaN(big) {
 			return fmt.Errorf("glmm: start: the mode of %s %s diverged", mod.outerName, label(mod.outerLevels, i))
 		}
-		if big < 1e-8 || it == 50 {
+		if big < 1e-8 || it == steps-1 {
 			break
 		}
 	}
@@ -258,7 +373,8 @@ func (mod *Nested) localMode(i int, theta, thetaG, vu, cu []float64) error {
 }
 
 // startPrec writes the start's precision (see Start).
-func (mod *Nested) startPrec(theta, prec []float64) {
+func (st *nestedStart) startPrec(prec []float64) {
+	mod, theta := st.mod, st.theta
 	p, n := mod.p, mod.n
 	g := p + 2 + mod.nd
 	nr := mod.boff[n]
@@ -273,7 +389,7 @@ func (mod *Nested) startPrec(theta, prec []float64) {
 		gr := make([]float64, r)
 		hq := make([]float64, r-1)
 		h0q := make([]float64, r-1)
-		h0 := mod.curvature(i, b, thetaG, gr, hq, h0q)
+		h0 := st.curvature(i, b, thetaG, gr, hq, h0q)
 		si := prec[so : so+r*(r+1)/2]
 		sgi := prec[so+r*(r+1)/2 : so+r*(r+1)/2+g*r]
 		si[0] = h0
@@ -284,7 +400,7 @@ func (mod *Nested) startPrec(theta, prec []float64) {
 		}
 		// Rows of beta: the data's curvature between beta and the effects.
 		for k := mod.start[i]; k < mod.start[i+1]; k++ {
-			_, d2 := mod.derivs(mod.y[k], mod.m[k], mod.eta(k, thetaG[:p], b, 0), psi)
+			_, d2 := st.rowDerivs(k, mod.eta(k, thetaG[:p], b, 0), st.rowSD(i, k), psi)
 			w := -mod.w[k] * d2
 			q := 1 + int(mod.inner[k])
 			xk := mod.x[k*p : (k+1)*p]
