@@ -98,15 +98,9 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 		return nil, errors.New("posterior: nil result, target or model")
 	}
 	rt, _ := t.(*rvb.Target)
-	draws, level := set.Draws, set.Level
-	if draws == 0 {
-		draws = 2000
-	}
-	if level == 0 {
-		level = 0.95
-	}
-	if draws < 2 || !(level > 0 && level < 1) {
-		return nil, fmt.Errorf("posterior: Predict with %d draws at level %v: want at least 2 draws and a level in (0, 1)", draws, level)
+	draws, level, err := predictDraws(set)
+	if err != nil {
+		return nil, err
 	}
 	n, r, g := m.Dims()
 	p := m.P()
@@ -118,20 +112,12 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 	if rs == 0 {
 		rs = 1
 	}
-	pr := &Predictions{}
-	for _, col := range []*[]float64{&pr.Eta, &pr.EtaSD, &pr.EtaLo, &pr.EtaHi, &pr.Mean, &pr.MeanSD, &pr.MeanLo, &pr.MeanHi} {
-		*col = make([]float64, rows)
-	}
-	batch := max(1, predictBatch/draws)
-	etaDraws := make([]float64, min(batch, rows)*draws)
-	meanDraws := make([]float64, len(etaDraws))
 	theta := make([]float64, n*r+g)
 	var smp interface {
 		draw(k uint64, theta []float64, subjects []int) error
 	} = newSampler(res, rt, set.Seed, predictStream)
 	var cs *correctedSampler
 	if set.Correction != nil {
-		var err error
 		if cs, err = newCorrectedSampler(ctx, res, m, set.Correction, draws, set.Seed, set.Workers); err != nil {
 			return nil, err
 		}
@@ -144,45 +130,10 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 	beta := make([]float64, p)
 	var chol mat.Cholesky
 	var lower mat.TriDense
-	alpha := (1 - level) / 2
-	// Each row's draws are summarised on its own: rows in chunks on a
-	// pool, batchLo being the first row of the batch held.
-	workers := set.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	pool := parallel.NewPool(ctx, workers)
-	defer pool.Close()
-	var batchLo, batchHi int
-	summarise := func(c int) error {
-		for k := batchLo + c*predictRowChunk; k < min(batchHi, batchLo+(c+1)*predictRowChunk); k++ {
-			eta := etaDraws[(k-batchLo)*draws : (k-batchLo+1)*draws]
-			slices.Sort(eta)
-			pr.Eta[k], pr.EtaSD[k] = meanSD(eta)
-			pr.EtaLo[k], pr.EtaHi[k] = quantile(eta, alpha), quantile(eta, 1-alpha)
-			// The mean is a non-decreasing function of eta, so that
-			// the means of the sorted draws come sorted: the sort
-			// below only guards against rounding.
-			mean := meanDraws[(k-batchLo)*draws : (k-batchLo+1)*draws]
-			for s, e := range eta {
-				mean[s] = m.Mean(e)
-			}
-			if !slices.IsSorted(mean) {
-				slices.Sort(mean)
-			}
-			pr.Mean[k], pr.MeanSD[k] = meanSD(mean)
-			pr.MeanLo[k], pr.MeanHi[k] = quantile(mean, alpha), quantile(mean, 1-alpha)
-		}
-		return nil
-	}
 	// A gaussian response fitted standardised: eta on the data's scale is
 	// center + scale eta*, with the offset as the data give it.
 	scaled := rc != 0 || rs != 1
-	for lo := 0; lo < rows; lo += batch {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		hi := min(rows, lo+batch)
+	return predictBatches(ctx, rows, draws, level, set.Workers, m.Mean, func(lo, hi int, etaDraws []float64) error {
 		// Only the subjects of the batch's rows need their random effects.
 		var need []int
 		seen := make(map[int]bool)
@@ -195,23 +146,23 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 		slices.Sort(need)
 		if cs != nil {
 			if err := cs.prepare(need); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		for s := range draws {
 			if s%predictCheckEvery == predictCheckEvery-1 {
 				if err := ctx.Err(); err != nil {
-					return nil, err
+					return err
 				}
 			}
 			if err := smp.draw(uint64(s), theta, need); err != nil {
-				return nil, err
+				return err
 			}
 			copy(beta, theta[n*r:n*r+p])
 			omega := slices.Clone(theta[n*r+p : n*r+p+glmm.NumOmega(r)])
 			m.MaskOmega(omega)
 			if !chol.Factorize(glmm.RECov(omega, r)) {
-				return nil, fmt.Errorf("posterior: draw %d: random-effect covariance is not positive definite", s)
+				return fmt.Errorf("posterior: draw %d: random-effect covariance is not positive definite", s)
 			}
 			chol.LTo(&lower)
 			// A new subject's random effects: one draw per draw of q,
@@ -267,6 +218,77 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 				}
 				etaDraws[(k-lo)*draws+s] = eta
 			}
+		}
+		return nil
+	})
+}
+
+// predictDraws returns the number of draws and the level of set, with
+// their defaults, or an error if they are out of range.
+func predictDraws(set PredictSettings) (draws int, level float64, err error) {
+	draws, level = set.Draws, set.Level
+	if draws == 0 {
+		draws = 2000
+	}
+	if level == 0 {
+		level = 0.95
+	}
+	if draws < 2 || !(level > 0 && level < 1) {
+		return 0, 0, fmt.Errorf("posterior: Predict with %d draws at level %v: want at least 2 draws and a level in (0, 1)", draws, level)
+	}
+	return draws, level, nil
+}
+
+// predictBatches returns the summaries of rows rows' draws of eta, and of
+// mean(eta), at level: fill writes the draws of the rows [lo, hi), row
+// k's draw s at etaDraws[(k-lo)*draws+s], a batch of rows at a time, and
+// each row's draws are then summarised on up to workers goroutines (0
+// means GOMAXPROCS).
+func predictBatches(ctx context.Context, rows, draws int, level float64, workers int, mean func(float64) float64, fill func(lo, hi int, etaDraws []float64) error) (*Predictions, error) {
+	pr := &Predictions{}
+	for _, col := range []*[]float64{&pr.Eta, &pr.EtaSD, &pr.EtaLo, &pr.EtaHi, &pr.Mean, &pr.MeanSD, &pr.MeanLo, &pr.MeanHi} {
+		*col = make([]float64, rows)
+	}
+	batch := max(1, predictBatch/draws)
+	etaDraws := make([]float64, min(batch, rows)*draws)
+	meanDraws := make([]float64, len(etaDraws))
+	alpha := (1 - level) / 2
+	// Each row's draws are summarised on its own: rows in chunks on a
+	// pool, batchLo being the first row of the batch held.
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	pool := parallel.NewPool(ctx, workers)
+	defer pool.Close()
+	var batchLo, batchHi int
+	summarise := func(c int) error {
+		for k := batchLo + c*predictRowChunk; k < min(batchHi, batchLo+(c+1)*predictRowChunk); k++ {
+			eta := etaDraws[(k-batchLo)*draws : (k-batchLo+1)*draws]
+			slices.Sort(eta)
+			pr.Eta[k], pr.EtaSD[k] = meanSD(eta)
+			pr.EtaLo[k], pr.EtaHi[k] = quantile(eta, alpha), quantile(eta, 1-alpha)
+			// The mean is a non-decreasing function of eta, so that
+			// the means of the sorted draws come sorted: the sort
+			// below only guards against rounding.
+			mu := meanDraws[(k-batchLo)*draws : (k-batchLo+1)*draws]
+			for s, e := range eta {
+				mu[s] = mean(e)
+			}
+			if !slices.IsSorted(mu) {
+				slices.Sort(mu)
+			}
+			pr.Mean[k], pr.MeanSD[k] = meanSD(mu)
+			pr.MeanLo[k], pr.MeanHi[k] = quantile(mu, alpha), quantile(mu, 1-alpha)
+		}
+		return nil
+	}
+	for lo := 0; lo < rows; lo += batch {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hi := min(rows, lo+batch)
+		if err := fill(lo, hi, etaDraws); err != nil {
+			return nil, err
 		}
 		batchLo, batchHi = lo, hi
 		if err := pool.Run((hi-lo+predictRowChunk-1)/predictRowChunk, summarise); err != nil {
