@@ -117,8 +117,14 @@ func (s *SavedFit) LoadNested(m *glmm.Nested) (*vi.Result, error) {
 	}
 	n, r, g := m.Dims()
 	sizes := m.BlockSizes()
-	if s.N != n || s.R != r || s.G != g || !slices.Equal(s.Sizes, sizes) {
+	if s.N != n || s.R != r || s.G != g || len(s.Sizes) != n {
 		return nil, fmt.Errorf("posterior: saved fit of dimensions (%d, %d, %d) and %d block sizes, model (%d, %d, %d) and %d", s.N, s.R, s.G, len(s.Sizes), n, r, g, len(sizes))
+	}
+	for i, k := range sizes {
+		if s.Sizes[i] != k {
+			outer, _ := m.FactorNames()
+			return nil, fmt.Errorf("posterior: the saved fit's block sizes differ from the model's: subject %d (%s %s) has %d variables, the model's %d", i+1, outer, m.SubjectLevel(i), s.Sizes[i], k)
+		}
 	}
 	locals := 0
 	for _, k := range sizes {
