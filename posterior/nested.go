@@ -223,11 +223,7 @@ func PredictNested(ctx context.Context, res *vi.Result, m *glmm.Nested, nd Neste
 		}
 	}
 	nr := start[len(sizes)]
-	rc, rs := nd.ResponseCenter, nd.ResponseScale
-	if rs == 0 {
-		rs = 1
-	}
-	scaled := rc != 0 || rs != 1
+	er := newEtaRows(nd.X, nd.Offset, nd.ResponseCenter, nd.ResponseScale)
 	theta := make([]float64, len(res.Mu))
 	smp := newSampler(res, nil, set.Seed, predictStream)
 	mean := m.Family().Mean
@@ -264,15 +260,7 @@ func PredictNested(ctx context.Context, res *vi.Result, m *glmm.Nested, nd Neste
 			uNew := math.Exp(-theta[nr+p]) * rng.NormFloat64()
 			vNew := math.Exp(-theta[nr+p+1]) * rng.NormFloat64()
 			for k := lo; k < hi; k++ {
-				eta := 0.0
-				if nd.X != nil {
-					for j := range p {
-						eta += nd.X.At(k, j) * beta[j]
-					}
-				}
-				if nd.Offset != nil && !scaled {
-					eta += nd.Offset[k]
-				}
+				eta := er.fixed(k, beta)
 				u, v := uNew, vNew
 				if a := nd.Outer[k]; a >= 0 {
 					u = theta[start[a]]
@@ -281,13 +269,7 @@ func PredictNested(ctx context.Context, res *vi.Result, m *glmm.Nested, nd Neste
 					v = theta[at[b]]
 				}
 				eta += u + v
-				if scaled {
-					eta = rc + rs*eta
-					if nd.Offset != nil {
-						eta += nd.Offset[k]
-					}
-				}
-				etaDraws[(k-lo)*draws+s] = eta
+				etaDraws[(k-lo)*draws+s] = er.onDataScale(k, eta)
 			}
 		}
 		return nil

@@ -104,14 +104,10 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 	}
 	n, r, g := m.Dims()
 	p := m.P()
-	rows := len(nd.Known)
-	if nd.Z == nil || len(nd.Group) != rows || len(nd.Crossed) != m.NumCrossed() {
+	if nd.Z == nil || len(nd.Group) != len(nd.Known) || len(nd.Crossed) != m.NumCrossed() {
 		return nil, errors.New("posterior: Predict: the new data do not match the model")
 	}
-	rc, rs := nd.ResponseCenter, nd.ResponseScale
-	if rs == 0 {
-		rs = 1
-	}
+	er := newEtaRows(nd.X, nd.Offset, nd.ResponseCenter, nd.ResponseScale)
 	theta := make([]float64, n*r+g)
 	var smp interface {
 		draw(k uint64, theta []float64, subjects []int) error
@@ -130,10 +126,7 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 	beta := make([]float64, p)
 	var chol mat.Cholesky
 	var lower mat.TriDense
-	// A gaussian response fitted standardised: eta on the data's scale is
-	// center + scale eta*, with the offset as the data give it.
-	scaled := rc != 0 || rs != 1
-	return predictBatches(ctx, rows, draws, level, set.Workers, m.Mean, func(lo, hi int, etaDraws []float64) error {
+	return predictBatches(ctx, len(nd.Known), draws, level, set.Workers, m.Mean, func(lo, hi int, etaDraws []float64) error {
 		// Only the subjects of the batch's rows need their random effects.
 		var need []int
 		seen := make(map[int]bool)
@@ -185,15 +178,7 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 				uNew[c] = math.Exp(-theta[n*r+omega]) * rng.NormFloat64()
 			}
 			for k := lo; k < hi; k++ {
-				eta := 0.0
-				if nd.X != nil {
-					for j := range p {
-						eta += nd.X.At(k, j) * beta[j]
-					}
-				}
-				if nd.Offset != nil && !scaled {
-					eta += nd.Offset[k]
-				}
+				eta := er.fixed(k, beta)
 				b := bNew
 				if nd.Known[k] {
 					b = theta[nd.Group[k]*r : (nd.Group[k]+1)*r]
@@ -210,17 +195,58 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 						eta += uNew[c]
 					}
 				}
-				if scaled {
-					eta = rc + rs*eta
-					if nd.Offset != nil {
-						eta += nd.Offset[k]
-					}
-				}
-				etaDraws[(k-lo)*draws+s] = eta
+				etaDraws[(k-lo)*draws+s] = er.onDataScale(k, eta)
 			}
 		}
 		return nil
 	})
+}
+
+// etaRows computes the parts of new rows' linear predictors that every
+// model has: x'beta and the offset, and for a gaussian response fitted
+// standardised the map to the data's scale, center + scale eta*, with
+// the offset as the data give it.
+type etaRows struct {
+	x             mat.Matrix // nil without fixed effects
+	offset        []float64  // nil for none
+	center, scale float64
+	scaled        bool
+}
+
+// newEtaRows returns the etaRows of the design x and offset of new rows,
+// for a response fitted at center and scale (0 and 0 mean 0 and 1).
+func newEtaRows(x mat.Matrix, offset []float64, center, scale float64) etaRows {
+	if scale == 0 {
+		scale = 1
+	}
+	return etaRows{x: x, offset: offset, center: center, scale: scale, scaled: center != 0 || scale != 1}
+}
+
+// fixed returns row k's x'beta, with its offset unless the response is
+// scaled.
+func (e etaRows) fixed(k int, beta []float64) float64 {
+	eta := 0.0
+	if e.x != nil {
+		for j := range beta {
+			eta += e.x.At(k, j) * beta[j]
+		}
+	}
+	if e.offset != nil && !e.scaled {
+		eta += e.offset[k]
+	}
+	return eta
+}
+
+// onDataScale returns row k's linear predictor on the data's scale, eta
+// being the model's.
+func (e etaRows) onDataScale(k int, eta float64) float64 {
+	if e.scaled {
+		eta = e.center + e.scale*eta
+		if e.offset != nil {
+			eta += e.offset[k]
+		}
+	}
+	return eta
 }
 
 // predictDraws returns the number of draws and the level of set, with
