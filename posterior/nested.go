@@ -230,9 +230,10 @@ func PredictNested(ctx context.Context, res *vi.Result, m *glmm.Nested, nd Neste
 	if l := m.LinkFunc(); l != glmm.CanonicalLink {
 		mean = func(eta float64) float64 { return glmm.LinkMean(l, eta) }
 	}
-	return predictBatches(ctx, rows, draws, level, set.Workers, mean, func(lo, hi int, etaDraws []float64) error {
+	var need []int
+	batch := func(lo, hi int) error {
 		// The subjects whose effects the batch's rows use.
-		var need []int
+		need = need[:0]
 		for k := lo; k < hi; k++ {
 			if a := nd.Outer[k]; a >= 0 {
 				need = append(need, a)
@@ -243,34 +244,30 @@ func PredictNested(ctx context.Context, res *vi.Result, m *glmm.Nested, nd Neste
 		}
 		slices.Sort(need)
 		need = slices.Compact(need)
-		for s := range draws {
-			if s%predictCheckEvery == predictCheckEvery-1 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
+		return nil
+	}
+	return predictBatches(ctx, rows, draws, level, set.Workers, mean, batch, func(s, lo, hi int, etaDraws []float64) error {
+		if err := smp.draw(uint64(s), theta, need); err != nil {
+			return err
+		}
+		beta := theta[nr : nr+p]
+		// New levels' effects from N(0, exp(-2 omega)): u then v,
+		// one each per draw of q.
+		s1, s2 := parallel.StreamSeed(set.Seed, newSubjectStream, uint64(s))
+		rng := rand.New(rand.NewPCG(s1, s2))
+		uNew := math.Exp(-theta[nr+p]) * rng.NormFloat64()
+		vNew := math.Exp(-theta[nr+p+1]) * rng.NormFloat64()
+		for k := lo; k < hi; k++ {
+			eta := er.fixed(k, beta)
+			u, v := uNew, vNew
+			if a := nd.Outer[k]; a >= 0 {
+				u = theta[start[a]]
 			}
-			if err := smp.draw(uint64(s), theta, need); err != nil {
-				return err
+			if b := nd.Inner[k]; b >= 0 && parent[b] >= 0 {
+				v = theta[at[b]]
 			}
-			beta := theta[nr : nr+p]
-			// New levels' effects from N(0, exp(-2 omega)): u then v,
-			// one each per draw of q.
-			s1, s2 := parallel.StreamSeed(set.Seed, newSubjectStream, uint64(s))
-			rng := rand.New(rand.NewPCG(s1, s2))
-			uNew := math.Exp(-theta[nr+p]) * rng.NormFloat64()
-			vNew := math.Exp(-theta[nr+p+1]) * rng.NormFloat64()
-			for k := lo; k < hi; k++ {
-				eta := er.fixed(k, beta)
-				u, v := uNew, vNew
-				if a := nd.Outer[k]; a >= 0 {
-					u = theta[start[a]]
-				}
-				if b := nd.Inner[k]; b >= 0 && parent[b] >= 0 {
-					v = theta[at[b]]
-				}
-				eta += u + v
-				etaDraws[(k-lo)*draws+s] = er.onDataScale(k, eta)
-			}
+			eta += u + v
+			etaDraws[(k-lo)*draws+s] = er.onDataScale(k, eta)
 		}
 		return nil
 	})

@@ -126,9 +126,10 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 	beta := make([]float64, p)
 	var chol mat.Cholesky
 	var lower mat.TriDense
-	return predictBatches(ctx, len(nd.Known), draws, level, set.Workers, m.Mean, func(lo, hi int, etaDraws []float64) error {
+	var need []int
+	batch := func(lo, hi int) error {
 		// Only the subjects of the batch's rows need their random effects.
-		var need []int
+		need = nil
 		seen := make(map[int]bool)
 		for k := lo; k < hi; k++ {
 			if i := nd.Group[k]; nd.Known[k] && !seen[i] {
@@ -138,65 +139,59 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 		}
 		slices.Sort(need)
 		if cs != nil {
-			if err := cs.prepare(need); err != nil {
-				return err
+			return cs.prepare(need)
+		}
+		return nil
+	}
+	return predictBatches(ctx, len(nd.Known), draws, level, set.Workers, m.Mean, batch, func(s, lo, hi int, etaDraws []float64) error {
+		if err := smp.draw(uint64(s), theta, need); err != nil {
+			return err
+		}
+		copy(beta, theta[n*r:n*r+p])
+		omega := slices.Clone(theta[n*r+p : n*r+p+glmm.NumOmega(r)])
+		m.MaskOmega(omega)
+		if !chol.Factorize(glmm.RECov(omega, r)) {
+			return fmt.Errorf("posterior: draw %d: random-effect covariance is not positive definite", s)
+		}
+		chol.LTo(&lower)
+		// A new subject's random effects: one draw per draw of q,
+		// the same for every new row.
+		s1, s2 := parallel.StreamSeed(set.Seed, newSubjectStream, uint64(s))
+		rng := rand.New(rand.NewPCG(s1, s2))
+		for j := range zk {
+			zk[j] = rng.NormFloat64()
+		}
+		for j := range r {
+			bNew[j] = 0
+			for l := 0; l <= j; l++ {
+				bNew[j] += lower.At(j, l) * zk[l]
 			}
 		}
-		for s := range draws {
-			if s%predictCheckEvery == predictCheckEvery-1 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
-			if err := smp.draw(uint64(s), theta, need); err != nil {
-				return err
-			}
-			copy(beta, theta[n*r:n*r+p])
-			omega := slices.Clone(theta[n*r+p : n*r+p+glmm.NumOmega(r)])
-			m.MaskOmega(omega)
-			if !chol.Factorize(glmm.RECov(omega, r)) {
-				return fmt.Errorf("posterior: draw %d: random-effect covariance is not positive definite", s)
-			}
-			chol.LTo(&lower)
-			// A new subject's random effects: one draw per draw of q,
-			// the same for every new row.
-			s1, s2 := parallel.StreamSeed(set.Seed, newSubjectStream, uint64(s))
-			rng := rand.New(rand.NewPCG(s1, s2))
-			for j := range zk {
-				zk[j] = rng.NormFloat64()
+		// A new level of a crossed factor: one draw of its effect
+		// per draw of q, from N(0, exp(-2 omega_u)).
+		for c := range nd.Crossed {
+			_, _, _, omega := m.CrossedFactor(c)
+			uNew[c] = math.Exp(-theta[n*r+omega]) * rng.NormFloat64()
+		}
+		for k := lo; k < hi; k++ {
+			eta := er.fixed(k, beta)
+			b := bNew
+			if nd.Known[k] {
+				b = theta[nd.Group[k]*r : (nd.Group[k]+1)*r]
 			}
 			for j := range r {
-				bNew[j] = 0
-				for l := 0; l <= j; l++ {
-					bNew[j] += lower.At(j, l) * zk[l]
+				eta += nd.Z.At(k, j) * b[j]
+			}
+			for c, idx := range nd.Crossed {
+				if l := idx[k]; l >= 0 {
+					_, _, first, omega := m.CrossedFactor(c)
+					a := m.CrossedWeights(c)[l]
+					eta += math.Exp(-a*theta[n*r+omega]) * theta[n*r+first+l]
+				} else {
+					eta += uNew[c]
 				}
 			}
-			// A new level of a crossed factor: one draw of its effect
-			// per draw of q, from N(0, exp(-2 omega_u)).
-			for c := range nd.Crossed {
-				_, _, _, omega := m.CrossedFactor(c)
-				uNew[c] = math.Exp(-theta[n*r+omega]) * rng.NormFloat64()
-			}
-			for k := lo; k < hi; k++ {
-				eta := er.fixed(k, beta)
-				b := bNew
-				if nd.Known[k] {
-					b = theta[nd.Group[k]*r : (nd.Group[k]+1)*r]
-				}
-				for j := range r {
-					eta += nd.Z.At(k, j) * b[j]
-				}
-				for c, idx := range nd.Crossed {
-					if l := idx[k]; l >= 0 {
-						_, _, first, omega := m.CrossedFactor(c)
-						a := m.CrossedWeights(c)[l]
-						eta += math.Exp(-a*theta[n*r+omega]) * theta[n*r+first+l]
-					} else {
-						eta += uNew[c]
-					}
-				}
-				etaDraws[(k-lo)*draws+s] = er.onDataScale(k, eta)
-			}
+			etaDraws[(k-lo)*draws+s] = er.onDataScale(k, eta)
 		}
 		return nil
 	})
@@ -266,17 +261,18 @@ func predictDraws(set PredictSettings) (draws int, level float64, err error) {
 }
 
 // predictBatches returns the summaries of rows rows' draws of eta, and of
-// mean(eta), at level: fill writes the draws of the rows [lo, hi), row
-// k's draw s at etaDraws[(k-lo)*draws+s], a batch of rows at a time, and
-// each row's draws are then summarised on up to workers goroutines (0
-// means GOMAXPROCS).
-func predictBatches(ctx context.Context, rows, draws int, level float64, workers int, mean func(float64) float64, fill func(lo, hi int, etaDraws []float64) error) (*Predictions, error) {
+// mean(eta), at level, a batch of rows [lo, hi) at a time: batch prepares
+// the batch, then draw writes draw s of its rows, row k's at
+// etaDraws[(k-lo)*draws+s], for each s in turn, and each row's draws are
+// summarised on up to workers goroutines (0 means GOMAXPROCS).
+func predictBatches(ctx context.Context, rows, draws int, level float64, workers int, mean func(float64) float64,
+	batch func(lo, hi int) error, draw func(s, lo, hi int, etaDraws []float64) error) (*Predictions, error) {
 	pr := &Predictions{}
 	for _, col := range []*[]float64{&pr.Eta, &pr.EtaSD, &pr.EtaLo, &pr.EtaHi, &pr.Mean, &pr.MeanSD, &pr.MeanLo, &pr.MeanHi} {
 		*col = make([]float64, rows)
 	}
-	batch := max(1, predictBatch/draws)
-	etaDraws := make([]float64, min(batch, rows)*draws)
+	size := max(1, predictBatch/draws)
+	etaDraws := make([]float64, min(size, rows)*draws)
 	meanDraws := make([]float64, len(etaDraws))
 	alpha := (1 - level) / 2
 	// Each row's draws are summarised on its own: rows in chunks on a
@@ -308,13 +304,23 @@ func predictBatches(ctx context.Context, rows, draws int, level float64, workers
 		}
 		return nil
 	}
-	for lo := 0; lo < rows; lo += batch {
+	for lo := 0; lo < rows; lo += size {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		hi := min(rows, lo+batch)
-		if err := fill(lo, hi, etaDraws); err != nil {
+		hi := min(rows, lo+size)
+		if err := batch(lo, hi); err != nil {
 			return nil, err
+		}
+		for s := range draws {
+			if s%predictCheckEvery == predictCheckEvery-1 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+			if err := draw(s, lo, hi, etaDraws); err != nil {
+				return nil, err
+			}
 		}
 		batchLo, batchHi = lo, hi
 		if err := pool.Run((hi-lo+predictRowChunk-1)/predictRowChunk, summarise); err != nil {
