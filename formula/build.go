@@ -1623,6 +1623,11 @@ func (d *Design) GroupLevels() []string {
 // one. The levels are sorted, so a binary search finds it: a map of them
 // took some 50 bytes a subject for as long as the design lived.
 func (d *Design) groupIndex(s string) (int, bool) {
+	if d.nested != nil {
+		// Compact keeps them: the levels of a:b, as the nested model
+		// numbers them.
+		return levelIndex(d.cfg.GroupLevels, d.gnumeric, s)
+	}
 	return levelIndex(d.model.GroupLevels(), d.gnumeric, s)
 }
 

@@ -6,6 +6,7 @@ package formula
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -94,4 +95,55 @@ func TestNestNotNested(t *testing.T) {
 		t.Fatalf("error %v, want row 3 wrapping glmm.ErrNotNested", err)
 	}
 	t.Log(err)
+}
+
+// TestNestNewData: NewData and NewCrossed code new rows of a nested design,
+// compacted or not, by its levels of a:b (the subjects of NewData) and of
+// a: a known site:plot gets its level, a new plot or site -1.
+func TestNestNewData(t *testing.T) {
+	var site, plot []string
+	var y []float64
+	for i := range 36 {
+		site = append(site, []string{"A", "B", "C"}[i%3])
+		plot = append(plot, []string{"1", "2"}[i/3%2])
+		y = append(y, float64(i%4))
+	}
+	fr, err := datasets.NewFrame(datasets.NewCategorical("site", site), datasets.NewCategorical("plot", plot), datasets.NewNumeric("y", y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse("y ~ 1 + (1 | site/plot)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Build(f, fr, Options{Family: glmm.Poisson, Nest: NestAlways})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nf, err := datasets.NewFrame(datasets.NewCategorical("site", []string{"B", "B", "D"}), datasets.NewCategorical("plot", []string{"2", "3", "1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, compact := range []bool{false, true} {
+		if compact {
+			d.Compact()
+		}
+		_, _, group, known, err := d.NewData(nf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		crossed, err := d.NewCrossed(nf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, inner := d.Nested().Levels()
+		want := slices.Index(inner, "B:2")
+		if want < 0 || group[0] != want || !known[0] || group[1] != -1 || known[1] || group[2] != -1 || known[2] {
+			t.Errorf("compact %v: a:b levels %v, known %v; want %d (B:2 of %v), -1, -1", compact, group, known, want, inner)
+		}
+		b := slices.Index(d.Config().Crossed[0].Levels, "B")
+		if len(crossed) != 1 || b < 0 || crossed[0][0] != b || crossed[0][1] != b || crossed[0][2] != -1 {
+			t.Errorf("compact %v: levels of site %v, want [%d %d -1]", compact, crossed, b, b)
+		}
+	}
 }

@@ -16,7 +16,9 @@
 // beta, omega and the b_i are exactly Gaussian; SummarizeRVB a fit of an
 // rvb.Target, whose b_i are mapped back from the reparametrised variables;
 // SummarizeFit either, as glmmfit fit reports it. Predict predicts new
-// rows, of the model's subjects or new ones, as glmmfit predict does.
+// rows, of the model's subjects or new ones, as glmmfit predict does;
+// PredictNested the rows of a nested model (glmm.Nested), whose saved fit
+// NewSavedNested makes and LoadNested reads back.
 //
 // # How good the approximation is
 //

@@ -33,11 +33,15 @@ type SavedFit struct {
 	// point, "start" (rvb.NewAtStart) or "jeffreys" (rvb.New).
 	Method    string `json:"method"`
 	Expansion string `json:"expansion,omitempty"`
-	// Model is the fingerprint of the model fitted (glmm.Model.Fingerprint).
-	Model      string  `json:"model"`
-	N          int     `json:"n"`
-	R          int     `json:"r"`
-	G          int     `json:"g"`
+	// Model is the fingerprint of the model fitted (glmm.Model.Fingerprint,
+	// or NestedFingerprint).
+	Model string `json:"model"`
+	N     int    `json:"n"`
+	R     int    `json:"r"`
+	G     int    `json:"g"`
+	// Sizes, for a fit of a nested model (NewSavedNested), is the size of
+	// each subject's local block (R is then 0); nil otherwise.
+	Sizes      []int   `json:"sizes,omitempty"`
 	Rule       string  `json:"optimizer"` // the step rule's name (vi.ParseRule)
 	Status     string  `json:"status"`
 	Iterations int     `json:"iterations"`
@@ -183,6 +187,9 @@ func (s *SavedFit) Load(ctx context.Context, m *glmm.Model) (*vi.Result, vi.Targ
 	}
 	if m == nil {
 		return nil, nil, errors.New("posterior: nil model")
+	}
+	if s.Sizes != nil {
+		return nil, nil, errors.New("posterior: the saved fit is of a nested model (LoadNested)")
 	}
 	if fp := m.Fingerprint(); fp != s.Model {
 		return nil, nil, fmt.Errorf("posterior: the saved fit is of another model (fingerprint %.12s…, this model %.12s…): its data, design, family or prior differ", s.Model, fp)

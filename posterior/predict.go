@@ -98,40 +98,22 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 		return nil, errors.New("posterior: nil result, target or model")
 	}
 	rt, _ := t.(*rvb.Target)
-	draws, level := set.Draws, set.Level
-	if draws == 0 {
-		draws = 2000
-	}
-	if level == 0 {
-		level = 0.95
-	}
-	if draws < 2 || !(level > 0 && level < 1) {
-		return nil, fmt.Errorf("posterior: Predict with %d draws at level %v: want at least 2 draws and a level in (0, 1)", draws, level)
+	draws, level, err := predictDraws(set)
+	if err != nil {
+		return nil, err
 	}
 	n, r, g := m.Dims()
 	p := m.P()
-	rows := len(nd.Known)
-	if nd.Z == nil || len(nd.Group) != rows || len(nd.Crossed) != m.NumCrossed() {
+	if nd.Z == nil || len(nd.Group) != len(nd.Known) || len(nd.Crossed) != m.NumCrossed() {
 		return nil, errors.New("posterior: Predict: the new data do not match the model")
 	}
-	rc, rs := nd.ResponseCenter, nd.ResponseScale
-	if rs == 0 {
-		rs = 1
-	}
-	pr := &Predictions{}
-	for _, col := range []*[]float64{&pr.Eta, &pr.EtaSD, &pr.EtaLo, &pr.EtaHi, &pr.Mean, &pr.MeanSD, &pr.MeanLo, &pr.MeanHi} {
-		*col = make([]float64, rows)
-	}
-	batch := max(1, predictBatch/draws)
-	etaDraws := make([]float64, min(batch, rows)*draws)
-	meanDraws := make([]float64, len(etaDraws))
+	er := newEtaRows(nd.X, nd.Offset, nd.ResponseCenter, nd.ResponseScale)
 	theta := make([]float64, n*r+g)
 	var smp interface {
 		draw(k uint64, theta []float64, subjects []int) error
 	} = newSampler(res, rt, set.Seed, predictStream)
 	var cs *correctedSampler
 	if set.Correction != nil {
-		var err error
 		if cs, err = newCorrectedSampler(ctx, res, m, set.Correction, draws, set.Seed, set.Workers); err != nil {
 			return nil, err
 		}
@@ -144,10 +126,157 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 	beta := make([]float64, p)
 	var chol mat.Cholesky
 	var lower mat.TriDense
+	var need []int
+	batch := func(lo, hi int) error {
+		// Only the subjects of the batch's rows need their random effects.
+		need = nil
+		seen := make(map[int]bool)
+		for k := lo; k < hi; k++ {
+			if i := nd.Group[k]; nd.Known[k] && !seen[i] {
+				seen[i] = true
+				need = append(need, i)
+			}
+		}
+		slices.Sort(need)
+		if cs != nil {
+			return cs.prepare(need)
+		}
+		return nil
+	}
+	return predictBatches(ctx, len(nd.Known), draws, level, set.Workers, m.Mean, batch, func(s, lo, hi int, etaDraws []float64) error {
+		if err := smp.draw(uint64(s), theta, need); err != nil {
+			return err
+		}
+		copy(beta, theta[n*r:n*r+p])
+		omega := slices.Clone(theta[n*r+p : n*r+p+glmm.NumOmega(r)])
+		m.MaskOmega(omega)
+		if !chol.Factorize(glmm.RECov(omega, r)) {
+			return fmt.Errorf("posterior: draw %d: random-effect covariance is not positive definite", s)
+		}
+		chol.LTo(&lower)
+		// A new subject's random effects: one draw per draw of q,
+		// the same for every new row.
+		s1, s2 := parallel.StreamSeed(set.Seed, newSubjectStream, uint64(s))
+		rng := rand.New(rand.NewPCG(s1, s2))
+		for j := range zk {
+			zk[j] = rng.NormFloat64()
+		}
+		for j := range r {
+			bNew[j] = 0
+			for l := 0; l <= j; l++ {
+				bNew[j] += lower.At(j, l) * zk[l]
+			}
+		}
+		// A new level of a crossed factor: one draw of its effect
+		// per draw of q, from N(0, exp(-2 omega_u)).
+		for c := range nd.Crossed {
+			_, _, _, omega := m.CrossedFactor(c)
+			uNew[c] = math.Exp(-theta[n*r+omega]) * rng.NormFloat64()
+		}
+		for k := lo; k < hi; k++ {
+			eta := er.fixed(k, beta)
+			b := bNew
+			if nd.Known[k] {
+				b = theta[nd.Group[k]*r : (nd.Group[k]+1)*r]
+			}
+			for j := range r {
+				eta += nd.Z.At(k, j) * b[j]
+			}
+			for c, idx := range nd.Crossed {
+				if l := idx[k]; l >= 0 {
+					_, _, first, omega := m.CrossedFactor(c)
+					a := m.CrossedWeights(c)[l]
+					eta += math.Exp(-a*theta[n*r+omega]) * theta[n*r+first+l]
+				} else {
+					eta += uNew[c]
+				}
+			}
+			etaDraws[(k-lo)*draws+s] = er.onDataScale(k, eta)
+		}
+		return nil
+	})
+}
+
+// etaRows computes the parts of new rows' linear predictors that every
+// model has: x'beta and the offset, and for a gaussian response fitted
+// standardised the map to the data's scale, center + scale eta*, with
+// the offset as the data give it.
+type etaRows struct {
+	x             mat.Matrix // nil without fixed effects
+	offset        []float64  // nil for none
+	center, scale float64
+	scaled        bool
+}
+
+// newEtaRows returns the etaRows of the design x and offset of new rows,
+// for a response fitted at center and scale (0 and 0 mean 0 and 1).
+func newEtaRows(x mat.Matrix, offset []float64, center, scale float64) etaRows {
+	if scale == 0 {
+		scale = 1
+	}
+	return etaRows{x: x, offset: offset, center: center, scale: scale, scaled: center != 0 || scale != 1}
+}
+
+// fixed returns row k's x'beta, with its offset unless the response is
+// scaled.
+func (e etaRows) fixed(k int, beta []float64) float64 {
+	eta := 0.0
+	if e.x != nil {
+		for j := range beta {
+			eta += e.x.At(k, j) * beta[j]
+		}
+	}
+	if e.offset != nil && !e.scaled {
+		eta += e.offset[k]
+	}
+	return eta
+}
+
+// onDataScale returns row k's linear predictor on the data's scale, eta
+// being the model's.
+func (e etaRows) onDataScale(k int, eta float64) float64 {
+	if e.scaled {
+		eta = e.center + e.scale*eta
+		if e.offset != nil {
+			eta += e.offset[k]
+		}
+	}
+	return eta
+}
+
+// predictDraws returns the number of draws and the level of set, with
+// their defaults, or an error if they are out of range.
+func predictDraws(set PredictSettings) (draws int, level float64, err error) {
+	draws, level = set.Draws, set.Level
+	if draws == 0 {
+		draws = 2000
+	}
+	if level == 0 {
+		level = 0.95
+	}
+	if draws < 2 || !(level > 0 && level < 1) {
+		return 0, 0, fmt.Errorf("posterior: Predict with %d draws at level %v: want at least 2 draws and a level in (0, 1)", draws, level)
+	}
+	return draws, level, nil
+}
+
+// predictBatches returns the summaries of rows rows' draws of eta, and of
+// mean(eta), at level, a batch of rows [lo, hi) at a time: batch prepares
+// the batch, then draw writes draw s of its rows, row k's at
+// etaDraws[(k-lo)*draws+s], for each s in turn, and each row's draws are
+// summarised on up to workers goroutines (0 means GOMAXPROCS).
+func predictBatches(ctx context.Context, rows, draws int, level float64, workers int, mean func(float64) float64,
+	batch func(lo, hi int) error, draw func(s, lo, hi int, etaDraws []float64) error) (*Predictions, error) {
+	pr := &Predictions{}
+	for _, col := range []*[]float64{&pr.Eta, &pr.EtaSD, &pr.EtaLo, &pr.EtaHi, &pr.Mean, &pr.MeanSD, &pr.MeanLo, &pr.MeanHi} {
+		*col = make([]float64, rows)
+	}
+	size := max(1, predictBatch/draws)
+	etaDraws := make([]float64, min(size, rows)*draws)
+	meanDraws := make([]float64, len(etaDraws))
 	alpha := (1 - level) / 2
 	// Each row's draws are summarised on its own: rows in chunks on a
 	// pool, batchLo being the first row of the batch held.
-	workers := set.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -163,40 +292,25 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 			// The mean is a non-decreasing function of eta, so that
 			// the means of the sorted draws come sorted: the sort
 			// below only guards against rounding.
-			mean := meanDraws[(k-batchLo)*draws : (k-batchLo+1)*draws]
+			mu := meanDraws[(k-batchLo)*draws : (k-batchLo+1)*draws]
 			for s, e := range eta {
-				mean[s] = m.Mean(e)
+				mu[s] = mean(e)
 			}
-			if !slices.IsSorted(mean) {
-				slices.Sort(mean)
+			if !slices.IsSorted(mu) {
+				slices.Sort(mu)
 			}
-			pr.Mean[k], pr.MeanSD[k] = meanSD(mean)
-			pr.MeanLo[k], pr.MeanHi[k] = quantile(mean, alpha), quantile(mean, 1-alpha)
+			pr.Mean[k], pr.MeanSD[k] = meanSD(mu)
+			pr.MeanLo[k], pr.MeanHi[k] = quantile(mu, alpha), quantile(mu, 1-alpha)
 		}
 		return nil
 	}
-	// A gaussian response fitted standardised: eta on the data's scale is
-	// center + scale eta*, with the offset as the data give it.
-	scaled := rc != 0 || rs != 1
-	for lo := 0; lo < rows; lo += batch {
+	for lo := 0; lo < rows; lo += size {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		hi := min(rows, lo+batch)
-		// Only the subjects of the batch's rows need their random effects.
-		var need []int
-		seen := make(map[int]bool)
-		for k := lo; k < hi; k++ {
-			if i := nd.Group[k]; nd.Known[k] && !seen[i] {
-				seen[i] = true
-				need = append(need, i)
-			}
-		}
-		slices.Sort(need)
-		if cs != nil {
-			if err := cs.prepare(need); err != nil {
-				return nil, err
-			}
+		hi := min(rows, lo+size)
+		if err := batch(lo, hi); err != nil {
+			return nil, err
 		}
 		for s := range draws {
 			if s%predictCheckEvery == predictCheckEvery-1 {
@@ -204,68 +318,8 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 					return nil, err
 				}
 			}
-			if err := smp.draw(uint64(s), theta, need); err != nil {
+			if err := draw(s, lo, hi, etaDraws); err != nil {
 				return nil, err
-			}
-			copy(beta, theta[n*r:n*r+p])
-			omega := slices.Clone(theta[n*r+p : n*r+p+glmm.NumOmega(r)])
-			m.MaskOmega(omega)
-			if !chol.Factorize(glmm.RECov(omega, r)) {
-				return nil, fmt.Errorf("posterior: draw %d: random-effect covariance is not positive definite", s)
-			}
-			chol.LTo(&lower)
-			// A new subject's random effects: one draw per draw of q,
-			// the same for every new row.
-			s1, s2 := parallel.StreamSeed(set.Seed, newSubjectStream, uint64(s))
-			rng := rand.New(rand.NewPCG(s1, s2))
-			for j := range zk {
-				zk[j] = rng.NormFloat64()
-			}
-			for j := range r {
-				bNew[j] = 0
-				for l := 0; l <= j; l++ {
-					bNew[j] += lower.At(j, l) * zk[l]
-				}
-			}
-			// A new level of a crossed factor: one draw of its effect
-			// per draw of q, from N(0, exp(-2 omega_u)).
-			for c := range nd.Crossed {
-				_, _, _, omega := m.CrossedFactor(c)
-				uNew[c] = math.Exp(-theta[n*r+omega]) * rng.NormFloat64()
-			}
-			for k := lo; k < hi; k++ {
-				eta := 0.0
-				if nd.X != nil {
-					for j := range p {
-						eta += nd.X.At(k, j) * beta[j]
-					}
-				}
-				if nd.Offset != nil && !scaled {
-					eta += nd.Offset[k]
-				}
-				b := bNew
-				if nd.Known[k] {
-					b = theta[nd.Group[k]*r : (nd.Group[k]+1)*r]
-				}
-				for j := range r {
-					eta += nd.Z.At(k, j) * b[j]
-				}
-				for c, idx := range nd.Crossed {
-					if l := idx[k]; l >= 0 {
-						_, _, first, omega := m.CrossedFactor(c)
-						a := m.CrossedWeights(c)[l]
-						eta += math.Exp(-a*theta[n*r+omega]) * theta[n*r+first+l]
-					} else {
-						eta += uNew[c]
-					}
-				}
-				if scaled {
-					eta = rc + rs*eta
-					if nd.Offset != nil {
-						eta += nd.Offset[k]
-					}
-				}
-				etaDraws[(k-lo)*draws+s] = eta
 			}
 		}
 		batchLo, batchHi = lo, hi

@@ -36,14 +36,23 @@ type sampler struct {
 	z, u         []float64
 	ws           any
 	bt, bi       []float64
+	// vf is the factor of a GVA fit whose local blocks vary in size
+	// (vi.Result.Sizes), laid once: WrapVar takes O(n).
+	vf *arrowhead.Factor
 }
 
 // newSampler returns a sampler of res (a fit of rt, or with rt nil a GVA
-// fit of the model itself) whose draws depend only on seed and stream.
+// fit of the model itself, whose local blocks may vary in size) whose
+// draws depend only on seed and stream.
 func newSampler(res *vi.Result, rt *rvb.Target, seed, stream uint64) *sampler {
 	d := res.N*res.R + res.G
+	var vf *arrowhead.Factor
+	if res.Sizes != nil && rt == nil {
+		vf = arrowhead.WrapVar(res.Sizes, res.G, res.Factor)
+		d = vf.Locals() + res.G
+	}
 	pcg := rand.NewPCG(0, 0)
-	s := &sampler{res: res, rt: rt, seed: seed, stream: stream, pcg: pcg, rng: rand.New(pcg), z: make([]float64, d), u: make([]float64, d)}
+	s := &sampler{res: res, rt: rt, seed: seed, stream: stream, pcg: pcg, rng: rand.New(pcg), z: make([]float64, d), u: make([]float64, d), vf: vf}
 	if rt != nil {
 		s.ws = rt.NewWorkspace()
 		s.bt = make([]float64, res.R)
@@ -60,12 +69,16 @@ func (s *sampler) seedFor(k uint64, b int) {
 }
 
 // draw writes draw k of theta_g and of the random effects b_i of the listed
-// subjects into theta (length n*r + G); the entries of the other subjects
-// are left undefined. Every block has its own stream for each draw, so a
-// draw of a subject depends on k alone, not on the list or on the order in
-// which draws are made.
+// subjects into theta (length n*r + G, or the local blocks' total plus G);
+// the entries of the other subjects are left undefined. Every block has
+// its own stream for each draw, so a draw of a subject depends on k alone,
+// not on the list or on the order in which draws are made.
 func (s *sampler) draw(k uint64, theta []float64, subjects []int) error {
 	res := s.res
+	if s.vf != nil {
+		s.drawVar(k, theta, subjects)
+		return nil
+	}
 	n, r, g := res.N, res.R, res.G
 	nr := n * r
 	s.seedFor(k, 0)
@@ -99,6 +112,26 @@ func (s *sampler) draw(k uint64, theta []float64, subjects []int) error {
 		copy(theta[i*r:(i+1)*r], s.bi)
 	}
 	return nil
+}
+
+// drawVar is draw for a GVA fit of local blocks of variable size.
+func (s *sampler) drawVar(k uint64, theta []float64, subjects []int) {
+	f := s.vf
+	s.seedFor(k, 0)
+	for j := f.Locals(); j < len(s.z); j++ {
+		s.z[j] = s.rng.NormFloat64()
+	}
+	for _, i := range subjects {
+		s.seedFor(k, i+1)
+		r, off := f.Block(i)
+		for j := off; j < off+r; j++ {
+			s.z[j] = s.rng.NormFloat64()
+		}
+	}
+	f.DrawGlobal(theta, s.u, s.res.Mu, s.z)
+	for _, i := range subjects {
+		f.DrawRange(i, i+1, theta, s.u, s.res.Mu, s.z)
+	}
 }
 
 // meanSD returns the mean and the standard deviation (divisor n-1) of x.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
+	"github.com/sparsevi/sparsevi/vi"
 )
 
 // A fit file is the JSON document of the fit with two more members: state,
@@ -113,7 +114,10 @@ func (t *trainingData) input() (*input, error) {
 type savedFit struct {
 	doc    *document
 	design *formula.Design
-	approx *approx
+	approx *approx // nil for a nested model
+	// nested is the GVA fit of the design's nested model, if it has one
+	// (formula.Design.Nested).
+	nested *vi.Result
 }
 
 // readFitFile reads a fit file and rebuilds its design and approximation
@@ -170,18 +174,28 @@ func readFitFile(ctx context.Context, path string) (*savedFit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: rebuilding the model: %v", name, err)
 	}
-	if d.Nested() != nil {
-		// fit refuses -out for them: a file that rebuilds one was not
-		// written by it.
-		return nil, fmt.Errorf("%s: the model rebuilds as nested grouping factors, whose fits are not saved yet", name)
-	}
-	d.Compact()
 	st := doc.State
-	m := d.Model()
-	n, r, g := m.Dims()
+	var n, r, g int
+	nm := d.Nested()
+	if nm != nil {
+		// Not compacted: predict's check of extrapolation reads the
+		// design's X, which the nested model does not show.
+		n, r, g = nm.Dims()
+	} else {
+		d.Compact()
+		n, r, g = d.Model().Dims()
+	}
 	if st.N != n || st.R != r || st.G != g || !slices.Equal(d.FixedNames(), doc.Data.FixedNames) {
 		return nil, fmt.Errorf("%s: the rebuilt model (n=%d, r=%d, G=%d) does not match the saved state (n=%d, r=%d, G=%d)", name, n, r, g, st.N, st.R, st.G)
 	}
+	if nm != nil {
+		res, err := st.LoadNested(nm)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s", name, withoutPackage(err))
+		}
+		return &savedFit{doc: &doc, design: d, nested: res}, nil
+	}
+	m := d.Model()
 	// The library's loader checks the rebuilt model's fingerprint against
 	// the fitted one's and rebuilds RVB's reparametrisation.
 	res, target, err := st.Load(ctx, m)

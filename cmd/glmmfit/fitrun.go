@@ -368,14 +368,7 @@ func writeFitOutputs(ctx context.Context, e *env, prog *progress, job *fitJob, o
 		if a.corr != nil {
 			st.SetCorrection(a.corr)
 		}
-		// The training data are encoded as the file is written.
-		td, err := newTrainingData(job.in, job.spec.columns(job.f))
-		if err != nil {
-			return nil, fmt.Errorf("-out: %v", err)
-		}
-		full := *doc
-		full.State, full.Training = st, td
-		if err := writeFitFile(o.out, &full); err != nil {
+		if err := saveFit(job, o, doc, st); err != nil {
 			return nil, err
 		}
 		written = append(written, "-out "+o.out)
@@ -397,6 +390,19 @@ func writeFitOutputs(ctx context.Context, e *env, prog *progress, job *fitJob, o
 		written = append(written, "-plot "+o.plot)
 	}
 	return written, nil
+}
+
+// saveFit writes the fit file of doc with the state st and the training
+// data's used columns to -out.
+func saveFit(job *fitJob, o *fitOptions, doc *document, st *posterior.SavedFit) error {
+	// The training data are encoded as the file is written.
+	td, err := newTrainingData(job.in, job.spec.columns(job.f))
+	if err != nil {
+		return fmt.Errorf("-out: %v", err)
+	}
+	full := *doc
+	full.State, full.Training = st, td
+	return writeFitFile(o.out, &full)
 }
 
 // statusError returns the exit error that the fit's status calls for, with

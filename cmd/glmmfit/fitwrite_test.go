@@ -7,6 +7,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -31,36 +32,44 @@ func TestEncodeFitFile(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
 		}
-		raw, err := os.ReadFile(filepath.Join(work, "fit.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc document
-		if err := json.Unmarshal(raw, &doc); err != nil {
-			t.Fatal(err)
-		}
-		written := doc.Checksums
-		want, err := json.Marshal(&doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, '\n')
-		if !bytes.Equal(raw, want) {
-			t.Errorf("%v: the fit file is not json.Marshal's text of its document", args)
-		}
-		var b bytes.Buffer
-		if err := encodeFitFile(&b, &doc); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(b.Bytes(), want) {
-			t.Errorf("%v: encodeFitFile's text of the document read back differs from json.Marshal's", args)
-		}
-		sums, err := sectionSums(&doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !maps.Equal(written, sums) || !maps.Equal(doc.Checksums, sums) || len(sums) != len(checkedSections) {
-			t.Errorf("%v: checksums %v as written, %v encoded again, %v by sectionSums", args, written, doc.Checksums, sums)
-		}
+		checkFitFileText(t, fmt.Sprint(args), filepath.Join(work, "fit.json"))
+	}
+}
+
+// checkFitFileText checks that the fit file at path is json.Marshal's bytes
+// of its document, that encodeFitFile writes them again from the document
+// read back, and that its checksums are sectionSums' of the document.
+func checkFitFileText(t *testing.T, what, path string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc document
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	written := doc.Checksums
+	want, err := json.Marshal(&doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, '\n')
+	if !bytes.Equal(raw, want) {
+		t.Errorf("%s: the fit file is not json.Marshal's text of its document", what)
+	}
+	var b bytes.Buffer
+	if err := encodeFitFile(&b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b.Bytes(), want) {
+		t.Errorf("%s: encodeFitFile's text of the document read back differs from json.Marshal's", what)
+	}
+	sums, err := sectionSums(&doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(written, sums) || !maps.Equal(doc.Checksums, sums) || len(sums) != len(checkedSections) {
+		t.Errorf("%s: checksums %v as written, %v encoded again, %v by sectionSums", what, written, doc.Checksums, sums)
 	}
 }

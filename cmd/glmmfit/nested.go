@@ -31,8 +31,6 @@ func checkNested(o *fitOptions) error {
 		return usageErrorf("fit", "-optimizer vogn: %s is fitted with the other step rules (snngm, the default)", why)
 	case o.checkpoint != "" || o.resume != "":
 		return usageErrorf("fit", "-checkpoint and -resume do not take %s yet", why)
-	case o.out != "":
-		return usageErrorf("fit", "-out: the fit file of %s is not written yet (glmmfit predict cannot read it)", why)
 	case o.plot != "":
 		return usageErrorf("fit", "-plot does not draw %s yet", why)
 	case o.correct == "always":
@@ -92,6 +90,17 @@ func runNested(ctx context.Context, e *env, o *fitOptions, job *fitJob, prog *pr
 		return fmt.Errorf("writing the summary: %v", err)
 	}
 	written := []string{}
+	if o.out != "" {
+		prog.phase("writing: -out " + o.out)
+		st, err := posterior.NewSavedNested(res, m)
+		if err != nil {
+			return fmt.Errorf("-out: %v", withoutPackage(err))
+		}
+		if err := saveFit(job, o, doc, st); err != nil {
+			return err
+		}
+		written = append(written, "-out "+o.out)
+	}
 	if o.trace != "" {
 		if err := writeTrace(o.trace, doc.Trace); err != nil {
 			return err

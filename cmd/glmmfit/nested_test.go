@@ -85,7 +85,6 @@ func TestNestedRefusals(t *testing.T) {
 	}{
 		{[]string{"-method", "rvb1"}, "-method rvb1"},
 		{[]string{"-method", "rvb2"}, "-method rvb2"},
-		{[]string{"-out", "fit.json"}, "-out"},
 		{[]string{"-batch", "10"}, "-batch"},
 		{[]string{"-optimizer", "vogn"}, "-optimizer vogn"},
 		{[]string{"-nest", "inner"}, "-nest"},

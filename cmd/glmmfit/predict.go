@@ -116,7 +116,7 @@ func runPredict(e *env, args []string) error {
 		}
 	}
 	from := "the approximate posterior"
-	if sf.approx.corr != nil {
+	if sf.approx != nil && sf.approx.corr != nil {
 		from = "the corrected posterior"
 	}
 	prog.phase(fmt.Sprintf("predicting: %d rows, %d draws of %s", in.frame.NumRows(), o.draws, from))
@@ -169,7 +169,9 @@ type predictions struct {
 
 // predict codes the rows of in as the fitted model's design and predicts
 // them (posterior.Predict): known subjects conditionally on their random
-// effects, new ones over the random-effect distribution.
+// effects, new ones over the random-effect distribution. For a nested
+// model (posterior.PredictNested) the subjects are the levels of a:b, and
+// a row of a new a:b level within a known level of a keeps a's effect.
 func predict(ctx context.Context, sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 	d := sf.design
 	X, Z, group, known, err := d.NewData(in.frame)
@@ -184,7 +186,6 @@ func predict(ctx context.Context, sf *savedFit, in *input, o *predictOptions) (*
 	if err != nil {
 		return nil, dataError(err, in)
 	}
-	a := sf.approx
 	pr := &predictions{group: d.GroupName(), known: known, labels: groupLabels(d.WithGroups(in.frame), d.GroupName())}
 	if st := sf.doc.Status; st != "converged" {
 		pr.warnings = append(pr.warnings, fmt.Sprintf("the fit's status is %s: the predictions are from its last good state, which may be far from the optimum", st))
@@ -192,17 +193,25 @@ func predict(ctx context.Context, sf *savedFit, in *input, o *predictOptions) (*
 	if w := extrapolation(d, X, in); w != "" {
 		pr.warnings = append(pr.warnings, w)
 	}
-	if a := sf.approx; a.corr == nil {
-		// A fit file of an earlier version, without the correction's
-		// draws.
-		if w := correctionGap(sf.doc); w != "" {
-			pr.warnings = append(pr.warnings, w)
-		}
-	}
 	rc, rs := d.ResponseScale()
-	nd := posterior.NewData{X: X, Z: Z, Group: group, Known: known, Offset: off, Crossed: crossed, ResponseCenter: rc, ResponseScale: rs}
-	pr.Predictions, err = posterior.Predict(ctx, a.res, a.target, a.model, nd,
-		posterior.PredictSettings{Draws: o.draws, Seed: o.seed, Level: o.level, Correction: a.corr})
+	set := posterior.PredictSettings{Draws: o.draws, Seed: o.seed, Level: o.level}
+	if m := d.Nested(); m != nil {
+		// The design's one crossed factor is a, its subjects a:b.
+		nd := posterior.NestedData{X: X, Outer: crossed[0], Inner: group, Offset: off, ResponseCenter: rc, ResponseScale: rs}
+		pr.Predictions, err = posterior.PredictNested(ctx, sf.nested, m, nd, set)
+	} else {
+		a := sf.approx
+		if a.corr == nil {
+			// A fit file of an earlier version, without the correction's
+			// draws.
+			if w := correctionGap(sf.doc); w != "" {
+				pr.warnings = append(pr.warnings, w)
+			}
+		}
+		set.Correction = a.corr
+		nd := posterior.NewData{X: X, Z: Z, Group: group, Known: known, Offset: off, Crossed: crossed, ResponseCenter: rc, ResponseScale: rs}
+		pr.Predictions, err = posterior.Predict(ctx, a.res, a.target, a.model, nd, set)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
@@ -223,13 +232,19 @@ const farSDs = 10
 // is more than farSDs standard deviations from the mean of the data the
 // model was fitted to, or "".
 func extrapolation(d *formula.Design, X mat.Matrix, in *input) string {
-	train := d.Model().FixedDesign() // its rows in the model's order
+	var train mat.Matrix
+	var names []string
+	if m := d.Model(); m != nil {
+		train, names = m.FixedDesign(), m.FixedNames() // its rows in the model's order
+	} else {
+		// A nested model's design, not compacted (readFitFile).
+		train, names = d.X(), d.Nested().FixedNames()
+	}
 	if X == nil || train == nil {
 		return ""
 	}
 	tn, p := train.Dims()
 	rows, _ := X.Dims()
-	names := d.Model().FixedNames()
 	fm := d.FixedMap()
 	far, first, firstCol := 0, -1, -1
 	var firstVal, firstSDs float64

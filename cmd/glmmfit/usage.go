@@ -254,12 +254,18 @@ Predicts the linear predictor eta and the mean of new rows from a fit saved by
 side and the grouping factor, not the response. Rows of a subject seen in the
 training data are predicted conditionally on that subject's random effects
 (type "conditional"); rows of a new subject marginally over the random-effect
-distribution (type "marginal"). Both average over the approximate posterior
-by Monte Carlo: over the importance-corrected posterior where the fit was
-corrected (fit -correct; the fit file keeps the correction's draws, and a
-known subject's random effects are drawn given each draw of the fixed
-effects and variance parameters), over the variational approximation
-otherwise.
+distribution (type "marginal"); a new level of a crossed factor gets an effect
+drawn from that factor's sd. For (1 | a/b) fitted with each level of a as a
+subject (-nest local, or auto with 50 levels of a or more) the grouping factor
+is a:b: a row of a known a:b level gets its a and a:b effects
+("conditional"), a new b within a known a gets a's effect and a b effect drawn
+from sd(a:b), and a new a both drawn from their sds ("marginal": new levels'
+effects are drawn once per draw, shared by the rows that need them). All
+average over the approximate posterior by Monte Carlo: over the
+importance-corrected posterior where the fit was corrected (fit -correct;
+the fit file keeps the correction's draws, and a known subject's random
+effects are drawn given each draw of the fixed effects and variance
+parameters), over the variational approximation otherwise.
 
 Flags:
   -fit FILE     the fit saved by 'glmmfit fit -out FILE'

@@ -1,0 +1,274 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package posterior
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sparsevi/sparsevi/arrowhead"
+	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
+	"github.com/sparsevi/sparsevi/vi"
+)
+
+// NestedFingerprint returns the SHA-256, in hex, of what defines the log
+// density of m as far as m shows it: the family and link, the dimensions,
+// the prior sd, the size of every subject's block, the level of a:b of
+// each of its variables, and the log density of each subject (Local) at a
+// fixed point of the parameters, which every row's response, trials,
+// weight, offset and predictors enter. Names and labels do not enter it.
+// As Model.Fingerprint, it tells a saved fit's model from another one
+// built by the same program; glmm.Nested has no fingerprint of its own
+// over its stored data.
+func NestedFingerprint(m *glmm.Nested) string {
+	n, _, g := m.Dims()
+	p := m.NumFixed()
+	sizes := m.BlockSizes()
+	buf := make([]byte, 0, 8*(8+n))
+	ints := func(v ...int) {
+		for _, x := range v {
+			buf = binary.LittleEndian.AppendUint64(buf, uint64(x))
+		}
+	}
+	ints(int(m.Family()), int(m.LinkFunc()), m.NumObs(), p, n, g, int(math.Float64bits(m.PriorSD())))
+	ints(sizes...)
+	h := sha256.New()
+	// The probe: beta_j = 0.25/(j+1), omega_a = 0.1, omega_b = -0.1,
+	// psi = 0.2, u_a = 0.3 and the q-th v_b 0.1 q - 0.2, so that each
+	// variable and column moves the density by its own amount.
+	thetaG := make([]float64, g)
+	for j := range p {
+		thetaG[j] = 0.25 / float64(j+1)
+	}
+	thetaG[p], thetaG[p+1] = 0.1, -0.1
+	if g > p+2 {
+		thetaG[p+2] = 0.2
+	}
+	local := make([]float64, slices.Max(append([]int{1}, sizes...)))
+	for i, r := range sizes {
+		local[0] = 0.3
+		for q := 1; q < r; q++ {
+			local[q] = 0.1*float64(q) - 0.2
+			ints(m.InnerLevel(i, q))
+		}
+		lp, err := m.Local(nil, i, i+1, thetaG, local[:r], nil, nil)
+		if err != nil {
+			lp = math.NaN()
+		}
+		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(lp))
+		if len(buf) > 1<<16 {
+			h.Write(buf)
+			buf = buf[:0]
+		}
+	}
+	h.Write(buf)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// NewSavedNested returns the saved form of res, a GVA fit of the nested
+// model m: its Sizes are the subjects' block sizes, its factor laid as
+// arrowhead.WrapVar lays it.
+func NewSavedNested(res *vi.Result, m *glmm.Nested) (*SavedFit, error) {
+	if res == nil || m == nil {
+		return nil, errors.New("posterior: nil result or model")
+	}
+	if res.Method != vi.GVA || !slices.Equal(res.Sizes, m.BlockSizes()) {
+		return nil, errors.New("posterior: the result is not a GVA fit of the nested model")
+	}
+	rule := res.Rule
+	if rule == nil {
+		rule = vi.Snngm{}
+	}
+	return &SavedFit{
+		Version: FitFileVersion, Method: GVA, Model: NestedFingerprint(m), N: res.N, R: res.R, G: res.G, Sizes: res.Sizes,
+		Rule: rule.String(), Status: res.Status.String(), Iterations: res.Iterations,
+		LowerBound: jsonNum(res.LowerBound), BoundSE: jsonNum(res.LowerBoundSE),
+		Mu: res.Mu, Factor: res.Factor, LogWeights: res.LogWeights, ImportanceGlobal: res.ImportanceGlobal,
+	}, nil
+}
+
+// LoadNested returns the fit s of the nested model m, which must be the
+// model that was fitted (its NestedFingerprint is checked), as SavedFit.Load
+// does for a Model.
+func (s *SavedFit) LoadNested(m *glmm.Nested) (*vi.Result, error) {
+	if s.Version != FitFileVersion {
+		return nil, fmt.Errorf("posterior: saved fit of version %d, want %d", s.Version, FitFileVersion)
+	}
+	if m == nil {
+		return nil, errors.New("posterior: nil model")
+	}
+	if s.Sizes == nil || s.Method != GVA || s.Correction != nil {
+		return nil, errors.New("posterior: the saved fit is not a GVA fit of a nested model")
+	}
+	if fp := NestedFingerprint(m); fp != s.Model {
+		return nil, fmt.Errorf("posterior: the saved fit is of another model (fingerprint %.12s…, this model %.12s…): its data, design, family or prior differ", s.Model, fp)
+	}
+	n, r, g := m.Dims()
+	sizes := m.BlockSizes()
+	if s.N != n || s.R != r || s.G != g || len(s.Sizes) != n {
+		return nil, fmt.Errorf("posterior: saved fit of dimensions (%d, %d, %d) and %d block sizes, model (%d, %d, %d) and %d", s.N, s.R, s.G, len(s.Sizes), n, r, g, len(sizes))
+	}
+	for i, k := range sizes {
+		if s.Sizes[i] != k {
+			outer, _ := m.FactorNames()
+			return nil, fmt.Errorf("posterior: the saved fit's block sizes differ from the model's: subject %d (%s %s) has %d variables, the model's %d", i+1, outer, m.SubjectLevel(i), s.Sizes[i], k)
+		}
+	}
+	locals := 0
+	for _, k := range sizes {
+		locals += k
+	}
+	if len(s.Mu) != locals+g || len(s.Factor) != arrowhead.LenVar(sizes, g) {
+		return nil, fmt.Errorf("posterior: saved fit: mean and factor of lengths %d and %d, want %d and %d", len(s.Mu), len(s.Factor), locals+g, arrowhead.LenVar(sizes, g))
+	}
+	rule, err := vi.ParseRule(s.Rule)
+	if err != nil {
+		return nil, fmt.Errorf("posterior: saved fit: %v", err)
+	}
+	status, ok := parseStatus(s.Status)
+	if !ok {
+		return nil, fmt.Errorf("posterior: saved fit: unknown status %q", s.Status)
+	}
+	return &vi.Result{Method: vi.GVA, Rule: rule, Status: status, Iterations: s.Iterations, N: n, R: r, G: g,
+		Sizes: slices.Clone(sizes), Mu: s.Mu, Factor: s.Factor,
+		LowerBound: float64(s.LowerBound), LowerBoundSE: float64(s.BoundSE),
+		LogWeights: s.LogWeights, ImportanceGlobal: s.ImportanceGlobal}, nil
+}
+
+// NestedData holds rows to predict from a fit of a nested model
+// (glmm.Nested), coded as the model's own design.
+type NestedData struct {
+	// X is the rows' fixed-effect design (rows×p; nil when p = 0).
+	X mat.Matrix
+	// Outer is the level of a of each row and Inner its level of a:b,
+	// numbered as glmm.NestedConfig numbers them, or -1 for a level the
+	// model has not seen.
+	Outer, Inner []int
+	// Offset, ResponseCenter and ResponseScale are NewData's.
+	Offset                        []float64
+	ResponseCenter, ResponseScale float64
+}
+
+// PredictNested draws the linear predictor of every row of nd from res, a
+// GVA fit of the nested model m (NewSavedNested, LoadNested), as Predict
+// does for a Model: q's draws of (beta, omega, u, v) give a row of known
+// levels of a and a:b the draws of their effects u_a and v_b; a new level
+// of a:b gets v ~ N(0, sigma_b^2) and a new level of a u ~ N(0,
+// sigma_a^2), drawn once per draw of q with that draw's sds, the same for
+// every new row, as new subjects and new levels of crossed factors get
+// them. The draws depend only on the seed; PredictSettings.Correction
+// must be nil.
+func PredictNested(ctx context.Context, res *vi.Result, m *glmm.Nested, nd NestedData, set PredictSettings) (*Predictions, error) {
+	if res == nil || m == nil {
+		return nil, errors.New("posterior: nil result or model")
+	}
+	if set.Correction != nil {
+		return nil, errors.New("posterior: PredictNested: a nested fit has no importance correction")
+	}
+	sizes := m.BlockSizes()
+	if res.Method != vi.GVA || !slices.Equal(res.Sizes, sizes) {
+		return nil, errors.New("posterior: PredictNested: the result is not a GVA fit of the model")
+	}
+	draws, level, err := predictDraws(set)
+	if err != nil {
+		return nil, err
+	}
+	rows := len(nd.Outer)
+	p := m.NumFixed()
+	if len(nd.Inner) != rows || (nd.Offset != nil && len(nd.Offset) != rows) {
+		return nil, errors.New("posterior: PredictNested: the new data do not match the model")
+	}
+	if nd.X != nil {
+		if r, c := nd.X.Dims(); r != rows || c != p {
+			return nil, errors.New("posterior: PredictNested: the new data do not match the model")
+		}
+	} else if p > 0 {
+		return nil, errors.New("posterior: PredictNested: the new data do not match the model")
+	}
+	// Where each subject's block starts, and each level of a:b's subject
+	// (-1 for none) and place in theta.
+	start := make([]int, len(sizes)+1)
+	numInner := 0
+	for i, r := range sizes {
+		start[i+1] = start[i] + r
+		for q := 1; q < r; q++ {
+			numInner = max(numInner, m.InnerLevel(i, q)+1)
+		}
+	}
+	parent, at := make([]int, numInner), make([]int, numInner)
+	for b := range parent {
+		parent[b] = -1
+	}
+	for i, r := range sizes {
+		for q := 1; q < r; q++ {
+			b := m.InnerLevel(i, q)
+			parent[b], at[b] = i, start[i]+q
+		}
+	}
+	for k := range rows {
+		if a, b := nd.Outer[k], nd.Inner[k]; a >= len(sizes) || b >= numInner {
+			return nil, fmt.Errorf("posterior: PredictNested: row %d: level out of range", k)
+		}
+	}
+	nr := start[len(sizes)]
+	er := newEtaRows(nd.X, nd.Offset, nd.ResponseCenter, nd.ResponseScale)
+	theta := make([]float64, len(res.Mu))
+	smp := newSampler(res, nil, set.Seed, predictStream)
+	mean := m.Family().Mean
+	if l := m.LinkFunc(); l != glmm.CanonicalLink {
+		mean = func(eta float64) float64 { return glmm.LinkMean(l, eta) }
+	}
+	var need []int
+	batch := func(lo, hi int) error {
+		// The subjects whose effects the batch's rows use.
+		need = need[:0]
+		for k := lo; k < hi; k++ {
+			if a := nd.Outer[k]; a >= 0 {
+				need = append(need, a)
+			}
+			if b := nd.Inner[k]; b >= 0 && parent[b] >= 0 {
+				need = append(need, parent[b])
+			}
+		}
+		slices.Sort(need)
+		need = slices.Compact(need)
+		return nil
+	}
+	return predictBatches(ctx, rows, draws, level, set.Workers, mean, batch, func(s, lo, hi int, etaDraws []float64) error {
+		if err := smp.draw(uint64(s), theta, need); err != nil {
+			return err
+		}
+		beta := theta[nr : nr+p]
+		// New levels' effects from N(0, exp(-2 omega)): u then v,
+		// one each per draw of q.
+		s1, s2 := parallel.StreamSeed(set.Seed, newSubjectStream, uint64(s))
+		rng := rand.New(rand.NewPCG(s1, s2))
+		uNew := math.Exp(-theta[nr+p]) * rng.NormFloat64()
+		vNew := math.Exp(-theta[nr+p+1]) * rng.NormFloat64()
+		for k := lo; k < hi; k++ {
+			eta := er.fixed(k, beta)
+			u, v := uNew, vNew
+			if a := nd.Outer[k]; a >= 0 {
+				u = theta[start[a]]
+			}
+			if b := nd.Inner[k]; b >= 0 && parent[b] >= 0 {
+				v = theta[at[b]]
+			}
+			eta += u + v
+			etaDraws[(k-lo)*draws+s] = er.onDataScale(k, eta)
+		}
+		return nil
+	})
+}
