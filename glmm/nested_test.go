@@ -19,6 +19,15 @@ import (
 // order, and rows not grouped by a.
 func smallNested(t *testing.T, fam Family) *Nested {
 	t.Helper()
+	mod, err := NewNested(smallNestedConfig(fam))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mod
+}
+
+// smallNestedConfig is smallNested's configuration.
+func smallNestedConfig(fam Family) NestedConfig {
 	outer := []int{0, 1, 1, 2, 1, 0, 2, 1, 2, 0}
 	inner := []int{5, 0, 2, 3, 4, 5, 1, 2, 3, 5}
 	y := []float64{1, 0, 2, 1, 3, 0, 1, 1, 0, 2}
@@ -31,12 +40,53 @@ func smallNested(t *testing.T, fam Family) *Nested {
 	for k := range y {
 		x[2*k], x[2*k+1] = 1, 0.3*float64(k)-1
 	}
-	mod, err := NewNested(NestedConfig{Family: fam, Y: y, X: mat.NewDense(len(y), 2, x), Outer: outer, NumOuter: 3,
-		Inner: inner, NumInner: 6, Offset: []float64{0, 0.1, 0, 0, 0, 0, 0.2, 0, 0, 0}})
-	if err != nil {
-		t.Fatal(err)
+	return NestedConfig{Family: fam, Y: y, X: mat.NewDense(len(y), 2, x), Outer: outer, NumOuter: 3,
+		Inner: inner, NumInner: 6, Offset: []float64{0, 0.1, 0, 0, 0, 0, 0.2, 0, 0, 0}}
+}
+
+// TestNestedFingerprint: the fingerprint of a nested model is the same for
+// the same data and differs when one value of the data, the family, the
+// link, the prior or the nesting differs.
+func TestNestedFingerprint(t *testing.T) {
+	build := func(edit func(*NestedConfig)) string {
+		c := smallNestedConfig(Poisson)
+		if edit != nil {
+			edit(&c)
+		}
+		m, err := NewNested(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Fingerprint()
 	}
-	return mod
+	base := build(nil)
+	if again := build(nil); again != base {
+		t.Fatalf("the same model has fingerprints %s and %s", base, again)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*NestedConfig)
+	}{
+		{"a response", func(c *NestedConfig) { c.Y[5]++ }},
+		{"a predictor", func(c *NestedConfig) { c.X.(*mat.Dense).Set(7, 1, 0.25) }},
+		{"an offset", func(c *NestedConfig) { c.Offset[3] = 0.1 }},
+		{"a weight", func(c *NestedConfig) {
+			c.Weights = make([]float64, len(c.Y))
+			for k := range c.Weights {
+				c.Weights[k] = 1
+			}
+			c.Weights[9] = 2
+		}},
+		{"the family", func(c *NestedConfig) { c.Family = NegBinomial }},
+		{"the link", func(c *NestedConfig) { c.Family, c.Link = Bernoulli, Probit; c.Y = make([]float64, len(c.Y)) }},
+		{"the prior", func(c *NestedConfig) { c.PriorSD = 3 }},
+		// Row 0 moves from a level 0's b level 5 to a level 1's b level 2.
+		{"a row's level of b", func(c *NestedConfig) { c.Inner[0] = 2; c.Outer[0] = 1 }},
+	} {
+		if got := build(c.edit); got == base {
+			t.Errorf("%s changed: the same fingerprint", c.name)
+		}
+	}
 }
 
 // TestNestedLocal checks the sizes, the log density against a direct sum

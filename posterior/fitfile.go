@@ -33,8 +33,8 @@ type SavedFit struct {
 	// point, "start" (rvb.NewAtStart) or "jeffreys" (rvb.New).
 	Method    string `json:"method"`
 	Expansion string `json:"expansion,omitempty"`
-	// Model is the fingerprint of the model fitted (glmm.Model.Fingerprint,
-	// or NestedFingerprint).
+	// Model is the fingerprint of the model fitted (glmm.Model.Fingerprint
+	// or glmm.Nested.Fingerprint).
 	Model string `json:"model"`
 	N     int    `json:"n"`
 	R     int    `json:"r"`

@@ -6,9 +6,6 @@ package posterior
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -22,60 +19,6 @@ import (
 	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/vi"
 )
-
-// NestedFingerprint returns the SHA-256, in hex, of what defines the log
-// density of m as far as m shows it: the family and link, the dimensions,
-// the prior sd, the size of every subject's block, the level of a:b of
-// each of its variables, and the log density of each subject (Local) at a
-// fixed point of the parameters, which every row's response, trials,
-// weight, offset and predictors enter. Names and labels do not enter it.
-// As Model.Fingerprint, it tells a saved fit's model from another one
-// built by the same program; glmm.Nested has no fingerprint of its own
-// over its stored data.
-func NestedFingerprint(m *glmm.Nested) string {
-	n, _, g := m.Dims()
-	p := m.NumFixed()
-	sizes := m.BlockSizes()
-	buf := make([]byte, 0, 8*(8+n))
-	ints := func(v ...int) {
-		for _, x := range v {
-			buf = binary.LittleEndian.AppendUint64(buf, uint64(x))
-		}
-	}
-	ints(int(m.Family()), int(m.LinkFunc()), m.NumObs(), p, n, g, int(math.Float64bits(m.PriorSD())))
-	ints(sizes...)
-	h := sha256.New()
-	// The probe: beta_j = 0.25/(j+1), omega_a = 0.1, omega_b = -0.1,
-	// psi = 0.2, u_a = 0.3 and the q-th v_b 0.1 q - 0.2, so that each
-	// variable and column moves the density by its own amount.
-	thetaG := make([]float64, g)
-	for j := range p {
-		thetaG[j] = 0.25 / float64(j+1)
-	}
-	thetaG[p], thetaG[p+1] = 0.1, -0.1
-	if g > p+2 {
-		thetaG[p+2] = 0.2
-	}
-	local := make([]float64, slices.Max(append([]int{1}, sizes...)))
-	for i, r := range sizes {
-		local[0] = 0.3
-		for q := 1; q < r; q++ {
-			local[q] = 0.1*float64(q) - 0.2
-			ints(m.InnerLevel(i, q))
-		}
-		lp, err := m.Local(nil, i, i+1, thetaG, local[:r], nil, nil)
-		if err != nil {
-			lp = math.NaN()
-		}
-		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(lp))
-		if len(buf) > 1<<16 {
-			h.Write(buf)
-			buf = buf[:0]
-		}
-	}
-	h.Write(buf)
-	return hex.EncodeToString(h.Sum(nil))
-}
 
 // NewSavedNested returns the saved form of res, a GVA fit of the nested
 // model m: its Sizes are the subjects' block sizes, its factor laid as
@@ -92,7 +35,7 @@ func NewSavedNested(res *vi.Result, m *glmm.Nested) (*SavedFit, error) {
 		rule = vi.Snngm{}
 	}
 	return &SavedFit{
-		Version: FitFileVersion, Method: GVA, Model: NestedFingerprint(m), N: res.N, R: res.R, G: res.G, Sizes: res.Sizes,
+		Version: FitFileVersion, Method: GVA, Model: m.Fingerprint(), N: res.N, R: res.R, G: res.G, Sizes: res.Sizes,
 		Rule: rule.String(), Status: res.Status.String(), Iterations: res.Iterations,
 		LowerBound: jsonNum(res.LowerBound), BoundSE: jsonNum(res.LowerBoundSE),
 		Mu: res.Mu, Factor: res.Factor, LogWeights: res.LogWeights, ImportanceGlobal: res.ImportanceGlobal,
@@ -100,7 +43,7 @@ func NewSavedNested(res *vi.Result, m *glmm.Nested) (*SavedFit, error) {
 }
 
 // LoadNested returns the fit s of the nested model m, which must be the
-// model that was fitted (its NestedFingerprint is checked), as SavedFit.Load
+// model that was fitted (its Fingerprint is checked), as SavedFit.Load
 // does for a Model.
 func (s *SavedFit) LoadNested(m *glmm.Nested) (*vi.Result, error) {
 	if s.Version != FitFileVersion {
@@ -112,7 +55,7 @@ func (s *SavedFit) LoadNested(m *glmm.Nested) (*vi.Result, error) {
 	if s.Sizes == nil || s.Method != GVA || s.Correction != nil {
 		return nil, errors.New("posterior: the saved fit is not a GVA fit of a nested model")
 	}
-	if fp := NestedFingerprint(m); fp != s.Model {
+	if fp := m.Fingerprint(); fp != s.Model {
 		return nil, fmt.Errorf("posterior: the saved fit is of another model (fingerprint %.12s…, this model %.12s…): its data, design, family or prior differ", s.Model, fp)
 	}
 	n, r, g := m.Dims()

@@ -47,51 +47,6 @@ func nestedConfig(na int, seed uint64) glmm.NestedConfig {
 		Outer: outer, NumOuter: na, Inner: inner, NumInner: nb, OuterName: "a", InnerName: "a:b"}
 }
 
-// TestNestedFingerprint: the fingerprint of a nested model is the same for
-// the same data and differs when one value of the data, the family, the
-// prior or the nesting differs.
-func TestNestedFingerprint(t *testing.T) {
-	build := func(edit func(*glmm.NestedConfig)) string {
-		c := nestedConfig(12, 1)
-		if edit != nil {
-			edit(&c)
-		}
-		m, err := glmm.NewNested(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return NestedFingerprint(m)
-	}
-	base := build(nil)
-	if again := build(nil); again != base {
-		t.Fatalf("the same model has fingerprints %s and %s", base, again)
-	}
-	for _, c := range []struct {
-		name string
-		edit func(*glmm.NestedConfig)
-	}{
-		{"a response", func(c *glmm.NestedConfig) { c.Y[5] = 1 - c.Y[5] }},
-		{"a predictor", func(c *glmm.NestedConfig) { c.X.(*mat.Dense).Set(7, 1, 0.25) }},
-		{"an offset", func(c *glmm.NestedConfig) { c.Offset = make([]float64, len(c.Y)); c.Offset[3] = 0.1 }},
-		{"a weight", func(c *glmm.NestedConfig) {
-			c.Weights = make([]float64, len(c.Y))
-			for k := range c.Weights {
-				c.Weights[k] = 1
-			}
-			c.Weights[9] = 2
-		}},
-		{"the family", func(c *glmm.NestedConfig) { c.Family = glmm.Poisson }},
-		{"the link", func(c *glmm.NestedConfig) { c.Link = glmm.Probit }},
-		{"the prior", func(c *glmm.NestedConfig) { c.PriorSD = 3 }},
-		// Rows 4-7 are level 1 of b, within level 1 of a with level 2.
-		{"a row's level of b", func(c *glmm.NestedConfig) { c.Inner[4] = 2 }},
-	} {
-		if got := build(c.edit); got == base {
-			t.Errorf("%s changed: the same fingerprint", c.name)
-		}
-	}
-}
-
 // TestSaveLoadNested: a nested fit saved as JSON and loaded for the same
 // model predicts the same bits as the fit itself, whatever the number of
 // workers and of rows held at once; known levels are predicted from their
