@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -63,6 +64,10 @@ func TestIterationsAllocateNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rtNested, err := rvb.NewNested(nestedModel(t, glmm.Bernoulli, 60, 3, 4, []float64{-0.5, 1}, 1, 0.5, 0, 1), rvb.RVB2)
+	if err != nil {
+		t.Fatal(err)
+	}
 	mallocs := func(target vi.Target, set vi.Settings) uint64 {
 		var before, after runtime.MemStats
 		runtime.GC()
@@ -80,9 +85,10 @@ func TestIterationsAllocateNothing(t *testing.T) {
 		method vi.Method
 	}{{"gva", m, vi.GVA}, {"rvb", rt, vi.BlockDiag}, {"gva crossed", crossedModel(t), vi.GVA},
 		{"gva nested", nestedModel(t, glmm.Bernoulli, 60, 3, 4, []float64{-0.5, 1}, 1, 0.5, 0, 1), vi.GVA},
-		{"blockdiag nested", nestedModel(t, glmm.Bernoulli, 60, 3, 4, []float64{-0.5, 1}, 1, 0.5, 0, 1), vi.BlockDiag}} {
+		{"blockdiag nested", nestedModel(t, glmm.Bernoulli, 60, 3, 4, []float64{-0.5, 1}, 1, 0.5, 0, 1), vi.BlockDiag},
+		{"rvb2 nested", rtNested, vi.BlockDiag}} {
 		for _, opt := range vi.Rules() {
-			if (c.name == "gva nested" || c.name == "blockdiag nested") && opt == (vi.VOGN{}) {
+			if strings.HasSuffix(c.name, "nested") && opt == (vi.VOGN{}) {
 				continue // refused for variable-size blocks
 			}
 			if c.method == vi.BlockDiag && opt == (vi.PGA{}) {
