@@ -94,10 +94,17 @@ type config struct {
 	maxNewton int
 }
 
-// options returns the configuration of opts, or an error for a
-// non-positive tolerance or iteration limit.
-func options(opts []Option) (config, error) {
+// options returns the configuration of opts, or an error for an unknown
+// method, a family with a dispersion parameter, or a non-positive
+// tolerance or iteration limit.
+func options(method Method, f glmm.Family, opts []Option) (config, error) {
 	o := config{tol: DefaultModeTol, maxNewton: DefaultMaxNewton}
+	if method != RVB1 && method != RVB2 {
+		return o, fmt.Errorf("rvb: unknown method %v", method)
+	}
+	if f.HasDispersion() {
+		return o, fmt.Errorf("rvb: the %v family is not supported: its dispersion parameter %s would enter the reparametrisation, which is not implemented; fit the model itself (GVA), whose local blocks are exactly Gaussian given the global ones for the gaussian family", f, f.DispersionName())
+	}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -212,16 +219,10 @@ func NewRVB2(m *glmm.Model, opts ...Option) (*Target, error) { return New(m, RVB
 // an error for an expansion point of the wrong length or with a
 // non-finite entry, and for a non-positive tolerance or iteration limit.
 func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
-	if method != RVB1 && method != RVB2 {
-		return nil, fmt.Errorf("rvb: unknown method %v", method)
-	}
 	if m.IndependentBlocks() {
 		return nil, errors.New("rvb: independent blocks of random effects, as in (1 + x || g), are not supported; fit the model itself (GVA)")
 	}
-	if f := m.Family(); f.HasDispersion() {
-		return nil, fmt.Errorf("rvb: the %v family is not supported: its dispersion parameter %s would enter the reparametrisation, which is not implemented; fit the model itself (GVA), whose local blocks are exactly Gaussian given the global ones for the gaussian family", f, f.DispersionName())
-	}
-	o, err := options(opts)
+	o, err := options(method, m.Family(), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -263,13 +264,7 @@ type source interface {
 // The options are New's; Expansion's entries are per data row as given to
 // glmm.NewNested.
 func NewNested(m *glmm.Nested, method Method, opts ...Option) (*Target, error) {
-	if method != RVB1 && method != RVB2 {
-		return nil, fmt.Errorf("rvb: unknown method %v", method)
-	}
-	if f := m.Family(); f.HasDispersion() {
-		return nil, fmt.Errorf("rvb: the %v family is not supported: its dispersion parameter %s would enter the reparametrisation, which is not implemented; fit the model itself (GVA), whose local blocks are exactly Gaussian given the global ones for the gaussian family", f, f.DispersionName())
-	}
-	o, err := options(opts)
+	o, err := options(method, m.Family(), opts)
 	if err != nil {
 		return nil, err
 	}

@@ -45,6 +45,30 @@ func (r *Result) GlobalMoments() (mean, sd []float64) {
 	return r.Mu[len(r.Mu)-r.G:], sd
 }
 
+// LocalMoments returns the means and sds of every local variable under
+// the fitted approximation, laid out as Mu's local part (subject-major,
+// with Sizes each subject's block after those before it). For a
+// Reparametrised result they are those of the transformed variables, not
+// of the random effects: rvb.Target.Summarize maps them back.
+func (r *Result) LocalMoments() (mean, sd []float64) {
+	nr := len(r.Mu) - r.G
+	cov := r.LocalCov()
+	sd = make([]float64, nr)
+	off, co := 0, 0
+	for i := range r.N {
+		m := r.R
+		if r.Sizes != nil {
+			m = r.Sizes[i]
+		}
+		for a := range m {
+			sd[off+a] = math.Sqrt(cov[co+a*m+a])
+		}
+		off += m
+		co += m * m
+	}
+	return r.Mu[:nr:nr], sd
+}
+
 // LocalCov returns the covariances of every subject's local block, r×r
 // row-major at [i*r*r:] (with Sizes, r_i×r_i after the blocks of the
 // subjects before it), under the fitted approximation.

@@ -52,19 +52,23 @@ func nestedModel(t testing.TB, fam glmm.Family, na, kb, m int, beta []float64, s
 	return mod
 }
 
+// nestedCases are the families and sds of TestNestedRecovers and
+// TestNestedBlockDiag.
+var nestedCases = []struct {
+	fam    glmm.Family
+	sa, sb float64
+	sd     float64
+}{
+	{glmm.Bernoulli, 1, 0.6, 0},
+	{glmm.Gaussian, 1, 0.5, 0.8},
+}
+
 // TestNestedRecovers: GVA on variable-size local blocks (a's effect and
 // its b levels') recovers the simulated beta and the two sds, and gives
 // the same bits on 1 and 2 workers.
 func TestNestedRecovers(t *testing.T) {
 	beta := []float64{-0.5, 1}
-	for _, tc := range []struct {
-		fam    glmm.Family
-		sa, sb float64
-		sd     float64
-	}{
-		{glmm.Bernoulli, 1, 0.6, 0},
-		{glmm.Gaussian, 1, 0.5, 0.8},
-	} {
+	for _, tc := range nestedCases {
 		t.Run(tc.fam.String(), func(t *testing.T) {
 			mod := nestedModel(t, tc.fam, 400, 3, 8, beta, tc.sa, tc.sb, tc.sd, 1)
 			var mus [][]float64
@@ -145,14 +149,7 @@ func TestNestedBeyondCrossedLimit(t *testing.T) {
 // beta: the tolerances are in GVA's sds.
 func TestNestedBlockDiag(t *testing.T) {
 	beta := []float64{-0.5, 1}
-	for _, tc := range []struct {
-		fam    glmm.Family
-		sa, sb float64
-		sd     float64
-	}{
-		{glmm.Bernoulli, 1, 0.6, 0},
-		{glmm.Gaussian, 1, 0.5, 0.8},
-	} {
+	for _, tc := range nestedCases {
 		t.Run(tc.fam.String(), func(t *testing.T) {
 			const na, kb = 400, 3
 			mod := nestedModel(t, tc.fam, na, kb, 8, beta, tc.sa, tc.sb, tc.sd, 1)
@@ -193,6 +190,13 @@ func TestNestedBlockDiag(t *testing.T) {
 				}
 				// The effects: means within a fifth of GVA's sd of GVA's.
 				lc, glc := res.LocalCov(), gva.LocalCov()
+				lm, lsd := res.LocalMoments()
+				for j := range 2 * (1 + kb) {
+					i, a := j/(1+kb), j%(1+kb)
+					if lm[j] != res.Mu[j] || lsd[j] != math.Sqrt(lc[i*(1+kb)*(1+kb)+a*(1+kb)+a]) {
+						t.Fatalf("LocalMoments[%d] = %v, %v: not Mu's and LocalCov's", j, lm[j], lsd[j])
+					}
+				}
 				if len(lc) != na*(1+kb)*(1+kb) || len(res.Sizes) != na {
 					t.Fatalf("LocalCov of %d values, %d sizes", len(lc), len(res.Sizes))
 				}
