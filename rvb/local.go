@@ -34,12 +34,13 @@ type workspace struct {
 	pa, pb, oa, ob float64
 	gA, gB, kB     float64
 
-	// r is the order the per-subject slices below are cut to (forSubject);
-	// sized holds them all, to be cut again.
-	r     int
-	sized []*[]float64
-	z     []float64 // Z_i, set by prepare
-	zbuf  []float64 // room for a nested model's Z_i
+	// r is the order the per-subject slices below are cut to
+	// (forSubject); mats and vecs hold the r×r ones and the r ones, to be
+	// cut again.
+	r          int
+	mats, vecs []*[]float64
+	z          []float64 // Z_i, set by prepare
+	zbuf       []float64 // room for a nested model's Z_i
 
 	// Per subject, r×r.
 	prec, rf, rinv []float64 // P, its Cholesky factor R and R^-1
@@ -50,7 +51,7 @@ type workspace struct {
 	// Per subject, r.
 	center []float64 // lambda_i (RVB1) or the mode (RVB2)
 	b, av  []float64 // b_i and a_i (then a~_i)
-	c, v   []float64 // c_i = L' a_i and Lambda a~_i (then a's Lambda a~)
+	c, v   []float64 // c_i = L' a_i and Lambda a~_i
 	dir    []float64 // Newton step
 	bn     []float64 // Newton trial point
 	grad   []float64 // gradient of the conditional log density
@@ -88,8 +89,8 @@ func (t *Target) NewWorkspace() any {
 		r:    r,
 	}
 	if t.nm != nil {
-		ws.sized = []*[]float64{&ws.omega, &ws.prec, &ws.rf, &ws.rinv, &ws.lam, &ws.l, &ws.s, &ws.tm, &ws.gam,
-			&ws.center, &ws.b, &ws.av, &ws.c, &ws.v, &ws.dir, &ws.bn, &ws.grad}
+		ws.mats = []*[]float64{&ws.omega, &ws.prec, &ws.rf, &ws.rinv, &ws.lam, &ws.l, &ws.s, &ws.tm, &ws.gam}
+		ws.vecs = []*[]float64{&ws.center, &ws.b, &ws.av, &ws.c, &ws.v, &ws.dir, &ws.bn, &ws.grad}
 	}
 	return ws
 }
@@ -105,12 +106,11 @@ func (t *Target) forSubject(ws *workspace, r int) {
 	}
 	if r != ws.r {
 		ws.r = r
-		for k, p := range ws.sized {
-			if k < 9 {
-				*p = (*p)[:r*r]
-			} else {
-				*p = (*p)[:r]
-			}
+		for _, p := range ws.mats {
+			*p = (*p)[:r*r]
+		}
+		for _, p := range ws.vecs {
+			*p = (*p)[:r]
 		}
 	}
 	clear(ws.omega)
