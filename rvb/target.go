@@ -226,12 +226,16 @@ func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
 	if err != nil {
 		return nil, err
 	}
+	return modelTarget(m, method).expand(o)
+}
+
+// modelTarget returns the Target of m before its expansion (expand).
+func modelTarget(m *glmm.Model, method Method) *Target {
 	n, r, g := m.Dims()
-	t := &Target{
+	return &Target{
 		m: m, src: m, method: method, fam: m.Family(), link: m.Link(),
 		n: n, r: r, p: m.P(), g: g, rmax: r,
 	}
-	return t.expand(o)
 }
 
 // source is what the reparametrisation reads of a model subject by
@@ -268,6 +272,11 @@ func NewNested(m *glmm.Nested, method Method, opts ...Option) (*Target, error) {
 	if err != nil {
 		return nil, err
 	}
+	return nestedTarget(m, method).expand(o)
+}
+
+// nestedTarget returns the Target of m before its expansion (expand).
+func nestedTarget(m *glmm.Nested, method Method) *Target {
 	n, _, g := m.Dims()
 	t := &Target{
 		nm: m, src: m, method: method, fam: m.Family(), link: m.LinkFunc(),
@@ -278,7 +287,7 @@ func NewNested(m *glmm.Nested, method Method, opts ...Option) (*Target, error) {
 		t.off[i+1] = t.off[i] + r
 		t.sq[i+1] = t.sq[i] + r*r
 	}
-	return t.expand(o)
+	return t
 }
 
 // blk returns subject i's block order r_i, the offset of its block in the
@@ -425,12 +434,45 @@ func NewGroupAtStart(pool *parallel.Pool, c parallel.Carrier, m *glmm.Model, met
 // newStarted returns the Target of m expanded at the model's start st,
 // which its Start then uses.
 func newStarted(m *glmm.Model, method Method, st *modelStart, opts []Option) (*Target, error) {
-	t, err := New(m, method, append(opts, Expansion(startEta(m, st.theta)))...)
+	if m.IndependentBlocks() {
+		return nil, errors.New("rvb: independent blocks of random effects, as in (1 + x || g), are not supported; fit the model itself (GVA)")
+	}
+	o, err := options(method, m.Family(), opts)
 	if err != nil {
+		return nil, err
+	}
+	return modelTarget(m, method).startedAt(st, o)
+}
+
+// startedAt expands t, made without its expansion, about the linear
+// predictor at its model's start st (overriding o's), which its Start
+// then uses.
+func (t *Target) startedAt(st *modelStart, o config) (*Target, error) {
+	o.eta = t.etaAt(st.theta)
+	if _, err := t.expand(o); err != nil {
 		return nil, err
 	}
 	t.start, t.atStart = st, true
 	return t, nil
+}
+
+// NewNestedAtStart is NewAtStart for a nested model: NewNested's
+// reparametrisation expanded about the linear predictor at the model's
+// start (glmm.Nested.Start), computed on pool, which the Target's Start
+// then transforms rather than computing it again. An Expansion option is
+// overridden.
+func NewNestedAtStart(pool *parallel.Pool, m *glmm.Nested, method Method, opts ...Option) (*Target, error) {
+	o, err := options(method, m.Family(), opts)
+	if err != nil {
+		return nil, err
+	}
+	t := nestedTarget(m, method)
+	n, _, g := m.Dims()
+	st := &modelStart{theta: make([]float64, t.at(n)+g), prec: make([]float64, t.precLen()), hi: n}
+	if err := m.Start(pool, st.theta, st.prec); err != nil {
+		return nil, err
+	}
+	return t.startedAt(st, o)
 }
 
 // ExpandedAtStart reports whether the Target was made by NewAtStart, and
@@ -445,7 +487,7 @@ func StartExpansion(pool *parallel.Pool, m *glmm.Model) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	return startEta(m, st.theta), nil
+	return modelTarget(m, RVB1).etaAt(st.theta), nil
 }
 
 // startOf returns the model's start.
@@ -484,24 +526,25 @@ func shareStartOf(pool *parallel.Pool, c parallel.Carrier, lo, hi int, m *glmm.M
 	return st, nil
 }
 
-// startEta returns the linear predictor of every data row at theta, a
-// start of m (the b_i, then theta_g), crossed effects included.
-func startEta(m *glmm.Model, theta []float64) []float64 {
-	n, r, _ := m.Dims()
-	eta := make([]float64, m.NumObs())
-	buf := make([]float64, m.MaxSubjectObs())
-	ws := m.NewWorkspace()
-	for i := range n {
-		lo, hi := m.SubjectRows(i)
+// etaAt returns the linear predictor of every data row at theta, a start
+// of t's model (the b_i, then theta_g), crossed effects included.
+func (t *Target) etaAt(theta []float64) []float64 {
+	eta := make([]float64, t.src.NumObs())
+	buf := make([]float64, t.src.MaxSubjectObs())
+	ws := t.NewWorkspace().(*workspace)
+	nr := t.at(t.n)
+	for i := range t.n {
+		r, o, _ := t.blk(i)
+		lo, hi := t.src.SubjectRows(i)
 		fe := buf[:hi-lo]
-		m.GlobalEta(ws, i, theta[n*r:], fe)
-		z := m.ZRows(i)
-		b := theta[i*r : i*r+r]
+		t.src.GlobalEta(ws.mws, i, theta[nr:], fe)
+		z := t.zRows(ws, i)
+		b := theta[o : o+r]
 		for j, v := range fe {
 			for a, za := range z[j*r : j*r+r] {
 				v += za * b[a]
 			}
-			eta[m.DataRow(lo+j)] = v
+			eta[t.src.DataRow(lo+j)] = v
 		}
 	}
 	return eta
