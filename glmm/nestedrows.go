@@ -64,6 +64,15 @@ func (mod *Nested) ZRowsTo(i int, dst []float64) []float64 {
 	return dst
 }
 
+// RowInner returns, for each of subject i's rows, the position among the
+// subject's b levels of the row's level: the row loads on column
+// 1 + RowInner(i)[j] of Z_i besides column 0. The slice must not be
+// modified.
+func (mod *Nested) RowInner(i int) []int32 {
+	lo, hi := mod.start[i], mod.start[i+1]
+	return mod.inner[lo:hi:hi]
+}
+
 // GlobalEta writes into dst the part of subject i's linear predictors that
 // theta_g determines, X_i beta + offset_i; the linear predictors are dst +
 // Z_i b_i. The workspace is not used.

@@ -46,6 +46,7 @@ type workspace struct {
 	prec, rf, rinv []float64 // P, its Cholesky factor R and R^-1
 	lam, l         []float64 // Lambda = P^-1 and L = chol(Lambda)
 	s, tm          []float64 // S and T of RVB.md §4
+	ls             []float64 // L S (a nested model's)
 	gam            []float64 // Gamma, summed over the subjects of a call
 
 	// Per subject, r.
@@ -77,11 +78,11 @@ func (t *Target) NewWorkspace() any {
 	if t.nm != nil {
 		nz = ni * r
 	}
-	mk := scratch.NewCarver(10*r*r + 8*r + 6*ni + nz).Take
+	mk := scratch.NewCarver(11*r*r + 8*r + 6*ni + nz).Take
 	ws := &workspace{
 		w: mk(r * r), omega: mk(r * r),
 		prec: mk(r * r), rf: mk(r * r), rinv: mk(r * r), lam: mk(r * r), l: mk(r * r),
-		s: mk(r * r), tm: mk(r * r), gam: mk(r * r),
+		s: mk(r * r), tm: mk(r * r), gam: mk(r * r), ls: mk(r * r),
 		center: mk(r), b: mk(r), av: mk(r), c: mk(r), v: mk(r), dir: mk(r), bn: mk(r), grad: mk(r),
 		eta0: mk(ni), eta: mk(ni), d1: mk(ni), hw: mk(ni), k3: mk(ni), row: mk(ni),
 		zbuf: mk(nz),
@@ -89,7 +90,7 @@ func (t *Target) NewWorkspace() any {
 		r:    r,
 	}
 	if t.nm != nil {
-		ws.mats = []*[]float64{&ws.omega, &ws.prec, &ws.rf, &ws.rinv, &ws.lam, &ws.l, &ws.s, &ws.tm, &ws.gam}
+		ws.mats = []*[]float64{&ws.omega, &ws.prec, &ws.rf, &ws.rinv, &ws.lam, &ws.l, &ws.s, &ws.tm, &ws.gam, &ws.ls}
 		ws.vecs = []*[]float64{&ws.center, &ws.b, &ws.av, &ws.c, &ws.v, &ws.dir, &ws.bn, &ws.grad}
 	}
 	return ws
@@ -419,6 +420,13 @@ func (t *Target) linPred(ws *workspace, i int, b, eta []float64) {
 	r := ws.r
 	z := ws.z
 	eta0 := ws.eta0[:len(eta)]
+	if t.nm != nil {
+		// Two nonzeros a row: u_a and the row's v_b.
+		for j, q := range t.nm.RowInner(i)[:len(eta)] {
+			eta[j] = eta0[j] + b[0] + b[1+q]
+		}
+		return
+	}
 	if r == 1 {
 		b0 := b[0]
 		for j, e := range eta0 {
@@ -549,14 +557,28 @@ func (t *Target) condGradPrec(ws *workspace, i int, b []float64) {
 		ws.grad[k] = -ws.grad[k]
 	}
 	copy(ws.prec, ws.omega)
-	for j := range hi - lo {
-		zj := z[j*r : j*r+r]
-		d, h := ws.d1[j], ws.hw[j]
-		for u, zu := range zj {
-			ws.grad[u] += zu * d
-			hz := h * zu
-			for v := 0; v <= u; v++ {
-				ws.prec[u*r+v] += hz * zj[v]
+	if t.nm != nil {
+		// Z_i's rows have two nonzeros, at u_a and the row's v_b: each
+		// adds to three entries of the lower triangle, not r(r+1)/2.
+		for j, q := range t.nm.RowInner(i)[:hi-lo] {
+			c := 1 + int(q)
+			d, h := ws.d1[j], ws.hw[j]
+			ws.grad[0] += d
+			ws.grad[c] += d
+			ws.prec[0] += h
+			ws.prec[c*r] += h
+			ws.prec[c*r+c] += h
+		}
+	} else {
+		for j := range hi - lo {
+			zj := z[j*r : j*r+r]
+			d, h := ws.d1[j], ws.hw[j]
+			for u, zu := range zj {
+				ws.grad[u] += zu * d
+				hz := h * zu
+				for v := 0; v <= u; v++ {
+					ws.prec[u*r+v] += hz * zj[v]
+				}
 			}
 		}
 	}
@@ -698,9 +720,16 @@ func (t *Target) subject(ws *workspace, i int, thetaG, bt, gl, gradG []float64) 
 	for k := range ws.av {
 		ws.av[k] = -ws.av[k]
 	}
-	for j, d := range e {
-		for u, zu := range z[j*r : j*r+r] {
-			ws.av[u] += zu * d
+	if t.nm != nil {
+		for j, q := range t.nm.RowInner(i)[:n] {
+			ws.av[0] += e[j]
+			ws.av[1+q] += e[j]
+		}
+	} else {
+		for j, d := range e {
+			for u, zu := range z[j*r : j*r+r] {
+				ws.av[u] += zu * d
+			}
 		}
 	}
 	logDetL := 0.0
@@ -722,19 +751,43 @@ func (t *Target) subject(ws *workspace, i int, thetaG, bt, gl, gradG []float64) 
 			ws.s[u*r+v], ws.s[v*r+u] = s, s
 		}
 	}
-	for u := range r {
-		for v := 0; v <= u; v++ {
-			s := ws.lam[u*r+v]
-			for k := 0; k <= u; k++ {
-				lk := ws.l[u*r+k]
-				if lk == 0 {
-					continue
+	if t.nm != nil {
+		// A nested block grows with its levels of b: L S, then
+		// (L S) L', in O(r^3) rather than the O(r^4) of the sum below,
+		// which a Model's small blocks keep.
+		for u := range r {
+			for q := range r {
+				s := 0.0
+				for k := 0; k <= u; k++ {
+					s += ws.l[u*r+k] * ws.s[k*r+q]
 				}
-				for q := 0; q <= v; q++ {
-					s += lk * ws.s[k*r+q] * ws.l[v*r+q]
-				}
+				ws.ls[u*r+q] = s
 			}
-			ws.tm[u*r+v], ws.tm[v*r+u] = s, s
+		}
+		for u := range r {
+			for v := 0; v <= u; v++ {
+				s := ws.lam[u*r+v]
+				for q := 0; q <= v; q++ {
+					s += ws.ls[u*r+q] * ws.l[v*r+q]
+				}
+				ws.tm[u*r+v], ws.tm[v*r+u] = s, s
+			}
+		}
+	} else {
+		for u := range r {
+			for v := 0; v <= u; v++ {
+				s := ws.lam[u*r+v]
+				for k := 0; k <= u; k++ {
+					lk := ws.l[u*r+k]
+					if lk == 0 {
+						continue
+					}
+					for q := 0; q <= v; q++ {
+						s += lk * ws.s[k*r+q] * ws.l[v*r+q]
+					}
+				}
+				ws.tm[u*r+v], ws.tm[v*r+u] = s, s
+			}
 		}
 	}
 	row := ws.row[:n]
@@ -745,12 +798,24 @@ func (t *Target) subject(ws *workspace, i int, thetaG, bt, gl, gradG []float64) 
 		// a~ = a - Z' u is the total derivative in the mode.
 		hw = ws.hw[:n]
 		k3 := ws.k3[:n]
-		for j := range n {
-			zj := z[j*r : j*r+r]
-			uj := 0.5 * small.Quad(r, ws.tm, zj) * k3[j]
-			row[j] = e[j] - uj
-			for q, zq := range zj {
-				ws.av[q] -= zq * uj
+		if t.nm != nil {
+			// z_j' T z_j = T_00 + 2 T_0c + T_cc for the nonzeros 0
+			// and c of a nested row.
+			for j, q := range t.nm.RowInner(i)[:n] {
+				c := 1 + int(q)
+				uj := 0.5 * (ws.tm[0] + 2*ws.tm[c*r] + ws.tm[c*r+c]) * k3[j]
+				row[j] = e[j] - uj
+				ws.av[0] -= uj
+				ws.av[c] -= uj
+			}
+		} else {
+			for j := range n {
+				zj := z[j*r : j*r+r]
+				uj := 0.5 * small.Quad(r, ws.tm, zj) * k3[j]
+				row[j] = e[j] - uj
+				for q, zq := range zj {
+					ws.av[q] -= zq * uj
+				}
 			}
 		}
 	} else {
@@ -759,13 +824,19 @@ func (t *Target) subject(ws *workspace, i int, thetaG, bt, gl, gradG []float64) 
 	// d lambda / d beta = -Lambda Z' H X, so beta gains
 	// -X' H Z Lambda a~.
 	small.SymMulVec(r, ws.lam, ws.av, ws.v)
-	for j := range n {
-		zj := z[j*r : j*r+r]
-		s := 0.0
-		for u, zu := range zj {
-			s += zu * ws.v[u]
+	if t.nm != nil {
+		for j, q := range t.nm.RowInner(i)[:n] {
+			row[j] -= hw[j] * (ws.v[0] + ws.v[1+q])
 		}
-		row[j] -= hw[j] * s
+	} else {
+		for j := range n {
+			zj := z[j*r : j*r+r]
+			s := 0.0
+			for u, zu := range zj {
+				s += zu * ws.v[u]
+			}
+			row[j] -= hw[j] * s
+		}
 	}
 	t.src.AddGlobalEtaGrad(ws.mws, i, thetaG, row, gradG)
 	// Gamma += b b' + T + v lambda' + lambda v'.
