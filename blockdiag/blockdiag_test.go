@@ -52,21 +52,7 @@ func (fx *fixture) covDense() *mat.Dense {
 func (fx *fixture) natGradDense(a *mat.Dense) *mat.Dense {
 	gbar := mat.DenseCopyOf(a)
 	maskPattern(fx.s, gbar)
-	var h mat.Dense
-	h.Mul(fx.c.T(), gbar)
-	for i := range fx.d {
-		for j := range fx.d {
-			switch {
-			case j > i:
-				h.Set(i, j, 0)
-			case j == i:
-				h.Set(i, j, h.At(i, j)/2)
-			}
-		}
-	}
-	var nd mat.Dense
-	nd.Mul(fx.c, &h)
-	return &nd
+	return natGradVar(fx.c, gbar, fx.d)
 }
 
 func outer(u, v []float64) *mat.Dense {

@@ -34,6 +34,12 @@
 // seen by the Factor and vice versa; Wrap makes a Factor over a slice the
 // caller owns, for example part of a larger parameter vector.
 //
+// A Factor of NewVar or WrapVar has subject blocks of variable order r_i
+// (a nested model's, glmm.Nested's): they follow each other in the same
+// way, subject i's C_i after those of the subjects before it and theta_i
+// at Block's offset, and the kernels apply the general block code to each
+// (the unrolled code of orders 1 and 2 serves fixed-size factors only).
+//
 // The same layout stores every other quantity with the pattern of C: the
 // Euclidean and natural gradients with respect to C, and symmetric
 // block-diagonal matrices such as the covariance blocks C_k C_k' or a

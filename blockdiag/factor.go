@@ -5,6 +5,8 @@
 package blockdiag
 
 import (
+	"slices"
+
 	"github.com/james-bowman/sparse"
 	"gonum.org/v1/gonum/mat"
 
@@ -42,7 +44,12 @@ func Len(n, r, g int) int {
 type Factor struct {
 	n, r, g int
 	tr      int // stored values per subject block, r*(r+1)/2
+	nr, nt  int // offsets of the global block in vectors and in data
 	data    []float64
+
+	// off and toff, when not nil, give each subject's offset in vectors
+	// and in data: its block is of variable size (NewVar, WrapVar).
+	off, toff []int
 }
 
 // New returns a zero Factor with n subject blocks of order r and a global
@@ -57,14 +64,17 @@ func Wrap(n, r, g int, data []float64) *Factor {
 	if len(data) != Len(n, r, g) {
 		panic(errDataLength)
 	}
-	return &Factor{n: n, r: r, g: g, tr: r * (r + 1) / 2, data: data}
+	tr := r * (r + 1) / 2
+	return &Factor{n: n, r: r, g: g, tr: tr, nr: n * r, nt: n * tr, data: data}
 }
 
 // Shape returns the number of subjects n, the order r of each subject block
-// and the order g of the global block.
+// and the order g of the global block. For blocks of variable size r is 0
+// (see Block).
 func (f *Factor) Shape() (n, r, g int) { return f.n, f.r, f.g }
 
-// Dims returns the order d = n*r + g of C twice: with At and T, a
+// Dims returns the order d = n*r + g of C (the sum of the block orders
+// plus g for blocks of variable size) twice: with At and T, a
 // Factor is a mat.Matrix, which gonum's functions read without a dense copy.
 func (f *Factor) Dims() (r, c int) { d := f.Dim(); return d, d }
 
@@ -73,7 +83,7 @@ func (f *Factor) T() mat.Matrix { return mat.Transpose{Matrix: f} }
 
 // Dim returns the order d = n*r + g of C, the length of the vectors the
 // kernels act on.
-func (f *Factor) Dim() int { return f.n*f.r + f.g }
+func (f *Factor) Dim() int { return f.nr + f.g }
 
 // Data returns the compressed storage of the factor. The slice aliases the
 // factor: changes to its elements change C.
@@ -84,12 +94,14 @@ func (f *Factor) Local(i int) []float64 {
 	if i < 0 || i >= f.n {
 		panic(errSubject)
 	}
-	return f.data[i*f.tr : (i+1)*f.tr : (i+1)*f.tr]
+	m, _, t := f.blk(i)
+	e := t + m*(m+1)/2
+	return f.data[t:e:e]
 }
 
 // Global returns the packed lower triangle of C_g, aliasing the factor.
 func (f *Factor) Global() []float64 {
-	return f.data[f.n*f.tr:]
+	return f.data[f.nt:]
 }
 
 // At returns the entry (i, j) of the d×d matrix C.
@@ -101,22 +113,41 @@ func (f *Factor) At(i, j int) float64 {
 	if j > i {
 		return 0
 	}
-	nr := f.n * f.r
+	nr := f.nr
 	if j >= nr {
 		a, b := i-nr, j-nr
-		return f.data[f.n*f.tr+a*(a+1)/2+b]
+		return f.data[f.nt+a*(a+1)/2+b]
 	}
-	if i >= nr || i/f.r != j/f.r {
+	if i >= nr {
 		return 0
 	}
-	s := i / f.r
-	a, b := i-s*f.r, j-s*f.r
-	return f.data[s*f.tr+a*(a+1)/2+b]
+	s := f.subjectOf(i)
+	_, o, t := f.blk(s)
+	if j < o {
+		return 0
+	}
+	a, b := i-o, j-o
+	return f.data[t+a*(a+1)/2+b]
 }
 
 // DiagIndices returns the positions in Data of the diagonal of C, in the
 // order of C's rows: each subject's block, then the global block.
-func (f *Factor) DiagIndices() []int { return small.PackedDiagIndices(f.n, f.r, f.g, f.tr) }
+func (f *Factor) DiagIndices() []int {
+	if f.off == nil {
+		return small.PackedDiagIndices(f.n, f.r, f.g, f.tr)
+	}
+	idx := make([]int, 0, f.Dim())
+	for i := range f.n {
+		m, _, t := f.blk(i)
+		for a := range m {
+			idx = append(idx, t+a*(a+1)/2+a)
+		}
+	}
+	for a := range f.g {
+		idx = append(idx, f.nt+a*(a+1)/2+a)
+	}
+	return idx
+}
 
 // SetIdentity sets C to scale times the identity.
 func (f *Factor) SetIdentity(scale float64) {
@@ -130,8 +161,8 @@ func (f *Factor) SetIdentity(scale float64) {
 func (f *Factor) SetBlockScales(local, global float64) {
 	clear(f.data)
 	for i := range f.n {
-		blk := f.data[i*f.tr : (i+1)*f.tr]
-		for a := range f.r {
+		blk := f.Local(i)
+		for a := range f.blockOrder(i) {
 			blk[a*(a+1)/2+a] = local
 		}
 	}
@@ -144,7 +175,7 @@ func (f *Factor) SetBlockScales(local, global float64) {
 // CopyFrom copies the values of src into f. It panics if the dimensions
 // differ.
 func (f *Factor) CopyFrom(src *Factor) {
-	if f.n != src.n || f.r != src.r || f.g != src.g {
+	if f.n != src.n || f.r != src.r || f.g != src.g || !slices.Equal(f.off, src.off) {
 		panic(errMismatch)
 	}
 	copy(f.data, src.data)
@@ -152,9 +183,11 @@ func (f *Factor) CopyFrom(src *Factor) {
 
 // LocalCovTo stores in dst the marginal covariance C_i C_i' of the local
 // block of subject i. If dst is empty it is resized to r×r; otherwise it
-// must be r×r. If r is zero, dst is reset to empty.
+// must be r×r (r_i×r_i for blocks of variable size). If r is zero, dst is
+// reset to empty.
 func (f *Factor) LocalCovTo(i int, dst *mat.SymDense) {
-	covTo(f.r, f.Local(i), dst)
+	c := f.Local(i)
+	covTo(f.blockOrder(i), c, dst)
 }
 
 // GlobalCovTo stores in dst the marginal covariance C_g C_g' of the global
@@ -193,7 +226,7 @@ func (f *Factor) ToTriDense() *mat.TriDense {
 
 // ToCSR returns C as a new d×d sparse matrix in compressed sparse row form.
 // Every stored entry of the lower triangles is a structural entry, zero or
-// not, so the matrix has Len(n, r, g) entries; the packed row-major storage
+// not, so the matrix has len(Data()) entries; the packed row-major storage
 // of the blocks is already in CSR order, and the data are copied.
 func (f *Factor) ToCSR() *sparse.CSR {
 	d := f.Dim()
@@ -219,15 +252,15 @@ func (f *Factor) ToCSR() *sparse.CSR {
 func (f *Factor) each(fn func(i, j int, v float64)) {
 	k := 0
 	for s := range f.n {
-		base := s * f.r
-		for a := range f.r {
+		m, base, _ := f.blk(s)
+		for a := range m {
 			for b := 0; b <= a; b++ {
 				fn(base+a, base+b, f.data[k])
 				k++
 			}
 		}
 	}
-	base := f.n * f.r
+	base := f.nr
 	for a := range f.g {
 		for b := 0; b <= a; b++ {
 			fn(base+a, base+b, f.data[k])

@@ -52,7 +52,10 @@ func (f *Factor) checkComp(v ...[]float64) {
 // The kernels below come in pairs. The Range kernel acts on the blocks of
 // the subjects in [lo, hi); the Global kernel acts on the global block.
 // Vectors have the full length d and compressed slices the full length
-// Len(n, r, g); a kernel reads and writes only the entries of its blocks.
+// Len(n, r, g) (LenVar for blocks of variable size); a kernel reads and
+// writes only the entries of its blocks. Blocks of order 1 and 2 of a
+// fixed-size factor take the unrolled kernels of small.go; every other
+// block, and every block of a factor of variable size, the general ones.
 
 // MulVecRange sets dst_i = C_i x_i for the subjects i in [lo, hi). dst may
 // alias x.
@@ -66,6 +69,14 @@ func (f *Factor) MulVecRange(lo, hi int, dst, x []float64) {
 	case 2:
 		mulVec2(f.data[lo*t:hi*t], dst[lo*r:hi*r], x[lo*r:hi*r])
 	default:
+		if f.off != nil {
+			for i := lo; i < hi; i++ {
+				m, o, t0 := f.blk(i)
+				t1 := t0 + m*(m+1)/2
+				blockMulVec(m, f.data[t0:t1], dst[o:o+m], x[o:o+m])
+			}
+			return
+		}
 		for i := lo; i < hi; i++ {
 			blockMulVec(r, f.data[i*t:(i+1)*t], dst[i*r:(i+1)*r], x[i*r:(i+1)*r])
 		}
@@ -75,7 +86,7 @@ func (f *Factor) MulVecRange(lo, hi int, dst, x []float64) {
 // MulVecGlobal sets dst_g = C_g x_g. dst may alias x.
 func (f *Factor) MulVecGlobal(dst, x []float64) {
 	f.checkVec(dst, x)
-	nr := f.n * f.r
+	nr := f.nr
 	blockMulVec(f.g, f.Global(), dst[nr:], x[nr:])
 }
 
@@ -91,6 +102,14 @@ func (f *Factor) MulTransVecRange(lo, hi int, dst, x []float64) {
 	case 2:
 		mulTransVec2(f.data[lo*t:hi*t], dst[lo*r:hi*r], x[lo*r:hi*r])
 	default:
+		if f.off != nil {
+			for i := lo; i < hi; i++ {
+				m, o, t0 := f.blk(i)
+				t1 := t0 + m*(m+1)/2
+				blockMulTransVec(m, f.data[t0:t1], dst[o:o+m], x[o:o+m])
+			}
+			return
+		}
 		for i := lo; i < hi; i++ {
 			blockMulTransVec(r, f.data[i*t:(i+1)*t], dst[i*r:(i+1)*r], x[i*r:(i+1)*r])
 		}
@@ -100,7 +119,7 @@ func (f *Factor) MulTransVecRange(lo, hi int, dst, x []float64) {
 // MulTransVecGlobal sets dst_g = C_g' x_g. dst may alias x.
 func (f *Factor) MulTransVecGlobal(dst, x []float64) {
 	f.checkVec(dst, x)
-	nr := f.n * f.r
+	nr := f.nr
 	blockMulTransVec(f.g, f.Global(), dst[nr:], x[nr:])
 }
 
@@ -117,6 +136,14 @@ func (f *Factor) SolveRange(lo, hi int, dst, x []float64) {
 	case 2:
 		solve2(f.data[lo*t:hi*t], dst[lo*r:hi*r], x[lo*r:hi*r])
 	default:
+		if f.off != nil {
+			for i := lo; i < hi; i++ {
+				m, o, t0 := f.blk(i)
+				t1 := t0 + m*(m+1)/2
+				blockSolve(m, f.data[t0:t1], dst[o:o+m], x[o:o+m])
+			}
+			return
+		}
 		for i := lo; i < hi; i++ {
 			blockSolve(r, f.data[i*t:(i+1)*t], dst[i*r:(i+1)*r], x[i*r:(i+1)*r])
 		}
@@ -126,7 +153,7 @@ func (f *Factor) SolveRange(lo, hi int, dst, x []float64) {
 // SolveGlobal sets dst_g = C_g^-1 x_g. dst may alias x.
 func (f *Factor) SolveGlobal(dst, x []float64) {
 	f.checkVec(dst, x)
-	nr := f.n * f.r
+	nr := f.nr
 	blockSolve(f.g, f.Global(), dst[nr:], x[nr:])
 }
 
@@ -143,6 +170,14 @@ func (f *Factor) SolveTransRange(lo, hi int, dst, x []float64) {
 	case 2:
 		solveTrans2(f.data[lo*t:hi*t], dst[lo*r:hi*r], x[lo*r:hi*r])
 	default:
+		if f.off != nil {
+			for i := lo; i < hi; i++ {
+				m, o, t0 := f.blk(i)
+				t1 := t0 + m*(m+1)/2
+				blockSolveTrans(m, f.data[t0:t1], dst[o:o+m], x[o:o+m])
+			}
+			return
+		}
 		for i := lo; i < hi; i++ {
 			blockSolveTrans(r, f.data[i*t:(i+1)*t], dst[i*r:(i+1)*r], x[i*r:(i+1)*r])
 		}
@@ -152,7 +187,7 @@ func (f *Factor) SolveTransRange(lo, hi int, dst, x []float64) {
 // SolveTransGlobal sets dst_g = C_g^-T x_g. dst may alias x.
 func (f *Factor) SolveTransGlobal(dst, x []float64) {
 	f.checkVec(dst, x)
-	nr := f.n * f.r
+	nr := f.nr
 	blockSolveTrans(f.g, f.Global(), dst[nr:], x[nr:])
 }
 
@@ -161,6 +196,17 @@ func (f *Factor) SolveTransGlobal(dst, x []float64) {
 func (f *Factor) CovMulVecRange(lo, hi int, dst, x []float64) {
 	f.checkRange(lo, hi)
 	f.checkVec(dst, x)
+	if f.off != nil {
+		for i := lo; i < hi; i++ {
+			m, o, t0 := f.blk(i)
+			t1 := t0 + m*(m+1)/2
+			c := f.data[t0:t1]
+			d := dst[o : o+m]
+			blockMulTransVec(m, c, d, x[o:o+m])
+			blockMulVec(m, c, d, d)
+		}
+		return
+	}
 	r, t := f.r, f.tr
 	for i := lo; i < hi; i++ {
 		c := f.data[i*t : (i+1)*t]
@@ -173,7 +219,7 @@ func (f *Factor) CovMulVecRange(lo, hi int, dst, x []float64) {
 // CovMulVecGlobal sets dst_g = C_g C_g' x_g. dst may alias x.
 func (f *Factor) CovMulVecGlobal(dst, x []float64) {
 	f.checkVec(dst, x)
-	nr := f.n * f.r
+	nr := f.nr
 	c, d := f.Global(), dst[nr:]
 	blockMulTransVec(f.g, c, d, x[nr:])
 	blockMulVec(f.g, c, d, d)
@@ -191,6 +237,14 @@ func (f *Factor) DrawRange(lo, hi int, theta, mu, z []float64) {
 	case 2:
 		draw2(f.data[lo*t:hi*t], theta[lo*r:hi*r], mu[lo*r:hi*r], z[lo*r:hi*r])
 	default:
+		if f.off != nil {
+			for i := lo; i < hi; i++ {
+				m, o, t0 := f.blk(i)
+				t1 := t0 + m*(m+1)/2
+				blockDraw(m, f.data[t0:t1], theta[o:o+m], mu[o:o+m], z[o:o+m])
+			}
+			return
+		}
 		for i := lo; i < hi; i++ {
 			blockDraw(r, f.data[i*t:(i+1)*t], theta[i*r:(i+1)*r], mu[i*r:(i+1)*r], z[i*r:(i+1)*r])
 		}
@@ -200,7 +254,7 @@ func (f *Factor) DrawRange(lo, hi int, theta, mu, z []float64) {
 // DrawGlobal sets theta_g = mu_g + C_g z_g. theta may alias mu or z.
 func (f *Factor) DrawGlobal(theta, mu, z []float64) {
 	f.checkVec(theta, mu, z)
-	nr := f.n * f.r
+	nr := f.nr
 	blockDraw(f.g, f.Global(), theta[nr:], mu[nr:], z[nr:])
 }
 
@@ -210,7 +264,13 @@ func (f *Factor) DrawGlobal(theta, mu, z []float64) {
 func (f *Factor) LogDetRange(lo, hi int) float64 {
 	f.checkRange(lo, hi)
 	ld := logAbsProd{m: 1}
-	ld.mulDiag(f.data[lo*f.tr:hi*f.tr], f.r)
+	if f.off == nil {
+		ld.mulDiag(f.data[lo*f.tr:hi*f.tr], f.r)
+		return ld.log()
+	}
+	for i := lo; i < hi; i++ {
+		ld.mulDiag(f.Local(i), f.blockOrder(i))
+	}
 	return ld.log()
 }
 
@@ -241,6 +301,14 @@ func (f *Factor) NatGradRange(lo, hi int, dMu, dC, z, gradH []float64) {
 	case 2:
 		natGrad2(f.data[lo*t:hi*t], dMu[lo*r:hi*r], dC[lo*t:hi*t], z[lo*r:hi*r], gradH[lo*r:hi*r])
 	default:
+		if f.off != nil {
+			for i := lo; i < hi; i++ {
+				m, o, t0 := f.blk(i)
+				t1 := t0 + m*(m+1)/2
+				blockNatGrad(m, f.data[t0:t1], dMu[o:o+m], dC[t0:t1], z[o:o+m], gradH[o:o+m])
+			}
+			return
+		}
 		for i := lo; i < hi; i++ {
 			blockNatGrad(r, f.data[i*t:(i+1)*t], dMu[i*r:(i+1)*r], dC[i*t:(i+1)*t], z[i*r:(i+1)*r], gradH[i*r:(i+1)*r])
 		}
@@ -251,7 +319,7 @@ func (f *Factor) NatGradRange(lo, hi int, dMu, dC, z, gradH []float64) {
 func (f *Factor) NatGradGlobal(dMu, dC, z, gradH []float64) {
 	f.checkVec(dMu, z, gradH)
 	f.checkComp(dC)
-	nr, nt := f.n*f.r, f.n*f.tr
+	nr, nt := f.nr, f.nt
 	blockNatGrad(f.g, f.Global(), dMu[nr:], dC[nt:], z[nr:], gradH[nr:])
 }
 
@@ -269,6 +337,14 @@ func (f *Factor) EuclidGradRange(lo, hi int, dC, z, gradH []float64) {
 	case 2:
 		euclidGrad2(dC[lo*t:hi*t], z[lo*r:hi*r], gradH[lo*r:hi*r])
 	default:
+		if f.off != nil {
+			for i := lo; i < hi; i++ {
+				m, o, t0 := f.blk(i)
+				t1 := t0 + m*(m+1)/2
+				blockEuclidGrad(m, dC[t0:t1], z[o:o+m], gradH[o:o+m])
+			}
+			return
+		}
 		for i := lo; i < hi; i++ {
 			blockEuclidGrad(r, dC[i*t:(i+1)*t], z[i*r:(i+1)*r], gradH[i*r:(i+1)*r])
 		}
@@ -279,7 +355,7 @@ func (f *Factor) EuclidGradRange(lo, hi int, dC, z, gradH []float64) {
 func (f *Factor) EuclidGradGlobal(dC, z, gradH []float64) {
 	f.checkVec(z, gradH)
 	f.checkComp(dC)
-	nr, nt := f.n*f.r, f.n*f.tr
+	nr, nt := f.nr, f.nt
 	blockEuclidGrad(f.g, dC[nt:], z[nr:], gradH[nr:])
 }
 
@@ -304,6 +380,18 @@ func (f *Factor) InvFisherRange(lo, hi int, dMu, dC, aMu, aC []float64) {
 	case 2:
 		invFisher2(f.data[lo*t:hi*t], dMu[lo*r:hi*r], dC[lo*t:hi*t], aMu[lo*r:hi*r], aC[lo*t:hi*t])
 	default:
+		if f.off != nil {
+			for i := lo; i < hi; i++ {
+				m, o, t0 := f.blk(i)
+				t1 := t0 + m*(m+1)/2
+				c := f.data[t0:t1]
+				d := dMu[o : o+m]
+				blockMulTransVec(m, c, d, aMu[o:o+m])
+				blockMulVec(m, c, d, d)
+				blockInvFisher(m, c, dC[t0:t1], aC[t0:t1])
+			}
+			return
+		}
 		for i := lo; i < hi; i++ {
 			c := f.data[i*t : (i+1)*t]
 			d := dMu[i*r : (i+1)*r]
@@ -318,7 +406,7 @@ func (f *Factor) InvFisherRange(lo, hi int, dMu, dC, aMu, aC []float64) {
 func (f *Factor) InvFisherGlobal(dMu, dC, aMu, aC []float64) {
 	f.checkVec(dMu, aMu)
 	f.checkComp(dC, aC)
-	nr, nt := f.n*f.r, f.n*f.tr
+	nr, nt := f.nr, f.nt
 	c, d := f.Global(), dMu[nr:]
 	blockMulTransVec(f.g, c, d, aMu[nr:])
 	blockMulVec(f.g, c, d, d)
@@ -332,6 +420,14 @@ func (f *Factor) InvFisherGlobal(dMu, dC, aMu, aC []float64) {
 func (f *Factor) CovRange(lo, hi int, dst []float64) {
 	f.checkRange(lo, hi)
 	f.checkComp(dst)
+	if f.off != nil {
+		for i := lo; i < hi; i++ {
+			m, _, t0 := f.blk(i)
+			t1 := t0 + m*(m+1)/2
+			blockCov(m, f.data[t0:t1], dst[t0:t1])
+		}
+		return
+	}
 	r, t := f.r, f.tr
 	for i := lo; i < hi; i++ {
 		blockCov(r, f.data[i*t:(i+1)*t], dst[i*t:(i+1)*t])
@@ -341,7 +437,7 @@ func (f *Factor) CovRange(lo, hi int, dst []float64) {
 // CovGlobal stores in dst the lower triangle of C_g C_g'.
 func (f *Factor) CovGlobal(dst []float64) {
 	f.checkComp(dst)
-	nt := f.n * f.tr
+	nt := f.nt
 	blockCov(f.g, f.Global(), dst[nt:])
 }
 
@@ -368,6 +464,16 @@ func (f *Factor) CholRange(lo, hi int, s []float64) error {
 			return &NotPositiveDefiniteError{Subject: lo + k, Row: row, Pivot: piv}
 		}
 	default:
+		if f.off != nil {
+			for i := lo; i < hi; i++ {
+				m, _, t0 := f.blk(i)
+				t1 := t0 + m*(m+1)/2
+				if row, piv, ok := blockCholesky(m, f.data[t0:t1], s[t0:t1]); !ok {
+					return &NotPositiveDefiniteError{Subject: i, Row: row, Pivot: piv}
+				}
+			}
+			return nil
+		}
 		for i := lo; i < hi; i++ {
 			if row, piv, ok := blockCholesky(r, f.data[i*t:(i+1)*t], s[i*t:(i+1)*t]); !ok {
 				return &NotPositiveDefiniteError{Subject: i, Row: row, Pivot: piv}
@@ -381,7 +487,7 @@ func (f *Factor) CholRange(lo, hi int, s []float64) error {
 // Subject -1.
 func (f *Factor) CholGlobal(s []float64) error {
 	f.checkComp(s)
-	nt := f.n * f.tr
+	nt := f.nt
 	if row, piv, ok := blockCholesky(f.g, f.Global(), s[nt:]); !ok {
 		return &NotPositiveDefiniteError{Subject: -1, Row: row, Pivot: piv}
 	}

@@ -71,6 +71,21 @@
 // model's Laplace-style start transformed to b~; the paper's start
 // (vi.InitPaper: mu = 0, unit local factor blocks) works as well.
 //
+// # Nested models
+//
+// NewNested reparametrises a glmm.Nested ((1|a) + (1|a:b)) the same way:
+// subject i, a level of a, has the block b_i = (u_a, v_b of its k_i
+// levels of b), Omega_i = diag(exp(2 omega_a), exp(2 omega_b) I_{k_i})
+// and Z_i's rows load on u_a and on their v_b. The blocks vary in size
+// (BlockSizes, a vi.BlockSizer), so vi fits the Target with Method
+// vi.BlockDiag in one process (not over a group, nor with stochastic
+// steps or VOGN). Both methods, Start, MapLocal and Summarize take such
+// blocks; LocalMean and LocalSD of the Summary are laid out as the
+// locals, each subject's block after those before it. The core is the
+// Model's: the model is read through the same per-subject accessors
+// (SubjectRows, Response, GlobalEta, ...), with Z_i laid out in the
+// workspace for each subject.
+//
 // # Back to the original scale
 //
 // MapLocal, FromOriginal and ToOriginal map between b~_i and b_i at a given

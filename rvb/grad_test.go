@@ -129,6 +129,7 @@ func TestGradientFiniteDifferences(t *testing.T) {
 // reports whether it reached a step below tol within maxIter iterations.
 func undamped(tg *Target, ws *workspace, i int, b []float64, tol float64, maxIter int) bool {
 	r := tg.r
+	ws.z = tg.zRows(ws, i)
 	copy(ws.center, b)
 	for range maxIter {
 		f := tg.evalCond(ws, i, ws.center)
@@ -176,7 +177,7 @@ func TestDampedModeWhereUndampedFails(t *testing.T) {
 			x[n*r] = 12     // intercept: every eta starts near 12
 			x[n*r+2] = -2.5 // log W_11: prior sd of b_1 about 12
 			ws := tg.NewWorkspace().(*workspace)
-			tg.setGlobal(ws, x[n*r+2:])
+			tg.setGlobal(ws, x[n*r:])
 			failed := 0
 			for i := range n {
 				lo, hi := m.SubjectRows(i)

@@ -145,8 +145,8 @@ func randomLinkConfig(rng *rand.Rand, fam glmm.Family, link glmm.Link, n, p, r i
 // logJoint returns Global + Local over all subjects at x = (b~, theta_g)
 // and, unless grad is nil, writes the gradient into grad.
 func logJoint(t testing.TB, tg *Target, ws any, x, grad []float64) float64 {
-	n, r, _ := tg.Dims()
-	nr := n * r
+	n, _, _ := tg.Dims()
+	nr := tg.at(n)
 	var gl, gg []float64
 	if grad != nil {
 		clear(grad)
@@ -155,6 +155,10 @@ func logJoint(t testing.TB, tg *Target, ws any, x, grad []float64) float64 {
 	v, err := tg.Local(ws, 0, n, x[nr:], x[:nr], gl, gg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if gg == nil {
+		// glmm.Nested's Global writes its gradient.
+		gg = make([]float64, len(x)-nr)
 	}
 	return v + tg.Global(x[nr:], gg)
 }

@@ -23,14 +23,30 @@ type workspace struct {
 	// other's cache lines.
 	_ [scratch.Line]byte
 
-	// Set from theta_g once per call.
+	// Set from theta_g once per call (for a nested model, Omega and
+	// logNorm for each subject's order by forSubject).
 	w, omega []float64 // W and Omega = W W', r×r
 	logNorm  float64   // -(r/2) log 2 pi + sum_k omega_kk
+
+	// A nested model's two precisions exp(2 omega_a), exp(2 omega_b),
+	// its omegas, and the sums of its Gamma's diagonal over the subjects
+	// of a call: gA of u_a's entries, gB of the v_b's, kB their number.
+	pa, pb, oa, ob float64
+	gA, gB, kB     float64
+
+	// r is the order the per-subject slices below are cut to
+	// (forSubject); mats and vecs hold the r×r ones and the r ones, to be
+	// cut again.
+	r          int
+	mats, vecs []*[]float64
+	z          []float64 // Z_i, set by prepare
+	zbuf       []float64 // room for a nested model's Z_i
 
 	// Per subject, r×r.
 	prec, rf, rinv []float64 // P, its Cholesky factor R and R^-1
 	lam, l         []float64 // Lambda = P^-1 and L = chol(Lambda)
 	s, tm          []float64 // S and T of RVB.md §4
+	ls             []float64 // L S (a nested model's)
 	gam            []float64 // Gamma, summed over the subjects of a call
 
 	// Per subject, r.
@@ -57,22 +73,66 @@ type workspace struct {
 // NewWorkspace returns scratch space for one concurrent caller of Local,
 // MapLocal or FromOriginal.
 func (t *Target) NewWorkspace() any {
-	r, ni := t.r, t.m.MaxSubjectObs()
-	mk := scratch.NewCarver(10*r*r + 8*r + 6*ni).Take
-	return &workspace{
+	r, ni := t.rmax, t.src.MaxSubjectObs()
+	nz := 0
+	if t.nm != nil {
+		nz = ni * r
+	}
+	mk := scratch.NewCarver(11*r*r + 8*r + 6*ni + nz).Take
+	ws := &workspace{
 		w: mk(r * r), omega: mk(r * r),
 		prec: mk(r * r), rf: mk(r * r), rinv: mk(r * r), lam: mk(r * r), l: mk(r * r),
-		s: mk(r * r), tm: mk(r * r), gam: mk(r * r),
+		s: mk(r * r), tm: mk(r * r), gam: mk(r * r), ls: mk(r * r),
 		center: mk(r), b: mk(r), av: mk(r), c: mk(r), v: mk(r), dir: mk(r), bn: mk(r), grad: mk(r),
 		eta0: mk(ni), eta: mk(ni), d1: mk(ni), hw: mk(ni), k3: mk(ni), row: mk(ni),
-		mws: t.m.NewWorkspace(),
+		zbuf: mk(nz),
+		mws:  t.src.NewWorkspace(),
+		r:    r,
 	}
+	if t.nm != nil {
+		ws.mats = []*[]float64{&ws.omega, &ws.prec, &ws.rf, &ws.rinv, &ws.lam, &ws.l, &ws.s, &ws.tm, &ws.gam, &ws.ls}
+		ws.vecs = []*[]float64{&ws.center, &ws.b, &ws.av, &ws.c, &ws.v, &ws.dir, &ws.bn, &ws.grad}
+	}
+	return ws
+}
+
+// forSubject prepares ws for a subject whose block has order r: for a
+// nested model it cuts the per-subject slices to r and sets Omega =
+// diag(exp(2 omega_a), exp(2 omega_b) I) and the log normalising
+// constant of b_i; for a Model, whose blocks all have order r, setGlobal
+// has done both.
+func (t *Target) forSubject(ws *workspace, r int) {
+	if t.nm == nil {
+		return
+	}
+	if r != ws.r {
+		ws.r = r
+		for _, p := range ws.mats {
+			*p = (*p)[:r*r]
+		}
+		for _, p := range ws.vecs {
+			*p = (*p)[:r]
+		}
+	}
+	clear(ws.omega)
+	ws.omega[0] = ws.pa
+	for q := 1; q < r; q++ {
+		ws.omega[q*r+q] = ws.pb
+	}
+	ws.logNorm = -0.5*float64(r)*log2Pi + ws.oa + float64(r-1)*ws.ob
 }
 
 // setGlobal sets W, Omega and the log normalising constant of b_i from
-// omega.
-func (t *Target) setGlobal(ws *workspace, omega []float64) {
+// theta_g's omega; for a nested model its two precisions, which
+// forSubject lays out for each subject.
+func (t *Target) setGlobal(ws *workspace, thetaG []float64) {
 	r := t.r
+	if t.nm != nil {
+		ws.oa, ws.ob = thetaG[t.p], thetaG[t.p+1]
+		ws.pa, ws.pb = math.Exp(2*ws.oa), math.Exp(2*ws.ob)
+		return
+	}
+	omega := thetaG[t.p : t.p+glmm.NumOmega(r)]
 	glmm.OmegaToW(omega, r, ws.w)
 	for u := range r {
 		for v := 0; v <= u; v++ {
@@ -102,8 +162,8 @@ func (t *Target) setGlobal(ws *workspace, omega []float64) {
 // NewWorkspace. A non-finite value, or an RVB2 mode solve that fails, is
 // an error naming the subject; Local allocates nothing.
 func (t *Target) Local(ws any, lo, hi int, thetaG, local, gradLocal, gradG []float64) (float64, error) {
-	r, p := t.r, t.p
-	if lo < 0 || hi > t.n || lo > hi || len(thetaG) != t.g || len(local) != (hi-lo)*r {
+	p := t.p
+	if lo < 0 || hi > t.n || lo > hi || len(thetaG) != t.g || len(local) != t.at(hi)-t.at(lo) {
 		panic("rvb: bad range or length in Local")
 	}
 	grad := gradLocal != nil
@@ -111,22 +171,29 @@ func (t *Target) Local(ws any, lo, hi int, thetaG, local, gradLocal, gradG []flo
 		panic("rvb: bad gradient length in Local")
 	}
 	wk := ws.(*workspace)
-	t.setGlobal(wk, thetaG[p:p+glmm.NumOmega(r)])
+	t.setGlobal(wk, thetaG)
 	if grad {
 		clear(wk.gam)
+		wk.gA, wk.gB, wk.kB = 0, 0, 0
 	}
+	base := t.at(lo)
 	var total float64
 	for i := lo; i < hi; i++ {
-		bt := local[(i-lo)*r : (i-lo+1)*r]
+		r, o, _ := t.blk(i)
+		o -= base
+		bt := local[o : o+r]
 		if err := t.prepare(wk, i, thetaG, t.warm); err != nil {
 			return total, err
 		}
 		var gl, gg []float64
 		if grad {
-			gl = gradLocal[(i-lo)*r : (i-lo+1)*r]
+			gl = gradLocal[o : o+r]
 			gg = gradG
 		}
 		li := t.subject(wk, i, thetaG, bt, gl, gg)
+		if grad && t.nm != nil {
+			t.foldGamma(wk)
+		}
 		if math.IsNaN(li) || math.IsInf(li, 0) {
 			return total, t.subjectError(i, fmt.Errorf("log density %v is not finite", li))
 		}
@@ -145,8 +212,25 @@ func (t *Target) Local(ws any, lo, hi int, thetaG, local, gradLocal, gradG []flo
 	return total, nil
 }
 
+// foldGamma adds a nested model's subject's Gamma, in ws.gam, into the
+// sums of its diagonal that the gradient in omega_a and omega_b needs,
+// and clears it.
+func (t *Target) foldGamma(ws *workspace) {
+	r := ws.r
+	ws.gA += ws.gam[0]
+	for q := 1; q < r; q++ {
+		ws.gB += ws.gam[q*r+q]
+	}
+	ws.kB += float64(r - 1)
+	clear(ws.gam)
+}
+
 // subjectError wraps err with the name of subject i.
 func (t *Target) subjectError(i int, err error) error {
+	if t.nm != nil {
+		outer, _ := t.nm.FactorNames()
+		return fmt.Errorf("rvb: %s %q (subject %d): %w", outer, t.nm.SubjectLevel(i), i, err)
+	}
 	return fmt.Errorf("rvb: %s %q (subject %d): %w", t.m.GroupName(), t.m.GroupLevels()[i], i, err)
 }
 
@@ -154,16 +238,16 @@ func (t *Target) subjectError(i int, err error) error {
 // and what a first-order prediction of the next mode needs. Subject i's
 // entries are read and written only by the caller evaluating subject i.
 type warmStart struct {
-	mode  []float64 // n*r, NaN before the first solve
-	lam   []float64 // n*r*r: Lambda at the mode
-	omega []float64 // n*r*r: Omega of the solve
+	mode  []float64 // laid out as the locals, NaN before the first solve
+	lam   []float64 // r_i×r_i per subject: Lambda at the mode
+	omega []float64 // r_i×r_i per subject: Omega of the solve
 	eta0  []float64 // per stored row: X beta + offset of the solve
 	hw    []float64 // per stored row: curvature weight at the mode
 }
 
-func newWarmStart(n, r, nobs int) *warmStart {
+func newWarmStart(nr, nsq, nobs int) *warmStart {
 	w := &warmStart{
-		mode: make([]float64, n*r), lam: make([]float64, n*r*r), omega: make([]float64, n*r*r),
+		mode: make([]float64, nr), lam: make([]float64, nsq), omega: make([]float64, nsq),
 		eta0: make([]float64, nobs), hw: make([]float64, nobs),
 	}
 	w.reset()
@@ -184,12 +268,14 @@ func (w *warmStart) reset() {
 // solve in warm, if there is one, and records this solve there; a nil warm
 // means a cold start.
 func (t *Target) prepare(ws *workspace, i int, thetaG []float64, warm *warmStart) error {
-	r := t.r
-	lo, hi := t.m.SubjectRows(i)
+	r, o, sq := t.blk(i)
+	t.forSubject(ws, r)
+	ws.z = t.zRows(ws, i)
+	lo, hi := t.src.SubjectRows(i)
 	eta0 := ws.eta0[:hi-lo]
-	t.m.GlobalEta(ws.mws, i, thetaG, eta0)
+	t.src.GlobalEta(ws.mws, i, thetaG, eta0)
 	if t.method == RVB1 {
-		ai := t.a[i*r*r : (i+1)*r*r]
+		ai := t.a[sq : sq+r*r]
 		for k := range ws.prec {
 			ws.prec[k] = ws.omega[k] + ai[k]
 		}
@@ -216,9 +302,9 @@ func (t *Target) prepare(ws *workspace, i int, thetaG []float64, warm *warmStart
 		return t.subjectError(i, fmt.Errorf("covariance Lambda %v is not positive definite", ws.lam))
 	}
 	if t.method == RVB2 && warm != nil {
-		copy(warm.mode[i*r:(i+1)*r], ws.center)
-		copy(warm.lam[i*r*r:(i+1)*r*r], ws.lam)
-		copy(warm.omega[i*r*r:(i+1)*r*r], ws.omega)
+		copy(warm.mode[o:o+r], ws.center)
+		copy(warm.lam[sq:sq+r*r], ws.lam)
+		copy(warm.omega[sq:sq+r*r], ws.omega)
 		copy(warm.eta0[lo:hi], eta0)
 		copy(warm.hw[lo:hi], ws.hw[:hi-lo])
 	}
@@ -228,9 +314,9 @@ func (t *Target) prepare(ws *workspace, i int, thetaG []float64, warm *warmStart
 // rvb1Center writes lambda_i = P_i^-1 Z_i' (qw - hw eta0) into dst, with
 // the Cholesky factor of P_i in ws.rf.
 func (t *Target) rvb1Center(ws *workspace, i int, dst []float64) {
-	r := t.r
-	lo, hi := t.m.SubjectRows(i)
-	z := t.m.ZRows(i)
+	r := ws.r
+	lo, hi := t.src.SubjectRows(i)
+	z := ws.z
 	clear(dst)
 	hw, qw := t.hw[lo:hi], t.qw[lo:hi]
 	for j, e0 := range ws.eta0[:hi-lo] {
@@ -246,11 +332,11 @@ func (t *Target) rvb1Center(ws *workspace, i int, dst []float64) {
 // mode from its last solve: the mode b moves by
 // -Lambda (Z' H d(X beta + offset) + dOmega b).
 func (t *Target) predict(ws *workspace, i int, warm *warmStart) {
-	r := t.r
-	lo, hi := t.m.SubjectRows(i)
-	z := t.m.ZRows(i)
-	b := warm.mode[i*r : (i+1)*r]
-	om := warm.omega[i*r*r : (i+1)*r*r]
+	r, o, sq := t.blk(i)
+	lo, hi := t.src.SubjectRows(i)
+	z := ws.z
+	b := warm.mode[o : o+r]
+	om := warm.omega[sq : sq+r*r]
 	v := ws.grad
 	for u := range r {
 		s := 0.0
@@ -266,7 +352,7 @@ func (t *Target) predict(ws *workspace, i int, warm *warmStart) {
 			v[u] += zu * d
 		}
 	}
-	small.SymMulVec(r, warm.lam[i*r*r:(i+1)*r*r], v, ws.center)
+	small.SymMulVec(r, warm.lam[sq:sq+r*r], v, ws.center)
 	for u := range r {
 		ws.center[u] = b[u] - ws.center[u]
 	}
@@ -276,8 +362,8 @@ func (t *Target) predict(ws *workspace, i int, warm *warmStart) {
 // density, from the prediction of warm (if there is one) and else from
 // RVB1's centre.
 func (t *Target) mode2(ws *workspace, i int, warm *warmStart) error {
-	r := t.r
-	if warm != nil && !math.IsNaN(warm.mode[i*r]) {
+	r, o, sq := t.blk(i)
+	if warm != nil && !math.IsNaN(warm.mode[o]) {
 		t.predict(ws, i, warm)
 		if t.newton(ws, i) == nil {
 			return nil
@@ -285,7 +371,7 @@ func (t *Target) mode2(ws *workspace, i int, warm *warmStart) error {
 	}
 	// A cold start: RVB1's centre is a Newton step from the expansion
 	// point, usually close to the mode.
-	ai := t.a[i*r*r : (i+1)*r*r]
+	ai := t.a[sq : sq+r*r]
 	for k := range ws.prec {
 		ws.prec[k] = ws.omega[k] + ai[k]
 	}
@@ -321,19 +407,26 @@ func (e *ModeError) Error() string {
 // and stores the weighted derivatives per observation in ws.d1, ws.hw,
 // ws.k3.
 func (t *Target) evalCond(ws *workspace, i int, b []float64) float64 {
-	lo, hi := t.m.SubjectRows(i)
+	lo, hi := t.src.SubjectRows(i)
 	n := hi - lo
 	eta := ws.eta[:n]
 	t.linPred(ws, i, b, eta)
 	f := t.rows(i, eta, ws.d1[:n], ws.hw[:n], ws.k3[:n])
-	return f - 0.5*small.Quad(t.r, ws.omega, b)
+	return f - 0.5*small.Quad(ws.r, ws.omega, b)
 }
 
 // linPred writes eta0 + Z_i b into eta.
 func (t *Target) linPred(ws *workspace, i int, b, eta []float64) {
-	r := t.r
-	z := t.m.ZRows(i)
+	r := ws.r
+	z := ws.z
 	eta0 := ws.eta0[:len(eta)]
+	if t.nm != nil {
+		// Two nonzeros a row: u_a and the row's v_b.
+		for j, q := range t.nm.RowInner(i)[:len(eta)] {
+			eta[j] = eta0[j] + b[0] + b[1+q]
+		}
+		return
+	}
 	if r == 1 {
 		b0 := b[0]
 		for j, e := range eta0 {
@@ -354,7 +447,7 @@ func (t *Target) linPred(ws *workspace, i int, b, eta []float64) {
 // derivatives into d1 and, unless hw is nil, minus the weighted second
 // and third derivatives into hw and k3.
 func (t *Target) rows(i int, eta, d1, hw, k3 []float64) float64 {
-	y, m, w := t.m.Response(i)
+	y, m, w := t.src.Response(i)
 	n := len(eta)
 	y, m, w, d1 = y[:n], m[:n], w[:n], d1[:n]
 	var ll float64
@@ -456,22 +549,36 @@ func (t *Target) rows(i int, eta, d1, hw, k3 []float64) float64 {
 // and ws.prec to its negative Hessian, from the derivatives stored by the
 // last evalCond at b.
 func (t *Target) condGradPrec(ws *workspace, i int, b []float64) {
-	r := t.r
-	lo, hi := t.m.SubjectRows(i)
-	z := t.m.ZRows(i)
+	r := ws.r
+	lo, hi := t.src.SubjectRows(i)
+	z := ws.z
 	small.SymMulVec(r, ws.omega, b, ws.grad)
 	for k := range ws.grad {
 		ws.grad[k] = -ws.grad[k]
 	}
 	copy(ws.prec, ws.omega)
-	for j := range hi - lo {
-		zj := z[j*r : j*r+r]
-		d, h := ws.d1[j], ws.hw[j]
-		for u, zu := range zj {
-			ws.grad[u] += zu * d
-			hz := h * zu
-			for v := 0; v <= u; v++ {
-				ws.prec[u*r+v] += hz * zj[v]
+	if t.nm != nil {
+		// Z_i's rows have two nonzeros, at u_a and the row's v_b: each
+		// adds to three entries of the lower triangle, not r(r+1)/2.
+		for j, q := range t.nm.RowInner(i)[:hi-lo] {
+			c := 1 + int(q)
+			d, h := ws.d1[j], ws.hw[j]
+			ws.grad[0] += d
+			ws.grad[c] += d
+			ws.prec[0] += h
+			ws.prec[c*r] += h
+			ws.prec[c*r+c] += h
+		}
+	} else {
+		for j := range hi - lo {
+			zj := z[j*r : j*r+r]
+			d, h := ws.d1[j], ws.hw[j]
+			for u, zu := range zj {
+				ws.grad[u] += zu * d
+				hz := h * zu
+				for v := 0; v <= u; v++ {
+					ws.prec[u*r+v] += hz * zj[v]
+				}
 			}
 		}
 	}
@@ -490,7 +597,7 @@ func (t *Target) condGradPrec(ws *workspace, i int, b []float64) {
 // ws.center is the mode and ws.prec, ws.rf, ws.hw and ws.k3 are the
 // precision, its factor and the curvature terms there.
 func (t *Target) newton(ws *workspace, i int) error {
-	r := t.r
+	r := ws.r
 	b := ws.center
 	f := t.evalCond(ws, i, b)
 	step := math.Inf(1)
@@ -573,8 +680,8 @@ func (t *Target) newton(ws *workspace, i int) error {
 // slope returns the derivative of subject i's conditional log density at
 // b along dir, from the derivatives stored by the last evalCond at b.
 func (t *Target) slope(ws *workspace, i int, b, dir []float64) float64 {
-	r := t.r
-	z := t.m.ZRows(i)
+	r := ws.r
+	z := ws.z
 	var s float64
 	for j, d := range ws.d1[:len(z)/r] {
 		for u, zu := range z[j*r : j*r+r] {
@@ -595,10 +702,10 @@ func (t *Target) slope(ws *workspace, i int, b, dir []float64) float64 {
 // into gradG and adds subject i's term of Gamma into
 // ws.gam.
 func (t *Target) subject(ws *workspace, i int, thetaG, bt, gl, gradG []float64) float64 {
-	r := t.r
-	lo, hi := t.m.SubjectRows(i)
+	r := ws.r
+	lo, hi := t.src.SubjectRows(i)
 	n := hi - lo
-	z := t.m.ZRows(i)
+	z := ws.z
 	b := ws.b
 	small.LowerMulVec(r, ws.l, bt, b)
 	for k := range b {
@@ -613,16 +720,23 @@ func (t *Target) subject(ws *workspace, i int, thetaG, bt, gl, gradG []float64) 
 	for k := range ws.av {
 		ws.av[k] = -ws.av[k]
 	}
-	for j, d := range e {
-		for u, zu := range z[j*r : j*r+r] {
-			ws.av[u] += zu * d
+	if t.nm != nil {
+		for j, q := range t.nm.RowInner(i)[:n] {
+			ws.av[0] += e[j]
+			ws.av[1+q] += e[j]
+		}
+	} else {
+		for j, d := range e {
+			for u, zu := range z[j*r : j*r+r] {
+				ws.av[u] += zu * d
+			}
 		}
 	}
 	logDetL := 0.0
 	for k := range r {
 		logDetL += math.Log(ws.l[k*r+k])
 	}
-	val := ll + t.m.SubjectConstant(i) + ws.logNorm - 0.5*small.Quad(r, ws.omega, b) + logDetL
+	val := ll + t.src.SubjectConstant(i) + ws.logNorm - 0.5*small.Quad(r, ws.omega, b) + logDetL
 	if gl == nil {
 		return val
 	}
@@ -637,19 +751,43 @@ func (t *Target) subject(ws *workspace, i int, thetaG, bt, gl, gradG []float64) 
 			ws.s[u*r+v], ws.s[v*r+u] = s, s
 		}
 	}
-	for u := range r {
-		for v := 0; v <= u; v++ {
-			s := ws.lam[u*r+v]
-			for k := 0; k <= u; k++ {
-				lk := ws.l[u*r+k]
-				if lk == 0 {
-					continue
+	if t.nm != nil {
+		// A nested block grows with its levels of b: L S, then
+		// (L S) L', in O(r^3) rather than the O(r^4) of the sum below,
+		// which a Model's small blocks keep.
+		for u := range r {
+			for q := range r {
+				s := 0.0
+				for k := 0; k <= u; k++ {
+					s += ws.l[u*r+k] * ws.s[k*r+q]
 				}
-				for q := 0; q <= v; q++ {
-					s += lk * ws.s[k*r+q] * ws.l[v*r+q]
-				}
+				ws.ls[u*r+q] = s
 			}
-			ws.tm[u*r+v], ws.tm[v*r+u] = s, s
+		}
+		for u := range r {
+			for v := 0; v <= u; v++ {
+				s := ws.lam[u*r+v]
+				for q := 0; q <= v; q++ {
+					s += ws.ls[u*r+q] * ws.l[v*r+q]
+				}
+				ws.tm[u*r+v], ws.tm[v*r+u] = s, s
+			}
+		}
+	} else {
+		for u := range r {
+			for v := 0; v <= u; v++ {
+				s := ws.lam[u*r+v]
+				for k := 0; k <= u; k++ {
+					lk := ws.l[u*r+k]
+					if lk == 0 {
+						continue
+					}
+					for q := 0; q <= v; q++ {
+						s += lk * ws.s[k*r+q] * ws.l[v*r+q]
+					}
+				}
+				ws.tm[u*r+v], ws.tm[v*r+u] = s, s
+			}
 		}
 	}
 	row := ws.row[:n]
@@ -660,12 +798,24 @@ func (t *Target) subject(ws *workspace, i int, thetaG, bt, gl, gradG []float64) 
 		// a~ = a - Z' u is the total derivative in the mode.
 		hw = ws.hw[:n]
 		k3 := ws.k3[:n]
-		for j := range n {
-			zj := z[j*r : j*r+r]
-			uj := 0.5 * small.Quad(r, ws.tm, zj) * k3[j]
-			row[j] = e[j] - uj
-			for q, zq := range zj {
-				ws.av[q] -= zq * uj
+		if t.nm != nil {
+			// z_j' T z_j = T_00 + 2 T_0c + T_cc for the nonzeros 0
+			// and c of a nested row.
+			for j, q := range t.nm.RowInner(i)[:n] {
+				c := 1 + int(q)
+				uj := 0.5 * (ws.tm[0] + 2*ws.tm[c*r] + ws.tm[c*r+c]) * k3[j]
+				row[j] = e[j] - uj
+				ws.av[0] -= uj
+				ws.av[c] -= uj
+			}
+		} else {
+			for j := range n {
+				zj := z[j*r : j*r+r]
+				uj := 0.5 * small.Quad(r, ws.tm, zj) * k3[j]
+				row[j] = e[j] - uj
+				for q, zq := range zj {
+					ws.av[q] -= zq * uj
+				}
 			}
 		}
 	} else {
@@ -674,15 +824,21 @@ func (t *Target) subject(ws *workspace, i int, thetaG, bt, gl, gradG []float64) 
 	// d lambda / d beta = -Lambda Z' H X, so beta gains
 	// -X' H Z Lambda a~.
 	small.SymMulVec(r, ws.lam, ws.av, ws.v)
-	for j := range n {
-		zj := z[j*r : j*r+r]
-		s := 0.0
-		for u, zu := range zj {
-			s += zu * ws.v[u]
+	if t.nm != nil {
+		for j, q := range t.nm.RowInner(i)[:n] {
+			row[j] -= hw[j] * (ws.v[0] + ws.v[1+q])
 		}
-		row[j] -= hw[j] * s
+	} else {
+		for j := range n {
+			zj := z[j*r : j*r+r]
+			s := 0.0
+			for u, zu := range zj {
+				s += zu * ws.v[u]
+			}
+			row[j] -= hw[j] * s
+		}
 	}
-	t.m.AddGlobalEtaGrad(ws.mws, i, thetaG, row, gradG)
+	t.src.AddGlobalEtaGrad(ws.mws, i, thetaG, row, gradG)
 	// Gamma += b b' + T + v lambda' + lambda v'.
 	for u := range r {
 		for q := range r {
@@ -696,6 +852,13 @@ func (t *Target) subject(ws *workspace, i int, thetaG, bt, gl, gradG []float64) 
 // terms, d = -tr(Gamma dOmega)/2 + cnt sum_k omega_kk, through
 // dOmega = dW W' + W dW'.
 func (t *Target) addOmegaGrad(ws *workspace, cnt int, gomega []float64) {
+	if t.nm != nil {
+		// Omega = diag(exp(2 omega_a), exp(2 omega_b) I): dOmega is
+		// 2 exp(2 omega) along the effects of each scale.
+		gomega[0] += float64(cnt) - ws.pa*ws.gA
+		gomega[1] += ws.kB - ws.pb*ws.gB
+		return
+	}
 	r := t.r
 	idx := 0
 	for l := range r {

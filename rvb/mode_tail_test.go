@@ -58,7 +58,7 @@ func TestModeInTheTail(t *testing.T) {
 			t.Fatal(err)
 		}
 		ws := tg.NewWorkspace().(*workspace)
-		tg.setGlobal(ws, thetaG[3:])
+		tg.setGlobal(ws, thetaG)
 		if err := tg.prepare(ws, subj, thetaG, nil); err != nil {
 			t.Fatalf("log W %v: %v", logW, err)
 		}

@@ -31,7 +31,6 @@ func TestModeConvergesOnPaperData(t *testing.T) {
 				t.Fatal(err)
 			}
 			n, r, g := tg.Dims()
-			p := tg.p
 			tri := r * (r + 1) / 2
 			theta := make([]float64, n*r+g)
 			prec := make([]float64, n*(tri+g*r)+g*(g+1)/2)
@@ -66,7 +65,7 @@ func TestModeConvergesOnPaperData(t *testing.T) {
 			mws := m.NewWorkspace()
 			thetaG := make([]float64, g)
 			z := make([]float64, g)
-			warm := newWarmStart(n, r, m.NumObs())
+			warm := newWarmStart(n*r, n*r*r, m.NumObs())
 			modes := make([]float64, n*r)
 			grad := make([]float64, n*r)
 			gradG := make([]float64, g)
@@ -82,7 +81,7 @@ func TestModeConvergesOnPaperData(t *testing.T) {
 					}
 					thetaG[a] = v
 				}
-				tg.setGlobal(ws, thetaG[p:])
+				tg.setGlobal(ws, thetaG)
 				for i := range n {
 					for _, start := range []string{"cold", "warm"} {
 						var w *warmStart

@@ -10,7 +10,6 @@ import (
 	"math"
 
 	"github.com/sparsevi/sparsevi/arrowhead"
-	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/internal/small"
 	"github.com/sparsevi/sparsevi/parallel"
 )
@@ -93,10 +92,13 @@ func placeIn(c parallel.Carrier, n int) (groupPlace, error) {
 // carried by c, the Target's subjects lying at place.
 func (t *Target) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int, place groupPlace, theta, prec []float64) error {
 	ctx := pool.Context()
-	n, r, g := t.Dims()
-	p := t.p
-	if len(theta) != n*r+g || len(prec) != arrowhead.Len(n, r, g) {
+	n, _, g := t.Dims()
+	nr, rm := t.at(n), t.rmax
+	if len(theta) != nr+g || len(prec) != t.precLen() {
 		panic("rvb: bad length in Start")
+	}
+	if t.nm != nil && c != nil {
+		return errors.New("rvb: the start of a nested model cannot be computed over a group of processes")
 	}
 	if st := t.start; st != nil && st.lo == lo && st.hi == hi && (st.c == nil) == (c == nil) && st.part == place.part {
 		// NewAtStart's, NewShareAtStart's or NewGroupAtStart's start,
@@ -105,7 +107,9 @@ func (t *Target) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int, 
 		copy(prec, st.prec)
 		t.start = nil
 	} else if c == nil {
-		if err := t.m.Start(pool, theta, prec); err != nil {
+		if err := t.src.(interface {
+			Start(*parallel.Pool, []float64, []float64) error
+		}).Start(pool, theta, prec); err != nil {
 			return err
 		}
 	} else if place.part {
@@ -115,14 +119,14 @@ func (t *Target) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int, 
 	} else if err := t.m.StartShare(pool, c, lo, hi, theta, prec); err != nil {
 		return err
 	}
-	thetaG := theta[n*r:]
+	thetaG := theta[nr:]
 	ws := t.NewWorkspace().(*workspace)
-	t.setGlobal(ws, thetaG[p:p+glmm.NumOmega(r)])
-	ps := arrowhead.WrapSym(n, r, g, prec)
-	si := make([]float64, r*r)
-	rf := make([]float64, r*r)
-	x := make([]float64, g*r)
-	tmp := make([]float64, r*r)
+	t.setGlobal(ws, thetaG)
+	ps := t.precFactor(prec)
+	si := make([]float64, rm*rm)
+	rf := make([]float64, rm*rm)
+	x := make([]float64, g*rm)
+	tmp := make([]float64, rm*rm)
 	// The global block becomes the Schur complement subject after subject:
 	// the running block passes from process to process with a flag of
 	// failure (acc[0]), so that all fail together.
@@ -143,6 +147,8 @@ func (t *Target) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int, 
 			failed = err
 			break
 		}
+		r, o, sq := t.blk(i)
+		si, rf, x, tmp := si[:r*r], rf[:r*r], x[:g*r], tmp[:r*r]
 		small.UnpackSym(r, ps.Local(i), si)
 		if !small.Chol(r, si, rf) {
 			failed = t.subjectError(i, fmt.Errorf("start: local precision %v is not positive definite", si))
@@ -161,17 +167,18 @@ func (t *Target) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int, 
 				for u := range r {
 					s += x[c*r+u] * x[e*r+u]
 				}
-				ps.AddGlobal(c, e, -s)
+				sg[c*(c+1)/2+e] -= s
 			}
 		}
-		bi := theta[i*r : (i+1)*r]
+		bi := theta[o : o+r]
 		if t.method == RVB2 {
 			// Seed the warm start with the model's mode: a prediction
 			// from it at the same theta_g is the mode itself.
-			lo, hi := t.m.SubjectRows(i)
-			copy(t.warm.mode[i*r:(i+1)*r], bi)
-			clear(t.warm.lam[i*r*r : (i+1)*r*r])
-			copy(t.warm.omega[i*r*r:(i+1)*r*r], ws.omega)
+			lo, hi := t.src.SubjectRows(i)
+			t.forSubject(ws, r)
+			copy(t.warm.mode[o:o+r], bi)
+			clear(t.warm.lam[sq : sq+r*r])
+			copy(t.warm.omega[sq:sq+r*r], ws.omega)
 			clear(t.warm.hw[lo:hi])
 		}
 		if err := t.prepare(ws, i, thetaG, t.warm); err != nil {
@@ -198,7 +205,7 @@ func (t *Target) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int, 
 				for k := u; k < r; k++ {
 					s += ws.l[k*r+u] * tmp[k*r+v]
 				}
-				ps.SetLocal(i, u, v, s)
+				ps.Local(i)[u*(u+1)/2+v] = s
 			}
 		}
 		clear(sgi)
@@ -232,6 +239,24 @@ func (t *Target) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int, 
 	return t.startGlobal(pool, c, lo, hi, place, theta, prec)
 }
 
+// precLen returns the length of the precision of vi.Starter's Start:
+// arrowhead.Len, or arrowhead.LenVar for a nested model's blocks.
+func (t *Target) precLen() int {
+	if t.sizes != nil {
+		return arrowhead.LenVar(t.sizes, t.g)
+	}
+	return arrowhead.Len(t.n, t.r, t.g)
+}
+
+// precFactor lays out a precision of length precLen: its Local, Cross and
+// Global give the blocks S_i, S_gi and S_g.
+func (t *Target) precFactor(prec []float64) *arrowhead.Factor {
+	if t.sizes != nil {
+		return arrowhead.WrapVar(t.sizes, t.g, prec)
+	}
+	return arrowhead.Wrap(t.n, t.r, t.g, prec)
+}
+
 // Newton steps on theta_g in startGlobal.
 const (
 	startNewton   = 5    // at most this many steps
@@ -259,11 +284,10 @@ const (
 // model's start is kept (a failure of the fit itself then says why).
 func (t *Target) startGlobal(pool *parallel.Pool, c parallel.Carrier, lo, hi int, place groupPlace, theta, prec []float64) error {
 	ctx := pool.Context()
-	n, r, g := t.Dims()
+	n, _, g := t.Dims()
 	p := t.p
-	thetaG := theta[n*r:]
-	ps := arrowhead.WrapSym(n, r, g, prec)
-	sg := ps.Global()
+	thetaG := theta[t.at(n):]
+	sg := t.precFactor(prec).Global()
 	hess := make([]float64, g*g)
 	lf := make([]float64, g*g)
 	small.UnpackSym(g, sg, hess)
@@ -353,7 +377,7 @@ func (t *Target) startGlobal(pool *parallel.Pool, c parallel.Carrier, lo, hi int
 	}
 	for c := range g {
 		for e := 0; e <= c; e++ {
-			ps.SetGlobal(c, e, hess[c*g+e])
+			sg[c*(c+1)/2+e] = hess[c*g+e]
 		}
 	}
 	return nil
@@ -371,8 +395,8 @@ type gradEval struct {
 	first   int
 	c       parallel.Carrier
 	acc     []float64
-	theta   []float64     // the start: b~ means
-	prec    arrowhead.Sym // the start: local precision blocks
+	theta   []float64         // the start: b~ means
+	prec    *arrowhead.Factor // the start: local precision blocks
 	pool    *parallel.Pool
 	chunks  parallel.Chunking
 	streams *parallel.Streams
@@ -388,11 +412,12 @@ type evalScratch struct {
 
 // newGradEval returns a gradEval that runs on pool.
 func newGradEval(pool *parallel.Pool, carrier parallel.Carrier, lo, hi, first int, t *Target, theta, prec []float64) *gradEval {
-	n, r, g := t.Dims()
+	n, _, g := t.Dims()
+	r := t.rmax
 	size := parallel.DefaultChunkSize
 	c := parallel.NewChunking(n, size)
 	workers := pool.Workers()
-	e := &gradEval{t: t, theta: theta, prec: arrowhead.WrapSym(n, r, g, prec), pool: pool, chunks: c,
+	e := &gradEval{t: t, theta: theta, prec: t.precFactor(prec), pool: pool, chunks: c,
 		k0: lo / size, k1: (hi + size - 1) / size, first: first, c: carrier, acc: make([]float64, 1+g),
 		streams: parallel.NewStreams(startSeed, c.Len()), parts: make([][]float64, c.Len()), free: make(chan *evalScratch, workers)}
 	for range workers {
@@ -409,7 +434,6 @@ func newGradEval(pool *parallel.Pool, carrier parallel.Carrier, lo, hi, first in
 // pair d/2, sign by d%2.
 func (e *gradEval) grad(thetaG []float64, d int, dst []float64) error {
 	t := e.t
-	r := t.r
 	sign := 1.0
 	if d%2 == 1 {
 		sign = -1
@@ -420,23 +444,27 @@ func (e *gradEval) grad(thetaG []float64, d int, dst []float64) error {
 		defer func() { e.free <- sc }()
 		lo, hi := e.chunks.Bounds(k)
 		rng := e.streams.AtIndex(uint64(d/2), k, uint64(e.first+k))
+		base := t.at(lo)
 		for i := lo; i < hi; i++ {
-			small.UnpackSym(r, e.prec.Local(i), sc.si)
-			if !small.Chol(r, sc.si, sc.rf) {
+			r, o, _ := t.blk(i)
+			si, rf := sc.si[:r*r], sc.rf[:r*r]
+			small.UnpackSym(r, e.prec.Local(i), si)
+			if !small.Chol(r, si, rf) {
 				return t.subjectError(i, fmt.Errorf("start: local precision is not positive definite"))
 			}
-			x := sc.bt[(i-lo)*r : (i-lo+1)*r]
+			x := sc.bt[o-base : o-base+r]
 			for u := range r {
 				x[u] = sign * rng.NormFloat64()
 			}
-			small.LowerTSolve(r, sc.rf, x)
+			small.LowerTSolve(r, rf, x)
 			for u := range r {
-				x[u] += e.theta[i*r+u]
+				x[u] += e.theta[o+u]
 			}
 		}
 		part := e.parts[k]
 		clear(part)
-		_, err := t.Local(sc.ws, lo, hi, thetaG, sc.bt[:(hi-lo)*r], sc.gl[:(hi-lo)*r], part)
+		m := t.at(hi) - base
+		_, err := t.Local(sc.ws, lo, hi, thetaG, sc.bt[:m], sc.gl[:m], part)
 		return err
 	})
 	if e.c == nil && err != nil {

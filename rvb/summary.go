@@ -12,7 +12,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/sparsevi/sparsevi/blockdiag"
-	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/internal/small"
 	"github.com/sparsevi/sparsevi/parallel"
 )
@@ -27,12 +26,15 @@ import (
 // error reports a failed mode solve or a non-positive-definite
 // approximation.
 func (t *Target) MapLocal(ws any, i int, thetaG, btilde, b []float64) error {
-	r := t.r
-	if i < 0 || i >= t.n || len(thetaG) != t.g || len(btilde) != r || len(b) != r {
+	if i < 0 || i >= t.n {
+		panic("rvb: bad index or length in MapLocal")
+	}
+	r, _, _ := t.blk(i)
+	if len(thetaG) != t.g || len(btilde) != r || len(b) != r {
 		panic("rvb: bad index or length in MapLocal")
 	}
 	wk := ws.(*workspace)
-	t.setGlobal(wk, thetaG[t.p:t.p+glmm.NumOmega(t.r)])
+	t.setGlobal(wk, thetaG)
 	if err := t.prepare(wk, i, thetaG, nil); err != nil {
 		return err
 	}
@@ -46,12 +48,15 @@ func (t *Target) MapLocal(ws any, i int, thetaG, btilde, b []float64) error {
 // FromOriginal is the inverse of MapLocal: it writes
 // b~_i = L_i(theta_g)^-1 (b_i - lambda_i(theta_g)) into btilde.
 func (t *Target) FromOriginal(ws any, i int, thetaG, b, btilde []float64) error {
-	r := t.r
-	if i < 0 || i >= t.n || len(thetaG) != t.g || len(btilde) != r || len(b) != r {
+	if i < 0 || i >= t.n {
+		panic("rvb: bad index or length in FromOriginal")
+	}
+	r, _, _ := t.blk(i)
+	if len(thetaG) != t.g || len(btilde) != r || len(b) != r {
 		panic("rvb: bad index or length in FromOriginal")
 	}
 	wk := ws.(*workspace)
-	t.setGlobal(wk, thetaG[t.p:t.p+glmm.NumOmega(t.r)])
+	t.setGlobal(wk, thetaG)
 	if err := t.prepare(wk, i, thetaG, nil); err != nil {
 		return err
 	}
@@ -63,15 +68,16 @@ func (t *Target) FromOriginal(ws any, i int, thetaG, b, btilde []float64) error 
 }
 
 // ToOriginal maps the local variables of every subject, btilde (n*r,
-// subject-major), to the original scale b at theta_g, with MapLocal.
+// subject-major; a nested model's blocks one after another), to the
+// original scale b at theta_g, with MapLocal.
 func (t *Target) ToOriginal(thetaG, btilde, b []float64) error {
-	if len(btilde) != t.n*t.r || len(b) != t.n*t.r {
+	if len(btilde) != t.at(t.n) || len(b) != t.at(t.n) {
 		panic("rvb: bad length in ToOriginal")
 	}
 	ws := t.NewWorkspace()
-	r := t.r
 	for i := range t.n {
-		if err := t.MapLocal(ws, i, thetaG, btilde[i*r:(i+1)*r], b[i*r:(i+1)*r]); err != nil {
+		r, o, _ := t.blk(i)
+		if err := t.MapLocal(ws, i, thetaG, btilde[o:o+r], b[o:o+r]); err != nil {
 			return err
 		}
 	}
@@ -86,7 +92,8 @@ type Summary struct {
 	// the fitted q.
 	GlobalMean, GlobalSD []float64
 	// LocalMean and LocalSD are those of the random effects b_i on the
-	// original scale (n*r, subject-major). Given theta_g, b_i = lambda_i +
+	// original scale (n*r, subject-major; for a nested model each
+	// subject's u_a and its v_b, the blocks one after another). Given theta_g, b_i = lambda_i +
 	// L_i b~_i is Gaussian with mean lambda_i + L_i mu_i and covariance
 	// L_i C_i C_i' L_i'; its marginal, a mixture of these over theta_g, is
 	// not. The moments are averaged over Draws draws of theta_g
@@ -136,15 +143,15 @@ var ErrGroupSummary = errors.New("rvb: the summaries failed in another process")
 // others return ErrGroupSummary, wrapping the context's error where a
 // context ended. Every process must call it together.
 func (t *Target) SummarizeGroup(ctx context.Context, carrier parallel.Carrier, mu, factor []float64, maxDraws int, seed uint64) (*Summary, error) {
-	n, r, g := t.Dims()
-	if len(mu) != n*r+g || len(factor) != blockdiag.Len(n, r, g) {
-		return nil, fmt.Errorf("rvb: mean and factor of lengths %d and %d do not fit the target's (%d, %d)", len(mu), len(factor), n*r+g, blockdiag.Len(n, r, g))
+	n, _, g := t.Dims()
+	nr := t.at(n)
+	c := t.factorOf(factor)
+	if len(mu) != nr+g || c == nil {
+		return nil, fmt.Errorf("rvb: mean and factor of lengths %d and %d do not fit the target's (%d, %d)", len(mu), len(factor), nr+g, t.factorLen())
 	}
 	if maxDraws < 2 {
 		return nil, fmt.Errorf("rvb: %d draws, want at least 2", maxDraws)
 	}
-	c := blockdiag.Wrap(n, r, g, factor)
-	nr := n * r
 	s := &Summary{
 		GlobalMean: append([]float64(nil), mu[nr:]...),
 		GlobalSD:   make([]float64, g),
@@ -178,33 +185,35 @@ func (t *Target) SummarizeGroup(ctx context.Context, carrier parallel.Carrier, m
 	// Each chunk reads and writes only its own subjects' warm starts.
 	var warm *warmStart
 	if t.method == RVB2 {
-		warm = newWarmStart(n, r, t.m.NumObs())
+		warm = newWarmStart(nr, t.sqLen(), t.src.NumObs())
 	}
 	pass := func(d0, d1 int) error {
 		return parallel.For(ctx, 0, chunks, func(k, lo, hi int) error {
 			ws := t.NewWorkspace().(*workspace)
-			mean, vars := make([]float64, r), make([]float64, r)
+			mean, vars := make([]float64, t.rmax), make([]float64, t.rmax)
 			for d := d0; d < d1; d++ {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
 				tg := thetaG[d*g : (d+1)*g]
-				t.setGlobal(ws, tg[t.p:t.p+glmm.NumOmega(r)])
+				t.setGlobal(ws, tg)
 				for i := lo; i < hi; i++ {
 					if err := t.prepare(ws, i, tg, warm); err != nil {
 						return fmt.Errorf("%w (draw %d)", err, d)
 					}
+					r, o, _ := t.blk(i)
+					mean, vars := mean[:r], vars[:r]
 					// Given theta_g: mean lambda_i + L_i mu_i, covariance
 					// (L_i C_i)(L_i C_i)'.
-					small.LowerMulVec(r, ws.l, mu[i*r:(i+1)*r], mean)
+					small.LowerMulVec(r, ws.l, mu[o:o+r], mean)
 					small.LowerPackedRowSumSq(r, ws.l, c.Local(i), vars)
 					for a, v := range vars {
 						x := mean[a] + ws.center[a]
-						mu := &s.LocalMean[i*r+a]
+						mu := &s.LocalMean[o+a]
 						delta := x - *mu
 						*mu += delta / float64(d+1)
-						m2[i*r+a] += delta * (x - *mu)
-						condVar[i*r+a] += v
+						m2[o+a] += delta * (x - *mu)
+						condVar[o+a] += v
 					}
 				}
 			}
@@ -258,6 +267,27 @@ func (t *Target) SummarizeGroup(ctx context.Context, carrier parallel.Carrier, m
 		s.LocalSD[j] = math.Sqrt(condVar[j]/k + v/(k-1))
 	}
 	return s, nil
+}
+
+// factorLen returns the length of the compressed blockdiag factor of a
+// fit of t.
+func (t *Target) factorLen() int {
+	if t.sizes != nil {
+		return blockdiag.LenVar(t.sizes, t.g)
+	}
+	return blockdiag.Len(t.n, t.r, t.g)
+}
+
+// factorOf lays the blockdiag factor of a fit of t over factor, nil if
+// its length does not fit.
+func (t *Target) factorOf(factor []float64) *blockdiag.Factor {
+	if len(factor) != t.factorLen() {
+		return nil
+	}
+	if t.sizes != nil {
+		return blockdiag.WrapVar(t.sizes, t.g, factor)
+	}
+	return blockdiag.Wrap(t.n, t.r, t.g, factor)
 }
 
 // maxRelMCSE returns the largest Monte Carlo standard error of a mean from

@@ -88,14 +88,37 @@ const (
 	DefaultMaxNewton = 100
 )
 
-type options struct {
+type config struct {
 	eta       []float64
 	tol       float64
 	maxNewton int
 }
 
+// options returns the configuration of opts, or an error for an unknown
+// method, a family with a dispersion parameter, or a non-positive
+// tolerance or iteration limit.
+func options(method Method, f glmm.Family, opts []Option) (config, error) {
+	o := config{tol: DefaultModeTol, maxNewton: DefaultMaxNewton}
+	if method != RVB1 && method != RVB2 {
+		return o, fmt.Errorf("rvb: unknown method %v", method)
+	}
+	if f.HasDispersion() {
+		return o, fmt.Errorf("rvb: the %v family is not supported: its dispersion parameter %s would enter the reparametrisation, which is not implemented; fit the model itself (GVA), whose local blocks are exactly Gaussian given the global ones for the gaussian family", f, f.DispersionName())
+	}
+	for _, f := range opts {
+		f(&o)
+	}
+	if !(o.tol > 0) || math.IsInf(o.tol, 0) {
+		return o, fmt.Errorf("rvb: mode tolerance %v is not positive and finite", o.tol)
+	}
+	if o.maxNewton < 1 {
+		return o, fmt.Errorf("rvb: Newton iteration limit %d is below 1", o.maxNewton)
+	}
+	return o, nil
+}
+
 // Option configures a Target.
-type Option func(*options)
+type Option func(*config)
 
 // Expansion sets RVB1's expansion point: eta[k] is the linear predictor
 // about which the log-likelihood of data row k (in the order given to
@@ -103,17 +126,17 @@ type Option func(*options)
 // finite entry per observation. RVB2 uses it only for the start of its
 // first mode solve of each subject.
 func Expansion(eta []float64) Option {
-	return func(o *options) { o.eta = eta }
+	return func(o *config) { o.eta = eta }
 }
 
 // ModeTol sets RVB2's Newton tolerance (see DefaultModeTol).
 func ModeTol(tol float64) Option {
-	return func(o *options) { o.tol = tol }
+	return func(o *config) { o.tol = tol }
 }
 
 // MaxNewton sets the most Newton iterations of one RVB2 mode solve.
 func MaxNewton(iter int) Option {
-	return func(o *options) { o.maxNewton = iter }
+	return func(o *config) { o.maxNewton = iter }
 }
 
 // Target is a GLMM reparametrised for variational Bayes: a vi.Target whose
@@ -134,12 +157,20 @@ func MaxNewton(iter int) Option {
 // the caller that evaluates that subject, so one Target must not serve two
 // fits at the same time.
 type Target struct {
-	m       *glmm.Model
+	m       *glmm.Model  // nil for a nested model
+	nm      *glmm.Nested // nil for a Model
+	src     source       // m or nm
 	method  Method
 	fam     glmm.Family
 	link    glmm.Link // a non-canonical link of the binomial families, or CanonicalLink
 	n, r, p int
 	g       int
+
+	// A nested model's local blocks vary in size (sizes); off and sq give
+	// each subject's offset in the locals and in the storage of its r×r
+	// matrices (a, the warm start's). Nil for a Model; rmax is r for it.
+	sizes, off, sq []int
+	rmax           int
 
 	tol       float64
 	maxNewton int
@@ -148,7 +179,7 @@ type Target struct {
 	// qw = w (y - kappa'(eta^)) + hw eta^, so that
 	// lambda_i = Lambda_i Z_i' (qw - hw (X_i beta + offset)).
 	hw, qw []float64
-	// a holds Z_i' diag(hw) Z_i, r×r per subject.
+	// a holds Z_i' diag(hw) Z_i, r_i×r_i per subject.
 	a []float64
 	// commonWM is the weight times trials shared by all rows of a
 	// subject, or NaN when they differ.
@@ -188,43 +219,127 @@ func NewRVB2(m *glmm.Model, opts ...Option) (*Target, error) { return New(m, RVB
 // an error for an expansion point of the wrong length or with a
 // non-finite entry, and for a non-positive tolerance or iteration limit.
 func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
-	if method != RVB1 && method != RVB2 {
-		return nil, fmt.Errorf("rvb: unknown method %v", method)
-	}
 	if m.IndependentBlocks() {
 		return nil, errors.New("rvb: independent blocks of random effects, as in (1 + x || g), are not supported; fit the model itself (GVA)")
 	}
-	if f := m.Family(); f.HasDispersion() {
-		return nil, fmt.Errorf("rvb: the %v family is not supported: its dispersion parameter %s would enter the reparametrisation, which is not implemented; fit the model itself (GVA), whose local blocks are exactly Gaussian given the global ones for the gaussian family", f, f.DispersionName())
+	o, err := options(method, m.Family(), opts)
+	if err != nil {
+		return nil, err
 	}
-	o := options{tol: DefaultModeTol, maxNewton: DefaultMaxNewton}
-	for _, f := range opts {
-		f(&o)
+	return modelTarget(m, method).expand(o)
+}
+
+// modelTarget returns the Target of m before its expansion (expand).
+func modelTarget(m *glmm.Model, method Method) *Target {
+	n, r, g := m.Dims()
+	return &Target{
+		m: m, src: m, method: method, fam: m.Family(), link: m.Link(),
+		n: n, r: r, p: m.P(), g: g, rmax: r,
 	}
-	if !(o.tol > 0) || math.IsInf(o.tol, 0) {
-		return nil, fmt.Errorf("rvb: mode tolerance %v is not positive and finite", o.tol)
+}
+
+// source is what the reparametrisation reads of a model subject by
+// subject, as glmm.Model and glmm.Nested give it.
+type source interface {
+	NumObs() int
+	ObsRange(lo, hi int) int
+	MaxSubjectObs() int
+	SubjectRows(i int) (lo, hi int)
+	DataRow(k int) int
+	Response(i int) (y, m, w []float64)
+	SubjectConstant(i int) float64
+	NewWorkspace() any
+	GlobalEta(ws any, i int, thetaG, dst []float64)
+	AddGlobalEtaGrad(ws any, i int, thetaG, v, gradG []float64)
+	Global(thetaG, grad []float64) float64
+}
+
+// NewNested returns the reparametrisation of a nested model (glmm.Nested,
+// (1|a) + (1|a:b)) by the given method: the local block of level i of a,
+// b_i = (u_a, v_b of its k_i levels of b), is reparametrised as a Model's,
+//
+//	b~_i = L_i^-1 (b_i - lambda_i(theta_g)),  L_i L_i' = P_i^-1,
+//	P_i = Omega_i + Z_i' H_i Z_i,  Omega_i = diag(exp(2 omega_a), exp(2 omega_b) I_{k_i}),
+//
+// with omega = -log sigma of each intercept as glmm.Nested has it and
+// Z_i's rows loading on u_a and on the row's v_b. Blocks vary in size
+// (BlockSizes), so vi fits the Target with Method vi.BlockDiag in one
+// process. Families with a dispersion parameter are refused, as by New.
+// The options are New's; Expansion's entries are per data row as given to
+// glmm.NewNested.
+func NewNested(m *glmm.Nested, method Method, opts ...Option) (*Target, error) {
+	o, err := options(method, m.Family(), opts)
+	if err != nil {
+		return nil, err
 	}
-	if o.maxNewton < 1 {
-		return nil, fmt.Errorf("rvb: Newton iteration limit %d is below 1", o.maxNewton)
+	return nestedTarget(m, method).expand(o)
+}
+
+// nestedTarget returns the Target of m before its expansion (expand).
+func nestedTarget(m *glmm.Nested, method Method) *Target {
+	n, _, g := m.Dims()
+	t := &Target{
+		nm: m, src: m, method: method, fam: m.Family(), link: m.LinkFunc(),
+		n: n, p: m.NumFixed(), g: g, rmax: m.MaxBlockSize(),
+		sizes: m.BlockSizes(), off: make([]int, n+1), sq: make([]int, n+1),
 	}
-	nobs := m.NumObs()
+	for i, r := range t.sizes {
+		t.off[i+1] = t.off[i] + r
+		t.sq[i+1] = t.sq[i] + r*r
+	}
+	return t
+}
+
+// blk returns subject i's block order r_i, the offset of its block in the
+// locals and that of its r_i×r_i matrices.
+func (t *Target) blk(i int) (r, o, sq int) {
+	if t.sizes == nil {
+		return t.r, i * t.r, i * t.r * t.r
+	}
+	return t.sizes[i], t.off[i], t.sq[i]
+}
+
+// at returns the offset of subject i's block in the locals (i = n: their
+// length).
+func (t *Target) at(i int) int {
+	if t.sizes == nil {
+		return i * t.r
+	}
+	return t.off[i]
+}
+
+// zRows returns subject i's random-effect design Z_i, n_i×r_i row-major:
+// a Model's stored rows, a nested model's laid out in ws.
+func (t *Target) zRows(ws *workspace, i int) []float64 {
+	if t.nm != nil {
+		return t.nm.ZRowsTo(i, ws.zbuf)
+	}
+	return t.m.ZRows(i)
+}
+
+// expand sets the expansion of RVB1 from the options, and RVB2's warm
+// starts.
+func (t *Target) expand(o config) (*Target, error) {
+	nobs := t.src.NumObs()
 	if o.eta != nil && len(o.eta) != nobs {
 		return nil, fmt.Errorf("rvb: expansion point has %d entries for %d observations", len(o.eta), nobs)
 	}
-	n, r, g := m.Dims()
-	t := &Target{
-		m: m, method: method, fam: m.Family(), link: m.Link(),
-		n: n, r: r, p: m.P(), g: g,
-		tol: o.tol, maxNewton: o.maxNewton,
-		hw: make([]float64, nobs), qw: make([]float64, nobs),
-		a: make([]float64, n*r*r), commonWM: make([]float64, n),
-	}
+	n := t.n
+	t.tol, t.maxNewton = o.tol, o.maxNewton
+	t.hw, t.qw = make([]float64, nobs), make([]float64, nobs)
+	t.a, t.commonWM = make([]float64, t.sqLen()), make([]float64, n)
 	t.unit = t.fam == glmm.Bernoulli && t.link == glmm.CanonicalLink
+	m := t.src
+	var ws *workspace
+	if t.nm != nil {
+		ws = &workspace{zbuf: make([]float64, m.MaxSubjectObs()*t.rmax)}
+	}
 	for i := range n {
+		r, _, sq := t.blk(i)
 		lo, hi := m.SubjectRows(i)
 		y, tr, w := m.Response(i)
-		z := m.ZRows(i)
-		ai := t.a[i*r*r : (i+1)*r*r]
+		z := t.zRows(ws, i)
+		ai := t.a[sq : sq+r*r]
 		t.commonWM[i] = w[0] * tr[0]
 		for j := range hi - lo {
 			if w[j]*tr[j] != t.commonWM[i] {
@@ -259,10 +374,18 @@ func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
 			}
 		}
 	}
-	if method == RVB2 {
-		t.warm = newWarmStart(n, r, nobs)
+	if t.method == RVB2 {
+		t.warm = newWarmStart(t.at(n), t.sqLen(), nobs)
 	}
 	return t, nil
+}
+
+// sqLen returns the length of the subjects' r_i×r_i matrices.
+func (t *Target) sqLen() int {
+	if t.sizes == nil {
+		return t.n * t.r * t.r
+	}
+	return t.sq[t.n]
 }
 
 // NewAtStart returns the reparametrisation of m by the given method
@@ -311,12 +434,45 @@ func NewGroupAtStart(pool *parallel.Pool, c parallel.Carrier, m *glmm.Model, met
 // newStarted returns the Target of m expanded at the model's start st,
 // which its Start then uses.
 func newStarted(m *glmm.Model, method Method, st *modelStart, opts []Option) (*Target, error) {
-	t, err := New(m, method, append(opts, Expansion(startEta(m, st.theta)))...)
+	if m.IndependentBlocks() {
+		return nil, errors.New("rvb: independent blocks of random effects, as in (1 + x || g), are not supported; fit the model itself (GVA)")
+	}
+	o, err := options(method, m.Family(), opts)
 	if err != nil {
+		return nil, err
+	}
+	return modelTarget(m, method).startedAt(st, o)
+}
+
+// startedAt expands t, made without its expansion, about the linear
+// predictor at its model's start st (overriding o's), which its Start
+// then uses.
+func (t *Target) startedAt(st *modelStart, o config) (*Target, error) {
+	o.eta = t.etaAt(st.theta)
+	if _, err := t.expand(o); err != nil {
 		return nil, err
 	}
 	t.start, t.atStart = st, true
 	return t, nil
+}
+
+// NewNestedAtStart is NewAtStart for a nested model: NewNested's
+// reparametrisation expanded about the linear predictor at the model's
+// start (glmm.Nested.Start), computed on pool, which the Target's Start
+// then transforms rather than computing it again. An Expansion option is
+// overridden.
+func NewNestedAtStart(pool *parallel.Pool, m *glmm.Nested, method Method, opts ...Option) (*Target, error) {
+	o, err := options(method, m.Family(), opts)
+	if err != nil {
+		return nil, err
+	}
+	t := nestedTarget(m, method)
+	n, _, g := m.Dims()
+	st := &modelStart{theta: make([]float64, t.at(n)+g), prec: make([]float64, t.precLen()), hi: n}
+	if err := m.Start(pool, st.theta, st.prec); err != nil {
+		return nil, err
+	}
+	return t.startedAt(st, o)
 }
 
 // ExpandedAtStart reports whether the Target was made by NewAtStart, and
@@ -331,7 +487,7 @@ func StartExpansion(pool *parallel.Pool, m *glmm.Model) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	return startEta(m, st.theta), nil
+	return modelTarget(m, RVB1).etaAt(st.theta), nil
 }
 
 // startOf returns the model's start.
@@ -370,24 +526,25 @@ func shareStartOf(pool *parallel.Pool, c parallel.Carrier, lo, hi int, m *glmm.M
 	return st, nil
 }
 
-// startEta returns the linear predictor of every data row at theta, a
-// start of m (the b_i, then theta_g), crossed effects included.
-func startEta(m *glmm.Model, theta []float64) []float64 {
-	n, r, _ := m.Dims()
-	eta := make([]float64, m.NumObs())
-	buf := make([]float64, m.MaxSubjectObs())
-	ws := m.NewWorkspace()
-	for i := range n {
-		lo, hi := m.SubjectRows(i)
+// etaAt returns the linear predictor of every data row at theta, a start
+// of t's model (the b_i, then theta_g), crossed effects included.
+func (t *Target) etaAt(theta []float64) []float64 {
+	eta := make([]float64, t.src.NumObs())
+	buf := make([]float64, t.src.MaxSubjectObs())
+	ws := t.NewWorkspace().(*workspace)
+	nr := t.at(t.n)
+	for i := range t.n {
+		r, o, _ := t.blk(i)
+		lo, hi := t.src.SubjectRows(i)
 		fe := buf[:hi-lo]
-		m.GlobalEta(ws, i, theta[n*r:], fe)
-		z := m.ZRows(i)
-		b := theta[i*r : i*r+r]
+		t.src.GlobalEta(ws.mws, i, theta[nr:], fe)
+		z := t.zRows(ws, i)
+		b := theta[o : o+r]
 		for j, v := range fe {
 			for a, za := range z[j*r : j*r+r] {
 				v += za * b[a]
 			}
-			eta[m.DataRow(lo+j)] = v
+			eta[t.src.DataRow(lo+j)] = v
 		}
 	}
 	return eta
@@ -406,8 +563,16 @@ func (t *Target) ResetModes() {
 // start its next solve (RVB2), which makes it a vi.WarmStarter.
 func (t *Target) WarmStarts() bool { return t.warm != nil }
 
-// Model returns the wrapped model.
+// Model returns the wrapped model, nil for a nested one (NewNested).
 func (t *Target) Model() *glmm.Model { return t.m }
+
+// Nested returns the wrapped nested model, nil for a Model.
+func (t *Target) Nested() *glmm.Nested { return t.nm }
+
+// BlockSizes returns the size of each subject's local block for a nested
+// model, whose blocks vary (Dims gives r = 0), and nil for a Model. It
+// makes a nested Target a vi.BlockSizer; the slice must not be modified.
+func (t *Target) BlockSizes() []int { return t.sizes }
 
 // Method returns the reparametrisation method.
 func (t *Target) Method() Method { return t.method }
@@ -422,16 +587,16 @@ func (t *Target) LocalsReparametrised() bool { return true }
 
 // NumObs returns the number of observations, which vi's paper start uses
 // to scale the global block of the factor.
-func (t *Target) NumObs() int { return t.m.NumObs() }
+func (t *Target) NumObs() int { return t.src.NumObs() }
 
 // ObsRange returns the number of observations of the subjects [lo, hi),
 // the model's. It makes Target a vi.ObsRanger.
-func (t *Target) ObsRange(lo, hi int) int { return t.m.ObsRange(lo, hi) }
+func (t *Target) ObsRange(lo, hi int) int { return t.src.ObsRange(lo, hi) }
 
 // Global returns the log prior density of theta_g with its normalising
 // constant and adds its gradient into grad, as the model's Global: the
 // reparametrisation leaves theta_g unchanged.
-func (t *Target) Global(thetaG, grad []float64) float64 { return t.m.Global(thetaG, grad) }
+func (t *Target) Global(thetaG, grad []float64) float64 { return t.src.Global(thetaG, grad) }
 
 // terms returns the weighted log-likelihood (without its data constant) of
 // one observation at eta and its first three derivatives in eta.
@@ -469,4 +634,13 @@ func terms(f glmm.Family, link glmm.Link, y, m, w, eta float64) (ll, d1, d2, d3 
 // log density depends, the model's (glmm.Model.GlobalSupport): its
 // reparametrisation reads theta_g through the same GlobalEta and omega. It
 // makes Target a vi.GlobalSupporter.
-func (t *Target) GlobalSupport(i int, dst []int) []int { return t.m.GlobalSupport(i, dst) }
+func (t *Target) GlobalSupport(i int, dst []int) []int {
+	if t.nm != nil {
+		// Every subject reads all of theta_g.
+		for k := range t.g {
+			dst = append(dst, k)
+		}
+		return dst
+	}
+	return t.m.GlobalSupport(i, dst)
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -49,8 +50,9 @@ func crossedModel(t *testing.T) *glmm.Model {
 }
 
 // TestIterationsAllocateNothing: the iterations of a fit, on the path fits
-// take (vi.Fit itself, every family and step rule, the rvb target and a
-// model with a crossed factor included), allocate nothing: two fits that differ only in their
+// take (vi.Fit itself, every family and step rule, the rvb target, a
+// model with a crossed factor and nested models on both families
+// included), allocate nothing: two fits that differ only in their
 // iteration limit (400 and 800, never converging) differ by less than one
 // allocation per 2 iterations, so the start, the final bound and the
 // importance draws, the same in both, cancel out. (Measured: -0.06 to
@@ -59,6 +61,10 @@ func crossedModel(t *testing.T) *glmm.Model {
 func TestIterationsAllocateNothing(t *testing.T) {
 	m := simModel(t, "poisson", 60, [][]float64{{0.5, 0.1}, {0.1, 0.3}}, 7)
 	rt, err := rvb.New(m, rvb.RVB1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rtNested, err := rvb.NewNested(nestedModel(t, glmm.Bernoulli, 60, 3, 4, []float64{-0.5, 1}, 1, 0.5, 0, 1), rvb.RVB2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,9 +84,11 @@ func TestIterationsAllocateNothing(t *testing.T) {
 		target vi.Target
 		method vi.Method
 	}{{"gva", m, vi.GVA}, {"rvb", rt, vi.BlockDiag}, {"gva crossed", crossedModel(t), vi.GVA},
-		{"gva nested", nestedModel(t, glmm.Bernoulli, 60, 3, 4, []float64{-0.5, 1}, 1, 0.5, 0, 1), vi.GVA}} {
+		{"gva nested", nestedModel(t, glmm.Bernoulli, 60, 3, 4, []float64{-0.5, 1}, 1, 0.5, 0, 1), vi.GVA},
+		{"blockdiag nested", nestedModel(t, glmm.Bernoulli, 60, 3, 4, []float64{-0.5, 1}, 1, 0.5, 0, 1), vi.BlockDiag},
+		{"rvb2 nested", rtNested, vi.BlockDiag}} {
 		for _, opt := range vi.Rules() {
-			if c.name == "gva nested" && opt == (vi.VOGN{}) {
+			if strings.HasSuffix(c.name, "nested") && opt == (vi.VOGN{}) {
 				continue // refused for variable-size blocks
 			}
 			if c.method == vi.BlockDiag && opt == (vi.PGA{}) {

@@ -26,8 +26,8 @@ func (r *Result) GlobalCov() *mat.SymDense {
 		copy(dst, r.gvaCovGlobal())
 	case BlockDiag:
 		// blockdiag stores covariances in its compressed (packed lower) form.
-		f := blockdiag.Wrap(r.N, r.R, g, r.Factor)
-		packed := make([]float64, blockdiag.Len(r.N, r.R, g))
+		f := r.blockDiag()
+		packed := make([]float64, len(r.Factor))
 		f.CovGlobal(packed)
 		small.UnpackSym(g, packed[len(packed)-g*(g+1)/2:], dst)
 	}
@@ -45,13 +45,37 @@ func (r *Result) GlobalMoments() (mean, sd []float64) {
 	return r.Mu[len(r.Mu)-r.G:], sd
 }
 
+// LocalMoments returns the means and sds of every local variable under
+// the fitted approximation, laid out as Mu's local part (subject-major,
+// with Sizes each subject's block after those before it). For a
+// Reparametrised result they are those of the transformed variables, not
+// of the random effects: rvb.Target.Summarize maps them back.
+func (r *Result) LocalMoments() (mean, sd []float64) {
+	nr := len(r.Mu) - r.G
+	cov := r.LocalCov()
+	sd = make([]float64, nr)
+	off, co := 0, 0
+	for i := range r.N {
+		m := r.R
+		if r.Sizes != nil {
+			m = r.Sizes[i]
+		}
+		for a := range m {
+			sd[off+a] = math.Sqrt(cov[co+a*m+a])
+		}
+		off += m
+		co += m * m
+	}
+	return r.Mu[:nr:nr], sd
+}
+
 // LocalCov returns the covariances of every subject's local block, r×r
 // row-major at [i*r*r:] (with Sizes, r_i×r_i after the blocks of the
 // subjects before it), under the fitted approximation.
 func (r *Result) LocalCov() []float64 {
 	size := r.N * r.R * r.R
-	if r.Sizes != nil {
-		size = r.arrowhead().CovLen()
+	for _, m := range r.Sizes {
+		size += m * m
 	}
 	dst := make([]float64, size)
 	switch r.Method {
@@ -62,12 +86,15 @@ func (r *Result) LocalCov() []float64 {
 		// instead of O(r G^2) each.
 		f.LocalCovRange(0, r.N, r.gvaCovGlobal(), dst)
 	case BlockDiag:
-		f := blockdiag.Wrap(r.N, r.R, r.G, r.Factor)
-		packed := make([]float64, blockdiag.Len(r.N, r.R, r.G))
+		f := r.blockDiag()
+		packed := make([]float64, len(r.Factor))
 		f.CovRange(0, r.N, packed)
-		tri := r.R * (r.R + 1) / 2
+		off := 0
 		for i := range r.N {
-			small.UnpackSym(r.R, packed[i*tri:(i+1)*tri], dst[i*r.R*r.R:(i+1)*r.R*r.R])
+			m, _ := f.Block(i)
+			lo, hi := f.Span(i, i+1)
+			small.UnpackSym(m, packed[lo:hi], dst[off:off+m*m])
+			off += m * m
 		}
 	}
 	return dst
@@ -112,6 +139,14 @@ func (r *Result) arrowhead() *arrowhead.Factor {
 		return arrowhead.WrapVar(r.Sizes, r.G, r.Factor)
 	}
 	return arrowhead.Wrap(r.N, r.R, r.G, r.Factor)
+}
+
+// blockDiag lays the block-diagonal factor over the Result's.
+func (r *Result) blockDiag() *blockdiag.Factor {
+	if r.Sizes != nil {
+		return blockdiag.WrapVar(r.Sizes, r.G, r.Factor)
+	}
+	return blockdiag.Wrap(r.N, r.R, r.G, r.Factor)
 }
 
 // sameBits reports whether a and b hold the same bits.

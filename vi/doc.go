@@ -14,7 +14,8 @@
 // global one. glmm.Model and the rvb targets are Targets; so is any
 // hierarchical model a user writes (see the example). Fit never sees a
 // family or a formula. A BlockSizer target (glmm.Nested) has local blocks
-// of different sizes, which GVA fits on arrowhead.WrapVar.
+// of different sizes, which GVA fits on arrowhead.WrapVar and BlockDiag on
+// blockdiag.WrapVar.
 //
 // # Approximations
 //

@@ -736,8 +736,6 @@ func checkSizes(t Target, set Settings, sizes []int) error {
 	switch {
 	case r != 0 || len(sizes) != n:
 		return fmt.Errorf("vi: target of %d subjects gives r = %d and %d block sizes", n, r, len(sizes))
-	case set.Method != GVA:
-		return fmt.Errorf("vi: local blocks of variable size (nested grouping factors) are fitted by GVA only, not %v", set.Method)
 	case set.Group != nil:
 		return errors.New("vi: local blocks of variable size (nested grouping factors) cannot be fitted over a group of processes")
 	case set.Stochastic.Batch > 0:

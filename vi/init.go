@@ -81,9 +81,22 @@ func initMode(b *base, diag bool, set func(s []float64, t *arrowhead.Factor) err
 	}
 	var prec []float64
 	if diag && b.off != nil {
-		panic("vi: a block-diagonal start of variable-size blocks")
-	}
-	if diag {
+		// As below, subject by subject: S_i heads each subject's storage.
+		data, sg := t.Data(), t.Global()
+		var nt int
+		for i := range b.n {
+			r := b.off[i+1] - b.off[i]
+			nt += r * (r + 1) / 2
+		}
+		prec = make([]float64, nt+len(sg))
+		k := 0
+		for i := range b.n {
+			r := b.off[i+1] - b.off[i]
+			lo, _ := t.Span(i, i+1)
+			k += copy(prec[k:k+r*(r+1)/2], data[lo:])
+		}
+		copy(prec[k:], sg)
+	} else if diag {
 		// The diagonal blocks alone: S_gi, G×r values a subject, is what
 		// the factorisation overwrites that the block-diagonal family
 		// never reads.

@@ -52,19 +52,23 @@ func nestedModel(t testing.TB, fam glmm.Family, na, kb, m int, beta []float64, s
 	return mod
 }
 
+// nestedCases are the families and sds of TestNestedRecovers and
+// TestNestedBlockDiag.
+var nestedCases = []struct {
+	fam    glmm.Family
+	sa, sb float64
+	sd     float64
+}{
+	{glmm.Bernoulli, 1, 0.6, 0},
+	{glmm.Gaussian, 1, 0.5, 0.8},
+}
+
 // TestNestedRecovers: GVA on variable-size local blocks (a's effect and
 // its b levels') recovers the simulated beta and the two sds, and gives
 // the same bits on 1 and 2 workers.
 func TestNestedRecovers(t *testing.T) {
 	beta := []float64{-0.5, 1}
-	for _, tc := range []struct {
-		fam    glmm.Family
-		sa, sb float64
-		sd     float64
-	}{
-		{glmm.Bernoulli, 1, 0.6, 0},
-		{glmm.Gaussian, 1, 0.5, 0.8},
-	} {
+	for _, tc := range nestedCases {
 		t.Run(tc.fam.String(), func(t *testing.T) {
 			mod := nestedModel(t, tc.fam, 400, 3, 8, beta, tc.sa, tc.sb, tc.sd, 1)
 			var mus [][]float64
@@ -134,5 +138,89 @@ func TestNestedBeyondCrossedLimit(t *testing.T) {
 	}
 	if got := math.Exp(mean[4]); math.Abs(got/0.8-1) > 0.05 {
 		t.Errorf("sigma %.4f, truth 0.8", got)
+	}
+}
+
+// TestNestedBlockDiag: the block-diagonal family on variable-size local
+// blocks (the plain nested model, not reparametrised) gives the same bits
+// on 1 and 2 workers, recovers the simulated beta and the two sds, and
+// its means of beta and of the effects agree with GVA's. Its sds of beta
+// are those of q, which leaves out the correlation of the effects with
+// beta: the tolerances are in GVA's sds.
+func TestNestedBlockDiag(t *testing.T) {
+	beta := []float64{-0.5, 1}
+	for _, tc := range nestedCases {
+		t.Run(tc.fam.String(), func(t *testing.T) {
+			const na, kb = 400, 3
+			mod := nestedModel(t, tc.fam, na, kb, 8, beta, tc.sa, tc.sb, tc.sd, 1)
+			gva, err := vi.Fit(context.Background(), mod, vi.Settings{Seed: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gMean, gSD := gva.GlobalMoments()
+			var mus [][]float64
+			for _, w := range []int{1, 2} {
+				res, err := vi.Fit(context.Background(), mod, vi.Settings{Method: vi.BlockDiag, Seed: 3, Workers: w})
+				if err != nil {
+					t.Fatal(err)
+				}
+				mus = append(mus, res.Mu)
+				if w > 1 {
+					continue
+				}
+				mean, sd := res.GlobalMoments()
+				t.Logf("%v: mean %.3f sd %.3f (GVA %.3f, %.3f), %d iterations, bound %.2f (GVA %.2f)", tc.fam, mean, sd, gMean, gSD, res.Iterations, res.LowerBound, gva.LowerBound)
+				for k, b := range beta {
+					if math.Abs(mean[k]-b) > 4*gSD[k] {
+						t.Errorf("beta[%d] = %.3f, truth %v, GVA's sd %.3f", k, mean[k], b, gSD[k])
+					}
+					if math.Abs(mean[k]-gMean[k]) > gSD[k] {
+						t.Errorf("beta[%d] = %.3f, GVA's %.3f ± %.3f", k, mean[k], gMean[k], gSD[k])
+					}
+				}
+				for k, s := range []float64{tc.sa, tc.sb} {
+					if got := math.Exp(-mean[2+k]); math.Abs(got-s) > 0.25*s {
+						t.Errorf("sd %d = %.3f, truth %v", k, got, s)
+					}
+				}
+				if tc.sd > 0 {
+					if got := math.Exp(mean[4]); math.Abs(got-tc.sd) > 0.1*tc.sd {
+						t.Errorf("residual sd %.3f, truth %v", got, tc.sd)
+					}
+				}
+				// The effects: means within a fifth of GVA's sd of GVA's.
+				lc, glc := res.LocalCov(), gva.LocalCov()
+				lm, lsd := res.LocalMoments()
+				for j := range 2 * (1 + kb) {
+					i, a := j/(1+kb), j%(1+kb)
+					if lm[j] != res.Mu[j] || lsd[j] != math.Sqrt(lc[i*(1+kb)*(1+kb)+a*(1+kb)+a]) {
+						t.Fatalf("LocalMoments[%d] = %v, %v: not Mu's and LocalCov's", j, lm[j], lsd[j])
+					}
+				}
+				if len(lc) != na*(1+kb)*(1+kb) || len(res.Sizes) != na {
+					t.Fatalf("LocalCov of %d values, %d sizes", len(lc), len(res.Sizes))
+				}
+				var worst float64
+				for i := range na {
+					for a := range 1 + kb {
+						j := i*(1+kb) + a
+						v := glc[i*(1+kb)*(1+kb)+a*(1+kb)+a]
+						worst = max(worst, math.Abs(res.Mu[j]-gva.Mu[j])/math.Sqrt(v))
+						if s := lc[i*(1+kb)*(1+kb)+a*(1+kb)+a]; !(s > 0) {
+							t.Fatalf("subject %d: variance %d is %v", i, a, s)
+						}
+					}
+				}
+				t.Logf("effects' means within %.3f of GVA's sds of GVA's", worst)
+				if worst > 0.2 {
+					t.Errorf("effects' means %.3f of GVA's sds from GVA's", worst)
+				}
+			}
+			for j := range mus[0] {
+				if math.Float64bits(mus[0][j]) != math.Float64bits(mus[1][j]) {
+					t.Fatalf("mu[%d] differs between 1 and 2 workers: %v, %v", j, mus[0][j], mus[1][j])
+				}
+			}
+		})
 	}
 }

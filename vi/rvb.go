@@ -35,8 +35,21 @@ type rvbFamily struct {
 func newRVB(t Target, set Settings, pool *parallel.Pool, sh *shard) *rvbFamily {
 	n, r, g := t.Dims()
 	tri := r * (r + 1) / 2
-	f := &rvbFamily{base: newBase(t, set, pool, sh, blockdiag.Len(n, r, g), tri, false)}
-	f.c = blockdiag.Wrap(n, r, g, f.lam[f.d:])
+	sizes := blockSizes(t)
+	size := blockdiag.Len(n, r, g)
+	if sizes != nil {
+		size = blockdiag.LenVar(sizes, g)
+	}
+	f := &rvbFamily{base: newBase(t, set, pool, sh, size, tri, false)}
+	if sizes != nil {
+		f.c = blockdiag.WrapVar(sizes, g, f.lam[f.d:])
+		f.soff = make([]int, n+1)
+		for i := range n {
+			_, f.soff[i+1] = f.c.Span(i, i+1)
+		}
+	} else {
+		f.c = blockdiag.Wrap(n, r, g, f.lam[f.d:])
+	}
 	f.labelFactor(f.c.DiagIndices())
 	f.passDraw = f.drawPass
 	f.passGrad = f.gradPass
@@ -59,15 +72,27 @@ func (f *rvbFamily) init(ctx context.Context, how Init) error {
 		// of the precision (not the marginal covariance, which is far wider
 		// for the global block).
 		return initMode(f.base, true, func(s []float64, _ *arrowhead.Factor) error {
-			n, r, g := f.n, f.r, f.g
-			tri := r * (r + 1) / 2
-			w := newInvChol(r)
+			n, g := f.n, f.g
+			// One workspace for each order of block.
+			var w []*invChol
 			for i := range n {
-				if err := w.into(s[i*tri:(i+1)*tri], f.c.Local(i)); err != nil {
+				r, _ := f.c.Block(i)
+				if r == 0 {
+					continue
+				}
+				for len(w) <= r {
+					w = append(w, nil)
+				}
+				if w[r] == nil {
+					w[r] = newInvChol(r)
+				}
+				lo, hi := f.c.Span(i, i+1)
+				if err := w[r].into(s[lo:hi], f.c.Local(i)); err != nil {
 					return fmt.Errorf("vi: initialisation: subject %d: %w", i, err)
 				}
 			}
-			if err := invCholInto(g, s[n*tri:], f.c.Global()); err != nil {
+			_, nt := f.c.Span(0, n)
+			if err := invCholInto(g, s[nt:], f.c.Global()); err != nil {
 				return fmt.Errorf("vi: initialisation: global block: %w", err)
 			}
 			return nil
@@ -131,7 +156,7 @@ func (f *rvbFamily) drawPass(k int) error {
 	if f.grads && !f.noEntropy {
 		// grad h = grad log p + C^-T z.
 		f.c.SolveTransRange(lo, hi, f.tmp, f.z)
-		for j := lo * f.r; j < hi*f.r; j++ {
+		for j := f.at(lo); j < f.at(hi); j++ {
 			f.grad[j] += f.tmp[j]
 		}
 	}
@@ -142,7 +167,7 @@ func (f *rvbFamily) gradPass(k int) error {
 	lo, hi := f.chunks.Bounds(k)
 	d := f.d
 	if f.euc != nil {
-		copy(f.euc[lo*f.r:hi*f.r], f.grad[lo*f.r:hi*f.r])
+		copy(f.euc[f.at(lo):f.at(hi)], f.grad[f.at(lo):f.at(hi)])
 		f.c.EuclidGradRange(lo, hi, f.euc[d:], f.z, f.grad)
 	}
 	if f.nat != nil {
@@ -155,7 +180,7 @@ func (f *rvbFamily) estimate(iter uint64, nat, euc []float64, noEntropy bool) (f
 	f.iter = iter
 	f.nat, f.euc, f.noEntropy = nat, euc, noEntropy
 	f.grads = nat != nil || euc != nil
-	d, nr := f.d, f.n*f.r
+	d, nr := f.d, f.nr
 	zzg := f.drawGlobal()
 	f.c.DrawGlobal(f.theta, f.lam[:d], f.z)
 	lp, zz, ld, err := f.reduce(f.pool.Run(f.chunks.Len(), f.passDraw))

@@ -41,7 +41,8 @@ type Target interface {
 // subject, such as glmm.Nested: its Dims gives r = 0, and theta_i, of
 // BlockSizes()[i] variables, follows the blocks of the subjects before
 // it. Local's local then holds the blocks of its subjects in order. Fit
-// takes such targets with method GVA in one process.
+// takes such targets with methods GVA and BlockDiag in one process, with
+// full-batch steps and any rule but VOGN.
 type BlockSizer interface {
 	// BlockSizes returns the size of each subject's local block.
 	BlockSizes() []int
