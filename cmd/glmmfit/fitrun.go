@@ -528,13 +528,10 @@ func prepareFit(ctx context.Context, e *env, o *fitOptions, prog *progress) (*fi
 	// (formula.Options.Family); say what was fitted.
 	job.spec.Family = fam.String()
 	if job.design.Nested() != nil {
-		if err := checkNested(o); err != nil {
+		if err := checkNested(o, fam); err != nil {
 			return nil, err
 		}
-		job.method, job.methodNote = methodGVA, ""
-		if o.method == methodAuto {
-			job.methodNote = "chosen by -method auto: nested grouping factors, whose local blocks vary in size, are fitted by gva"
-		}
+		job.method, job.expansion, job.methodNote = resolveNested(o, job.design.Nested())
 		return job, nil
 	}
 	job.method, job.methodNote = resolveMethod(o.method, job.design.Model())
