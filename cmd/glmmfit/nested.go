@@ -170,6 +170,9 @@ func runNested(ctx context.Context, e *env, o *fitOptions, job *fitJob, prog *pr
 		}
 		written = append(written, "-trace "+o.trace)
 	}
+	if err := stoppedAfter(ctx, res, o, timedOut(), written, exitCode(), ""); err != nil {
+		return err
+	}
 	return statusError(res, fitErr, o, written, exitCode())
 }
 
