@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/sparsevi/sparsevi/arrowhead"
 	"github.com/sparsevi/sparsevi/blockdiag"
@@ -121,7 +122,8 @@ func (f *jsonNum) UnmarshalJSON(b []byte) error {
 }
 
 // NewSavedFit returns the saved form of res, a fit of target: the model
-// itself (GVA) or an *rvb.Target of it.
+// itself (GVA) or an *rvb.Target of it, the model a glmm.Model or a
+// glmm.Nested (see NewSavedNested).
 func NewSavedFit(res *vi.Result, target vi.Target) (*SavedFit, error) {
 	if res == nil || target == nil {
 		return nil, errors.New("posterior: nil result or target")
@@ -136,20 +138,39 @@ func NewSavedFit(res *vi.Result, target vi.Target) (*SavedFit, error) {
 		LowerBound: jsonNum(res.LowerBound), BoundSE: jsonNum(res.LowerBoundSE),
 		Mu: res.Mu, Factor: res.Factor, LogWeights: res.LogWeights, ImportanceGlobal: res.ImportanceGlobal,
 	}
+	var nm *glmm.Nested
 	switch t := target.(type) {
 	case *glmm.Model:
 		if res.Method != vi.GVA {
 			return nil, fmt.Errorf("posterior: a %v fit of the model itself cannot be saved", res.Method)
 		}
 		s.Method, s.Model = GVA, t.Fingerprint()
+	case *glmm.Nested:
+		if res.Method != vi.GVA {
+			return nil, fmt.Errorf("posterior: a %v fit of the model itself cannot be saved", res.Method)
+		}
+		s.Method, nm = GVA, t
 	case *rvb.Target:
-		s.Method, s.Model = t.Method().String(), t.Model().Fingerprint()
+		if res.Method != vi.BlockDiag {
+			return nil, fmt.Errorf("posterior: a %v fit of an RVB target cannot be saved", res.Method)
+		}
+		s.Method = t.Method().String()
+		if nm = t.Nested(); nm == nil {
+			s.Model = t.Model().Fingerprint()
+		}
 		s.Expansion = Jeffreys
 		if t.ExpandedAtStart() {
 			s.Expansion = AtStart
 		}
 	default:
 		return nil, fmt.Errorf("posterior: cannot save a fit of a %T", target)
+	}
+	if nm != nil {
+		// Each subject's block size is saved, and checked on loading.
+		if !slices.Equal(res.Sizes, nm.BlockSizes()) {
+			return nil, errors.New("posterior: the result is not a fit of the nested model")
+		}
+		s.Model, s.Sizes = nm.Fingerprint(), res.Sizes
 	}
 	return s, nil
 }
@@ -182,40 +203,21 @@ func Load(ctx context.Context, r io.Reader, m *glmm.Model) (*vi.Result, vi.Targe
 
 // Load returns the fit with its target for m; see the function Load.
 func (s *SavedFit) Load(ctx context.Context, m *glmm.Model) (*vi.Result, vi.Target, error) {
-	if s.Version != FitFileVersion {
-		return nil, nil, fmt.Errorf("posterior: saved fit of version %d, want %d", s.Version, FitFileVersion)
-	}
 	if m == nil {
 		return nil, nil, errors.New("posterior: nil model")
 	}
 	if s.Sizes != nil {
 		return nil, nil, errors.New("posterior: the saved fit is of a nested model (LoadNested)")
 	}
-	if fp := m.Fingerprint(); fp != s.Model {
-		return nil, nil, fmt.Errorf("posterior: the saved fit is of another model (fingerprint %.12s…, this model %.12s…): its data, design, family or prior differ", s.Model, fp)
-	}
 	n, r, g := m.Dims()
-	if s.N != n || s.R != r || s.G != g {
-		return nil, nil, fmt.Errorf("posterior: saved fit of dimensions (%d, %d, %d), model (%d, %d, %d)", s.N, s.R, s.G, n, r, g)
+	res, err := s.result(m.Fingerprint(), n, r, g)
+	if err != nil {
+		return nil, nil, err
 	}
 	if s.Correction != nil {
 		if _, err := s.Correction.Importance(g); err != nil {
 			return nil, nil, err
 		}
-	}
-	rule, err := vi.ParseRule(s.Rule)
-	if err != nil {
-		return nil, nil, fmt.Errorf("posterior: saved fit: %v", err)
-	}
-	status, ok := parseStatus(s.Status)
-	if !ok {
-		return nil, nil, fmt.Errorf("posterior: saved fit: unknown status %q", s.Status)
-	}
-	res := &vi.Result{Rule: rule, Status: status, Iterations: s.Iterations, N: n, R: r, G: g,
-		Mu: s.Mu, Factor: s.Factor, LowerBound: float64(s.LowerBound), LowerBoundSE: float64(s.BoundSE),
-		LogWeights: s.LogWeights, ImportanceGlobal: s.ImportanceGlobal}
-	if err := checkMethod(s.Method, s.Expansion); err != nil {
-		return nil, nil, fmt.Errorf("posterior: saved fit: %w", err)
 	}
 	pool := parallel.NewPollingPool(ctx, vi.Settings{}.WorkersFor(m))
 	target, meth, err := NewTarget(pool, m, s.Method, s.Expansion)
@@ -223,15 +225,53 @@ func (s *SavedFit) Load(ctx context.Context, m *glmm.Model) (*vi.Result, vi.Targ
 	if err != nil {
 		return nil, nil, err
 	}
-	res.Method, res.Reparametrised = meth, meth == vi.BlockDiag
 	factorLen := arrowhead.Len(n, r, g)
-	if res.Method == vi.BlockDiag {
+	if meth == vi.BlockDiag {
 		factorLen = blockdiag.Len(n, r, g)
 	}
-	if len(s.Mu) != n*r+g || len(s.Factor) != factorLen {
-		return nil, nil, fmt.Errorf("posterior: saved fit: mean and factor of lengths %d and %d, want %d and %d", len(s.Mu), len(s.Factor), n*r+g, factorLen)
+	if err := s.setMethod(res, meth, n*r, factorLen); err != nil {
+		return nil, nil, err
 	}
 	return res, target, nil
+}
+
+// result checks s's version, model fingerprint fp, dimensions, method,
+// step rule and status, and returns the fit they describe but for its
+// method (setMethod).
+func (s *SavedFit) result(fp string, n, r, g int) (*vi.Result, error) {
+	if s.Version != FitFileVersion {
+		return nil, fmt.Errorf("posterior: saved fit of version %d, want %d", s.Version, FitFileVersion)
+	}
+	if fp != s.Model {
+		return nil, fmt.Errorf("posterior: the saved fit is of another model (fingerprint %.12s…, this model %.12s…): its data, design, family or prior differ", s.Model, fp)
+	}
+	if s.N != n || s.R != r || s.G != g {
+		return nil, fmt.Errorf("posterior: saved fit of dimensions (%d, %d, %d), model (%d, %d, %d)", s.N, s.R, s.G, n, r, g)
+	}
+	if err := checkMethod(s.Method, s.Expansion); err != nil {
+		return nil, fmt.Errorf("posterior: saved fit: %w", err)
+	}
+	rule, err := vi.ParseRule(s.Rule)
+	if err != nil {
+		return nil, fmt.Errorf("posterior: saved fit: %v", err)
+	}
+	status, ok := parseStatus(s.Status)
+	if !ok {
+		return nil, fmt.Errorf("posterior: saved fit: unknown status %q", s.Status)
+	}
+	return &vi.Result{Rule: rule, Status: status, Iterations: s.Iterations, N: n, R: r, G: g,
+		Mu: s.Mu, Factor: s.Factor, LowerBound: float64(s.LowerBound), LowerBoundSE: float64(s.BoundSE),
+		LogWeights: s.LogWeights, ImportanceGlobal: s.ImportanceGlobal}, nil
+}
+
+// setMethod sets res's vi method and checks the lengths of its mean and
+// factor against locals local variables and factorLen.
+func (s *SavedFit) setMethod(res *vi.Result, meth vi.Method, locals, factorLen int) error {
+	res.Method, res.Reparametrised = meth, meth == vi.BlockDiag
+	if len(s.Mu) != locals+res.G || len(s.Factor) != factorLen {
+		return fmt.Errorf("posterior: saved fit: mean and factor of lengths %d and %d, want %d and %d", len(s.Mu), len(s.Factor), locals+res.G, factorLen)
+	}
+	return nil
 }
 
 // parseStatus returns the vi.Status whose String is s.

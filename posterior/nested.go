@@ -15,79 +15,82 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/sparsevi/sparsevi/arrowhead"
+	"github.com/sparsevi/sparsevi/blockdiag"
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/parallel"
+	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 )
 
-// NewSavedNested returns the saved form of res, a GVA fit of the nested
-// model m: its Sizes are the subjects' block sizes, its factor laid as
-// arrowhead.WrapVar lays it.
-func NewSavedNested(res *vi.Result, m *glmm.Nested) (*SavedFit, error) {
-	if res == nil || m == nil {
-		return nil, errors.New("posterior: nil result or model")
+// NewSavedNested returns the saved form of res, a fit of the nested model
+// by target: the model itself (GVA, its factor laid as arrowhead.WrapVar
+// lays it) or its RVB reparametrisation (rvb.NewNested,
+// rvb.NewNestedAtStart; blockdiag.WrapVar). Its Sizes are the subjects'
+// block sizes.
+func NewSavedNested(res *vi.Result, target vi.Target) (*SavedFit, error) {
+	if nestedOf(target) == nil {
+		return nil, errors.New("posterior: the target is not a nested model or its RVB reparametrisation")
 	}
-	if res.Method != vi.GVA || !slices.Equal(res.Sizes, m.BlockSizes()) {
-		return nil, errors.New("posterior: the result is not a GVA fit of the nested model")
-	}
-	rule := res.Rule
-	if rule == nil {
-		rule = vi.Snngm{}
-	}
-	return &SavedFit{
-		Version: FitFileVersion, Method: GVA, Model: m.Fingerprint(), N: res.N, R: res.R, G: res.G, Sizes: res.Sizes,
-		Rule: rule.String(), Status: res.Status.String(), Iterations: res.Iterations,
-		LowerBound: jsonNum(res.LowerBound), BoundSE: jsonNum(res.LowerBoundSE),
-		Mu: res.Mu, Factor: res.Factor, LogWeights: res.LogWeights, ImportanceGlobal: res.ImportanceGlobal,
-	}, nil
+	return NewSavedFit(res, target)
 }
 
-// LoadNested returns the fit s of the nested model m, which must be the
-// model that was fitted (its Fingerprint is checked), as SavedFit.Load
-// does for a Model.
-func (s *SavedFit) LoadNested(m *glmm.Nested) (*vi.Result, error) {
-	if s.Version != FitFileVersion {
-		return nil, fmt.Errorf("posterior: saved fit of version %d, want %d", s.Version, FitFileVersion)
+// nestedOf returns the nested model that t is or reparametrises, or nil.
+func nestedOf(t vi.Target) *glmm.Nested {
+	switch t := t.(type) {
+	case *glmm.Nested:
+		return t
+	case *rvb.Target:
+		return t.Nested()
 	}
+	return nil
+}
+
+// LoadNested returns the fit s of the nested model m with its target, m
+// itself for GVA and its RVB reparametrisation for RVB, as SavedFit.Load
+// does for a Model: m must be the model that was fitted (its Fingerprint
+// and block sizes are checked), and rebuilding an expansion at the start
+// runs m's start, which ctx can stop.
+func (s *SavedFit) LoadNested(ctx context.Context, m *glmm.Nested) (*vi.Result, vi.Target, error) {
 	if m == nil {
-		return nil, errors.New("posterior: nil model")
+		return nil, nil, errors.New("posterior: nil model")
 	}
-	if s.Sizes == nil || s.Method != GVA || s.Correction != nil {
-		return nil, errors.New("posterior: the saved fit is not a GVA fit of a nested model")
-	}
-	if fp := m.Fingerprint(); fp != s.Model {
-		return nil, fmt.Errorf("posterior: the saved fit is of another model (fingerprint %.12s…, this model %.12s…): its data, design, family or prior differ", s.Model, fp)
+	if s.Sizes == nil || s.Correction != nil {
+		return nil, nil, errors.New("posterior: the saved fit is not a fit of a nested model")
 	}
 	n, r, g := m.Dims()
+	res, err := s.result(m.Fingerprint(), n, r, g)
+	if err != nil {
+		return nil, nil, err
+	}
 	sizes := m.BlockSizes()
-	if s.N != n || s.R != r || s.G != g || len(s.Sizes) != n {
-		return nil, fmt.Errorf("posterior: saved fit of dimensions (%d, %d, %d) and %d block sizes, model (%d, %d, %d) and %d", s.N, s.R, s.G, len(s.Sizes), n, r, g, len(sizes))
+	if len(s.Sizes) != n {
+		return nil, nil, fmt.Errorf("posterior: saved fit of %d block sizes, model %d", len(s.Sizes), n)
 	}
 	for i, k := range sizes {
 		if s.Sizes[i] != k {
 			outer, _ := m.FactorNames()
-			return nil, fmt.Errorf("posterior: the saved fit's block sizes differ from the model's: subject %d (%s %s) has %d variables, the model's %d", i+1, outer, m.SubjectLevel(i), s.Sizes[i], k)
+			return nil, nil, fmt.Errorf("posterior: the saved fit's block sizes differ from the model's: subject %d (%s %s) has %d variables, the model's %d", i+1, outer, m.SubjectLevel(i), s.Sizes[i], k)
 		}
 	}
+	pool := parallel.NewPollingPool(ctx, vi.Settings{}.WorkersFor(m))
+	target, meth, err := NewNestedTarget(pool, m, s.Method, s.Expansion)
+	pool.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	factorLen := arrowhead.LenVar(sizes, g)
+	if meth == vi.BlockDiag {
+		factorLen = blockdiag.LenVar(sizes, g)
+	}
+	res.Sizes = slices.Clone(sizes)
 	locals := 0
 	for _, k := range sizes {
 		locals += k
 	}
-	if len(s.Mu) != locals+g || len(s.Factor) != arrowhead.LenVar(sizes, g) {
-		return nil, fmt.Errorf("posterior: saved fit: mean and factor of lengths %d and %d, want %d and %d", len(s.Mu), len(s.Factor), locals+g, arrowhead.LenVar(sizes, g))
+	if err := s.setMethod(res, meth, locals, factorLen); err != nil {
+		return nil, nil, err
 	}
-	rule, err := vi.ParseRule(s.Rule)
-	if err != nil {
-		return nil, fmt.Errorf("posterior: saved fit: %v", err)
-	}
-	status, ok := parseStatus(s.Status)
-	if !ok {
-		return nil, fmt.Errorf("posterior: saved fit: unknown status %q", s.Status)
-	}
-	return &vi.Result{Method: vi.GVA, Rule: rule, Status: status, Iterations: s.Iterations, N: n, R: r, G: g,
-		Sizes: slices.Clone(sizes), Mu: s.Mu, Factor: s.Factor,
-		LowerBound: float64(s.LowerBound), LowerBoundSE: float64(s.BoundSE),
-		LogWeights: s.LogWeights, ImportanceGlobal: s.ImportanceGlobal}, nil
+	return res, target, nil
 }
 
 // NestedData holds rows to predict from a fit of a nested model
@@ -105,24 +108,26 @@ type NestedData struct {
 }
 
 // PredictNested draws the linear predictor of every row of nd from res, a
-// GVA fit of the nested model m (NewSavedNested, LoadNested), as Predict
-// does for a Model: q's draws of (beta, omega, u, v) give a row of known
+// fit of the nested model m by target (m itself for GVA, or its RVB
+// reparametrisation; NewSavedNested, LoadNested), as Predict does for a
+// Model: q's draws (an RVB fit's effects mapped back from its b~) of (beta, omega, u, v) give a row of known
 // levels of a and a:b the draws of their effects u_a and v_b; a new level
 // of a:b gets v ~ N(0, sigma_b^2) and a new level of a u ~ N(0,
 // sigma_a^2), drawn once per draw of q with that draw's sds, the same for
 // every new row, as new subjects and new levels of crossed factors get
 // them. The draws depend only on the seed; PredictSettings.Correction
 // must be nil.
-func PredictNested(ctx context.Context, res *vi.Result, m *glmm.Nested, nd NestedData, set PredictSettings) (*Predictions, error) {
-	if res == nil || m == nil {
-		return nil, errors.New("posterior: nil result or model")
+func PredictNested(ctx context.Context, res *vi.Result, target vi.Target, m *glmm.Nested, nd NestedData, set PredictSettings) (*Predictions, error) {
+	if res == nil || target == nil || m == nil {
+		return nil, errors.New("posterior: nil result, target or model")
 	}
 	if set.Correction != nil {
 		return nil, errors.New("posterior: PredictNested: a nested fit has no importance correction")
 	}
 	sizes := m.BlockSizes()
-	if res.Method != vi.GVA || !slices.Equal(res.Sizes, sizes) {
-		return nil, errors.New("posterior: PredictNested: the result is not a GVA fit of the model")
+	rt, _ := target.(*rvb.Target)
+	if nestedOf(target) != m || (rt == nil) != (res.Method == vi.GVA) || !slices.Equal(res.Sizes, sizes) {
+		return nil, errors.New("posterior: PredictNested: the result is not a fit of the model by the target")
 	}
 	draws, level, err := predictDraws(set)
 	if err != nil {
@@ -168,7 +173,7 @@ func PredictNested(ctx context.Context, res *vi.Result, m *glmm.Nested, nd Neste
 	nr := start[len(sizes)]
 	er := newEtaRows(nd.X, nd.Offset, nd.ResponseCenter, nd.ResponseScale)
 	theta := make([]float64, len(res.Mu))
-	smp := newSampler(res, nil, set.Seed, predictStream)
+	smp := newSampler(res, rt, set.Seed, predictStream)
 	mean := m.Family().Mean
 	if l := m.LinkFunc(); l != glmm.CanonicalLink {
 		mean = func(eta float64) float64 { return glmm.LinkMean(l, eta) }

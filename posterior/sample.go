@@ -7,6 +7,7 @@ package posterior
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/sparsevi/sparsevi/arrowhead"
 	"github.com/sparsevi/sparsevi/blockdiag"
@@ -26,7 +27,8 @@ const (
 
 // sampler draws theta = (b_1, ..., b_n, theta_g) from a fit's q with the
 // random effects on their own scale: for an RVB fit its reparametrised
-// draws are mapped back to b_i.
+// draws are mapped back to b_i. The local blocks may vary in size
+// (vi.Result.Sizes, a nested model's).
 type sampler struct {
 	res          *vi.Result
 	rt           *rvb.Target // nil for GVA
@@ -36,27 +38,38 @@ type sampler struct {
 	z, u         []float64
 	ws           any
 	bt, bi       []float64
-	// vf is the factor of a GVA fit whose local blocks vary in size
-	// (vi.Result.Sizes), laid once: WrapVar takes O(n).
-	vf *arrowhead.Factor
+	// The fit's factor, wrapped once (WrapVar takes O(n)): af for GVA,
+	// bf for RVB.
+	af *arrowhead.Factor
+	bf *blockdiag.Factor
 }
 
 // newSampler returns a sampler of res (a fit of rt, or with rt nil a GVA
-// fit of the model itself, whose local blocks may vary in size) whose
-// draws depend only on seed and stream.
+// fit of the model itself) whose draws depend only on seed and stream.
 func newSampler(res *vi.Result, rt *rvb.Target, seed, stream uint64) *sampler {
-	d := res.N*res.R + res.G
-	var vf *arrowhead.Factor
-	if res.Sizes != nil && rt == nil {
-		vf = arrowhead.WrapVar(res.Sizes, res.G, res.Factor)
-		d = vf.Locals() + res.G
+	s := &sampler{res: res, rt: rt, seed: seed, stream: stream}
+	var locals, rmax int
+	switch {
+	case rt == nil && res.Sizes != nil:
+		s.af = arrowhead.WrapVar(res.Sizes, res.G, res.Factor)
+		locals = s.af.Locals()
+	case rt == nil:
+		s.af = arrowhead.Wrap(res.N, res.R, res.G, res.Factor)
+		locals = s.af.Locals()
+	case res.Sizes != nil:
+		s.bf = blockdiag.WrapVar(res.Sizes, res.G, res.Factor)
+		locals, rmax = s.bf.Locals(), slices.Max(res.Sizes)
+	default:
+		s.bf = blockdiag.Wrap(res.N, res.R, res.G, res.Factor)
+		locals, rmax = s.bf.Locals(), res.R
 	}
-	pcg := rand.NewPCG(0, 0)
-	s := &sampler{res: res, rt: rt, seed: seed, stream: stream, pcg: pcg, rng: rand.New(pcg), z: make([]float64, d), u: make([]float64, d), vf: vf}
+	s.pcg = rand.NewPCG(0, 0)
+	s.rng = rand.New(s.pcg)
+	d := locals + res.G
+	s.z, s.u = make([]float64, d), make([]float64, d)
 	if rt != nil {
 		s.ws = rt.NewWorkspace()
-		s.bt = make([]float64, res.R)
-		s.bi = make([]float64, res.R)
+		s.bt, s.bi = make([]float64, rmax), make([]float64, rmax)
 	}
 	return s
 }
@@ -68,70 +81,54 @@ func (s *sampler) seedFor(k uint64, b int) {
 	s.pcg.Seed(s1, s2)
 }
 
-// draw writes draw k of theta_g and of the random effects b_i of the listed
-// subjects into theta (length n*r + G, or the local blocks' total plus G);
-// the entries of the other subjects are left undefined. Every block has
-// its own stream for each draw, so a draw of a subject depends on k alone,
-// not on the list or on the order in which draws are made.
-func (s *sampler) draw(k uint64, theta []float64, subjects []int) error {
-	res := s.res
-	if s.vf != nil {
-		s.drawVar(k, theta, subjects)
-		return nil
+// block returns the order of subject i's block and its offset in theta.
+func (s *sampler) block(i int) (r, off int) {
+	if s.af != nil {
+		return s.af.Block(i)
 	}
-	n, r, g := res.N, res.R, res.G
-	nr := n * r
-	s.seedFor(k, 0)
-	for j := nr; j < len(s.z); j++ {
-		s.z[j] = s.rng.NormFloat64()
-	}
-	for _, i := range subjects {
-		s.seedFor(k, i+1)
-		for j := i * r; j < (i+1)*r; j++ {
-			s.z[j] = s.rng.NormFloat64()
-		}
-	}
-	if s.rt == nil {
-		f := arrowhead.Wrap(n, r, g, res.Factor)
-		f.DrawGlobal(theta, s.u, res.Mu, s.z)
-		for _, i := range subjects {
-			f.DrawRange(i, i+1, theta, s.u, res.Mu, s.z)
-		}
-		return nil
-	}
-	f := blockdiag.Wrap(n, r, g, res.Factor)
-	f.DrawGlobal(theta, res.Mu, s.z)
-	thetaG := theta[nr:]
-	for _, i := range subjects {
-		f.DrawRange(i, i+1, theta, res.Mu, s.z)
-		copy(s.bt, theta[i*r:(i+1)*r])
-		// b_i = lambda_i(theta_g) + L_i(theta_g) b~_i
-		if err := s.rt.MapLocal(s.ws, i, thetaG, s.bt, s.bi); err != nil {
-			return err
-		}
-		copy(theta[i*r:(i+1)*r], s.bi)
-	}
-	return nil
+	return s.bf.Block(i)
 }
 
-// drawVar is draw for a GVA fit of local blocks of variable size.
-func (s *sampler) drawVar(k uint64, theta []float64, subjects []int) {
-	f := s.vf
+// draw writes draw k of theta_g and of the random effects b_i of the listed
+// subjects into theta (length the local blocks' total plus G); the entries
+// of the other subjects are left undefined. Every block has its own stream
+// for each draw, so a draw of a subject depends on k alone, not on the
+// list or on the order in which draws are made.
+func (s *sampler) draw(k uint64, theta []float64, subjects []int) error {
+	res := s.res
+	locals := len(s.z) - res.G
 	s.seedFor(k, 0)
-	for j := f.Locals(); j < len(s.z); j++ {
+	for j := locals; j < len(s.z); j++ {
 		s.z[j] = s.rng.NormFloat64()
 	}
 	for _, i := range subjects {
 		s.seedFor(k, i+1)
-		r, off := f.Block(i)
+		r, off := s.block(i)
 		for j := off; j < off+r; j++ {
 			s.z[j] = s.rng.NormFloat64()
 		}
 	}
-	f.DrawGlobal(theta, s.u, s.res.Mu, s.z)
-	for _, i := range subjects {
-		f.DrawRange(i, i+1, theta, s.u, s.res.Mu, s.z)
+	if s.af != nil {
+		s.af.DrawGlobal(theta, s.u, res.Mu, s.z)
+		for _, i := range subjects {
+			s.af.DrawRange(i, i+1, theta, s.u, res.Mu, s.z)
+		}
+		return nil
 	}
+	s.bf.DrawGlobal(theta, res.Mu, s.z)
+	thetaG := theta[locals:]
+	for _, i := range subjects {
+		s.bf.DrawRange(i, i+1, theta, res.Mu, s.z)
+		r, off := s.block(i)
+		bt, bi := s.bt[:r], s.bi[:r]
+		copy(bt, theta[off:off+r])
+		// b_i = lambda_i(theta_g) + L_i(theta_g) b~_i
+		if err := s.rt.MapLocal(s.ws, i, thetaG, bt, bi); err != nil {
+			return err
+		}
+		copy(theta[off:off+r], bi)
+	}
+	return nil
 }
 
 // meanSD returns the mean and the standard deviation (divisor n-1) of x.

@@ -115,9 +115,11 @@ type savedFit struct {
 	doc    *document
 	design *formula.Design
 	approx *approx // nil for a nested model
-	// nested is the GVA fit of the design's nested model, if it has one
-	// (formula.Design.Nested).
-	nested *vi.Result
+	// nested and nestedTarget are the fit of the design's nested model, if
+	// it has one (formula.Design.Nested), and what it was of: the model
+	// (GVA) or its RVB reparametrisation.
+	nested       *vi.Result
+	nestedTarget vi.Target
 }
 
 // readFitFile reads a fit file and rebuilds its design and approximation
@@ -189,11 +191,11 @@ func readFitFile(ctx context.Context, path string) (*savedFit, error) {
 		return nil, fmt.Errorf("%s: the rebuilt model (n=%d, r=%d, G=%d) does not match the saved state (n=%d, r=%d, G=%d)", name, n, r, g, st.N, st.R, st.G)
 	}
 	if nm != nil {
-		res, err := st.LoadNested(nm)
+		res, target, err := st.LoadNested(ctx, nm)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s", name, withoutPackage(err))
 		}
-		return &savedFit{doc: &doc, design: d, nested: res}, nil
+		return &savedFit{doc: &doc, design: d, nested: res, nestedTarget: target}, nil
 	}
 	m := d.Model()
 	// The library's loader checks the rebuilt model's fingerprint against

@@ -317,18 +317,28 @@ func runFit(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if timedOut.Load() && res.Status != vi.TimeLimit {
-		return &exitError{code: exitLimit, msg: fmt.Sprintf("the fit ended (%v), then the time limit (-timeout %v) came after it; wrote %s%s", res.Status, o.timeout, writtenList(written), notDrawn)}
-	}
-	if ctx.Err() != nil && !timedOut.Load() && res.Status != vi.Cancelled {
-		// The signal came after the fit.
-		return &exitError{code: sig.exitCode(), msg: "interrupted after the fit; wrote " + writtenList(written) + notDrawn}
+	if err := stoppedAfter(ctx, res, o, timedOut.Load(), written, sig.exitCode(), notDrawn); err != nil {
+		return err
 	}
 	err = statusError(res, fitErr, o, written, sig.exitCode())
 	if ee, ok := err.(*exitError); ok {
 		ee.msg += notDrawn
 	}
 	return err
+}
+
+// stoppedAfter returns the exit error of a run that the time limit or a
+// signal stopped after its fit ended, in the summaries or while writing,
+// naming what was written and then what more says; nil otherwise.
+func stoppedAfter(ctx context.Context, res *vi.Result, o *fitOptions, timedOut bool, written []string, interrupted int, more string) error {
+	if timedOut && res.Status != vi.TimeLimit {
+		return &exitError{code: exitLimit, msg: fmt.Sprintf("the fit ended (%v), then the time limit (-timeout %v) came after it; wrote %s%s", res.Status, o.timeout, writtenList(written), more)}
+	}
+	if ctx.Err() != nil && !timedOut && res.Status != vi.Cancelled {
+		// The signal came after the fit.
+		return &exitError{code: interrupted, msg: "interrupted after the fit; wrote " + writtenList(written) + more}
+	}
+	return nil
 }
 
 // writtenList names what was written: the summary and the files.
@@ -528,13 +538,10 @@ func prepareFit(ctx context.Context, e *env, o *fitOptions, prog *progress) (*fi
 	// (formula.Options.Family); say what was fitted.
 	job.spec.Family = fam.String()
 	if job.design.Nested() != nil {
-		if err := checkNested(o); err != nil {
+		if err := checkNested(o, fam); err != nil {
 			return nil, err
 		}
-		job.method, job.methodNote = methodGVA, ""
-		if o.method == methodAuto {
-			job.methodNote = "chosen by -method auto: nested grouping factors, whose local blocks vary in size, are fitted by gva"
-		}
+		job.method, job.expansion, job.methodNote = resolveNested(o, job.design.Nested())
 		return job, nil
 	}
 	job.method, job.methodNote = resolveMethod(o.method, job.design.Model())

@@ -12,21 +12,24 @@ import (
 	"time"
 
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/posterior"
+	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 )
 
 // checkNested refuses, for a model of nested grouping factors
-// (formula.Design.Nested), what its fit does not do yet, naming the flag.
-func checkNested(o *fitOptions) error {
+// (formula.Design.Nested) of family fam, what its fit does not do yet,
+// naming the flag.
+func checkNested(o *fitOptions, fam glmm.Family) error {
 	why := "a model of nested grouping factors (each a level's block holds its a:b levels, of variable size)"
 	switch {
-	case o.method == methodRVB1 || o.method == methodRVB2:
-		return usageErrorf("fit", "-method %s: %s is fitted by gva alone; use -method gva or auto", o.method, why)
+	case (o.method == methodRVB1 || o.method == methodRVB2) && fam.HasDispersion():
+		return usageErrorf("fit", "-method %s: RVB does not fit the %s family (its dispersion parameter %s), nested or not; use -method gva or auto", o.method, fam, fam.DispersionName())
 	case o.procs > 1 || o.shard:
 		return usageErrorf("fit", "%s does not run as several processes (mpirun, -shard) yet; run glmmfit alone", why)
 	case o.batch > 0:
-		return usageErrorf("fit", "-batch needs an RVB method, and %s is fitted by gva", why)
+		return usageErrorf("fit", "-batch does not take %s yet: its fit visits every subject at every iteration", why)
 	case o.optimizer == "vogn":
 		return usageErrorf("fit", "-optimizer vogn: %s is fitted with the other step rules (snngm, the default)", why)
 	case o.checkpoint != "" || o.resume != "":
@@ -39,16 +42,59 @@ func checkNested(o *fitOptions) error {
 	return nil
 }
 
-// runNested fits a model of nested grouping factors with GVA on local
-// blocks of variable size and writes its summary, as runFit does for the
-// others.
+// resolveNested turns -method and -expansion into the method and
+// expansion point to fit the nested model m by, and a note saying why when
+// the method was chosen automatically (posterior.ChooseNested).
+func resolveNested(o *fitOptions, m *glmm.Nested) (method, expansion, note string) {
+	method = o.method
+	if method == methodAuto {
+		var why string
+		method, _, why = posterior.ChooseNested(m)
+		note = "chosen by -method auto: " + why
+	}
+	if method != methodGVA {
+		expansion = o.expansion
+	}
+	return method, expansion, note
+}
+
+// newNestedTarget returns the vi target and vi method of the named method
+// for m, RVB expanded about the named point (posterior.NewNestedTarget),
+// and the RVB target (nil for GVA). RVB's start runs on as many workers
+// as the fit will, and ctx stops it.
+func newNestedTarget(ctx context.Context, threads int, method, expansion string, m *glmm.Nested) (vi.Target, vi.Method, *rvb.Target, error) {
+	pool := parallel.NewPollingPool(ctx, vi.Settings{Workers: threads}.WorkersFor(m))
+	t, vm, err := posterior.NewNestedTarget(pool, m, method, expansion)
+	pool.Close()
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	rt, _ := t.(*rvb.Target)
+	return t, vm, rt, nil
+}
+
+// runNested fits a model of nested grouping factors on local blocks of
+// variable size, by GVA or RVB (job.method), and writes its summary, as
+// runFit does for the others.
 func runNested(ctx context.Context, e *env, o *fitOptions, job *fitJob, prog *progress, start time.Time, readSeconds float64, iterLimit time.Duration, exitCode func() int, timedOut func() bool) error {
 	m := job.design.Nested()
 	rule, _ := vi.ParseRule(o.optimizer)
-	set := vi.Settings{Method: vi.GVA, Rule: rule, Seed: o.seed, Workers: o.threads,
+	set := vi.Settings{Rule: rule, Seed: o.seed, Workers: o.threads,
 		MaxIter: o.maxIter, TimeLimit: iterLimit, Tol: o.tol, Progress: prog.callback()}
 	prog.phase("start: finding the approximate posterior mode")
-	res, fitErr := vi.Fit(ctx, m, set)
+	fitStart := time.Now() // RVB's start runs in newNestedTarget
+	target, vm, rt, err := newNestedTarget(ctx, o.threads, job.method, job.expansion, m)
+	if err != nil && job.expansion == expansionStart {
+		// The start failed or was stopped: the fit's own start meets the
+		// same fate and says so, as in runFit.
+		job.expansion = expansionJeffreys
+		target, vm, rt, err = newNestedTarget(ctx, o.threads, job.method, job.expansion, m)
+	}
+	if err != nil {
+		return fmt.Errorf("the fit failed: %s", withoutPackage(err))
+	}
+	set.Method = vm
+	res, fitErr := vi.Fit(ctx, target, set)
 	if res == nil {
 		if timedOut() {
 			return &exitError{code: exitLimit, msg: fmt.Sprintf("stopped at the time limit (-timeout %v) before the first iteration; nothing was written", o.timeout)}
@@ -62,10 +108,24 @@ func runNested(ctx context.Context, e *env, o *fitOptions, job *fitJob, prog *pr
 		// Stopped by -timeout, not by a signal, as in runFit.
 		res.Status, res.Err, fitErr = vi.TimeLimit, nil, nil
 	}
-	fitSeconds := res.Elapsed.Seconds()
+	fitSeconds := time.Since(fitStart).Seconds()
 	prog.phase("summaries: the posterior of every parameter and random effect")
 	summaryStart := time.Now()
-	s := nestedSummary(m, res)
+	s, err := nestedSummary(ctx, m, res, rt, o.draws, o.seed)
+	summaryNote := ""
+	if err != nil && ctx.Err() != nil {
+		// Interrupted in the summaries: summarise from as few draws as
+		// will do, so that the state is written at once, as runFit does.
+		s, err = nestedSummary(context.Background(), m, res, rt, 2, o.seed)
+		cause := "interrupted"
+		if timedOut() {
+			cause = fmt.Sprintf("at the time limit (-timeout %v)", o.timeout)
+		}
+		summaryNote = cause + " during the summaries: each level's effect is from 2 draws"
+	}
+	if err != nil {
+		return fmt.Errorf("summarising the fit: %s", withoutPackage(err))
+	}
 	toUserScale(job.design, res, s)
 	doc := nestedDocument(job, o, m, res, s)
 	doc.Prior = newPriorInfo(job.design)
@@ -77,6 +137,9 @@ func runNested(ctx context.Context, e *env, o *fitOptions, job *fitJob, prog *pr
 	doc.Timings.ReadSeconds, doc.Timings.FitSeconds = readSeconds, fitSeconds
 	doc.Timings.SummarySeconds = time.Since(summaryStart).Seconds()
 	doc.Timings.TotalSeconds = time.Since(start).Seconds()
+	if summaryNote != "" {
+		doc.Message = summaryNote
+	}
 	prog.done()
 	w := bufio.NewWriter(e.stdout)
 	if o.format == "json" {
@@ -92,7 +155,7 @@ func runNested(ctx context.Context, e *env, o *fitOptions, job *fitJob, prog *pr
 	written := []string{}
 	if o.out != "" {
 		prog.phase("writing: -out " + o.out)
-		st, err := posterior.NewSavedNested(res, m)
+		st, err := posterior.NewSavedNested(res, target)
 		if err != nil {
 			return fmt.Errorf("-out: %v", withoutPackage(err))
 		}
@@ -107,6 +170,9 @@ func runNested(ctx context.Context, e *env, o *fitOptions, job *fitJob, prog *pr
 		}
 		written = append(written, "-trace "+o.trace)
 	}
+	if err := stoppedAfter(ctx, res, o, timedOut(), written, exitCode(), ""); err != nil {
+		return err
+	}
 	return statusError(res, fitErr, o, written, exitCode())
 }
 
@@ -117,20 +183,34 @@ func runNested(ctx context.Context, e *env, o *fitOptions, job *fitJob, prog *pr
 func nestedWarnings(res *vi.Result) []string {
 	w := boundWarnings(res, res.N)
 	if k, _, err := posterior.ParetoK(res.LogWeights); err == nil && k > posterior.ParetoKWarn && res.Status != vi.Cancelled {
-		w = append(w, fmt.Sprintf("the Pareto k of the importance ratios p/q is %.2f, above %g: the Gaussian approximation misses part of the posterior (often the spread of the random-effect sds, which it understates, and which centred nested effects understate the more); the correction does not run on nested models yet: -nest crossed fits a with at most %d levels with it, or check against MCMC before relying on intervals", k, float64(posterior.ParetoKWarn), glmm.MaxCrossedLevels))
+		centred := ""
+		if res.Method == vi.GVA {
+			centred = ", and which centred nested effects (-method gva) understate the more"
+		}
+		w = append(w, fmt.Sprintf("the Pareto k of the importance ratios p/q is %.2f, above %g: the Gaussian approximation misses part of the posterior (often the spread of the random-effect sds, which it understates%s); the correction does not run on nested models yet: -nest crossed fits a with at most %d levels with it, or check against MCMC before relying on intervals", k, float64(posterior.ParetoKWarn), centred, glmm.MaxCrossedLevels))
 	}
 	return w
 }
 
-// nestedSummary summarises a fit of m: beta Gaussian, the sds and the
-// dispersion log-normal (exact marginals under q), a's effects as the
-// subjects' and a:b's as a crossed factor's, Gaussian.
-func nestedSummary(m *glmm.Nested, res *vi.Result) *posterior.Summary {
+// nestedSummary summarises a fit of m (by rt, its RVB reparametrisation,
+// or with rt nil by GVA): beta Gaussian, the sds and the dispersion
+// log-normal (exact marginals under q), a's effects as the subjects' and
+// a:b's as a crossed factor's, Gaussian with q's moments (for RVB mapped
+// back from at most draws draws of theta_g, posterior.SummarizeRVB).
+func nestedSummary(ctx context.Context, m *glmm.Nested, res *vi.Result, rt *rvb.Target, draws int, seed uint64) (*posterior.Summary, error) {
 	p := m.NumFixed()
 	nr := len(res.Mu) - res.G
 	muG := res.Mu[nr:]
 	cov := res.GlobalCov()
 	sdOf := func(k int) float64 { return math.Sqrt(cov.At(k, k)) }
+	mean, sd := res.LocalMoments()
+	if rt != nil {
+		rs, err := posterior.SummarizeRVB(ctx, res, rt, draws, seed)
+		if err != nil {
+			return nil, err
+		}
+		mean, sd = rs.LocalMean, rs.LocalSD
+	}
 	outer, inner := m.FactorNames()
 	s := &posterior.Summary{}
 	for j, name := range m.FixedNames() {
@@ -145,24 +225,22 @@ func nestedSummary(m *glmm.Nested, res *vi.Result) *posterior.Summary {
 		d := posterior.LogNormalMarginal(f.DispersionName(), muG[p+2], sdOf(p+2))
 		s.Dispersion = &d
 	}
-	local := res.LocalCov()
 	sizes := m.BlockSizes()
 	ab := posterior.CrossedEffects{Name: inner, SD: posterior.LogNormalMarginal("sd("+inner+")", -muG[p+1], sdOf(p+1))}
 	_, innerLevels := m.Levels()
 	ab.Effects = make([]posterior.Marginal, max(len(innerLevels), nr-len(sizes)))
-	off, co := 0, 0
+	off := 0
 	for i, r := range sizes {
 		s.Subjects = append(s.Subjects, posterior.SubjectEffects{Level: m.SubjectLevel(i),
-			Mean: []float64{res.Mu[off]}, SD: []float64{math.Sqrt(local[co])}})
+			Mean: []float64{mean[off]}, SD: []float64{sd[off]}})
 		for q := 1; q < r; q++ {
 			b := m.InnerLevel(i, q)
-			ab.Effects[b] = posterior.GaussianMarginal(m.InnerLabel(b), res.Mu[off+q], math.Sqrt(local[co+q*r+q]))
+			ab.Effects[b] = posterior.GaussianMarginal(m.InnerLabel(b), mean[off+q], sd[off+q])
 		}
 		off += r
-		co += r * r
 	}
 	s.Crossed = []posterior.CrossedEffects{ab}
-	return s
+	return s, nil
 }
 
 // nestedDocument assembles the JSON document of a fit of m, as
@@ -175,7 +253,7 @@ func nestedDocument(job *fitJob, o *fitOptions, m *glmm.Nested, res *vi.Result, 
 		SchemaVersion: schemaVersion,
 		Software:      currentSoftware(),
 		Options: callInfo{
-			modelSpec: job.spec, Method: job.method, MethodRequested: o.method, MethodNote: job.methodNote,
+			modelSpec: job.spec, Method: job.method, Expansion: job.expansion, MethodRequested: o.method, MethodNote: job.methodNote,
 			Optimizer: o.optimizer, Seed: o.seed, MaxIter: o.maxIter, Tol: o.tol,
 			TimeoutSeconds: o.timeout.Seconds(), Draws: o.draws,
 		},

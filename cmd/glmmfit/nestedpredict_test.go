@@ -25,7 +25,8 @@ type nestedRow struct {
 }
 
 // TestNestedPredict fits (1 | school/class) on benchmarks/nested's 300
-// schools of 3 classes with -out, with -threads 1 and 2, and predicts from
+// schools of 3 classes with -out (gaussian by GVA, Bernoulli by RVB1, the
+// default, and by -method gva), with -threads 1 and 2, and predicts from
 // the fit file: the two fits' states are the same bits, as are the
 // predictions with 1 and 2 threads (GOMAXPROCS); the fit file is
 // json.Marshal's text with the checksums of its sections; a row of a known
@@ -42,17 +43,20 @@ func TestNestedPredict(t *testing.T) {
 		t.Fatal(err)
 	}
 	const draws = 4000
-	for _, c := range []struct{ family, formula string }{
-		{"gaussian", "z ~ x + (1 | school/class)"},
-		{"bernoulli", "y ~ x + (1 | school/class)"},
+	// By default Bernoulli is fitted by RVB1 at the start, gaussian by
+	// GVA (posterior.ChooseNested).
+	for _, c := range []struct{ name, family, formula, method string }{
+		{"gaussian", "gaussian", "z ~ x + (1 | school/class)", "auto"},
+		{"bernoulli", "bernoulli", "y ~ x + (1 | school/class)", "auto"},
+		{"bernoulli gva", "bernoulli", "y ~ x + (1 | school/class)", "gva"},
 	} {
-		t.Run(c.family, func(t *testing.T) {
+		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			var docs [2]*document
 			for k, threads := range []string{"1", "2"} {
 				out := "fit" + threads + ".json"
 				r := glmmfit(t, dir, "", nil, "fit", "-data", data, "-formula", c.formula, "-family", c.family,
-					"-threads", threads, "-seed", "1", "-out", out, "-quiet")
+					"-method", c.method, "-threads", threads, "-seed", "1", "-out", out, "-quiet")
 				mustSucceed(t, r, "fit -threads "+threads)
 				raw, err := os.ReadFile(filepath.Join(dir, out))
 				if err != nil {
@@ -69,6 +73,9 @@ func TestNestedPredict(t *testing.T) {
 			doc := docs[0]
 			if st := doc.State; st == nil || len(st.Sizes) != 300 || st.R != 0 || len(doc.Nested) != 1 {
 				t.Fatalf("the fit file does not hold a nested state: %+v", doc.State)
+			}
+			if want := map[string]string{"gaussian": "gva", "bernoulli": "rvb1"}[c.family]; c.method == "auto" && doc.State.Method != want || c.method != "auto" && doc.State.Method != c.method {
+				t.Errorf("-method %s: the state's method is %s", c.method, doc.State.Method)
 			}
 
 			// Known rows from the fit's own a:b levels, labelled school:class.
@@ -202,7 +209,7 @@ func TestNestedFitFileRefused(t *testing.T) {
 			mu := st["mu"].([]any)
 			st["mu"] = mu[:len(mu)-1]
 		}, []string{"mean and factor of lengths"}},
-		{"no block sizes", false, func(_, st map[string]any) { delete(st, "sizes") }, []string{"not a GVA fit of a nested model"}},
+		{"no block sizes", false, func(_, st map[string]any) { delete(st, "sizes") }, []string{"not a fit of a nested model"}},
 		{"refitted as crossed", false, func(doc, _ map[string]any) { doc["options"].(map[string]any)["nest"] = "crossed" }, []string{"does not match the saved state"}},
 		{"another model", false, func(_, st map[string]any) { st["model"] = strings.Repeat("0", 64) }, []string{"another model"}},
 	} {

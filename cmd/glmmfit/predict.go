@@ -198,7 +198,7 @@ func predict(ctx context.Context, sf *savedFit, in *input, o *predictOptions) (*
 	if m := d.Nested(); m != nil {
 		// The design's one crossed factor is a, its subjects a:b.
 		nd := posterior.NestedData{X: X, Outer: crossed[0], Inner: group, Offset: off, ResponseCenter: rc, ResponseScale: rs}
-		pr.Predictions, err = posterior.PredictNested(ctx, sf.nested, m, nd, set)
+		pr.Predictions, err = posterior.PredictNested(ctx, sf.nested, sf.nestedTarget, m, nd, set)
 	} else {
 		a := sf.approx
 		if a.corr == nil {

@@ -106,7 +106,8 @@ Data and model:
   -nest N          (1 | a/b), or (1 | a) + (1 | b) with b nested in a:
                    local: the levels of a are the subjects, each one's
                    block holding its own effect and its b levels' (blocks
-                   of different sizes; no limit on the levels of a; gva);
+                   of different sizes; no limit on the levels of a;
+                   fitted as -method says);
                    crossed: the levels of a:b are the subjects and a is a
                    crossed factor (at most 2000 levels); auto (default):
                    local when a has at least 50 levels, else crossed
@@ -130,7 +131,11 @@ Fitting:
                    of RVB2's cost on every shipped data set) for poisson,
                    binomial and bernoulli, and gva for gaussian and
                    negbinomial models and for models with crossed factors or
-                   independent blocks (||), which RVB does not fit.
+                   independent blocks (||), which RVB does not fit. Nested
+                   models (-nest local) are fitted so too: rvb1 at the
+                   start but for gaussian and negbinomial (gva), as GVA's
+                   intervals of their sds, on the centred effects, are far
+                   too narrow.
   -expansion E     where RVB expands each observation's log-likelihood:
                    start (default): at the linear predictor of the start's
                    approximate posterior mode; jeffreys: at the paper's
