@@ -5,8 +5,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -34,8 +34,6 @@ func checkNested(o *fitOptions, fam glmm.Family) error {
 		return usageErrorf("fit", "-optimizer vogn: %s is fitted with the other step rules (snngm, the default)", why)
 	case o.checkpoint != "" || o.resume != "":
 		return usageErrorf("fit", "-checkpoint and -resume do not take %s yet", why)
-	case o.plot != "":
-		return usageErrorf("fit", "-plot does not draw %s yet", why)
 	case o.correct == "always":
 		return usageErrorf("fit", "-correct always: the correction does not take %s yet", why)
 	}
@@ -141,36 +139,15 @@ func runNested(ctx context.Context, e *env, o *fitOptions, job *fitJob, prog *pr
 		doc.Message = summaryNote
 	}
 	prog.done()
-	w := bufio.NewWriter(e.stdout)
-	if o.format == "json" {
-		if err := writeJSON(w, doc); err != nil {
-			return fmt.Errorf("writing JSON: %v", err)
-		}
-	} else {
-		writeText(w, doc)
+	written, err := writeFitOutputs(ctx, e, prog, job, o, doc, &approx{res: res, target: target})
+	notDrawn := ""
+	if errors.Is(err, errPlotStopped) {
+		notDrawn, err = "; -plot "+o.plot+" was not drawn", nil
 	}
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("writing the summary: %v", err)
+	if err != nil {
+		return err
 	}
-	written := []string{}
-	if o.out != "" {
-		prog.phase("writing: -out " + o.out)
-		st, err := posterior.NewSavedNested(res, target)
-		if err != nil {
-			return fmt.Errorf("-out: %v", withoutPackage(err))
-		}
-		if err := saveFit(job, o, doc, st); err != nil {
-			return err
-		}
-		written = append(written, "-out "+o.out)
-	}
-	if o.trace != "" {
-		if err := writeTrace(o.trace, doc.Trace); err != nil {
-			return err
-		}
-		written = append(written, "-trace "+o.trace)
-	}
-	if err := stoppedAfter(ctx, res, o, timedOut(), written, exitCode(), ""); err != nil {
+	if err := stoppedAfter(ctx, res, o, timedOut(), written, exitCode(), notDrawn); err != nil {
 		return err
 	}
 	return statusError(res, fitErr, o, written, exitCode())

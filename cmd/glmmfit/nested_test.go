@@ -5,8 +5,12 @@
 package main
 
 import (
+	"bytes"
+	"encoding/xml"
+	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -177,6 +181,42 @@ func TestNestedWarnings(t *testing.T) {
 		w := strings.Join(nestedWarnings(res), "\n")
 		if c.want == "" && w != "" || !strings.Contains(w, c.want) {
 			t.Errorf("heavy %v: warnings %q, want %q", c.heavy, w, c.want)
+		}
+	}
+}
+
+// TestNestedPlot: -plot draws a nested fit as it draws the others: the
+// file is well-formed SVG whose panels include the bound, the Pareto k of
+// the ratios and the caterpillar of the levels of a.
+func TestNestedPlot(t *testing.T) {
+	abs, err := filepath.Abs(nestedData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	r := glmmfit(t, dir, "", nil, "fit", "-data", abs, "-formula", "y ~ x + (1 | school/class)", "-family", "bernoulli", "-quiet", "-plot", "fit.svg")
+	mustSucceed(t, r, "fit -plot fit.svg of a nested model")
+	b, err := os.ReadFile(filepath.Join(dir, "fit.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	var text strings.Builder
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("fit.svg is not well-formed XML: %v", err)
+		}
+		if cd, ok := tok.(xml.CharData); ok {
+			text.Write(cd)
+		}
+	}
+	for _, want := range []string{"Lower bound", "Pareto k", "by school", "300 levels of school"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the plot's text lacks %q", want)
 		}
 	}
 }
