@@ -116,28 +116,40 @@ func TestSVGPlot(t *testing.T) {
 	dir := t.TempDir()
 	r := glmmfit(t, dir, "", nil, "fit", "-example", "-plot", "fit.svg")
 	mustSucceed(t, r, "fit -example -plot fit.svg")
-	f, err := os.Open(filepath.Join(dir, "fit.svg"))
+	if root, _ := readSVG(t, filepath.Join(dir, "fit.svg")); root != "svg" {
+		t.Errorf("root element %q, want svg", root)
+	}
+}
+
+// readSVG parses the XML file at path, failing t if it is not
+// well-formed, and returns its root element's name and its text.
+func readSVG(t *testing.T, path string) (root, text string) {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	dec := xml.NewDecoder(f)
-	var root string
+	var b strings.Builder
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			t.Fatalf("fit.svg is not well-formed XML: %v", err)
+			t.Fatalf("%s is not well-formed XML: %v", filepath.Base(path), err)
 		}
-		if se, ok := tok.(xml.StartElement); ok && root == "" {
-			root = se.Name.Local
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			if root == "" {
+				root = tok.Name.Local
+			}
+		case xml.CharData:
+			b.Write(tok)
 		}
 	}
-	if root != "svg" {
-		t.Errorf("root element %q, want svg", root)
-	}
+	return root, b.String()
 }
 
 // TestVOGNWithEveryMethod: -optimizer vogn runs with every -method, auto

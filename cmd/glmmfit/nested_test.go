@@ -5,12 +5,8 @@
 package main
 
 import (
-	"bytes"
-	"encoding/xml"
-	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -196,26 +192,9 @@ func TestNestedPlot(t *testing.T) {
 	dir := t.TempDir()
 	r := glmmfit(t, dir, "", nil, "fit", "-data", abs, "-formula", "y ~ x + (1 | school/class)", "-family", "bernoulli", "-quiet", "-plot", "fit.svg")
 	mustSucceed(t, r, "fit -plot fit.svg of a nested model")
-	b, err := os.ReadFile(filepath.Join(dir, "fit.svg"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := xml.NewDecoder(bytes.NewReader(b))
-	var text strings.Builder
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("fit.svg is not well-formed XML: %v", err)
-		}
-		if cd, ok := tok.(xml.CharData); ok {
-			text.Write(cd)
-		}
-	}
+	_, text := readSVG(t, filepath.Join(dir, "fit.svg"))
 	for _, want := range []string{"Lower bound", "Pareto k", "by school", "300 levels of school"} {
-		if !strings.Contains(text.String(), want) {
+		if !strings.Contains(text, want) {
 			t.Errorf("the plot's text lacks %q", want)
 		}
 	}
