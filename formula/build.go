@@ -1598,7 +1598,8 @@ func (d *Design) X() mat.Matrix { return d.cfg.X }
 // Z returns the random-effect design, one row per used row of the data.
 func (d *Design) Z() mat.Matrix { return d.cfg.Z }
 
-// Group returns the subject index of each used row.
+// Group returns the subject index of each used row; for a nested design
+// (Nested), the index of its level of a:b, the finest grouping.
 func (d *Design) Group() []int { return d.cfg.Group }
 
 // FixedNames returns the names of the columns of X, as R names them.
@@ -1611,7 +1612,9 @@ func (d *Design) RandomNames() []string { return slices.Clone(d.random.names) }
 func (d *Design) GroupName() string { return d.group }
 
 // GroupLevels returns the labels of the subjects, in the order of the
-// model's local blocks.
+// model's local blocks; for a nested design (Nested), those of a:b, which
+// Group indexes (the nested model's subjects are the levels of a:
+// glmm.Nested.Levels).
 func (d *Design) GroupLevels() []string {
 	if d.nested != nil {
 		return slices.Clone(d.cfg.GroupLevels)

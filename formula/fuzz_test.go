@@ -7,6 +7,7 @@ package formula
 import (
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -81,6 +82,11 @@ func FuzzBuild(f *testing.F) {
 		{"x ~ t + f + (1 + t | id) + (1 | g)", []byte("gaussian crossed with g"), 64 | 128},
 		{"y ~ f + offset(t) + (1 | id) + (1 | h)", []byte{9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 99, 98}, 65},
 		{"y ~ t + (1 + t | g) + (1 + t | id)", []byte("slopes on two factors"), 1},
+		// len(data) % 3 picks the nesting policy: 2 nests always.
+		{"b ~ x + (1 | id/g)", []byte("nested: id:g within id."), 1},
+		{"y ~ t + (1 | id) + (1 | id:h)", []byte("interaction, crossed"), 0},
+		{"b ~ x + (1 | g) + (1 | id)", []byte("not nested: NestAlways refuses!!"), 1},
+		{"x ~ t + (1 | id/f)", []byte("gaussian nested with missing f.."), 64},
 	} {
 		f.Add(s.formula, s.data, s.flags)
 	}
@@ -113,6 +119,7 @@ func FuzzBuild(f *testing.F) {
 		if flags&128 != 0 {
 			opts.Prior = PriorAuto
 		}
+		opts.Nest = NestPolicy(len(data) % 3)
 		d, err := Build(fm, fr, opts)
 		if err != nil {
 			var de *DataError
@@ -124,8 +131,23 @@ func FuzzBuild(f *testing.F) {
 			}
 			return
 		}
-		m := d.Model()
 		rows := d.Rows()
+		if nm := d.Nested(); nm != nil {
+			// Each level of a is a subject whose block holds its effect
+			// and its a:b levels'; the design's groups are a:b's.
+			n, _, _ := nm.Dims()
+			total := 0
+			for _, r := range nm.BlockSizes() {
+				total += r
+			}
+			outer, inner := nm.Levels()
+			if nm.NumObs() != len(rows) || nm.NumFixed() != len(d.FixedNames()) || n != len(outer) || total != n+len(inner) || !slices.Equal(d.GroupLevels(), inner) {
+				t.Fatalf("Build(%q): nested model %d obs, p=%d, %d subjects of %d levels of a, %d effects of %d levels of a:b; design %d rows, %d names, %d group levels",
+					src, nm.NumObs(), nm.NumFixed(), n, len(outer), total, len(inner), len(rows), len(d.FixedNames()), len(d.GroupLevels()))
+			}
+			return
+		}
+		m := d.Model()
 		if m.NumObs() != len(rows) || m.P() != len(d.FixedNames()) || m.R() != len(d.RandomNames()) {
 			t.Fatalf("Build(%q): model %d obs, p=%d, r=%d; design %d rows, %d, %d names", src, m.NumObs(), m.P(), m.R(), len(rows), len(d.FixedNames()), len(d.RandomNames()))
 		}

@@ -308,6 +308,8 @@ func FuzzParse(f *testing.F) {
 		"y ~ (a + b)/c + (1 + t || id)",
 		"`a b` ~ factor(p) + (x | `g h`)",
 		"y ~ x:(1 | g)",
+		"y ~ x + (1 | site/plot) + (1 | a:b)",
+		"y ~ (1 | a/b/c) + (0 + x | g)",
 		"y ~ ((((",
 	} {
 		f.Add(s)
