@@ -11,21 +11,40 @@ import (
 )
 
 // NewAtSampleStart is NewAtStart with the model's start computed from a
-// sample of the subjects (glmm.Model.StartSample with the given size and
-// seed; size 0 means its default): Start's rounds run on the sample, and
-// the whole data take one pass of each subject's conditional mode and one
-// joint Newton step in (b, beta). The Target is expanded about the linear
-// predictor at that start, and its Start transforms that start, once, as
-// NewAtStart's does. For a stochastic fit of many subjects
-// (vi.Settings.Stochastic), whose passes cost a few full-batch iterations,
-// the model's full start would take longer than the fit itself; the
-// sample's error in theta_g, which falls as 1/sqrt(size), is left to the
-// Target's Start (Newton steps in theta_g over all the subjects) and to
-// the fit. The Target depends on seed, not on pool's number of workers.
+// sample of the subjects, for fits of many subjects, whose stochastic
+// passes (vi.Settings.Stochastic) cost less than the model's full start
+// (glmm.Model.Start, eight rounds of passes over all the subjects).
+//
+// It takes the model's start from a sample of size subjects drawn with
+// seed (glmm.Model.StartSample; size 0 means its default), whose global
+// block theta_g carries the sample's error, and RVB's start from it
+// (Target.Start: theta_g moved by Newton steps over all the subjects to
+// RVB's optimum given the subjects' blocks). Those blocks were set at the
+// sample's theta_g, and the optimum of theta_g given them depends on it:
+// so the subjects' conditional modes are taken again at the theta_g RVB's
+// start found (glmm.Model.StartAt), and the Target returned is expanded
+// about the linear predictor there; its Start transforms that start, once,
+// as NewAtStart's does. It costs the sample's start, two passes of the
+// subjects' modes and one RVB start over all the subjects. The Target
+// depends on seed, not on pool's number of workers.
 func NewAtSampleStart(pool *parallel.Pool, m *glmm.Model, method Method, size int, seed uint64, opts ...Option) (*Target, error) {
 	n, r, g := m.Dims()
 	st := &modelStart{theta: make([]float64, n*r+g), prec: make([]float64, arrowhead.Len(n, r, g)), hi: n}
 	if err := m.StartSample(pool, size, seed, st.theta, st.prec); err != nil {
+		return nil, err
+	}
+	t, err := newStarted(m, method, st, opts)
+	if err != nil {
+		return nil, err
+	}
+
+	theta := make([]float64, n*r+g)
+	prec := make([]float64, arrowhead.Len(n, r, g))
+	if err := t.Start(pool, theta, prec); err != nil {
+		return nil, err
+	}
+	// The modes again, from the sample's, at RVB's theta_g.
+	if err := m.StartAt(pool, theta[n*r:], st.theta, st.prec); err != nil {
 		return nil, err
 	}
 	return newStarted(m, method, st, opts)
