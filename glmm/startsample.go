@@ -16,15 +16,15 @@ import (
 	"github.com/sparsevi/sparsevi/parallel"
 )
 
-// DefaultSampleFraction is the share of the subjects that StartSample's
-// sample takes when its size is not given, and MinSample the fewest
-// subjects it takes then.
+// DefaultSampleFraction is the share of the subjects that Sample takes
+// when its size is not given, and MinSample the fewest subjects it takes
+// then.
 const (
 	DefaultSampleFraction = 0.05
 	MinSample             = 10_000
 )
 
-// sampleModeSteps is the most Newton steps StartSample takes in each
+// sampleModeSteps is the most Newton steps StartAt takes in each
 // subject's b_i at the sample's theta_g, and sampleModeTol the Newton
 // decrement g'H^-1 g below which it stops.
 const (
@@ -32,74 +32,22 @@ const (
 	sampleModeTol   = 1e-8
 )
 
-// StartSample writes a starting point for variational inference into
-// theta and prec, as Start does, at a fraction of Start's cost for many
-// subjects: Start's passes, eight rounds of Newton steps and EM updates
-// over all the subjects, run on a sample of them alone.
-//
-// It draws size subjects without replacement (selection sampling,
-// seeded by seed; size 0 means DefaultSampleFraction of the subjects, at
-// least MinSample), runs Start on the model of their rows, and keeps its
-// global block theta_g = (beta, omega[, psi]). Then, in one pass over all
-// the subjects (StartAt), each subject's b_i is its conditional mode at
-// that theta_g, a Laplace approximation, and so is the precision. theta_g
-// keeps the sample's error, about sqrt(n/size - 1) posterior sds, which
-// a fit, or a start of its own from this one (rvb.NewAtSampleStart),
-// must close.
-//
-// With size at least the number of subjects, or for a model with crossed
-// factors, it is Start. Its passes run on pool and stop when pool's
-// context ends. The result depends on seed and not on pool's number of
-// workers.
-func (mod *Model) StartSample(pool *parallel.Pool, size int, seed uint64, theta, prec []float64) error {
-	n, r, g := mod.Dims()
-	if len(theta) != n*r+g || len(prec) != arrowhead.Len(n, r, g) {
-		panic("glmm: bad length in StartSample")
-	}
-	if size < 0 {
-		return errors.New("glmm: negative sample size in StartSample")
-	}
-	if size == 0 {
-		size = max(MinSample, int(math.Ceil(DefaultSampleFraction*float64(n))))
-	}
-	if size >= n || mod.cross != nil {
-		return mod.Start(pool, theta, prec)
-	}
-	sub, err := mod.sample(sampleSubjects(n, size, seed))
-	if err != nil {
-		return err
-	}
-	ts := make([]float64, size*r+g)
-	ps := make([]float64, arrowhead.Len(size, r, g))
-	if err := sub.Start(pool, ts, ps); err != nil {
-		return err
-	}
-	clear(theta)
-	return mod.startAt(pool, ts[size*r:], theta, prec, 1)
-}
-
-// StartAt writes into theta and prec a start at the global block thetaG:
-// theta_g is thetaG, each subject's b_i its conditional mode there
-// (damped Newton steps from the b_i that theta holds), and prec the
-// negative Hessian in (b, beta) at the modes, a Laplace approximation,
-// with Start's curvature in omega (2n, or n off the diagonal) and, for a
-// family with a dispersion parameter, in psi that of the expected log
-// likelihood. It costs a few evaluations of each subject, in one pass
-// over them on pool (two with psi). thetaG may be theta's own global
-// block. The result does not depend on pool's number of workers.
+// StartAt writes into theta and prec a start at the given global block
+// thetaG, as Start writes its own: theta_g is thetaG; each subject's b_i
+// is its conditional mode there (damped Newton steps from the b_i that
+// theta holds, the Laplace approximation) moved by two Gaussian
+// variational steps (gvaOf), as Start's last rounds move theirs; and
+// prec holds the expected negative Hessian in (b, beta) under each
+// subject's Gaussian before its last step, with Start's curvature in
+// omega (2n, or n off the diagonal) and, for a family with a dispersion
+// parameter, that of the expected log likelihood in psi. It costs one
+// pass over the subjects on pool, of a few evaluations of each (two
+// passes with psi), against Start's dozen or so: for a start from a
+// theta_g found otherwise, as from a sample of the subjects (Sample;
+// rvb.NewAtSampleStart). thetaG may be theta's own global block. Models
+// with crossed factors are refused. The result does not depend on pool's
+// number of workers.
 func (mod *Model) StartAt(pool *parallel.Pool, thetaG, theta, prec []float64) error {
-	return mod.startAt(pool, thetaG, theta, prec, startAtGVASteps)
-}
-
-// startAtGVASteps is the number of StartAt's Gaussian variational steps
-// (gvaOf) from each subject's Laplace approximation: with one, RVB1's
-// start from a sample at 10^5 Bernoulli subjects ended 0.2 sd off the
-// full batch's omega for two seeds of the sample alike; with two, 0.03
-// sd (rvb.NewAtSampleStart).
-const startAtGVASteps = 2
-
-// startAt is StartAt with the given number of Gaussian variational steps.
-func (mod *Model) startAt(pool *parallel.Pool, thetaG, theta, prec []float64, gvaSteps int) error {
 	n, r, g := mod.Dims()
 	if len(theta) != n*r+g || len(prec) != arrowhead.Len(n, r, g) || len(thetaG) != g {
 		panic("glmm: bad length in StartAt")
@@ -114,7 +62,7 @@ func (mod *Model) startAt(pool *parallel.Pool, thetaG, theta, prec []float64, gv
 		st.psi = theta[n*r+g-1]
 	}
 	st.setWWT(theta[n*r+p : n*r+p+no])
-	if err := st.modes(gvaSteps); err != nil {
+	if err := st.modes(startAtGVASteps); err != nil {
 		return err
 	}
 	st.globalBlock()
@@ -129,6 +77,37 @@ func (mod *Model) startAt(pool *parallel.Pool, thetaG, theta, prec []float64, gv
 	}
 	return nil
 }
+
+// Sample returns the model of a sample of size of its subjects, drawn
+// without replacement (selection sampling, seeded by seed; size 0 means
+// DefaultSampleFraction of them, at least MinSample), with their rows in
+// subject order and the model's family, link, prior and blocks of random
+// effects: a start of many subjects can run Start's passes over a sample
+// (rvb.NewAtSampleStart). With size at least the
+// number of subjects it returns the model itself. Models with crossed
+// factors are not sampled.
+func (mod *Model) Sample(size int, seed uint64) (*Model, error) {
+	n := mod.n
+	switch {
+	case size < 0:
+		return nil, errors.New("glmm: negative sample size")
+	case mod.cross != nil:
+		return nil, errors.New("glmm: a sample of a model with crossed factors")
+	case size == 0:
+		size = max(MinSample, int(math.Ceil(DefaultSampleFraction*float64(n))))
+	}
+	if size >= n {
+		return mod, nil
+	}
+	return mod.sample(sampleSubjects(n, size, seed))
+}
+
+// startAtGVASteps is the number of StartAt's Gaussian variational steps
+// (gvaOf) from each subject's Laplace approximation: with one, RVB1's
+// start from a sample (rvb.NewAtSampleStart, at the sample's RVB start
+// then) at 10^5 Bernoulli subjects ended 0.2 sd off the full batch's
+// omega for two seeds of the sample alike; with two, 0.03 sd.
+const startAtGVASteps = 2
 
 // sampleSubjects returns size of the n subjects, in increasing order,
 // drawn without replacement by selection sampling (Knuth's Algorithm S)

@@ -15,25 +15,26 @@ import (
 	"github.com/sparsevi/sparsevi/parallel"
 )
 
-// startSample runs m's StartSample on a pool of the given workers.
-func startSample(t *testing.T, m *glmm.Model, size int, seed uint64, workers int) (theta, prec []float64) {
+// startAt runs m's StartAt at thetaG on a pool of the given workers.
+func startAt(t *testing.T, m *glmm.Model, thetaG []float64, workers int) (theta, prec []float64) {
 	t.Helper()
 	n, r, g := m.Dims()
 	theta = make([]float64, n*r+g)
 	prec = make([]float64, arrowhead.Len(n, r, g))
 	pool := parallel.NewPool(context.Background(), workers)
 	defer pool.Close()
-	if err := m.StartSample(pool, size, seed, theta, prec); err != nil {
+	if err := m.StartAt(pool, thetaG, theta, prec); err != nil {
 		t.Fatal(err)
 	}
 	return theta, prec
 }
 
-// TestStartSample: the start from a sample recovers the truth within the
-// sample's error, its modes are near the full start's, its precision is positive definite, it is the
-// same bits on 1 and 2 workers and for the same seed, another seed gives
-// another start, and a sample of every subject is Start itself.
-func TestStartSample(t *testing.T) {
+// TestStartAt: at Start's own theta_g, StartAt's subjects' means are
+// Start's, up to Start's own last step, and its precision is positive
+// definite; it is the same bits on 1 and 2 workers; and on a sample of
+// the subjects (Sample) Start's theta_g is the truth's within the
+// sample's error.
+func TestStartAt(t *testing.T) {
 	for _, c := range []struct {
 		family string
 		cov    [][]float64
@@ -41,79 +42,107 @@ func TestStartSample(t *testing.T) {
 		disp   float64
 		n      int
 		size   int
-		// The largest distance of beta from the truth and from Start's:
-		// beta is the sample's, whose posterior sds are about 0.02 to
-		// 0.03 here (2000 to 4000 subjects of 7 observations), about 4
-		// of them.
-		tolTruth, tolStart float64
+		// The largest distance of a subject's mean from Start's, and of
+		// the sample's beta from the truth: the sample's posterior sds
+		// are about 0.02 to 0.03 here (2000 to 4000 subjects of 7
+		// observations), about 4 of them.
+		tolMode, tolTruth float64
 	}{
-		{"bernoulli", [][]float64{{1}}, []float64{-1, 0.5, 0.5, -0.5, 1}, 0, 20000, 4000, 0.12, 0.12},
-		{"poisson", [][]float64{{0.5, 0.1}, {0.1, 0.3}}, []float64{0.5, 0.3, -0.2, 0.2, 0.4}, 0, 10000, 2000, 0.1, 0.1},
-		{"gaussian", [][]float64{{1}}, []float64{1, 0.5, 0.5, -0.5, 1}, 0.5, 10000, 2000, 0.1, 0.1},
+		{"bernoulli", [][]float64{{1}}, []float64{-1, 0.5, 0.5, -0.5, 1}, 0, 20000, 4000, 0.05, 0.12},
+		{"poisson", [][]float64{{0.5, 0.1}, {0.1, 0.3}}, []float64{0.5, 0.3, -0.2, 0.2, 0.4}, 0, 10000, 2000, 0.05, 0.1},
+		{"gaussian", [][]float64{{1}}, []float64{1, 0.5, 0.5, -0.5, 1}, 0.5, 10000, 2000, 0.05, 0.1},
 	} {
 		t.Run(c.family, func(t *testing.T) {
 			m := simulatedDisp(t, c.family, c.cov, c.beta, c.disp, c.n, 7)
 			n, r, g := m.Dims()
-			p := m.P()
-			theta, prec := startSample(t, m, c.size, 1, 2)
-			checkPositiveDefinite(t, n, r, g, prec)
 			full := make([]float64, n*r+g)
-			fullPrec := make([]float64, len(prec))
+			fullPrec := make([]float64, arrowhead.Len(n, r, g))
 			if err := startModel(m, full, fullPrec); err != nil {
 				t.Fatal(err)
 			}
-			for k, b := range c.beta {
-				if d := math.Abs(theta[n*r+k] - b); d > c.tolTruth {
-					t.Errorf("beta[%d] = %v, truth %v", k, theta[n*r+k], b)
-				}
-				if d := math.Abs(theta[n*r+k] - full[n*r+k]); d > c.tolStart {
-					t.Errorf("beta[%d] = %v, Start's %v", k, theta[n*r+k], full[n*r+k])
-				}
+			theta, prec := startAt(t, m, full[n*r:], 2)
+			checkPositiveDefinite(t, n, r, g, prec)
+			if !slices.Equal(theta[n*r:], full[n*r:]) {
+				t.Errorf("theta_g is %v, not the given %v", theta[n*r:], full[n*r:])
 			}
-			// The modes are Start's, up to the difference in theta_g.
 			var worst float64
 			for j := range n * r {
 				worst = max(worst, math.Abs(theta[j]-full[j]))
 			}
-			if worst > 0.2 {
-				t.Errorf("the modes differ from Start's by up to %v", worst)
+			if worst > c.tolMode {
+				t.Errorf("the subjects' means differ from Start's by up to %v", worst)
 			}
-			_ = p
-			one, onePrec := startSample(t, m, c.size, 1, 1)
+			one, onePrec := startAt(t, m, full[n*r:], 1)
 			if !slices.Equal(one, theta) || !slices.Equal(onePrec, prec) {
 				t.Error("1 and 2 workers give different starts")
 			}
-			again, _ := startSample(t, m, c.size, 1, 2)
-			if !slices.Equal(again, theta) {
-				t.Error("the same seed gives different starts")
+			sub, err := m.Sample(c.size, 1)
+			if err != nil {
+				t.Fatal(err)
 			}
-			other, _ := startSample(t, m, c.size, 2, 2)
-			if slices.Equal(other[n*r:], theta[n*r:]) {
-				t.Error("another seed gives the same global block")
+			ns, _, _ := sub.Dims()
+			ts := make([]float64, ns*r+g)
+			if err := startModel(sub, ts, make([]float64, arrowhead.Len(ns, r, g))); err != nil {
+				t.Fatal(err)
+			}
+			for k, b := range c.beta {
+				if d := math.Abs(ts[ns*r+k] - b); d > c.tolTruth {
+					t.Errorf("the sample's beta[%d] = %v, truth %v", k, ts[ns*r+k], b)
+				}
 			}
 		})
 	}
 }
 
-// TestStartSampleAll: a sample of every subject, or more, is Start; a
-// negative size is an error.
-func TestStartSampleAll(t *testing.T) {
-	m := simulated(t, "bernoulli", [][]float64{{1}}, []float64{-1, 0.5, 0.5, -0.5, 1}, 500, 3)
-	n, r, g := m.Dims()
-	want := make([]float64, n*r+g)
-	wantPrec := make([]float64, arrowhead.Len(n, r, g))
-	if err := startModel(m, want, wantPrec); err != nil {
-		t.Fatal(err)
+// TestSample: a sample has the subjects asked for, each with the rows
+// of a subject of the model, in increasing order, the same for the same
+// seed and others for another; a sample of every subject is the model,
+// and a negative size is an error.
+func TestSample(t *testing.T) {
+	m := simulated(t, "poisson", [][]float64{{0.5}}, []float64{0.5, 0.3, -0.2, 0.2, 0.4}, 3000, 3)
+	n, _, _ := m.Dims()
+	rows := func(mod *glmm.Model, i int) []float64 {
+		y, _, _ := mod.Response(i)
+		return y
 	}
-	for _, size := range []int{0, n, n + 1} {
-		got, gotPrec := startSample(t, m, size, 1, 2)
-		if !slices.Equal(got, want) || !slices.Equal(gotPrec, wantPrec) {
-			t.Errorf("size %d: not Start's start", size)
+	pick := func(size int, seed uint64) []int {
+		sub, err := m.Sample(size, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns, _, _ := sub.Dims()
+		if ns != size || sub.P() != m.P() || sub.Family() != m.Family() {
+			t.Fatalf("a sample of %d subjects has %d, p = %d, family %v", size, ns, sub.P(), sub.Family())
+		}
+		// Each subject of the sample is a subject of the model, in
+		// increasing order.
+		var at []int
+		j := 0
+		for s := range ns {
+			for j < n && !slices.Equal(rows(m, j), rows(sub, s)) {
+				j++
+			}
+			if j == n {
+				t.Fatalf("the sample's subject %d is no later subject of the model", s)
+			}
+			at = append(at, j)
+			j++
+		}
+		return at
+	}
+	a := pick(500, 1)
+	if b := pick(500, 1); !slices.Equal(a, b) {
+		t.Error("the same seed gives different samples")
+	}
+	if b := pick(500, 2); slices.Equal(a, b) {
+		t.Error("seeds 1 and 2 give the same sample")
+	}
+	for _, size := range []int{n, n + 1} {
+		if sub, err := m.Sample(size, 1); err != nil || sub != m {
+			t.Errorf("a sample of %d of %d subjects is not the model (%v)", size, n, err)
 		}
 	}
-	pool := parallel.NewPool(context.Background(), 1)
-	defer pool.Close()
-	if err := m.StartSample(pool, -1, 1, want, wantPrec); err == nil {
+	if _, err := m.Sample(-1, 1); err == nil {
 		t.Error("no error for a negative size")
 	}
 }

@@ -131,13 +131,6 @@ type Stochastic struct {
 	// MaxPasses is the largest number of passes over the data; 0 means
 	// 100. Settings.MaxIter does not apply.
 	MaxPasses int
-	// GlobalStep is the global block's first step per pass, in place of
-	// Step, on the same schedule; 0 means Step. A start whose global
-	// block is further from the optimum than its subjects' blocks are
-	// (one from a sample of the subjects, rvb.NewAtSampleStart) wants
-	// a longer global step than the subjects' blocks, whose noise a
-	// short step keeps small.
-	GlobalStep float64
 }
 
 // Defaults of Stochastic.
@@ -205,8 +198,6 @@ func checkStochastic(set Settings) error {
 		return bad("MaxPasses", s.MaxPasses, "a positive number, or 0 for the default")
 	case s.Window < 0:
 		return bad("Window", s.Window, "a positive number of passes, or 0 for the default")
-	case !(s.GlobalStep >= 0 && s.GlobalStep <= 1):
-		return bad("GlobalStep", s.GlobalStep, "a step in (0, 1], or 0 for Step")
 	}
 	refuse := func(what string) error {
 		return fmt.Errorf("vi: %w %s", ErrStochastic, what)
@@ -641,9 +632,8 @@ func runSVI(ctx context.Context, f *rvbFamily, set Settings, res *Result, start 
 			}
 			t++
 			passes := float64(t-1) * float64(m) / float64(f.n)
-			decay := math.Pow(1+passes/st.Delay, -st.Forget)
-			s.rho = st.Step * decay
-			s.rhoG = -math.Expm1(float64(m) / float64(f.n) * math.Log1p(-orDefault(st.GlobalStep, st.Step)*decay))
+			s.rho = st.Step * math.Pow(1+passes/st.Delay, -st.Forget)
+			s.rhoG = -math.Expm1(float64(m) / float64(f.n) * math.Log1p(-s.rho))
 			// The minibatch in subject order: its subjects' data and
 			// parameters are then read in the order they are stored.
 			slices.Sort(s.perm[first:min(first+m, f.n)])

@@ -87,32 +87,3 @@ func TestStochasticAtSampleStart(t *testing.T) {
 		}
 	}
 }
-
-// TestStochasticGlobalStep: the global block's own first step
-// (Stochastic.GlobalStep) is refused outside (0, 1], and a fit with it
-// from the paper's start on the plain model ends where the full batch
-// does; it changes the fit.
-func TestStochasticGlobalStep(t *testing.T) {
-	m := bernoulliRI(t, 50, 3)
-	for _, gs := range []float64{-0.1, 1.5, math.NaN()} {
-		_, err := vi.Fit(context.Background(), m, vi.Settings{Method: vi.BlockDiag, Stochastic: vi.Stochastic{Batch: 10, GlobalStep: gs}})
-		if err == nil {
-			t.Errorf("GlobalStep %v: no error", gs)
-		}
-	}
-	m = bernoulliRI(t, 600, 4)
-	fit := func(gs float64) *vi.Result {
-		res, err := vi.Fit(context.Background(), m, vi.Settings{Method: vi.BlockDiag, Seed: 3, Workers: 2, Stochastic: vi.Stochastic{Batch: 100, MaxPasses: 5, GlobalStep: gs}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
-	base, half := fit(0), fit(0.25)
-	if slices.Equal(base.Mu, half.Mu) {
-		t.Error("GlobalStep 0.25 gave the fit of Step's 0.5")
-	}
-	if same := fit(0.5); !slices.Equal(same.Mu, base.Mu) {
-		t.Error("GlobalStep 0.5, the default Step, changed the fit")
-	}
-}
