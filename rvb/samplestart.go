@@ -51,36 +51,36 @@ func NewAtSampleStart(pool *parallel.Pool, m *glmm.Model, method Method, size in
 		return nil, err
 	}
 	thetaS := ts[ns*r:]
-	// RVB's start over the subjects' modes at the sample's theta_g, over
-	// all the subjects and over the sample alike.
-	land := func(mod *glmm.Model) ([]float64, error) {
-		k, _, _ := mod.Dims()
-		st := &modelStart{theta: make([]float64, k*r+g), prec: make([]float64, arrowhead.Len(k, r, g)), hi: k}
+	// RVB's start from the subjects' Gaussians at the sample's theta_g
+	// (the model's start st), over all the subjects and over the sample
+	// alike, written into theta and prec.
+	land := func(mod *glmm.Model, st *modelStart, theta, prec []float64) error {
 		if err := mod.StartAt(pool, thetaS, st.theta, st.prec); err != nil {
-			return nil, err
+			return err
 		}
 		t, err := newStarted(mod, method, st, opts)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		theta := make([]float64, k*r+g)
-		if err := t.Start(pool, theta, make([]float64, arrowhead.Len(k, r, g))); err != nil {
-			return nil, err
-		}
-		return theta[k*r:], nil
+		return t.Start(pool, theta, prec)
 	}
-	all, err := land(m)
-	if err != nil {
+	st := &modelStart{theta: make([]float64, n*r+g), prec: make([]float64, arrowhead.Len(n, r, g)), hi: n}
+	theta, prec := make([]float64, n*r+g), make([]float64, arrowhead.Len(n, r, g))
+	if err := land(m, st, theta, prec); err != nil {
 		return nil, err
 	}
-	part, err := land(sub)
-	if err != nil {
+	all := theta[n*r:]
+	subSt := &modelStart{theta: make([]float64, ns*r+g), prec: make([]float64, arrowhead.Len(ns, r, g)), hi: ns}
+	subTheta := make([]float64, ns*r+g)
+	if err := land(sub, subSt, subTheta, make([]float64, arrowhead.Len(ns, r, g))); err != nil {
 		return nil, err
 	}
+	part := subTheta[ns*r:]
 	for j := range thetaS {
 		thetaS[j] += all[j] - part[j]
 	}
-	st := &modelStart{theta: make([]float64, n*r+g), prec: make([]float64, arrowhead.Len(n, r, g)), hi: n}
+	// The subjects' Gaussians at the corrected theta_g, from their
+	// means at the sample's (st.theta: RVB's start copied it).
 	if err := m.StartAt(pool, thetaS, st.theta, st.prec); err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@
 // full batch's, then the stochastic fit's. With -sample k (k >= 0) the
 // stochastic fit's target is expanded at the start of a sample of k
 // subjects instead (rvb.NewAtSampleStart, seed 3; 0 for its default size,
-// glmm.StartSample), the full batch's still at the model's full start;
+// glmm.Model.Sample's), the full batch's still at the model's full start;
 // -sample -1 (the default) builds both alike. "total ratio" is the
 // stochastic fit's target build and fit over the full batch's: the time
 // a user waits for each. -finaldraws sets the stochastic fit's
@@ -37,8 +37,9 @@
 // rule. The fits run one after the other in this process, each timed by
 // vi.Result.Elapsed (start, iterations and the final bound over all
 // subjects); "CPU" is the process's CPU time over each fit's target build
-// and fit, which other jobs on the machine change less. With -start, a third fit
-// stopped after one full-batch iteration says how far the start itself is
+// and fit, which other jobs on the machine change less. With -start, a
+// third fit, on the stochastic fit's kind of target, stopped after one
+// full-batch iteration says how far the stochastic fit's start itself is
 // from the full batch. With -plot, the bound of each fit against the
 // passes over the data goes to svi_bound_<n>_<target>.png in that
 // directory.
@@ -175,13 +176,9 @@ func (c comparison) run(m *glmm.Model, n int, stoch vi.Stochastic) (string, erro
 	// start hands that start to its first fit alone.
 	// The CPU time of the fit, which other jobs on the machine change
 	// less than its wall time.
-	fit := func(set vi.Settings) (res *vi.Result, build time.Duration, cpu float64, err error) {
+	fit := func(set vi.Settings, sample int) (res *vi.Result, build time.Duration, cpu float64, err error) {
 		built := time.Now()
 		cpu0 := cpuSeconds()
-		sample := -1
-		if set.Stochastic.Batch > 0 {
-			sample = c.sample
-		}
 		t, err := target(m, name, expansion, sample, workers)
 		if err != nil {
 			return nil, 0, 0, err
@@ -190,12 +187,12 @@ func (c comparison) run(m *glmm.Model, n int, stoch vi.Stochastic) (string, erro
 		res, err = vi.Fit(context.Background(), t, set)
 		return res, build, cpuSeconds() - cpu0, err
 	}
-	full, buildFull, cpuFull, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers})
+	full, buildFull, cpuFull, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers}, -1)
 	if err != nil {
 		return "", err
 	}
 	loadFull := load()
-	sto, buildSto, cpuSto, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 2, Workers: workers, Stochastic: stoch, FinalDraws: c.finalDraws})
+	sto, buildSto, cpuSto, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 2, Workers: workers, Stochastic: stoch, FinalDraws: c.finalDraws}, c.sample)
 	if err != nil {
 		return "", err
 	}
@@ -204,7 +201,7 @@ func (c comparison) run(m *glmm.Model, n int, stoch vi.Stochastic) (string, erro
 	if withStart {
 		// The start, moved by one full-batch iteration, with the fewest
 		// final draws.
-		one, _, _, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers, MaxIter: 1, FinalDraws: 2})
+		one, _, _, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers, MaxIter: 1, FinalDraws: 2}, c.sample)
 		if err != nil {
 			return "", err
 		}
