@@ -25,7 +25,7 @@ const (
 )
 
 // sampleModeSteps is the most Newton steps StartAt takes in each
-// subject's b_i at the sample's theta_g, and sampleModeTol the Newton
+// subject's b_i at the given theta_g, and sampleModeTol the Newton
 // decrement g'H^-1 g below which it stops.
 const (
 	sampleModeSteps = 20
@@ -104,9 +104,10 @@ func (mod *Model) Sample(size int, seed uint64) (*Model, error) {
 
 // startAtGVASteps is the number of StartAt's Gaussian variational steps
 // (gvaOf) from each subject's Laplace approximation: with one, RVB1's
-// start from a sample (rvb.NewAtSampleStart, at the sample's RVB start
-// then) at 10^5 Bernoulli subjects ended 0.2 sd off the full batch's
-// omega for two seeds of the sample alike; with two, 0.03 sd.
+// start from a sample of 10^5 Bernoulli subjects (rvb.NewAtSampleStart
+// as run K of benchmarks/svi/results.md built it) ended 0.2 sd off the
+// full batch's omega for two seeds of the sample alike; with two, 0.03
+// sd; with three or four, no closer at 10^6.
 const startAtGVASteps = 2
 
 // sampleSubjects returns size of the n subjects, in increasing order,
