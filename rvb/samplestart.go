@@ -34,7 +34,13 @@ import (
 // 0.14 to 0.24 sd off (benchmarks/svi). It costs Start over the sample,
 // two passes of glmm.Model.StartAt and one RVB start over all the
 // subjects. The Target depends on seed, not on pool's number of workers.
-// With size at least the number of subjects it is NewAtStart's.
+// With size at least the number of subjects it is NewAtStart's; models
+// with crossed factors are refused (glmm.Model.Sample).
+//
+// The correction is first order in the sample's error. With the default
+// size, RVB1's stochastic fit from it ended 0.03 posterior sd from the
+// full batch at 10^6 Bernoulli subjects and 0.09 sd at 10^5, for two
+// seeds each; with 2% of 10^6 subjects it ended 1.8 and 4.0 sd off.
 func NewAtSampleStart(pool *parallel.Pool, m *glmm.Model, method Method, size int, seed uint64, opts ...Option) (*Target, error) {
 	n, r, g := m.Dims()
 	sub, err := m.Sample(size, seed)
