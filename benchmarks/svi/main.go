@@ -10,7 +10,7 @@
 //
 // Usage:
 //
-//	go run ./benchmarks/svi [-n 100000,1000000] [-batch 10000] [-workers 2] [-targets rvb1,rvb2] [-expansion start] [-start] [-step 0] [-plot dir] [-out results.md]
+//	go run ./benchmarks/svi [-n 100000,1000000] [-batch 10000] [-workers 2] [-targets rvb1,rvb2] [-expansion start] [-sample -1] [-finaldraws 0] [-repeat 1] [-start] [-step 0] [-plot dir] [-out results.md]
 //
 // The data are the Bernoulli random-intercept model of the scaling
 // program, y ~ 1 + t + x1 + x2 + x3 + (1 | id), p = 5, 7 observations per
@@ -23,13 +23,23 @@
 // fits RVB1 so), or at the paper's point (-expansion jeffreys, rvb.New).
 // Each fit has its target built anew (a target built at the model's start
 // hands it to its first fit alone), timed apart: "target built" gives the
-// full batch's, then the stochastic fit's. The full batch runs with the
+// full batch's, then the stochastic fit's. With -sample k (k >= 0) the
+// stochastic fit's target is expanded at the start of a sample of k
+// subjects instead (rvb.NewAtSampleStart, seed 3; 0 for its default size,
+// glmm.Model.Sample's), the full batch's still at the model's full start;
+// -sample -1 (the default) builds both alike. "total ratio" is the
+// stochastic fit's target build and fit over the full batch's: the time
+// a user waits for each. -finaldraws sets the stochastic fit's
+// Settings.FinalDraws (0: the default). -repeat runs each comparison that
+// many times. The full batch runs with the
 // default settings (seed 1), the stochastic fit with Stochastic{Batch:
 // batch} (seed 2; -step sets its first step), to its own convergence
 // rule. The fits run one after the other in this process, each timed by
 // vi.Result.Elapsed (start, iterations and the final bound over all
-// subjects) and by the process's CPU time. With -start, a third fit
-// stopped after one full-batch iteration says how far the start itself is
+// subjects); "CPU" is the process's CPU time over each fit's target build
+// and fit, which other jobs on the machine change less. With -start, a
+// third fit, on the stochastic fit's kind of target, stopped after one
+// full-batch iteration says how far the stochastic fit's start itself is
 // from the full batch. With -plot, the bound of each fit against the
 // passes over the data goes to svi_bound_<n>_<target>.png in that
 // directory.
@@ -68,6 +78,9 @@ func main() {
 	out := flag.String("out", "", "write the table to this markdown file too")
 	withStart := flag.Bool("start", false, "compare the start (after one full-batch iteration) with the full batch too")
 	step := flag.Float64("step", 0, "the stochastic fit's first step (vi.Stochastic.Step); 0 for its default")
+	sample := flag.Int("sample", -1, "expand the stochastic fit's RVB target at the start of a sample of this many subjects (rvb.NewAtSampleStart; 0: its default size); -1: at the model's full start, as the full batch's")
+	finalDraws := flag.Int("finaldraws", 0, "the stochastic fit's Settings.FinalDraws; 0 for the default")
+	repeat := flag.Int("repeat", 1, "run each comparison this many times")
 	flag.Parse()
 	var rows []string
 	for _, s := range benchio.List(*ns) {
@@ -79,13 +92,16 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		for _, name := range benchio.List(*targets) {
-			row, err := compare(m, name, *expansion, *plotDir, *withStart, n, vi.Stochastic{Batch: *batch, Step: *step}, *workers)
-			if err != nil {
-				log.Fatal(err)
+		for range *repeat {
+			for _, name := range benchio.List(*targets) {
+				c := comparison{name: name, expansion: *expansion, plotDir: *plotDir, withStart: *withStart, sample: *sample, finalDraws: *finalDraws, workers: *workers}
+				row, err := c.run(m, n, vi.Stochastic{Batch: *batch, Step: *step})
+				if err != nil {
+					log.Fatal(err)
+				}
+				fmt.Println(row)
+				rows = append(rows, row)
 			}
-			fmt.Println(row)
-			rows = append(rows, row)
 		}
 	}
 	if *out != "" {
@@ -113,8 +129,9 @@ func model(n int) (*glmm.Model, error) {
 }
 
 // target returns the target of the given name over the model, an RVB one
-// expanded at the given point.
-func target(m *glmm.Model, name, expansion string, workers int) (vi.Target, error) {
+// expanded at the given point: at the start of a sample of sample
+// subjects, if sample >= 0 and expansion is start.
+func target(m *glmm.Model, name, expansion string, sample, workers int) (vi.Target, error) {
 	meth := rvb.RVB1
 	switch name {
 	case "glmm":
@@ -129,6 +146,9 @@ func target(m *glmm.Model, name, expansion string, workers int) (vi.Target, erro
 	case "start":
 		pool := parallel.NewPollingPool(context.Background(), workers)
 		defer pool.Close()
+		if sample >= 0 {
+			return rvb.NewAtSampleStart(pool, m, meth, sample, sampleSeed)
+		}
 		return rvb.NewAtStart(pool, m, meth)
 	case "jeffreys":
 		return rvb.New(m, meth)
@@ -136,31 +156,43 @@ func target(m *glmm.Model, name, expansion string, workers int) (vi.Target, erro
 	return nil, fmt.Errorf("unknown expansion %q (want start or jeffreys)", expansion)
 }
 
-// compare fits the target of the given name over the model of n subjects
+// sampleSeed seeds the sample of rvb.NewAtSampleStart.
+const sampleSeed = 3
+
+// comparison is one comparison's settings.
+type comparison struct {
+	name, expansion, plotDir string
+	withStart                bool
+	sample, finalDraws       int
+	workers                  int
+}
+
+// run fits the target of the given name over the model of n subjects
 // both ways and returns a table row.
-func compare(m *glmm.Model, name, expansion, plotDir string, withStart bool, n int, stoch vi.Stochastic, workers int) (string, error) {
+func (c comparison) run(m *glmm.Model, n int, stoch vi.Stochastic) (string, error) {
+	name, expansion, plotDir, withStart, workers := c.name, c.expansion, c.plotDir, c.withStart, c.workers
 	batch := stoch.Batch
 	// Each fit has a target of its own: a target built at the model's
 	// start hands that start to its first fit alone.
 	// The CPU time of the fit, which other jobs on the machine change
 	// less than its wall time.
-	fit := func(set vi.Settings) (res *vi.Result, build time.Duration, cpu float64, err error) {
+	fit := func(set vi.Settings, sample int) (res *vi.Result, build time.Duration, cpu float64, err error) {
 		built := time.Now()
-		t, err := target(m, name, expansion, workers)
+		cpu0 := cpuSeconds()
+		t, err := target(m, name, expansion, sample, workers)
 		if err != nil {
 			return nil, 0, 0, err
 		}
 		build = time.Since(built)
-		cpu0 := cpuSeconds()
 		res, err = vi.Fit(context.Background(), t, set)
 		return res, build, cpuSeconds() - cpu0, err
 	}
-	full, buildFull, cpuFull, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers})
+	full, buildFull, cpuFull, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers}, -1)
 	if err != nil {
 		return "", err
 	}
 	loadFull := load()
-	sto, buildSto, cpuSto, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 2, Workers: workers, Stochastic: stoch})
+	sto, buildSto, cpuSto, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 2, Workers: workers, Stochastic: stoch, FinalDraws: c.finalDraws}, c.sample)
 	if err != nil {
 		return "", err
 	}
@@ -169,7 +201,7 @@ func compare(m *glmm.Model, name, expansion, plotDir string, withStart bool, n i
 	if withStart {
 		// The start, moved by one full-batch iteration, with the fewest
 		// final draws.
-		one, _, _, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers, MaxIter: 1, FinalDraws: 2})
+		one, _, _, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers, MaxIter: 1, FinalDraws: 2}, c.sample)
 		if err != nil {
 			return "", err
 		}
@@ -184,10 +216,14 @@ func compare(m *glmm.Model, name, expansion, plotDir string, withStart bool, n i
 		}
 	}
 	bf, bs, f, s := buildFull.Seconds(), buildSto.Seconds(), full.Elapsed.Seconds(), sto.Elapsed.Seconds()
-	return fmt.Sprintf("| 10^%.0f | %s | %s | %d | %.1f s, %.1f s | %v, %d iterations, %.1f s (CPU %.1f s; final %.1f s) | %v, %d passes, %.1f s (CPU %.1f s; final %.1f s) | %.2f (CPU %.2f) | %.2f | %.3f sd | %.1f%% | %s | %.2f ± %.2f | %.2f ± %.2f | %s; %s |",
-		math.Log10(float64(n)), name, expansion, batch, bf, bs, full.Status, full.Iterations, f, cpuFull, final(full), sto.Status, sto.Passes, s, cpuSto, final(sto),
-		s/f, cpuSto/cpuFull, (bs+s)/(bf+f), worstMu, 100*worstSD, startDiff,
-		full.LowerBound, full.LowerBoundSE, sto.LowerBound, sto.LowerBoundSE, loadFull, load()), nil
+	startSto := "full"
+	if c.sample >= 0 && expansion == "start" && name != "glmm" {
+		startSto = fmt.Sprintf("sample %d", c.sample)
+	}
+	return fmt.Sprintf("| 10^%.0f | %s | %s | %s | %d | %.1f s, %.1f s | %v, %d iterations, %.1f s (final %.1f s) | %v, %d passes, %.1f s (final %.1f s) | %.2f | %.2f (CPU %.1f s, %.1f s: %.2f) | %.3f sd | %.1f%% | %s | %.2f ± %.2f | %.2f ± %.2f (%d draws) | %s; %s |",
+		math.Log10(float64(n)), name, expansion, startSto, batch, bf, bs, full.Status, full.Iterations, f, final(full), sto.Status, sto.Passes, s, final(sto),
+		s/f, (bs+s)/(bf+f), cpuFull, cpuSto, cpuSto/cpuFull, worstMu, 100*worstSD, startDiff,
+		full.LowerBound, full.LowerBoundSE, sto.LowerBound, sto.LowerBoundSE, sto.LowerBoundDraws, loadFull, load()), nil
 }
 
 // final returns the seconds of a fit after its last iteration: the final
@@ -252,8 +288,8 @@ func write(path string, rows []string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Stochastic updates against the full batch\n\n")
 	fmt.Fprintf(&b, "`go run ./benchmarks/svi %s` at %s, %s.\n\n", strings.Join(os.Args[1:], " "), strings.TrimSpace(string(rev)), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
-	fmt.Fprintf(&b, "| n | target | expansion | batch | target built (full, stochastic) | full batch | stochastic | fit time ratio | ratio with the target | worst mean diff | worst sd diff | start's diffs | full bound | stochastic bound | load after each |\n")
-	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| n | target | expansion | stochastic fit's start | batch | target built (full, stochastic) | full batch | stochastic | fit time ratio | total ratio (CPU of build and fit) | worst mean diff | worst sd diff | start's diffs | full bound | stochastic bound | load after each |\n")
+	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		fmt.Fprintln(&b, r)
 	}
