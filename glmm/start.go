@@ -246,22 +246,7 @@ func (mod *Model) startRelay(pool *parallel.Pool, relay *parallel.Relay, lo, hi 
 			ps.AddGlobal(a, c, info[a*(a+1)/2+c])
 		}
 	}
-	for a := range p {
-		ps.AddGlobal(a, a, 1/v2)
-	}
-	for l := range r {
-		for k := l; k < r; k++ {
-			j := p + OmegaIndex(k, l, r)
-			switch {
-			case k == l:
-				ps.SetGlobal(j, j, 2*float64(st.total))
-			case mod.OmegaFree(j - p):
-				ps.SetGlobal(j, j, float64(st.total))
-			default:
-				ps.SetGlobal(j, j, 1/v2) // read as zero: the prior alone
-			}
-		}
-	}
+	st.priorAndOmega()
 	if mod.nd == 1 {
 		j := p + no
 		theta[n*r+j] = st.psi
@@ -1404,6 +1389,33 @@ func (mod *Model) emOmega(n int, s, omega []float64, relax float64) {
 			}
 			j := OmegaIndex(k, c, r)
 			omega[j] += relax * (v - omega[j])
+		}
+	}
+}
+
+// priorAndOmega adds the prior's information about beta to the global
+// block of the start's precision and sets that of omega: 2n on the
+// log-diagonal of W, n on a free entry below it, the prior's alone on
+// one held at zero.
+func (st *starter) priorAndOmega() {
+	mod := st.mod
+	r, p := mod.r, mod.p
+	ps := st.prec
+	v2 := mod.priorSD * mod.priorSD
+	for a := range p {
+		ps.AddGlobal(a, a, 1/v2)
+	}
+	for l := range r {
+		for k := l; k < r; k++ {
+			j := p + OmegaIndex(k, l, r)
+			switch {
+			case k == l:
+				ps.SetGlobal(j, j, 2*float64(st.total))
+			case mod.OmegaFree(j - p):
+				ps.SetGlobal(j, j, float64(st.total))
+			default:
+				ps.SetGlobal(j, j, 1/v2) // read as zero: the prior alone
+			}
 		}
 	}
 }

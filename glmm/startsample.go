@@ -374,31 +374,13 @@ func (st *starter) modeOf(sc *startScratch, ms *modeScratch, i int, wwt, bi, vi 
 // does at its end: the information in beta (partR) with the prior, and
 // the curvature in omega.
 func (st *starter) globalBlock() {
-	mod := st.mod
-	r, p := mod.r, mod.p
-	ps := st.prec
-	v2 := mod.priorSD * mod.priorSD
+	p := st.mod.p
 	for k := st.k0; k < st.k1; k++ {
 		for a := range p {
 			for c := 0; c <= a; c++ {
-				ps.AddGlobal(a, c, st.partR[k][a*p+c])
+				st.prec.AddGlobal(a, c, st.partR[k][a*p+c])
 			}
 		}
 	}
-	for a := range p {
-		ps.AddGlobal(a, a, 1/v2)
-	}
-	for l := range r {
-		for k := l; k < r; k++ {
-			j := p + OmegaIndex(k, l, r)
-			switch {
-			case k == l:
-				ps.SetGlobal(j, j, 2*float64(st.total))
-			case mod.OmegaFree(j - p):
-				ps.SetGlobal(j, j, float64(st.total))
-			default:
-				ps.SetGlobal(j, j, 1/v2)
-			}
-		}
-	}
+	st.priorAndOmega()
 }
