@@ -110,7 +110,7 @@ func (mod *Model) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int,
 // startRelay is startOver with the sums carried by relay (nil for one
 // process).
 func (mod *Model) startRelay(pool *parallel.Pool, relay *parallel.Relay, lo, hi int, part bool, theta, prec []float64) error {
-	n, r, g := mod.Dims()
+	n, r, _ := mod.Dims()
 	p := mod.p
 	if relay != nil && mod.cross != nil {
 		return errors.New("glmm: a start shared among processes of a model with crossed factors")
@@ -125,25 +125,10 @@ func (mod *Model) startRelay(pool *parallel.Pool, relay *parallel.Relay, lo, hi 
 		}
 		st.total = int(total[0])
 	}
-	st.b = theta[:n*r]
-	st.beta = theta[n*r : n*r+p]
+	st.allocate(theta, prec)
 	no := NumOmega(r)
 	omega := theta[n*r+p : n*r+p+no]
 	nc := st.chunks.Len() // the partials of other processes' chunks stay zero
-	st.partG = scratch.Partials(nc, p)
-	st.partI = scratch.Partials(nc, p*p)
-	st.partF = make([]float64, nc)
-	st.partR = scratch.Partials(nc, p*p)
-	st.a = make([]float64, n*r)
-	st.ab = make([]float64, n*r*p)
-	clear(prec)
-	st.prec = arrowhead.WrapSym(n, r, g, prec)
-	st.db = make([]float64, n*r)
-	st.b0 = make([]float64, n*r)
-	st.v = make([]float64, n*r*r)
-	st.vnew = make([]float64, n*r*r)
-	st.wwt = make([]float64, r*r)
-	st.fi = make([]float64, n)
 	thetaG := theta[n*r:]
 	if mod.cross != nil {
 		st.cross = make([]float64, mod.nobs)
@@ -162,7 +147,6 @@ func (mod *Model) startRelay(pool *parallel.Pool, relay *parallel.Relay, lo, hi 
 			return err
 		}
 	}
-	w := make([]float64, r*r)
 	for round := range startRounds {
 		// The first rounds use the Laplace approximation; the last ones
 		// take expectations under each subject's current Gaussian, which
@@ -170,17 +154,7 @@ func (mod *Model) startRelay(pool *parallel.Pool, relay *parallel.Relay, lo, hi 
 		// (beta, W) and removes the Laplace approximation's bias in W for
 		// binary data.
 		st.gva = round >= startRounds-gvaRounds
-		OmegaToW(omega, r, w)
-		mod.maskW(w)
-		for a := range r {
-			for c := range r {
-				var s float64
-				for l := 0; l <= min(a, c); l++ {
-					s += w[a*r+l] * w[c*r+l]
-				}
-				st.wwt[a*r+c] = s
-			}
-		}
+		st.setWWT(omega)
 		// Laplace rounds converge the mode; in the dearer GVA rounds one
 		// Newton step per EM update suffices, started near the solution.
 		steps := 2
@@ -1418,4 +1392,30 @@ func (st *starter) priorAndOmega() {
 			}
 		}
 	}
+}
+
+// allocate lays the starter's state over theta and prec (cleared) and
+// makes its work space: the partial sums of every chunk (those of other
+// processes' chunks stay zero) and the subjects' vectors and matrices.
+func (st *starter) allocate(theta, prec []float64) {
+	mod := st.mod
+	n, r, g := mod.Dims()
+	p := mod.p
+	st.b = theta[:n*r]
+	st.beta = theta[n*r : n*r+p]
+	nc := st.chunks.Len()
+	st.partG = scratch.Partials(nc, p)
+	st.partI = scratch.Partials(nc, p*p)
+	st.partF = make([]float64, nc)
+	st.partR = scratch.Partials(nc, p*p)
+	st.a = make([]float64, n*r)
+	st.ab = make([]float64, n*r*p)
+	clear(prec)
+	st.prec = arrowhead.WrapSym(n, r, g, prec)
+	st.db = make([]float64, n*r)
+	st.b0 = make([]float64, n*r)
+	st.v = make([]float64, n*r*r)
+	st.vnew = make([]float64, n*r*r)
+	st.wwt = make([]float64, r*r)
+	st.fi = make([]float64, n)
 }

@@ -201,30 +201,13 @@ func (mod *Model) blocks() []int {
 // newStarter returns a starter of one process over all the subjects,
 // writing theta and prec.
 func (mod *Model) newStarter(pool *parallel.Pool, theta, prec []float64) *starter {
-	n, r, g := mod.Dims()
-	p := mod.p
+	n := mod.NumSubjects()
 	st := &starter{mod: mod, pool: pool, chunks: parallel.NewChunking(n, StartChunk), lo: 0, hi: n, total: n}
 	st.k1 = st.chunks.Len()
-	st.b = theta[:n*r]
-	st.beta = theta[n*r : n*r+p]
-	nc := st.chunks.Len()
-	st.partG = scratch.Partials(nc, p)
-	st.partI = scratch.Partials(nc, p*p)
-	st.partF = make([]float64, nc)
-	st.partR = scratch.Partials(nc, p*p)
+	st.allocate(theta, prec)
 	if mod.nd == 1 {
-		st.partP = scratch.Partials(nc, 2)
+		st.partP = scratch.Partials(st.chunks.Len(), 2)
 	}
-	st.a = make([]float64, n*r)
-	st.ab = make([]float64, n*r*p)
-	clear(prec)
-	st.prec = arrowhead.WrapSym(n, r, g, prec)
-	st.db = make([]float64, n*r)
-	st.b0 = make([]float64, n*r)
-	st.v = make([]float64, n*r*r)
-	st.vnew = make([]float64, n*r*r)
-	st.wwt = make([]float64, r*r)
-	st.fi = make([]float64, n)
 	return st
 }
 
