@@ -587,18 +587,10 @@ func (st *starter) pass(objective bool) error {
 			st.fi[i] = fi
 			f += fi
 			vn := st.vnew[i*r*r : (i+1)*r*r]
-			h := sc.hess
-			for a := range r {
-				for c := 0; c <= a; c++ {
-					st.prec.SetLocal(i, a, c, h[a*r+c])
-				}
-				for c := range p {
-					st.prec.SetCross(i, c, a, sc.hib[a*p+c])
-				}
-			}
+			st.setSubjectPrec(i, sc)
 			// In place, without gonum's allocations: this runs for
 			// every subject in every pass.
-			if !cholInverse(r, h, sc.chol, vn) {
+			if !cholInverse(r, sc.hess, sc.chol, vn) {
 				// A subject whose curvature fails keeps b_i and V_i.
 				clear(st.a[i*r : (i+1)*r])
 				clear(st.ab[i*r*p : (i+1)*r*p])
@@ -1418,4 +1410,19 @@ func (st *starter) allocate(theta, prec []float64) {
 	st.vnew = make([]float64, n*r*r)
 	st.wwt = make([]float64, r*r)
 	st.fi = make([]float64, n)
+}
+
+// setSubjectPrec writes subject i's negative Hessian in (b_i, beta), held
+// in sc by the last Newton or Gaussian step, into the start's precision.
+func (st *starter) setSubjectPrec(i int, sc *startScratch) {
+	r, p := st.mod.r, st.mod.p
+	h := sc.hess
+	for a := range r {
+		for c := 0; c <= a; c++ {
+			st.prec.SetLocal(i, a, c, h[a*r+c])
+		}
+		for c := range p {
+			st.prec.SetCross(i, c, a, sc.hib[a*p+c])
+		}
+	}
 }

@@ -235,7 +235,7 @@ func (st *starter) setWWT(omega []float64) {
 // (b_i, beta) there, and each chunk's information in beta in partR.
 func (st *starter) modes(gvaSteps int) error {
 	mod := st.mod
-	r, p := mod.r, mod.p
+	r := mod.r
 	return st.each(func(k, lo, hi int) error {
 		sc := st.chunkScratch(k)
 		ms := st.newModeScratch()
@@ -254,15 +254,7 @@ func (st *starter) modes(gvaSteps int) error {
 				}
 				st.gvaOf(sc, ms, i, bi, vi, info)
 			}
-			h := sc.hess
-			for a := range r {
-				for c := 0; c <= a; c++ {
-					st.prec.SetLocal(i, a, c, h[a*r+c])
-				}
-				for c := range p {
-					st.prec.SetCross(i, c, a, sc.hib[a*p+c])
-				}
-			}
+			st.setSubjectPrec(i, sc)
 		}
 		return nil
 	})

@@ -563,6 +563,16 @@ func resolveMethod(method string, m *glmm.Model) (string, string) {
 	return method, "chosen by -method auto: " + why
 }
 
+// newCallInfo returns the options of a fit's document: the model, the
+// method fitted and why, and the settings of the run.
+func newCallInfo(job *fitJob, o *fitOptions) callInfo {
+	return callInfo{
+		modelSpec: job.spec, Method: job.method, Expansion: job.expansion, MethodRequested: o.method, MethodNote: job.methodNote,
+		Optimizer: o.optimizer, Batch: o.batch, Seed: o.seed, MaxIter: o.maxIter, Tol: o.tol,
+		TimeoutSeconds: o.timeout.Seconds(), Draws: o.draws,
+	}
+}
+
 // newDocument assembles the JSON document of a fit.
 func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summary, imp *posterior.GlobalImportance) *document {
 	m := job.design.Model()
@@ -578,11 +588,7 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summar
 	doc := &document{
 		SchemaVersion: schemaVersion,
 		Software:      currentSoftware(),
-		Options: callInfo{
-			modelSpec: job.spec, Method: job.method, Expansion: job.expansion, MethodRequested: o.method, MethodNote: job.methodNote,
-			Optimizer: o.optimizer, Batch: o.batch, Seed: o.seed, MaxIter: o.maxIter, Tol: o.tol,
-			TimeoutSeconds: o.timeout.Seconds(), Draws: o.draws,
-		},
+		Options:       newCallInfo(job, o),
 		Data: dataInfo{
 			Source: job.source, Name: job.in.name, Observations: nobs, Subjects: n,
 			Group: m.GroupName(), FixedNames: m.FixedNames(), RandomNames: m.RandomNames(),

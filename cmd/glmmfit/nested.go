@@ -229,11 +229,7 @@ func nestedDocument(job *fitJob, o *fitOptions, m *glmm.Nested, res *vi.Result, 
 	doc := &document{
 		SchemaVersion: schemaVersion,
 		Software:      currentSoftware(),
-		Options: callInfo{
-			modelSpec: job.spec, Method: job.method, Expansion: job.expansion, MethodRequested: o.method, MethodNote: job.methodNote,
-			Optimizer: o.optimizer, Seed: o.seed, MaxIter: o.maxIter, Tol: o.tol,
-			TimeoutSeconds: o.timeout.Seconds(), Draws: o.draws,
-		},
+		Options:       newCallInfo(job, o),
 		Data: dataInfo{
 			Source: job.source, Name: job.in.name, Observations: m.NumObs(), Subjects: n,
 			Group: outer, FixedNames: m.FixedNames(), RandomNames: []string{"(Intercept)"},
