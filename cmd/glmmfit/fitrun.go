@@ -22,6 +22,7 @@ import (
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/posterior"
+	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 )
 
@@ -124,12 +125,11 @@ func runFit(e *env, args []string) error {
 		job.in.frame = nil
 	}
 	debug.FreeOSMemory()
-	if job.design.Nested() != nil {
-		return runNested(ctx, e, o, job, prog, start, readSeconds, iterLimit, sig.exitCode, timedOut.Load)
-	}
-	m := job.design.Model()
-	if err := checkProcesses(e.procs, m, o); err != nil {
-		return err
+	m, nm := job.design.Model(), job.design.Nested()
+	if nm == nil {
+		if err := checkProcesses(e.procs, m, o); err != nil {
+			return err
+		}
 	}
 	rule, _ := vi.ParseRule(o.optimizer)
 	set := vi.Settings{
@@ -145,15 +145,21 @@ func runFit(e *env, args []string) error {
 	fitStart := time.Now() // RVB's start runs in newTarget
 	expansion := o.expansion
 	shard := sharded(e.procs, o)
-	target, vm, rt, err := newTarget(ctx, e.procs, shard, o.threads, job.method, expansion, m)
+	newFitTarget := func(expansion string) (vi.Target, vi.Method, *rvb.Target, error) {
+		if nm != nil {
+			return newNestedTarget(ctx, o.threads, job.method, expansion, nm)
+		}
+		return newTarget(ctx, e.procs, shard, o.threads, job.method, expansion, m)
+	}
+	target, vm, rt, err := newFitTarget(expansion)
 	if err != nil && expansion == expansionStart {
 		// The start failed or was stopped: the fit's own start meets the
 		// same fate and says so (a cancelled start writes the paper's).
 		expansion = expansionJeffreys
-		target, vm, rt, err = newTarget(ctx, e.procs, shard, o.threads, job.method, expansion, m)
+		target, vm, rt, err = newFitTarget(expansion)
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("the fit failed: %s", withoutPackage(err))
 	}
 	set.Method = vm
 	if o.batch > 0 {
@@ -212,7 +218,8 @@ func runFit(e *env, args []string) error {
 			stderr = io.Discard
 		}
 		imp, corrDoc = correct(ctx, m, res, sc, o, prog, stderr)
-	case res != nil:
+	case res != nil && nm == nil:
+		// The correction does not take nested models yet (checkNested).
 		imp, corrDoc = correct(ctx, m, res, aloneScope(m), o, prog, e.stderr)
 	}
 	prog.phase("summaries: the posterior of every parameter and random effect")
@@ -259,6 +266,9 @@ func runFit(e *env, args []string) error {
 			}
 			return summarizeShare(ctx, e.procs, res, target, m, levels, bounds, draws, o.seed)
 		}
+		if nm != nil {
+			return nestedSummary(ctx, nm, res, rt, draws, o.seed)
+		}
 		return posterior.SummarizeFit(ctx, res, target, m, draws, o.seed)
 	}
 	summary, err := summarize(ctx, o.draws)
@@ -275,7 +285,11 @@ func runFit(e *env, args []string) error {
 		if corrDoc != nil && corrDoc.Reason == correctionInterrupted {
 			during = "the correction, which did not finish"
 		}
-		summaryNote = cause + " during " + during + ": the random-effect sds, correlations and (rvb1, rvb2) each subject's random effects are from 2 draws"
+		drawn := "the random-effect sds, correlations and (rvb1, rvb2) each subject's random effects are"
+		if nm != nil {
+			drawn = "each level's effect is"
+		}
+		summaryNote = cause + " during " + during + ": " + drawn + " from 2 draws"
 	}
 	if err != nil {
 		if res.Status == vi.Diverged {
@@ -289,11 +303,21 @@ func runFit(e *env, args []string) error {
 	}
 	prog.done()
 	toUserScale(job.design, res, summary)
-	warnings := diagnose(m, res, imp, corrDoc, job.whole)
+	var warnings []string
+	if nm != nil {
+		warnings = nestedWarnings(res)
+	} else {
+		warnings = diagnose(m, res, imp, corrDoc, job.whole)
+	}
 	for _, w := range warnings {
 		fmt.Fprintln(e.stderr, "glmmfit: warning: "+oneLine(w))
 	}
-	doc := newDocument(job, o, res, summary, imp)
+	var doc *document
+	if nm != nil {
+		doc = nestedDocument(job, o, nm, res, summary)
+	} else {
+		doc = newDocument(job, o, res, summary, imp)
+	}
 	doc.Correction = corrDoc
 	doc.Warnings = append(slices.Clone(job.design.Warnings()), warnings...)
 	doc.Prior = newPriorInfo(job.design)
@@ -541,7 +565,7 @@ func prepareFit(ctx context.Context, e *env, o *fitOptions, prog *progress) (*fi
 		if err := checkNested(o, fam); err != nil {
 			return nil, err
 		}
-		job.method, job.expansion, job.methodNote = resolveNested(o, job.design.Nested())
+		job.method, job.methodNote = resolveNested(o.method, job.design.Nested())
 		return job, nil
 	}
 	job.method, job.methodNote = resolveMethod(o.method, job.design.Model())

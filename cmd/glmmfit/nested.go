@@ -6,10 +6,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/parallel"
@@ -40,20 +38,14 @@ func checkNested(o *fitOptions, fam glmm.Family) error {
 	return nil
 }
 
-// resolveNested turns -method and -expansion into the method and
-// expansion point to fit the nested model m by, and a note saying why when
-// the method was chosen automatically (posterior.ChooseNested).
-func resolveNested(o *fitOptions, m *glmm.Nested) (method, expansion, note string) {
-	method = o.method
-	if method == methodAuto {
-		var why string
-		method, _, why = posterior.ChooseNested(m)
-		note = "chosen by -method auto: " + why
+// resolveNested is resolveMethod for a model of nested grouping factors
+// (posterior.ChooseNested).
+func resolveNested(method string, m *glmm.Nested) (string, string) {
+	if method != methodAuto {
+		return method, ""
 	}
-	if method != methodGVA {
-		expansion = o.expansion
-	}
-	return method, expansion, note
+	method, _, why := posterior.ChooseNested(m)
+	return method, "chosen by -method auto: " + why
 }
 
 // newNestedTarget returns the vi target and vi method of the named method
@@ -69,88 +61,6 @@ func newNestedTarget(ctx context.Context, threads int, method, expansion string,
 	}
 	rt, _ := t.(*rvb.Target)
 	return t, vm, rt, nil
-}
-
-// runNested fits a model of nested grouping factors on local blocks of
-// variable size, by GVA or RVB (job.method), and writes its summary, as
-// runFit does for the others.
-func runNested(ctx context.Context, e *env, o *fitOptions, job *fitJob, prog *progress, start time.Time, readSeconds float64, iterLimit time.Duration, exitCode func() int, timedOut func() bool) error {
-	m := job.design.Nested()
-	rule, _ := vi.ParseRule(o.optimizer)
-	set := vi.Settings{Rule: rule, Seed: o.seed, Workers: o.threads,
-		MaxIter: o.maxIter, TimeLimit: iterLimit, Tol: o.tol, Progress: prog.callback()}
-	prog.phase("start: finding the approximate posterior mode")
-	fitStart := time.Now() // RVB's start runs in newNestedTarget
-	target, vm, rt, err := newNestedTarget(ctx, o.threads, job.method, job.expansion, m)
-	if err != nil && job.expansion == expansionStart {
-		// The start failed or was stopped: the fit's own start meets the
-		// same fate and says so, as in runFit.
-		job.expansion = expansionJeffreys
-		target, vm, rt, err = newNestedTarget(ctx, o.threads, job.method, job.expansion, m)
-	}
-	if err != nil {
-		return fmt.Errorf("the fit failed: %s", withoutPackage(err))
-	}
-	set.Method = vm
-	res, fitErr := vi.Fit(ctx, target, set)
-	if res == nil {
-		if timedOut() {
-			return &exitError{code: exitLimit, msg: fmt.Sprintf("stopped at the time limit (-timeout %v) before the first iteration; nothing was written", o.timeout)}
-		}
-		if ctx.Err() != nil {
-			return &exitError{code: exitCode(), msg: "interrupted before the first iteration; nothing was written"}
-		}
-		return fmt.Errorf("the fit failed: %v", fitErr)
-	}
-	if timedOut() && res.Status == vi.Cancelled {
-		// Stopped by -timeout, not by a signal, as in runFit.
-		res.Status, res.Err, fitErr = vi.TimeLimit, nil, nil
-	}
-	fitSeconds := time.Since(fitStart).Seconds()
-	prog.phase("summaries: the posterior of every parameter and random effect")
-	summaryStart := time.Now()
-	s, err := nestedSummary(ctx, m, res, rt, o.draws, o.seed)
-	summaryNote := ""
-	if err != nil && ctx.Err() != nil {
-		// Interrupted in the summaries: summarise from as few draws as
-		// will do, so that the state is written at once, as runFit does.
-		s, err = nestedSummary(context.Background(), m, res, rt, 2, o.seed)
-		cause := "interrupted"
-		if timedOut() {
-			cause = fmt.Sprintf("at the time limit (-timeout %v)", o.timeout)
-		}
-		summaryNote = cause + " during the summaries: each level's effect is from 2 draws"
-	}
-	if err != nil {
-		return fmt.Errorf("summarising the fit: %s", withoutPackage(err))
-	}
-	toUserScale(job.design, res, s)
-	doc := nestedDocument(job, o, m, res, s)
-	doc.Prior = newPriorInfo(job.design)
-	doc.FixedCorrelation = fixedCorrelation(job.design, res)
-	doc.Warnings = append(job.design.Warnings(), nestedWarnings(res)...)
-	for _, w := range doc.Warnings[len(job.design.Warnings()):] {
-		fmt.Fprintln(e.stderr, "glmmfit: warning: "+oneLine(w))
-	}
-	doc.Timings.ReadSeconds, doc.Timings.FitSeconds = readSeconds, fitSeconds
-	doc.Timings.SummarySeconds = time.Since(summaryStart).Seconds()
-	doc.Timings.TotalSeconds = time.Since(start).Seconds()
-	if summaryNote != "" {
-		doc.Message = summaryNote
-	}
-	prog.done()
-	written, err := writeFitOutputs(ctx, e, prog, job, o, doc, &approx{res: res, target: target})
-	notDrawn := ""
-	if errors.Is(err, errPlotStopped) {
-		notDrawn, err = "; -plot "+o.plot+" was not drawn", nil
-	}
-	if err != nil {
-		return err
-	}
-	if err := stoppedAfter(ctx, res, o, timedOut(), written, exitCode(), notDrawn); err != nil {
-		return err
-	}
-	return statusError(res, fitErr, o, written, exitCode())
 }
 
 // nestedWarnings returns the warnings of a nested fit that say how its
