@@ -4,7 +4,11 @@
 
 package arrowhead
 
-import "gonum.org/v1/gonum/mat"
+import (
+	"sort"
+
+	"gonum.org/v1/gonum/mat"
+)
 
 // Sym is a symmetric matrix S with the block-arrowhead pattern of T T',
 // held in the compressed storage of a Factor of the same dimensions: for
@@ -14,7 +18,11 @@ import "gonum.org/v1/gonum/mat"
 // and in which a start writes an approximate posterior precision.
 type Sym struct {
 	n, r, g, stride, tri int
-	data                 []float64
+	// off and soff, for local blocks of variable size (WrapSymVar), are
+	// the offsets of each subject's variables and of its storage, n+1
+	// each; nil otherwise.
+	off, soff []int
+	data      []float64
 }
 
 // WrapSym returns the Sym of n subjects with local blocks of order r and a
@@ -26,62 +34,124 @@ func WrapSym(n, r, g int, data []float64) Sym {
 	return Sym{n: n, r: r, g: g, stride: Stride(r, g), tri: r * (r + 1) / 2, data: data}
 }
 
+// WrapSymVar returns the Sym whose subject i has a local block of order
+// sizes[i], with a global block of order g, held in data of length
+// LenVar(sizes, g): the layout of WrapVar's Factor. The sizes are copied.
+func WrapSymVar(sizes []int, g int, data []float64) Sym {
+	if len(data) != LenVar(sizes, g) {
+		panic(badLen)
+	}
+	n := len(sizes)
+	s := Sym{n: n, g: g, off: make([]int, n+1), soff: make([]int, n+1), data: data}
+	for i, r := range sizes {
+		s.off[i+1] = s.off[i] + r
+		s.soff[i+1] = s.soff[i] + Stride(r, g)
+	}
+	return s
+}
+
+// blk returns subject i's order r_i and the offset of its storage.
+func (s Sym) blk(i int) (r, so int) {
+	if s.off == nil {
+		return s.r, i * s.stride
+	}
+	return s.off[i+1] - s.off[i], s.soff[i]
+}
+
 // Data returns the storage of S.
 func (s Sym) Data() []float64 { return s.data }
 
 // Local returns the packed lower triangle of S_i, aliasing the storage.
-func (s Sym) Local(i int) []float64 { return s.data[i*s.stride : i*s.stride+s.tri] }
+func (s Sym) Local(i int) []float64 {
+	r, so := s.blk(i)
+	return s.data[so : so+r*(r+1)/2]
+}
 
-// Cross returns S_gi, g×r row-major, aliasing the storage.
-func (s Sym) Cross(i int) []float64 { return s.data[i*s.stride+s.tri : (i+1)*s.stride] }
+// Cross returns S_gi, g×r_i row-major, aliasing the storage.
+func (s Sym) Cross(i int) []float64 {
+	r, so := s.blk(i)
+	return s.data[so+r*(r+1)/2 : so+Stride(r, s.g)]
+}
 
 // Global returns the packed lower triangle of S_g, aliasing the storage.
-func (s Sym) Global() []float64 { return s.data[s.n*s.stride:] }
+func (s Sym) Global() []float64 { return s.data[len(s.data)-s.g*(s.g+1)/2:] }
 
 // SetLocal sets the elements (a, b) and (b, a) of S_i to v.
 func (s Sym) SetLocal(i, a, b int, v float64) {
 	a, b = max(a, b), min(a, b)
-	s.data[i*s.stride+a*(a+1)/2+b] = v
+	_, so := s.blk(i)
+	s.data[so+a*(a+1)/2+b] = v
 }
 
 // SetCross sets the element of S_gi in global row k and local column a to
 // v.
-func (s Sym) SetCross(i, k, a int, v float64) { s.data[i*s.stride+s.tri+k*s.r+a] = v }
+func (s Sym) SetCross(i, k, a int, v float64) {
+	r, so := s.blk(i)
+	s.data[so+r*(r+1)/2+k*r+a] = v
+}
+
+// AddCross adds v to the element of S_gi in global row k and local column
+// a.
+func (s Sym) AddCross(i, k, a int, v float64) {
+	r, so := s.blk(i)
+	s.data[so+r*(r+1)/2+k*r+a] += v
+}
 
 // SetGlobal sets the elements (a, b) and (b, a) of S_g to v.
 func (s Sym) SetGlobal(a, b int, v float64) {
 	a, b = max(a, b), min(a, b)
-	s.data[s.n*s.stride+a*(a+1)/2+b] = v
+	s.Global()[a*(a+1)/2+b] = v
 }
 
 // AddGlobal adds v to the elements (a, b) and (b, a) of S_g.
 func (s Sym) AddGlobal(a, b int, v float64) {
 	a, b = max(a, b), min(a, b)
-	s.data[s.n*s.stride+a*(a+1)/2+b] += v
+	s.Global()[a*(a+1)/2+b] += v
+}
+
+// nr returns the number of local variables.
+func (s Sym) nr() int {
+	if s.off == nil {
+		return s.n * s.r
+	}
+	return s.off[s.n]
+}
+
+// subjectOf returns the subject whose local block holds variable j < nr
+// and j's position in it.
+func (s Sym) subjectOf(j int) (i, a int) {
+	if s.off == nil {
+		return j / s.r, j % s.r
+	}
+	i = sort.SearchInts(s.off[1:], j+1)
+	return i, j - s.off[i]
 }
 
 // At returns the element (i, j) of S, zero outside its pattern.
 func (s Sym) At(i, j int) float64 {
-	d := s.n*s.r + s.g
+	nr := s.nr()
+	d := nr + s.g
 	if uint(i) >= uint(d) || uint(j) >= uint(d) {
 		panic(badRange)
 	}
 	if j > i {
 		i, j = j, i
 	}
-	nr := s.n * s.r
 	switch {
 	case i < nr:
-		sub, a := i/s.r, i%s.r
-		if j/s.r != sub {
+		sub, a := s.subjectOf(i)
+		sj, b := s.subjectOf(j)
+		if sj != sub {
 			return 0
 		}
-		return s.data[sub*s.stride+a*(a+1)/2+j%s.r]
+		return s.Local(sub)[a*(a+1)/2+b]
 	case j < nr:
-		return s.data[(j/s.r)*s.stride+s.tri+(i-nr)*s.r+j%s.r]
+		sub, b := s.subjectOf(j)
+		r, _ := s.blk(sub)
+		return s.Cross(sub)[(i-nr)*r+b]
 	default:
 		a, b := i-nr, j-nr
-		return s.data[s.n*s.stride+a*(a+1)/2+b]
+		return s.Global()[a*(a+1)/2+b]
 	}
 }
 
@@ -90,7 +160,7 @@ func (s Sym) Dims() (r, c int) { d := s.SymmetricDim(); return d, d }
 
 // SymmetricDim returns the order d = n*r + g of S. With At, Dims and T it
 // makes Sym a mat.Symmetric.
-func (s Sym) SymmetricDim() int { return s.n*s.r + s.g }
+func (s Sym) SymmetricDim() int { return s.nr() + s.g }
 
 // T returns S itself, its own transpose.
 func (s Sym) T() mat.Matrix { return s }

@@ -360,3 +360,85 @@ func TestVarEqualSizes(t *testing.T) {
 		t.Fatalf("variable-size factor of equal blocks differs at %d: %v vs %v", k, a[k], b[k])
 	}
 }
+
+// TestSymVar: a variable-size Sym over PrecRange's output reads T T' as
+// the dense product gives it on the pattern, and zero off it; filling one
+// element by element with its setters gives the same storage; and with
+// equal sizes it reads as WrapSym's.
+func TestSymVar(t *testing.T) {
+	rng := rand.New(rand.NewPCG(55, 1))
+	for _, s := range allVarDims() {
+		f := randVarFactor(rng, s)
+		prec := make([]float64, len(f.Data()))
+		sum := make([]float64, s.g*(s.g+1)/2)
+		f.PrecRange(0, len(s.sizes), prec, sum)
+		f.PrecGlobal(prec, sum)
+		T := s.dense(f.Data())
+		var want mat.Dense
+		want.Mul(T, T.T())
+		sym := WrapSymVar(s.sizes, s.g, prec)
+		filled := WrapSymVar(s.sizes, s.g, make([]float64, len(prec)))
+		d := s.dim()
+		if sym.SymmetricDim() != d {
+			t.Fatalf("%v: order %d, want %d", s, sym.SymmetricDim(), d)
+		}
+		o := s.starts()
+		nr := o[len(s.sizes)]
+		subject := func(j int) (int, int) {
+			for i := range s.sizes {
+				if j < o[i+1] {
+					return i, j - o[i]
+				}
+			}
+			panic("not local")
+		}
+		for i := range d {
+			for j := range d {
+				w := 0.0
+				if s.onPattern(max(i, j), min(i, j)) {
+					w = want.At(i, j)
+				}
+				if got := sym.At(i, j); math.Abs(got-w) > tol*(1+math.Abs(w)) {
+					t.Errorf("%v: S[%d,%d] = %v, want %v", s, i, j, got, w)
+				}
+				if j > i || !s.onPattern(i, j) {
+					continue
+				}
+				v := want.At(i, j)
+				switch {
+				case i < nr:
+					si, a := subject(i)
+					_, b := subject(j)
+					filled.SetLocal(si, b, a, v)
+				case j < nr:
+					sj, b := subject(j)
+					if (i+j)%2 == 0 {
+						filled.SetCross(sj, i-nr, b, v)
+					} else {
+						filled.AddCross(sj, i-nr, b, v)
+					}
+				case (i+j)%2 == 0:
+					filled.SetGlobal(j-nr, i-nr, v)
+				default:
+					filled.AddGlobal(i-nr, j-nr, v)
+				}
+			}
+		}
+		checkClose(t, s.String()+": set element by element", filled.Data(), prec, tol)
+		for i := range s.sizes {
+			lo, _ := f.Span(i, i+1)
+			if len(sym.Local(i)) > 0 && &sym.Local(i)[0] != &prec[lo] {
+				t.Errorf("%v: subject %d's block is not at the Factor's offset %d", s, i, lo)
+			}
+		}
+	}
+	// Equal sizes: WrapSym's reading.
+	sizes := []int{2, 2, 2}
+	data := make([]float64, LenVar(sizes, 3))
+	for k := range data {
+		data[k] = rng.Float64()
+	}
+	if !mat.Equal(WrapSymVar(sizes, 3, data), WrapSym(3, 2, 3, data)) {
+		t.Error("equal sizes: WrapSymVar reads otherwise than WrapSym")
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/integrate/quad"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/sparsevi/sparsevi/arrowhead"
 	"github.com/sparsevi/sparsevi/parallel"
 )
 
@@ -381,22 +382,17 @@ func (st *nestedStart) startPrec(prec []float64) {
 	thetaG := theta[nr:]
 	psi := mod.psi(thetaG)
 	clear(prec)
-	so := 0
-	sg := make([]float64, g*(g+1)/2)
+	s := arrowhead.WrapSymVar(mod.sizes, g, prec)
 	for i := range n {
 		r := mod.sizes[i]
 		b := theta[mod.boff[i]:mod.boff[i+1]]
 		gr := make([]float64, r)
 		hq := make([]float64, r-1)
 		h0q := make([]float64, r-1)
-		h0 := st.curvature(i, b, thetaG, gr, hq, h0q)
-		si := prec[so : so+r*(r+1)/2]
-		sgi := prec[so+r*(r+1)/2 : so+r*(r+1)/2+g*r]
-		si[0] = h0
+		s.SetLocal(i, 0, 0, st.curvature(i, b, thetaG, gr, hq, h0q))
 		for q := range hq {
-			a := q + 1
-			si[a*(a+1)/2] = h0q[q]
-			si[a*(a+1)/2+a] = hq[q]
+			s.SetLocal(i, q+1, 0, h0q[q])
+			s.SetLocal(i, q+1, q+1, hq[q])
 		}
 		// Rows of beta: the data's curvature between beta and the effects.
 		for k := mod.start[i]; k < mod.start[i+1]; k++ {
@@ -405,26 +401,24 @@ func (st *nestedStart) startPrec(prec []float64) {
 			q := 1 + int(mod.inner[k])
 			xk := mod.x[k*p : (k+1)*p]
 			for c, xc := range xk {
-				sgi[c*r] += w * xc
-				sgi[c*r+q] += w * xc
+				s.AddCross(i, c, 0, w*xc)
+				s.AddCross(i, c, q, w*xc)
 				for c2 := 0; c2 <= c; c2++ {
-					sg[c*(c+1)/2+c2] += w * xc * xk[c2]
+					s.AddGlobal(c, c2, w*xc*xk[c2])
 				}
 			}
 		}
-		so += r*(r+1)/2 + g*r
 	}
 	v := 1 / (mod.priorSD * mod.priorSD)
 	for a := range g {
-		sg[a*(a+1)/2+a] += v
+		s.AddGlobal(a, a, v)
 	}
 	// Expected information of a log sd: 2 per level, or per row.
-	sg[p*(p+1)/2+p] += 2 * float64(n)
-	sg[(p+1)*(p+2)/2+p+1] += 2 * float64(nr-n)
+	s.AddGlobal(p, p, 2*float64(n))
+	s.AddGlobal(p+1, p+1, 2*float64(nr-n))
 	if mod.nd == 1 {
-		sg[(p+2)*(p+3)/2+p+2] += 2 * float64(mod.nobs)
+		s.AddGlobal(p+2, p+2, 2*float64(mod.nobs))
 	}
-	copy(prec[so:], sg)
 }
 
 // residualLogSD returns the EM update of a Gaussian model's log sigma:
