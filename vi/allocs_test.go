@@ -38,7 +38,13 @@ func crossedModel(t *testing.T) *glmm.Model {
 	if err := fr.Add(datasets.NewCategorical("item", items)); err != nil {
 		t.Fatal(err)
 	}
-	f, err := formula.Parse(truth.Formula + " + (1 | item)")
+	return poissonModel(t, fr, truth.Formula+" + (1 | item)")
+}
+
+// poissonModel builds the Poisson model of the formula on fr.
+func poissonModel(t *testing.T, fr *datasets.Frame, model string) *glmm.Model {
+	t.Helper()
+	f, err := formula.Parse(model)
 	if err != nil {
 		t.Fatal(err)
 	}

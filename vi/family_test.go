@@ -16,7 +16,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/sparsevi/sparsevi/datasets"
-	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -29,15 +28,7 @@ func slopeModel(t *testing.T) *glmm.Model {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := formula.Parse(truth.Formula)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := formula.Build(f, fr, formula.Options{Family: glmm.Poisson})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d.Model()
+	return poissonModel(t, fr, truth.Formula)
 }
 
 // dense returns q's mean and covariance as dense gonum matrices, from
