@@ -44,6 +44,15 @@ func writeText(w io.Writer, doc *document) {
 	line := func(label, format string, args ...any) {
 		fmt.Fprintf(w, "%10s %s\n", label, fmt.Sprintf(format, args...))
 	}
+	// wrapped writes text under label in lines of at most 72 columns.
+	wrapped := func(label, text string) {
+		for k, l := range wrapWords(text, 72) {
+			if k > 0 {
+				label = ""
+			}
+			line(label, "%s", l)
+		}
+	}
 	fmt.Fprintf(w, "Generalized linear mixed model fitted by variational Bayes (glmmfit %s)\n", doc.Software.Version)
 	link := linkNames[c.Family]
 	if l, err := glmm.ParseLink(c.Link); err == nil && l != glmm.CanonicalLink {
@@ -106,7 +115,7 @@ func writeText(w io.Writer, doc *document) {
 	}
 	cr := doc.Correction
 	if cr != nil && cr.Ran {
-		line("Correction:", "%s;", cr.Reason)
+		wrapped("Correction:", cr.Reason+";")
 		line("", "the fixed effects and variance parameters drawn from q's marginal (Pareto k %.2f)", float64(cr.QK))
 		if cr.Rounds == 0 {
 			line("", "alone (k %.2f at all %d draws), the random effects integrated out", float64(cr.K), cr.Draws)
@@ -124,13 +133,7 @@ func writeText(w io.Writer, doc *document) {
 		}
 		line("", "by Gauss-Hermite quadrature (%d to %d nodes; %.2f s)", cr.FewestNodes, cr.MostNodes, cr.Seconds)
 	} else if cr != nil {
-		for k, l := range wrapWords(cr.Reason, 72) {
-			label := ""
-			if k == 0 {
-				label = "Correction:"
-			}
-			line(label, "%s", l)
-		}
+		wrapped("Correction:", cr.Reason)
 	}
 	if lm := doc.LowerBound.LogMarginal; lm != nil {
 		from := "q"
