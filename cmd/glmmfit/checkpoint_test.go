@@ -44,35 +44,51 @@ func withoutData(doc map[string]any) map[string]any {
 
 // TestCheckpointResume stops glmmfit at an iteration limit after a
 // checkpoint, resumes it, and asks for the JSON of the fit that was not
-// stopped; a checkpoint of other options is refused, naming -resume.
+// stopped, for the built-in example and for a nested model (RVB1 on local
+// blocks of variable size); a checkpoint of other options is refused,
+// naming -resume.
 func TestCheckpointResume(t *testing.T) {
-	dir := t.TempDir()
-	ck := filepath.Join(dir, "fit.ckpt")
-	base := []string{"fit", "-example", "-format", "json", "-quiet"}
-	whole := glmmfit(t, dir, "", nil, base...)
-	mustSucceed(t, whole, base...)
-	want := withoutTimings(t, []byte(whole.stdout))
-	if it := want["iterations"].(float64); it < 400 {
-		t.Fatalf("the example converges after %v iterations, too few to stop it half way", it)
-	}
-
-	stop := append(append([]string(nil), base...), "-max-iter", "300", "-checkpoint", ck, "-checkpoint-every", "100")
-	if r := glmmfit(t, dir, "", nil, stop...); r.code != exitLimit {
-		t.Fatalf("glmmfit %s: exit %d, want %d; stderr %q", strings.Join(stop, " "), r.code, exitLimit, r.stderr)
-	}
-	if _, err := os.Stat(ck); err != nil {
+	nested, err := filepath.Abs(filepath.Join("..", "..", "benchmarks", "nested", "nested_sim.csv"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	resume := append(append([]string(nil), base...), "-resume", ck)
-	r := glmmfit(t, dir, "", nil, resume...)
-	mustSucceed(t, r, resume...)
-	if got := withoutTimings(t, []byte(r.stdout)); !reflect.DeepEqual(got, want) {
-		t.Errorf("the resumed fit differs from the fit that was not stopped")
-	}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"example", []string{"-example"}},
+		{"nested", []string{"-data", nested, "-formula", "y ~ x + (1 | school/class)", "-family", "bernoulli"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ck := filepath.Join(dir, "fit.ckpt")
+			base := append([]string{"fit", "-format", "json", "-quiet"}, c.args...)
+			whole := glmmfit(t, dir, "", nil, base...)
+			mustSucceed(t, whole, base...)
+			want := withoutTimings(t, []byte(whole.stdout))
+			if it := want["iterations"].(float64); it < 400 {
+				t.Fatalf("the fit converges after %v iterations, too few to stop it half way", it)
+			}
 
-	other := append(append([]string(nil), resume...), "-seed", "9")
-	r = glmmfit(t, dir, "", nil, other...)
-	if r.code != exitFail || !strings.Contains(r.stderr, "-resume "+ck) || !strings.Contains(r.stderr, "seed") {
-		t.Errorf("glmmfit %s: exit %d, stderr %q; want an error naming -resume and the seed", strings.Join(other, " "), r.code, r.stderr)
+			stop := append(append([]string(nil), base...), "-max-iter", "300", "-checkpoint", ck, "-checkpoint-every", "100")
+			if r := glmmfit(t, dir, "", nil, stop...); r.code != exitLimit {
+				t.Fatalf("glmmfit %s: exit %d, want %d; stderr %q", strings.Join(stop, " "), r.code, exitLimit, r.stderr)
+			}
+			if _, err := os.Stat(ck); err != nil {
+				t.Fatal(err)
+			}
+			resume := append(append([]string(nil), base...), "-resume", ck)
+			r := glmmfit(t, dir, "", nil, resume...)
+			mustSucceed(t, r, resume...)
+			if got := withoutTimings(t, []byte(r.stdout)); !reflect.DeepEqual(got, want) {
+				t.Errorf("the resumed fit differs from the fit that was not stopped")
+			}
+
+			other := append(append([]string(nil), resume...), "-seed", "9")
+			r = glmmfit(t, dir, "", nil, other...)
+			if r.code != exitFail || !strings.Contains(r.stderr, "-resume "+ck) || !strings.Contains(r.stderr, "seed") {
+				t.Errorf("glmmfit %s: exit %d, stderr %q; want an error naming -resume and the seed", strings.Join(other, " "), r.code, r.stderr)
+			}
+		})
 	}
 }

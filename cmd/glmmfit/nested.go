@@ -30,8 +30,6 @@ func checkNested(o *fitOptions, fam glmm.Family) error {
 		return usageErrorf("fit", "-batch does not take %s yet: its fit visits every subject at every iteration", why)
 	case o.optimizer == "vogn":
 		return usageErrorf("fit", "-optimizer vogn: %s is fitted with the other step rules (snngm, the default)", why)
-	case o.checkpoint != "" || o.resume != "":
-		return usageErrorf("fit", "-checkpoint and -resume do not take %s yet", why)
 	case o.correct == "always":
 		return usageErrorf("fit", "-correct always: the correction does not take %s yet", why)
 	}
