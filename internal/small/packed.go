@@ -14,6 +14,54 @@ import (
 // The kernels below work on packed lower triangles: element (u, v), v <=
 // u, of an order-m matrix at u(u+1)/2 + v, as UnpackSym reads them.
 
+// PackedIndex returns the position of element (u, v), v <= u, in a packed
+// lower triangle.
+func PackedIndex(u, v int) int { return u*(u+1)/2 + v }
+
+// PackedLen returns the length of the packed lower triangle of order m.
+func PackedLen(m int) int { return m * (m + 1) / 2 }
+
+// PackedInvChol writes into dst the packed lower Cholesky factor of S^-1
+// for the packed lower SPD s of order m (dst may not alias s), in gonum's
+// arithmetic: the factor of S, its inverse, then the factor of that. It
+// keeps its matrices from call to call, so one PackedInvChol serves every
+// block of one order.
+type PackedInvChol struct {
+	a   *mat.SymDense
+	ch  mat.Cholesky
+	inv mat.SymDense
+	l   mat.TriDense
+}
+
+// NewPackedInvChol returns a PackedInvChol for matrices of order m.
+func NewPackedInvChol(m int) *PackedInvChol { return &PackedInvChol{a: mat.NewSymDense(m, nil)} }
+
+// Into writes the packed factor of the inverse of s into dst.
+func (w *PackedInvChol) Into(s, dst []float64) error {
+	m := w.a.SymmetricDim()
+	for i := range m {
+		for j := 0; j <= i; j++ {
+			w.a.SetSym(i, j, s[PackedIndex(i, j)])
+		}
+	}
+	if !w.ch.Factorize(w.a) {
+		return errors.New("precision block not positive definite")
+	}
+	if err := w.ch.InverseTo(&w.inv); err != nil {
+		return err
+	}
+	if !w.ch.Factorize(&w.inv) {
+		return errors.New("covariance block not positive definite")
+	}
+	w.ch.LTo(&w.l)
+	for i := range m {
+		for j := 0; j <= i; j++ {
+			dst[PackedIndex(i, j)] = w.l.At(i, j)
+		}
+	}
+	return nil
+}
+
 // PackedPrecOfCov writes the packed lower triangle of (C C')^-1 for the packed
 // lower factor c of order m. work has length 2 m^2.
 func PackedPrecOfCov(m int, c, dst, work []float64) {

@@ -134,3 +134,56 @@ func TestPackedRowSumSq(t *testing.T) {
 		}
 	}
 }
+
+// TestPackedInvChol: the factor L written for a packed SPD S is lower
+// triangular with a positive diagonal and L L' = S^-1 (against gonum's
+// inverse of the dense S), and one PackedInvChol serves two matrices; a
+// matrix that is not positive definite is an error.
+func TestPackedInvChol(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, m := range []int{1, 2, 4} {
+		w := NewPackedInvChol(m)
+		for range 2 {
+			a := mat.NewDense(m, m, nil)
+			for i := range m {
+				for j := range m {
+					a.Set(i, j, rng.NormFloat64())
+				}
+			}
+			var s mat.SymDense
+			s.SymOuterK(1, a)
+			packed := make([]float64, PackedLen(m))
+			for i := range m {
+				s.SetSym(i, i, s.At(i, i)+1)
+				for j := 0; j <= i; j++ {
+					packed[PackedIndex(i, j)] = s.At(i, j)
+				}
+			}
+			l := make([]float64, PackedLen(m))
+			if err := w.Into(packed, l); err != nil {
+				t.Fatal(err)
+			}
+			L := mat.NewDense(m, m, nil)
+			for i := range m {
+				if l[PackedIndex(i, i)] <= 0 {
+					t.Errorf("m=%d: diagonal %d is %v", m, i, l[PackedIndex(i, i)])
+				}
+				for j := 0; j <= i; j++ {
+					L.Set(i, j, l[PackedIndex(i, j)])
+				}
+			}
+			var got, want mat.Dense
+			got.Mul(L, L.T())
+			if err := want.Inverse(&s); err != nil {
+				t.Fatal(err)
+			}
+			if !mat.EqualApprox(&got, &want, 1e-10) {
+				t.Errorf("m=%d: L L' is not the inverse of S", m)
+			}
+		}
+	}
+	bad := []float64{1, 2, 1} // [[1 2] [2 1]]
+	if err := NewPackedInvChol(2).Into(bad, make([]float64, 3)); err == nil {
+		t.Error("an indefinite matrix passed")
+	}
+}
