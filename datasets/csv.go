@@ -227,19 +227,11 @@ func readFile(path string, configure func(*Reader)) (*Frame, error) {
 		return nil, err
 	}
 	defer fh.Close()
-	br := bufio.NewReaderSize(fh, 1<<16)
-	var r io.Reader = br
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("datasets: %s: %w", path, err)
-		}
-		defer zr.Close()
-		// Decompress on another core while this one parses.
-		pr := prefetch.NewReader(zr, prefetchSize, prefetchDepth)
-		defer pr.Close()
-		r = pr
+	r, done, err := Uncompressed(fh)
+	if err != nil {
+		return nil, fmt.Errorf("datasets: %s: %w", path, err)
 	}
+	defer done()
 	cr := NewReader(r)
 	cr.File = filepath.Base(path)
 	cr.SizeHint = TextSize(fh)
@@ -247,6 +239,22 @@ func readFile(path string, configure func(*Reader)) (*Frame, error) {
 		configure(cr)
 	}
 	return cr.Read()
+}
+
+// Uncompressed returns the text of src behind a buffer: src's own, or,
+// when src begins with gzip's magic bytes, its decompression, which runs
+// on another core while the caller parses. done releases what it took.
+func Uncompressed(src io.Reader) (r *bufio.Reader, done func(), err error) {
+	br := bufio.NewReaderSize(src, 1<<16)
+	if magic, _ := br.Peek(2); len(magic) < 2 || magic[0] != 0x1f || magic[1] != 0x8b {
+		return br, func() {}, nil
+	}
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	pr := prefetch.NewReader(zr, prefetchSize, prefetchDepth)
+	return bufio.NewReaderSize(pr, 1<<16), func() { pr.Close(); zr.Close() }, nil
 }
 
 // Read reads the whole input and returns it as a Frame.

@@ -17,11 +17,8 @@
 package main
 
 import (
-	"bufio"
-	"compress/gzip"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"os"
 	"os/exec"
@@ -146,16 +143,11 @@ func own(path string, f *formula.Formula, opts formula.Options, part func(int) (
 			return err
 		}
 		defer fh.Close()
-		br := bufio.NewReaderSize(fh, 1<<16)
-		var r io.Reader = br
-		if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-			zr, err := gzip.NewReader(br)
-			if err != nil {
-				return err
-			}
-			defer zr.Close()
-			r = zr
+		r, done, err := datasets.Uncompressed(fh)
+		if err != nil {
+			return err
 		}
+		defer done()
 		cr := datasets.NewReader(r)
 		configure(cr)
 		return run(cr)

@@ -7,7 +7,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"path/filepath"
 
 	"github.com/sparsevi/sparsevi/datasets"
-	"github.com/sparsevi/sparsevi/internal/prefetch"
 )
 
 // input is a data frame together with what error messages need to point
@@ -204,22 +202,9 @@ func readCSVText(r io.Reader, name, path string, ro readOptions, place func(int)
 // gzip-compressed, after dialect has looked at its head, with classic Mac
 // line ends turned into LF; done releases what reading it took.
 func csvText(src io.Reader, name string) (r io.Reader, done func(), err error) {
-	var closers []func() error
-	done = func() {
-		for k := len(closers) - 1; k >= 0; k-- {
-			closers[k]()
-		}
-	}
-	br := bufio.NewReaderSize(src, 1<<16)
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, done, fmt.Errorf("%s: %v", name, err)
-		}
-		// Decompress on another core while this one parses.
-		pr := prefetch.NewReader(zr, 1<<18, 2)
-		closers = append(closers, zr.Close, pr.Close)
-		br = bufio.NewReaderSize(pr, 1<<16)
+	br, done, err := datasets.Uncompressed(src)
+	if err != nil {
+		return nil, done, fmt.Errorf("%s: %v", name, err)
 	}
 	head, err := br.Peek(4096)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
