@@ -17,23 +17,7 @@ import (
 func TestPackedCovFactorOfPrec(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, m := range []int{1, 2, 3, 7} {
-		a := mat.NewDense(m, m, nil)
-		for i := range m {
-			for j := range m {
-				a.Set(i, j, rng.NormFloat64())
-			}
-		}
-		var s mat.SymDense
-		s.SymOuterK(1, a)
-		for i := range m {
-			s.SetSym(i, i, s.At(i, i)+float64(m))
-		}
-		packed := make([]float64, m*(m+1)/2)
-		for i := range m {
-			for j := 0; j <= i; j++ {
-				packed[i*(i+1)/2+j] = s.At(i, j)
-			}
-		}
+		s, packed := randSPD(rng, m, float64(m))
 		c := make([]float64, len(packed))
 		if err := PackedCovFactorOfPrec(m, packed, c, make([]float64, 2*m*m)); err != nil {
 			t.Fatal(err)
@@ -46,7 +30,7 @@ func TestPackedCovFactorOfPrec(t *testing.T) {
 		}
 		var cct, want mat.Dense
 		cct.Mul(cm, cm.T())
-		if err := want.Inverse(&s); err != nil {
+		if err := want.Inverse(s); err != nil {
 			t.Fatal(err)
 		}
 		if !mat.EqualApprox(&cct, &want, 1e-10) {
@@ -144,21 +128,7 @@ func TestPackedInvChol(t *testing.T) {
 	for _, m := range []int{1, 2, 4} {
 		w := NewPackedInvChol(m)
 		for range 2 {
-			a := mat.NewDense(m, m, nil)
-			for i := range m {
-				for j := range m {
-					a.Set(i, j, rng.NormFloat64())
-				}
-			}
-			var s mat.SymDense
-			s.SymOuterK(1, a)
-			packed := make([]float64, PackedLen(m))
-			for i := range m {
-				s.SetSym(i, i, s.At(i, i)+1)
-				for j := 0; j <= i; j++ {
-					packed[PackedIndex(i, j)] = s.At(i, j)
-				}
-			}
+			s, packed := randSPD(rng, m, 1)
 			l := make([]float64, PackedLen(m))
 			if err := w.Into(packed, l); err != nil {
 				t.Fatal(err)
@@ -174,7 +144,7 @@ func TestPackedInvChol(t *testing.T) {
 			}
 			var got, want mat.Dense
 			got.Mul(L, L.T())
-			if err := want.Inverse(&s); err != nil {
+			if err := want.Inverse(s); err != nil {
 				t.Fatal(err)
 			}
 			if !mat.EqualApprox(&got, &want, 1e-10) {
@@ -186,4 +156,25 @@ func TestPackedInvChol(t *testing.T) {
 	if err := NewPackedInvChol(2).Into(bad, make([]float64, 3)); err == nil {
 		t.Error("an indefinite matrix passed")
 	}
+}
+
+// randSPD returns A A' + shift I for a standard normal m×m A, and its
+// packed lower triangle.
+func randSPD(rng *rand.Rand, m int, shift float64) (*mat.SymDense, []float64) {
+	a := mat.NewDense(m, m, nil)
+	for i := range m {
+		for j := range m {
+			a.Set(i, j, rng.NormFloat64())
+		}
+	}
+	s := mat.NewSymDense(m, nil)
+	s.SymOuterK(1, a)
+	packed := make([]float64, PackedLen(m))
+	for i := range m {
+		s.SetSym(i, i, s.At(i, i)+shift)
+		for j := 0; j <= i; j++ {
+			packed[PackedIndex(i, j)] = s.At(i, j)
+		}
+	}
+	return s, packed
 }
