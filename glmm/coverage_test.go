@@ -23,9 +23,10 @@ import (
 // random-effects structure and link, the 95% intervals of the fixed
 // effects cover the truth in at least 85% of 30 replicates (the expected
 // count is 57 of 60; 51 is 2.8 binomial sds below it), and the
-// intervals of the structure's sds in at least 80%. The fits are GVA's,
-// except for nested factors: RVB1's at the start, glmmfit's default for
-// them.
+// intervals of the structure's sds in at least 80%. The fits are
+// glmmfit's defaults: GVA's, except for Bernoulli nested factors, RVB1's at
+// the start (Gaussian nested factors are GVA's: measured, beta 56 and the
+// sds 53 of 60).
 func TestStructureCoverage(t *testing.T) {
 	longtest.Require(t, "fits 120 models")
 	const reps = 30
@@ -51,12 +52,18 @@ func TestStructureCoverage(t *testing.T) {
 		{"nested", func(rng *rand.Rand) (vi.Target, []float64, []int) {
 			// The default fit of a nested model: RVB1 expanded at the
 			// start.
-			m, sds := simNested(t, rng, beta)
+			m, sds := simNested(t, rng, beta, glmm.Bernoulli)
 			tg, err := rvb.NewNestedAtStart(nil, m, rvb.RVB1)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return tg, sds, []int{len(beta), len(beta) + 1}
+		}},
+		{"nested-gaussian", func(rng *rand.Rand) (vi.Target, []float64, []int) {
+			// glmmfit's default for a Gaussian nested model: GVA on the
+			// centred effects (RVB has no dispersion parameter).
+			m, sds := simNested(t, rng, beta, glmm.Gaussian)
+			return m, sds, []int{len(beta), len(beta) + 1}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -123,9 +130,10 @@ func modelStructure(t *testing.T, cfg glmm.Config, sds []float64) (vi.Target, []
 }
 
 // simNested simulates (1 | school/class) with a covariate x, Bernoulli
-// rows: 150 schools of 2 to 4 classes (blocks of 3 to 5 effects) of 10
-// rows, sd(school) 0.8 and sd(school:class) 0.5. It returns the model
-// (glmm.Nested) and the two sds.
+// rows (or Gaussian of residual sd 1): 150 schools of 2 to 4 classes
+// (blocks of 3 to 5 effects) of 10 rows, sd(school) 0.8 and
+// sd(school:class) 0.5. It returns the model (glmm.Nested) and the two
+// sds.
 //
 // Measured on these data: RVB1 at the start covers beta 58 and the sds 57
 // times of 60 (RVB2 the same), GVA the sds 45 times: on the centred
@@ -133,7 +141,7 @@ func modelStructure(t *testing.T, cfg glmm.Config, sds []float64) (vi.Target, []
 // RVB's. With 5 rows a class, sd(school:class) is weakly identified and
 // RVB1's fits set it near 0 in 8 of 30 replicates (sds covered 48 times,
 // beta 53; GVA 38 and 58).
-func simNested(t *testing.T, rng *rand.Rand, beta []float64) (*glmm.Nested, []float64) {
+func simNested(t *testing.T, rng *rand.Rand, beta []float64, fam glmm.Family) (*glmm.Nested, []float64) {
 	const schools, per = 150, 10
 	sds := []float64{0.8, 0.5}
 	var y, x []float64
@@ -147,7 +155,10 @@ func simNested(t *testing.T, rng *rand.Rand, beta []float64) (*glmm.Nested, []fl
 				xv := rng.NormFloat64()
 				eta := beta[0] + beta[1]*xv + u + v
 				yv := 0.0
-				if rng.Float64() < 1/(1+math.Exp(-eta)) {
+				switch {
+				case fam == glmm.Gaussian:
+					yv = eta + rng.NormFloat64()
+				case rng.Float64() < 1/(1+math.Exp(-eta)):
 					yv = 1
 				}
 				y, x = append(y, yv), append(x, 1, xv)
@@ -155,7 +166,7 @@ func simNested(t *testing.T, rng *rand.Rand, beta []float64) (*glmm.Nested, []fl
 			}
 		}
 	}
-	m, err := glmm.NewNested(glmm.NestedConfig{Family: glmm.Bernoulli, Y: y, X: mat.NewDense(len(y), 2, x),
+	m, err := glmm.NewNested(glmm.NestedConfig{Family: fam, Y: y, X: mat.NewDense(len(y), 2, x),
 		Outer: outer, NumOuter: schools, Inner: inner, NumInner: len(inner) / per})
 	if err != nil {
 		t.Fatal(err)
