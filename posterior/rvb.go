@@ -17,7 +17,8 @@ import (
 // SummarizeRVB returns the posterior means and standard deviations of a
 // fit of the reparametrised target t: theta_g's exact Gaussian marginals,
 // and the random effects b_i mapped back from the b~_i (see
-// rvb.Target.Summarize), from at most maxDraws draws seeded by seed.
+// rvb.Target.Summarize), from at most maxDraws draws seeded by seed, on
+// the fit's workers (res.Workers).
 func SummarizeRVB(ctx context.Context, res *vi.Result, t *rvb.Target, maxDraws int, seed uint64) (*rvb.Summary, error) {
 	return summarizeRVB(ctx, nil, res, t, maxDraws, seed)
 }
@@ -37,5 +38,5 @@ func summarizeRVB(ctx context.Context, c parallel.Carrier, res *vi.Result, t *rv
 	if res.N != n || res.R != r || res.G != g {
 		return nil, fmt.Errorf("posterior: Result of dimensions (%d, %d, %d) does not fit the target's (%d, %d, %d)", res.N, res.R, res.G, n, r, g)
 	}
-	return t.SummarizeGroup(ctx, c, res.Mu, res.Factor, maxDraws, seed)
+	return t.SummarizeGroup(ctx, c, res.Workers, res.Mu, res.Factor, maxDraws, seed)
 }

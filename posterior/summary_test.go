@@ -133,7 +133,7 @@ func TestSummarizeRefusesMisuse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := tg.Summarize(context.Background(), rres.Mu, rres.Factor, 100, 1)
+	want, err := tg.Summarize(context.Background(), 0, rres.Mu, rres.Factor, 100, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,8 +26,9 @@ func goroutinesCreated(t *testing.T) uint64 {
 
 // TestWorkersOneIsSerial: Settings{Workers: 1} runs every phase of a fit
 // on the calling goroutine — the model's start, RVB's start built into the
-// target (glmm.Model.Start, rvb.NewAtStart), the iterations and the final
-// lower bound — for the default method and for GVA, while Workers: 2 on
+// target (glmm.Model.Start, rvb.NewAtStart), the iterations, the final
+// lower bound and (default method) RVB's summaries — for the default
+// method and for GVA, while Workers: 2 on
 // the same 600 subjects (three chunks) does start goroutines, so the count
 // can tell.
 func TestWorkersOneIsSerial(t *testing.T) {
@@ -37,7 +38,12 @@ func TestWorkersOneIsSerial(t *testing.T) {
 	m := simModel(t, 600, 5)
 	fits := map[string]func(workers int) error{
 		"default": func(workers int) error {
-			_, _, err := posterior.Fit(context.Background(), m, vi.Settings{Workers: workers, MaxIter: 60})
+			// The fit and its summaries, as glmmfit runs them.
+			res, tg, err := posterior.Fit(context.Background(), m, vi.Settings{Workers: workers, MaxIter: 60})
+			if err != nil {
+				return err
+			}
+			_, err = posterior.SummarizeFit(context.Background(), res, tg, m, 100, 1)
 			return err
 		},
 		"gva": func(workers int) error {

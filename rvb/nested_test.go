@@ -297,7 +297,7 @@ func TestNestedFit(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				sum, err := tg.Summarize(context.Background(), fit.Mu, fit.Factor, 400, 1)
+				sum, err := tg.Summarize(context.Background(), 0, fit.Mu, fit.Factor, 400, 1)
 				if err != nil {
 					t.Fatal(err)
 				}

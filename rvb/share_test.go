@@ -164,7 +164,7 @@ func TestSummarizeGroup(t *testing.T) {
 			c.Global()[a*(a+1)/2+a] = 0.1
 		}
 		const maxDraws = 400
-		want, err := whole.Summarize(context.Background(), mu, factor, maxDraws, 5)
+		want, err := whole.Summarize(context.Background(), 0, mu, factor, maxDraws, 5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +187,7 @@ func TestSummarizeGroup(t *testing.T) {
 				muK := append(slices.Clone(mu[lo*r:hi*r]), mu[n*r:]...)
 				factorK := append(slices.Clone(factor[lo*localLen:hi*localLen]), factor[n*localLen:]...)
 				wg.Go(func() {
-					got[k], errs[k] = tk.SummarizeGroup(context.Background(), grp, muK, factorK, maxDraws, 5)
+					got[k], errs[k] = tk.SummarizeGroup(context.Background(), grp, 0, muK, factorK, maxDraws, 5)
 				})
 			}
 			wg.Wait()

@@ -122,11 +122,12 @@ const firstDraws = 25
 // blockdiag factor are mu and factor; posterior.SummarizeRVB takes the
 // vi.Result. The random effects' moments use at most maxDraws draws of
 // theta_g seeded by seed, fewer when every mean's Monte Carlo error is
-// within LocalRelMCSE of its standard deviation. The result does not
-// depend on the number of processors. The error reports a mean or factor
+// within LocalRelMCSE of its standard deviation. It runs on at most
+// workers goroutines (0 for GOMAXPROCS; 1 creates none), and the result
+// does not depend on their number. The error reports a mean or factor
 // that does not fit t, a failed mode solve, or cancellation of ctx.
-func (t *Target) Summarize(ctx context.Context, mu, factor []float64, maxDraws int, seed uint64) (*Summary, error) {
-	return t.SummarizeGroup(ctx, nil, mu, factor, maxDraws, seed)
+func (t *Target) Summarize(ctx context.Context, workers int, mu, factor []float64, maxDraws int, seed uint64) (*Summary, error) {
+	return t.SummarizeGroup(ctx, nil, workers, mu, factor, maxDraws, seed)
 }
 
 // ErrGroupSummary is the error of SummarizeGroup in the processes whose
@@ -142,7 +143,7 @@ var ErrGroupSummary = errors.New("rvb: the summaries failed in another process")
 // whole Target. A process whose summaries fail returns its own error; the
 // others return ErrGroupSummary, wrapping the context's error where a
 // context ended. Every process must call it together.
-func (t *Target) SummarizeGroup(ctx context.Context, carrier parallel.Carrier, mu, factor []float64, maxDraws int, seed uint64) (*Summary, error) {
+func (t *Target) SummarizeGroup(ctx context.Context, carrier parallel.Carrier, workers int, mu, factor []float64, maxDraws int, seed uint64) (*Summary, error) {
 	n, _, g := t.Dims()
 	nr := t.at(n)
 	c := t.factorOf(factor)
@@ -188,7 +189,7 @@ func (t *Target) SummarizeGroup(ctx context.Context, carrier parallel.Carrier, m
 		warm = newWarmStart(nr, t.sqLen(), t.src.NumObs())
 	}
 	pass := func(d0, d1 int) error {
-		return parallel.For(ctx, 0, chunks, func(k, lo, hi int) error {
+		return parallel.For(ctx, workers, chunks, func(k, lo, hi int) error {
 			ws := t.NewWorkspace().(*workspace)
 			mean, vars := make([]float64, t.rmax), make([]float64, t.rmax)
 			for d := d0; d < d1; d++ {

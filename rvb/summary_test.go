@@ -183,7 +183,7 @@ func TestSummarize(t *testing.T) {
 					cg[a*(a+1)/2+a] = 1e-9 * float64(a+1)
 				}
 				const draws = 4000
-				s, err := tg.Summarize(context.Background(), res.Mu, res.Factor, draws, 17)
+				s, err := tg.Summarize(context.Background(), 0, res.Mu, res.Factor, draws, 17)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -238,7 +238,7 @@ func TestSummarize(t *testing.T) {
 					}
 				}
 				prev := runtime.GOMAXPROCS(1)
-				s1, err := tg.Summarize(context.Background(), res.Mu, res.Factor, draws, 17)
+				s1, err := tg.Summarize(context.Background(), 0, res.Mu, res.Factor, draws, 17)
 				runtime.GOMAXPROCS(prev)
 				if err != nil {
 					t.Fatal(err)
@@ -317,7 +317,7 @@ func TestSummarizeMixture(t *testing.T) {
 					cg[a*(a+1)/2+a] = 0.3
 				}
 				const maxDraws = 3200
-				s, err := tg.Summarize(context.Background(), res.Mu, res.Factor, maxDraws, 5)
+				s, err := tg.Summarize(context.Background(), 0, res.Mu, res.Factor, maxDraws, 5)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -383,7 +383,7 @@ func TestSummarizeMixture(t *testing.T) {
 					}
 					cg[a*(a+1)/2+a] = 1e-12
 				}
-				s, err = tg.Summarize(context.Background(), res.Mu, res.Factor, maxDraws, 5)
+				s, err = tg.Summarize(context.Background(), 0, res.Mu, res.Factor, maxDraws, 5)
 				if err != nil {
 					t.Fatal(err)
 				}
