@@ -159,7 +159,7 @@ func runFit(e *env, args []string) error {
 		target, vm, rt, err = newFitTarget(expansion)
 	}
 	if err != nil {
-		return fmt.Errorf("the fit failed: %s", withoutPackage(err))
+		return err
 	}
 	set.Method = vm
 	if o.batch > 0 {

@@ -48,14 +48,14 @@ func resolveNested(method string, m *glmm.Nested) (string, string) {
 
 // newNestedTarget returns the vi target and vi method of the named method
 // for m, RVB expanded about the named point (posterior.NewNestedTarget),
-// and the RVB target (nil for GVA). RVB's start runs on as many workers
+// and the RVB target (nil for GVA); an error says that the fit failed. RVB's start runs on as many workers
 // as the fit will, and ctx stops it.
 func newNestedTarget(ctx context.Context, threads int, method, expansion string, m *glmm.Nested) (vi.Target, vi.Method, *rvb.Target, error) {
 	pool := parallel.NewPollingPool(ctx, vi.Settings{Workers: threads}.WorkersFor(m))
 	t, vm, err := posterior.NewNestedTarget(pool, m, method, expansion)
 	pool.Close()
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, 0, nil, fmt.Errorf("the fit failed: %s", withoutPackage(err))
 	}
 	rt, _ := t.(*rvb.Target)
 	return t, vm, rt, nil
