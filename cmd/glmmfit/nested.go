@@ -48,8 +48,8 @@ func resolveNested(method string, m *glmm.Nested) (string, string) {
 
 // newNestedTarget returns the vi target and vi method of the named method
 // for m, RVB expanded about the named point (posterior.NewNestedTarget),
-// and the RVB target (nil for GVA); an error says that the fit failed. RVB's start runs on as many workers
-// as the fit will, and ctx stops it.
+// and the RVB target (nil for GVA); an error says that the fit failed.
+// RVB's start runs on as many workers as the fit will, and ctx stops it.
 func newNestedTarget(ctx context.Context, threads int, method, expansion string, m *glmm.Nested) (vi.Target, vi.Method, *rvb.Target, error) {
 	pool := parallel.NewPollingPool(ctx, vi.Settings{Workers: threads}.WorkersFor(m))
 	t, vm, err := posterior.NewNestedTarget(pool, m, method, expansion)
