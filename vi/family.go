@@ -49,8 +49,9 @@ func (k Kind) String() string {
 // T_gi outside its supports at zero; every other entry is free.
 //
 // Estimate, Fisher and Start run on the Family's own workers
-// (Settings.Workers), which Close releases. Results are bit-identical for
-// any number of workers, as Fit's are.
+// (Settings.Workers), which Close releases, under the context NewFamily
+// was given: once it is done they return its error. Results are
+// bit-identical for any number of workers, as Fit's are.
 type Family struct {
 	f    family
 	pool *parallel.Pool
@@ -61,7 +62,10 @@ type Family struct {
 // (mean zero, factor sqrt(N) I); Start moves it to set.Init's start. Of
 // the settings it reads Method, Init, Seed, ChunkSize, Workers and
 // Antithetic.
-func NewFamily(t Target, set Settings) (*Family, error) {
+func NewFamily(ctx context.Context, t Target, set Settings) (*Family, error) {
+	if ctx == nil {
+		return nil, errors.New("vi: NewFamily with a nil context (use context.Background())")
+	}
 	if t == nil {
 		return nil, errors.New("vi: NewFamily with a nil target")
 	}
@@ -83,7 +87,7 @@ func NewFamily(t Target, set Settings) (*Family, error) {
 	set.Rule = nil
 	set = set.withDefaults()
 	set.Rule = nil
-	pool := parallel.NewPool(context.Background(), set.Workers)
+	pool := parallel.NewPool(ctx, set.Workers)
 	f, err := newFamily(t, set, pool, sup, nil)
 	if err != nil {
 		pool.Close()
@@ -91,7 +95,7 @@ func NewFamily(t Target, set Settings) (*Family, error) {
 	}
 	fam := &Family{f: f, pool: pool}
 	_, _, fam.g = t.Dims()
-	if err := fam.Start(context.Background(), InitPaper); err != nil {
+	if err := fam.Start(InitPaper); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -129,15 +133,15 @@ func (f *Family) Precision() bool { return f.f.precision() }
 func (f *Family) Globals() int { return f.g }
 
 // Start sets Lambda to the start that how selects (see Init), on the
-// Family's workers; ctx stops it.
-func (f *Family) Start(ctx context.Context, how Init) error {
+// Family's workers.
+func (f *Family) Start(how Init) error {
 	if how != InitMode && how != InitPaper {
 		return fmt.Errorf("vi: %w: Start with Init(%d)", ErrSettings, int(how))
 	}
 	scratch := make([]float64, len(f.f.lambda()))
 	f.f.lend(scratch)
 	defer f.f.lend(nil)
-	return f.f.init(ctx, how)
+	return f.f.init(context.Background(), how)
 }
 
 // Estimate draws theta = theta(lambda, z) from q, z from the random

@@ -89,12 +89,12 @@ func TestFamily(t *testing.T) {
 	d := n*r + g
 	for _, method := range []vi.Method{vi.GVA, vi.BlockDiag} {
 		t.Run(method.String(), func(t *testing.T) {
-			fam, err := vi.NewFamily(m, vi.Settings{Method: method, Seed: 3, Workers: 2})
+			fam, err := vi.NewFamily(context.Background(), m, vi.Settings{Method: method, Seed: 3, Workers: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer fam.Close()
-			if err := fam.Start(context.Background(), vi.InitMode); err != nil {
+			if err := fam.Start(vi.InitMode); err != nil {
 				t.Fatal(err)
 			}
 			if fam.Globals() != g || fam.Precision() != (method == vi.GVA) {
@@ -169,7 +169,7 @@ func TestFamily(t *testing.T) {
 				}
 			}
 			// One worker: the same bits.
-			one, err := vi.NewFamily(m, vi.Settings{Method: method, Seed: 3, Workers: 1})
+			one, err := vi.NewFamily(context.Background(), m, vi.Settings{Method: method, Seed: 3, Workers: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -190,16 +190,16 @@ func TestFamily(t *testing.T) {
 // TestFamilyMisuse: what NewFamily and the gradients refuse.
 func TestFamilyMisuse(t *testing.T) {
 	m := slopeModel(t)
-	if _, err := vi.NewFamily(nil, vi.Settings{}); err == nil {
+	if _, err := vi.NewFamily(context.Background(), nil, vi.Settings{}); err == nil {
 		t.Error("nil target accepted")
 	}
-	if _, err := vi.NewFamily(m, vi.Settings{Method: vi.BlockDiag, Stochastic: vi.Stochastic{Batch: 4}}); !errors.Is(err, vi.ErrSettings) {
+	if _, err := vi.NewFamily(context.Background(), m, vi.Settings{Method: vi.BlockDiag, Stochastic: vi.Stochastic{Batch: 4}}); !errors.Is(err, vi.ErrSettings) {
 		t.Errorf("stochastic settings: %v", err)
 	}
-	if _, err := vi.NewFamily(m, vi.Settings{Workers: -1}); !errors.Is(err, vi.ErrSettings) {
+	if _, err := vi.NewFamily(context.Background(), m, vi.Settings{Workers: -1}); !errors.Is(err, vi.ErrSettings) {
 		t.Errorf("Workers -1: %v", err)
 	}
-	fam, err := vi.NewFamily(m, vi.Settings{})
+	fam, err := vi.NewFamily(context.Background(), m, vi.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,8 +210,23 @@ func TestFamilyMisuse(t *testing.T) {
 	if err := fam.Fisher(make([]float64, 3), make([]float64, 3)); err == nil {
 		t.Error("a short Fisher map accepted")
 	}
-	if err := fam.Start(context.Background(), vi.Init(9)); !errors.Is(err, vi.ErrSettings) {
+	if err := fam.Start(vi.Init(9)); !errors.Is(err, vi.ErrSettings) {
 		t.Errorf("Init(9): %v", err)
+	}
+	for _, workers := range []int{1, 2} {
+		ctx, cancel := context.WithCancel(context.Background())
+		stopped, err := vi.NewFamily(ctx, m, vi.Settings{Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		if _, err := stopped.Estimate(0, nil, nil, false); !errors.Is(err, context.Canceled) {
+			t.Errorf("%d workers: Estimate after the context ended: %v", workers, err)
+		}
+		if err := stopped.Start(vi.InitMode); !errors.Is(err, context.Canceled) {
+			t.Errorf("%d workers: Start after the context ended: %v", workers, err)
+		}
+		stopped.Close()
 	}
 	lam := fam.Lambda()
 	if err := fam.Check(); err != nil {
@@ -233,7 +248,7 @@ func TestFamilyMisuse(t *testing.T) {
 // means of Fit's example, whose posterior of mu is known in closed form.
 func ExampleFamily() {
 	m := means{y: []float64{1.2, 0.4, 2.0}}
-	fam, err := vi.NewFamily(m, vi.Settings{Seed: 1})
+	fam, err := vi.NewFamily(context.Background(), m, vi.Settings{Seed: 1})
 	if err != nil {
 		log.Fatal(err)
 	}
