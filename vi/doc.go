@@ -70,7 +70,10 @@
 // For RVB targets of more than RVBStepSubjects subjects that start
 // themselves, the default step shrinks as sqrt(RVBStepSubjects/n) and is
 // not refined: their start is near the optimum, and a fixed-length step
-// otherwise costs more in jitter than the fit gains. Adam, NAdam, PGA, Nagm and VOGN follow the paper's
+// otherwise costs more in jitter than the fit gains. GVA fits of
+// GVARefineSubjects subjects or more that start themselves skip the
+// refinement too: their start leaves nothing for the refined step to find.
+// Adam, NAdam, PGA, Nagm and VOGN follow the paper's
 // supplement with its defaults. Every rule is followed by a safeguard: a
 // step that would shrink a diagonal entry of the factor by more than half is
 // shortened.

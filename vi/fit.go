@@ -113,6 +113,9 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 			set.Refine = -1
 		}
 	}
+	if set.Method == GVA && set.Init == InitMode && set.Refine == 0 && n >= GVARefineSubjects && starterOf(target, nil, 0) != nil {
+		set.Refine = -1
+	}
 	if !ownAlpha0 && partial > StepShared {
 		alpha0 = alpha0 * StepShared / float64(partial)
 		if quad {

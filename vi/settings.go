@@ -127,8 +127,9 @@ type Settings struct {
 	// lower bound levels off, before the fit is declared converged: rules
 	// with steps of fixed length (Snngm, the Adam family) jitter around the
 	// optimum at a distance that scales with the step, and a smaller last
-	// step settles them. 0 means 1, or none where the default step of RVB
-	// is already shortened for many subjects (see RVBStepSubjects) or
+	// step settles them. 0 means 1, or none for GVA fits of many subjects
+	// from their own start (see GVARefineSubjects), where the default step
+	// of RVB is already shortened for many subjects (see RVBStepSubjects) or
 	// Snngm's for a refined start with many crossed levels (see
 	// QuadraticStepDivisor); a negative value means none.
 	Refine int
@@ -209,6 +210,20 @@ const (
 // short step also does the work of the refinement (Settings.Refine), which
 // is skipped: it gained 0.06 nat there and on Diabetes, for 75 iterations.
 const RVBStepSubjects = 1000
+
+// GVARefineSubjects is the number of subjects from which a GVA fit of a
+// target that starts itself (a Starter, InitMode) skips the refinement
+// of the step (Settings.Refine) by default. Its start is a Gaussian
+// variational approximation of every subject given theta_g, at the
+// fixed point of the start's rounds in theta_g, and with many subjects
+// nothing is left to climb that the refined step would find: on
+// simulated Bernoulli data (random intercept, p = 5, 7 observations a
+// subject) the fit without it converged after 100 iterations instead of
+// 175, its beta, omega and their sds within 0.011 posterior sds of the
+// refined fit's and its final bound 0.04 nats lower at 10^5 subjects
+// (the bound's SE 1.0), within 0.001 sds and 0.03 nats higher at 10^6
+// (SE 3.7; glmm's start from a sample, SampleStartSubjects).
+const GVARefineSubjects = 100_000
 
 // StepShared is the number of global variables, each on which only some
 // subjects depend (GlobalSupporter; in a GLMM, the levels of crossed
