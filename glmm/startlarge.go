@@ -41,7 +41,7 @@ const sampleStartSeed = 16
 // linear with the same Jacobian J (the fraction of missing information,
 // which does not grow with the subjects), so F's fixed point is
 // theta_s + (I - J)^-1 (F(theta_s) - theta_s): one evaluation of F over
-// all the subjects and J by central differences of F_s over the sample.
+// all the subjects and J by forward differences of F_s over the sample.
 // The subjects' Gaussians are then set at that theta_g, as StartAt sets
 // them. Over all the subjects it costs three passes of a few evaluations
 // each, against Start's two dozen.
@@ -58,25 +58,34 @@ func (mod *Model) startFromSample(pool *parallel.Pool, size int, seed uint64, th
 		return err
 	}
 	thetaS := append([]float64(nil), ts[ns*r:]...)
-	// J by central differences of F_s, column by column.
+	// J by forward differences of F_s, column by column.
 	subSt := sub.newStarter(pool, ts, sp)
+	fs := func(k int, h float64, dst []float64) error {
+		copy(ts[ns*r:], thetaS)
+		if k >= 0 {
+			ts[ns*r+k] += h
+		}
+		if err := subSt.roundAt(ts[ns*r:]); err != nil {
+			return err
+		}
+		copy(dst, ts[ns*r:])
+		return nil
+	}
 	jac := mat.NewDense(g, g, nil)
-	up, down := make([]float64, g), make([]float64, g)
+	base, up := make([]float64, g), make([]float64, g)
+	if err := fs(-1, 0, base); err != nil {
+		return err
+	}
 	for k := range g {
 		if k >= mod.p && k < mod.p+NumOmega(r) && !mod.OmegaFree(k-mod.p) {
 			continue // held at zero
 		}
 		h := fixedPointDelta * max(1, math.Abs(thetaS[k]))
-		for sign, dst := range [][]float64{up, down} {
-			copy(ts[ns*r:], thetaS)
-			ts[ns*r+k] += h * float64(1-2*sign)
-			if err := subSt.roundAt(ts[ns*r:]); err != nil {
-				return err
-			}
-			copy(dst, ts[ns*r:])
+		if err := fs(k, h, up); err != nil {
+			return err
 		}
 		for j := range g {
-			jac.Set(j, k, (up[j]-down[j])/(2*h))
+			jac.Set(j, k, (up[j]-base[j])/h)
 		}
 	}
 	subSt, ts, sp = nil, nil, nil
@@ -128,7 +137,7 @@ func (mod *Model) startFromSample(pool *parallel.Pool, size int, seed uint64, th
 	return st.globalEnd(theta)
 }
 
-// fixedPointDelta is the relative step of the central differences of
+// fixedPointDelta is the relative step of the forward differences of
 // startFromSample's Jacobian.
 const fixedPointDelta = 1e-4
 
