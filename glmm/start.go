@@ -43,6 +43,13 @@ const startRounds = 8
 // 2n (log-diagonal) or n (off-diagonal) for omega, the curvature of the
 // complete-data log density of W at the EM update, and no correlation
 // between omega and the rest.
+//
+// With SampleStartSubjects subjects or more (and no crossed factors) the
+// rounds run over a sample of the subjects, and one round over all of
+// them, with the Jacobian of a round measured on the sample, takes
+// theta_g to the rounds' fixed point over all the subjects (see
+// SampleStartSubjects); StartShare and StartGroup over several processes
+// run every round over all the subjects.
 func (mod *Model) Start(pool *parallel.Pool, theta, prec []float64) error {
 	n, _, _ := mod.Dims()
 	return mod.StartShare(pool, nil, 0, n, theta, prec)
@@ -98,6 +105,9 @@ func (mod *Model) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int,
 		panic("glmm: bad length in Start")
 	}
 	if c == nil {
+		if mod.cross == nil && n >= SampleStartSubjects {
+			return mod.startFromSample(pool, 0, sampleStartSeed, theta, prec)
+		}
 		return mod.startRelay(pool, nil, lo, hi, part, theta, prec)
 	}
 	// A process whose start fails (a cancellation, a time limit) tells the
@@ -148,84 +158,15 @@ func (mod *Model) startRelay(pool *parallel.Pool, relay *parallel.Relay, lo, hi 
 		}
 	}
 	for round := range startRounds {
-		// The first rounds use the Laplace approximation; the last ones
-		// take expectations under each subject's current Gaussian, which
-		// makes the start a Gaussian variational approximation given
-		// (beta, W) and removes the Laplace approximation's bias in W for
-		// binary data.
-		st.gva = round >= startRounds-gvaRounds
-		st.setWWT(omega)
-		// Laplace rounds converge the mode; in the dearer GVA rounds one
-		// Newton step per EM update suffices, started near the solution.
-		steps := 2
-		if st.gva && round > startRounds-gvaRounds+1 {
-			steps = 1
-		}
-		for range steps {
-			if err := st.newton(); err != nil {
-				return err
-			}
-		}
-		if mod.nd == 1 {
-			if err := st.updatePsi(); err != nil {
-				return err
-			}
-		}
-		if mod.cross != nil {
-			if err := st.updateCrossed(thetaG); err != nil {
-				return err
-			}
-		}
-		// EM update of W from S = sum_i b_i b_i' + V_i, with V_i the
-		// curvature of the last Newton pass: refreshing it at the new b_i
-		// would cost a pass over the data for a change of second order.
-		if round < startRounds-1 {
-			sw, err := st.carry(r*r, func(sw []float64) {
-				for i := st.lo; i < st.hi; i++ {
-					bi := st.b[i*r : (i+1)*r]
-					vi := st.v[i*r*r : (i+1)*r*r]
-					for x := range r {
-						for y := range r {
-							sw[x*r+y] += bi[x]*bi[y] + vi[x*r+y]
-						}
-					}
-				}
-			})
-			if err != nil {
-				return err
-			}
-			mod.emOmega(st.total, sw, omega, emRelax)
+		if err := st.round(round, omega, thetaG); err != nil {
+			return err
 		}
 	}
-	// The global block: the information in beta with the prior, and the
-	// curvature in omega.
-	ps := st.prec
-	v2 := mod.priorSD * mod.priorSD
-	// The global block's entries are added chunk after chunk, as sums
-	// over the processes.
-	info, err := st.carry(p*(p+1)/2, func(info []float64) {
-		for k := st.k0; k < st.k1; k++ {
-			for a := range p {
-				for c := 0; c <= a; c++ {
-					info[a*(a+1)/2+c] += st.partR[k][a*p+c]
-				}
-			}
-		}
-	})
-	if err != nil {
+	if err := st.globalEnd(theta); err != nil {
 		return err
 	}
-	for a := range p {
-		for c := 0; c <= a; c++ {
-			ps.AddGlobal(a, c, info[a*(a+1)/2+c])
-		}
-	}
-	st.priorAndOmega()
-	if mod.nd == 1 {
-		j := p + no
-		theta[n*r+j] = st.psi
-		ps.SetGlobal(j, j, max(st.psiCurv, 1/v2))
-	}
+	ps := st.prec
+	v2 := mod.priorSD * mod.priorSD
 	// The crossed effects, held as u_l in Start, become v_l = u_l/tau^a_l.
 	// The curvature in v_l is tau^(2a) times the data's h in u_l plus the
 	// prior's tau^(-2(1-a)); that in omega_u is the data's
@@ -248,6 +189,63 @@ func (mod *Model) startRelay(pool *parallel.Pool, relay *parallel.Relay, lo, hi 
 	}
 	if mod.cross != nil {
 		st.crossedCoupling(thetaG)
+	}
+	return nil
+}
+
+// round is Start's round of the given number (of startRounds): joint
+// Newton steps in (b, beta) given W, the dispersion's and the crossed
+// effects' updates, and the EM update of omega but in the last round.
+func (st *starter) round(round int, omega, thetaG []float64) error {
+	mod := st.mod
+	r := mod.r
+	// The first rounds use the Laplace approximation; the last ones
+	// take expectations under each subject's current Gaussian, which
+	// makes the start a Gaussian variational approximation given
+	// (beta, W) and removes the Laplace approximation's bias in W for
+	// binary data.
+	st.gva = round >= startRounds-gvaRounds
+	st.setWWT(omega)
+	// Laplace rounds converge the mode; in the dearer GVA rounds one
+	// Newton step per EM update suffices, started near the solution.
+	steps := 2
+	if st.gva && round > startRounds-gvaRounds+1 {
+		steps = 1
+	}
+	for range steps {
+		if err := st.newton(); err != nil {
+			return err
+		}
+	}
+	if mod.nd == 1 {
+		if err := st.updatePsi(); err != nil {
+			return err
+		}
+	}
+	if mod.cross != nil {
+		if err := st.updateCrossed(thetaG); err != nil {
+			return err
+		}
+	}
+	// EM update of W from S = sum_i b_i b_i' + V_i, with V_i the
+	// curvature of the last Newton pass: refreshing it at the new b_i
+	// would cost a pass over the data for a change of second order.
+	if round < startRounds-1 {
+		sw, err := st.carry(r*r, func(sw []float64) {
+			for i := st.lo; i < st.hi; i++ {
+				bi := st.b[i*r : (i+1)*r]
+				vi := st.v[i*r*r : (i+1)*r*r]
+				for x := range r {
+					for y := range r {
+						sw[x*r+y] += bi[x]*bi[y] + vi[x*r+y]
+					}
+				}
+			}
+		})
+		if err != nil {
+			return err
+		}
+		mod.emOmega(st.total, sw, omega, emRelax)
 	}
 	return nil
 }

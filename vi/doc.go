@@ -70,14 +70,19 @@
 // For RVB targets of more than RVBStepSubjects subjects that start
 // themselves, the default step shrinks as sqrt(RVBStepSubjects/n) and is
 // not refined: their start is near the optimum, and a fixed-length step
-// otherwise costs more in jitter than the fit gains. Adam, NAdam, PGA, Nagm and VOGN follow the paper's
+// otherwise costs more in jitter than the fit gains. GVA fits of
+// GVARefineSubjects subjects or more that start themselves skip the
+// refinement too: their start leaves nothing for the refined step to find;
+// from GVAWindowSubjects subjects their window is GVAWindow.
+// Adam, NAdam, PGA, Nagm and VOGN follow the paper's
 // supplement with its defaults. Every rule is followed by a safeguard: a
 // step that would shrink a diagonal entry of the factor by more than half is
 // shortened.
 //
 // # Convergence
 //
-// Every Window iterations (50, or 25 for targets of 5000 subjects or more)
+// Every Window iterations (50, or 25 for targets of 5000 subjects or more,
+// 15 for GVA fits of 10^6 or more from their own start)
 // the bound is evaluated at ConvergenceDraws fixed draws, the same each time,
 // so that the gain between windows is measured with common random numbers,
 // free of fresh Monte Carlo noise. What remains is the jitter of the

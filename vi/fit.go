@@ -97,6 +97,12 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 		n = sh.n
 	}
 	quad := quadraticStart(target, set)
+	// GVA from the target's own start, with many subjects: a shorter
+	// window and no refinement (GVAWindowSubjects, GVARefineSubjects).
+	ownGVA := set.Method == GVA && set.Init == InitMode && starterOf(target, nil, 0) != nil
+	if ownGVA && set.Window == 0 && n >= GVAWindowSubjects {
+		set.Window = GVAWindow
+	}
 	if set.Window == 0 && (n >= LargeSubjects || quad) {
 		set.Window = LargeWindow
 	}
@@ -112,6 +118,9 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 		if set.Refine == 0 {
 			set.Refine = -1
 		}
+	}
+	if ownGVA && set.Refine == 0 && n >= GVARefineSubjects {
+		set.Refine = -1
 	}
 	if !ownAlpha0 && partial > StepShared {
 		alpha0 = alpha0 * StepShared / float64(partial)

@@ -1,0 +1,44 @@
+// Copyright ©2026 The sparsevi Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package glmm
+
+import (
+	"github.com/sparsevi/sparsevi/arrowhead"
+	"github.com/sparsevi/sparsevi/parallel"
+)
+
+// StartWhole is Start with its rounds over all the subjects, however
+// many.
+func (mod *Model) StartWhole(pool *parallel.Pool, theta, prec []float64) error {
+	n, _, _ := mod.Dims()
+	return mod.startRelay(pool, nil, 0, n, false, theta, prec)
+}
+
+// StartFromSample is Start's start from its rounds over a sample of size
+// of the subjects drawn with seed (startFromSample), for any number of
+// subjects.
+func (mod *Model) StartFromSample(pool *parallel.Pool, size int, seed uint64, theta, prec []float64) error {
+	return mod.startFromSample(pool, size, seed, theta, prec)
+}
+
+// StartRoundsAt returns theta_g after k of Start's Gaussian variational
+// rounds over all the subjects from thetaG, each from the subjects'
+// Gaussians at the last theta_g (roundAt): with k large, the rounds'
+// fixed point. each, if not nil, sees theta_g after every round.
+func (mod *Model) StartRoundsAt(pool *parallel.Pool, thetaG []float64, k int, each func([]float64)) ([]float64, error) {
+	n, r, g := mod.Dims()
+	theta := make([]float64, n*r+g)
+	copy(theta[n*r:], thetaG)
+	st := mod.newStarter(pool, theta, make([]float64, arrowhead.Len(n, r, g)))
+	for range k {
+		if err := st.roundAt(theta[n*r:]); err != nil {
+			return nil, err
+		}
+		if each != nil {
+			each(theta[n*r:])
+		}
+	}
+	return theta[n*r:], nil
+}
