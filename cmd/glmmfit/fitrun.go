@@ -22,6 +22,7 @@ import (
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/posterior"
+	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
 )
 
@@ -35,7 +36,11 @@ type fitJob struct {
 	method     string
 	expansion  string // RVB's expansion point as fitted; "" for GVA
 	methodNote string
-	intro      string // lines printed before the text summary, or ""
+	// startSample is the number of subjects of the sample whose start a
+	// -batch fit's RVB target is expanded at (rvb.NewAtSampleStart); 0
+	// when it is the start of all of them.
+	startSample int
+	intro       string // lines printed before the text summary, or ""
 	// whole is what the processes of a -shard fit report of all their
 	// data; nil otherwise.
 	whole *wholeData
@@ -145,7 +150,14 @@ func runFit(e *env, args []string) error {
 	fitStart := time.Now() // RVB's start runs in newTarget
 	expansion := o.expansion
 	shard := sharded(e.procs, o)
-	target, vm, rt, err := newTarget(ctx, e.procs, shard, o.threads, job.method, expansion, m)
+	var target vi.Target
+	var vm vi.Method
+	var rt *rvb.Target
+	if sampleStart(o, job.method, expansion) {
+		target, vm, rt, job.startSample, err = newSampleTarget(ctx, o.threads, job.method, o.seed, m)
+	} else {
+		target, vm, rt, err = newTarget(ctx, e.procs, shard, o.threads, job.method, expansion, m)
+	}
 	if err != nil && expansion == expansionStart {
 		// The start failed or was stopped: the fit's own start meets the
 		// same fate and says so (a cancelled start writes the paper's).
@@ -568,7 +580,7 @@ func resolveMethod(method string, m *glmm.Model) (string, string) {
 func newCallInfo(job *fitJob, o *fitOptions) callInfo {
 	return callInfo{
 		modelSpec: job.spec, Method: job.method, Expansion: job.expansion, MethodRequested: o.method, MethodNote: job.methodNote,
-		Optimizer: o.optimizer, Batch: o.batch, Seed: o.seed, MaxIter: o.maxIter, Tol: o.tol,
+		Optimizer: o.optimizer, Batch: o.batch, StartSample: job.startSample, Seed: o.seed, MaxIter: o.maxIter, Tol: o.tol,
 		TimeoutSeconds: o.timeout.Seconds(), Draws: o.draws,
 	}
 }
