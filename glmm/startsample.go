@@ -94,12 +94,19 @@ func (mod *Model) Sample(size int, seed uint64) (*Model, error) {
 	case mod.cross != nil:
 		return nil, errors.New("glmm: a sample of a model with crossed factors")
 	case size == 0:
-		size = max(MinSample, int(math.Ceil(DefaultSampleFraction*float64(n))))
+		size = DefaultSampleSize(n)
 	}
 	if size >= n {
 		return mod, nil
 	}
 	return mod.sample(sampleSubjects(n, size, seed))
+}
+
+// DefaultSampleSize returns the number of subjects that Sample takes of
+// n when its size is not given: DefaultSampleFraction of them, at least
+// MinSample (n or more means all of them).
+func DefaultSampleSize(n int) int {
+	return max(MinSample, int(math.Ceil(DefaultSampleFraction*float64(n))))
 }
 
 // startAtGVASteps is the number of StartAt's Gaussian variational steps

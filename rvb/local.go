@@ -67,6 +67,17 @@ type workspace struct {
 
 	mws any // the model's workspace, for the crossed effects in eta0
 
+	// What setGlobal and prepare last computed, for a Model's RVB1
+	// Target (cached): the theta_g of setGlobal (globOK once set), and the
+	// subject and theta_g of prepare (prepI -1 when it holds nothing).
+	// Evaluated again at the same theta_g, as a stochastic fit's visit
+	// evaluates a subject at two local draws for each global one, a
+	// subject costs no second prepare: RVB1's is a function of i and
+	// theta_g alone, so the values are those of a fresh one, bit for bit.
+	globG, prepG []float64
+	globOK       bool
+	prepI        int
+
 	_ [scratch.Line]byte
 }
 
@@ -85,9 +96,13 @@ func (t *Target) NewWorkspace() any {
 		s: mk(r * r), tm: mk(r * r), gam: mk(r * r), ls: mk(r * r),
 		center: mk(r), b: mk(r), av: mk(r), c: mk(r), v: mk(r), dir: mk(r), bn: mk(r), grad: mk(r),
 		eta0: mk(ni), eta: mk(ni), d1: mk(ni), hw: mk(ni), k3: mk(ni), row: mk(ni),
-		zbuf: mk(nz),
-		mws:  t.src.NewWorkspace(),
-		r:    r,
+		zbuf:  mk(nz),
+		mws:   t.src.NewWorkspace(),
+		r:     r,
+		prepI: -1,
+	}
+	if t.cached() {
+		ws.globG, ws.prepG = make([]float64, t.g), make([]float64, t.g)
 	}
 	if t.nm != nil {
 		ws.mats = []*[]float64{&ws.omega, &ws.prec, &ws.rf, &ws.rinv, &ws.lam, &ws.l, &ws.s, &ws.tm, &ws.gam, &ws.ls}
@@ -131,6 +146,13 @@ func (t *Target) setGlobal(ws *workspace, thetaG []float64) {
 		ws.oa, ws.ob = thetaG[t.p], thetaG[t.p+1]
 		ws.pa, ws.pb = math.Exp(2*ws.oa), math.Exp(2*ws.ob)
 		return
+	}
+	if ws.globG != nil {
+		if ws.globOK && sameBits(ws.globG, thetaG) {
+			return
+		}
+		copy(ws.globG, thetaG)
+		ws.globOK = true
 	}
 	omega := thetaG[t.p : t.p+glmm.NumOmega(r)]
 	glmm.OmegaToW(omega, r, ws.w)
@@ -266,8 +288,41 @@ func (w *warmStart) reset() {
 // L_i = chol(Lambda_i); for RVB2 also the curvature terms at the mode.
 // RVB2 starts Newton's method from a prediction from the subject's last
 // solve in warm, if there is one, and records this solve there; a nil warm
-// means a cold start.
+// means a cold start. A cached Target's workspace (cached) skips the
+// work when it last prepared the same subject at the same theta_g.
 func (t *Target) prepare(ws *workspace, i int, thetaG []float64, warm *warmStart) error {
+	if ws.prepG != nil {
+		if ws.prepI == i && sameBits(ws.prepG, thetaG) {
+			return nil
+		}
+		ws.prepI = -1
+		if err := t.prepareAnew(ws, i, thetaG, warm); err != nil {
+			return err
+		}
+		ws.prepI = i
+		copy(ws.prepG, thetaG)
+		return nil
+	}
+	return t.prepareAnew(ws, i, thetaG, warm)
+}
+
+// cached reports a Target whose workspaces keep setGlobal's and
+// prepare's last results: a Model's RVB1 Target, whose prepare depends on
+// the subject and theta_g alone (RVB2's on its warm start too).
+func (t *Target) cached() bool { return t.method == RVB1 && t.nm == nil }
+
+// sameBits reports whether a and b, of equal length, hold the same bits.
+func sameBits(a, b []float64) bool {
+	for j, x := range a {
+		if math.Float64bits(x) != math.Float64bits(b[j]) {
+			return false
+		}
+	}
+	return true
+}
+
+// prepareAnew is prepare without the cache.
+func (t *Target) prepareAnew(ws *workspace, i int, thetaG []float64, warm *warmStart) error {
 	r, o, sq := t.blk(i)
 	t.forSubject(ws, r)
 	ws.z = t.zRows(ws, i)

@@ -64,7 +64,7 @@ func NewAtSampleStart(pool *parallel.Pool, m *glmm.Model, method Method, size in
 		if err := mod.StartAt(pool, thetaS, st.theta, st.prec); err != nil {
 			return err
 		}
-		t, err := newStarted(mod, method, st, opts)
+		t, err := newStarted(pool, mod, method, st, opts)
 		if err != nil {
 			return err
 		}
@@ -90,5 +90,5 @@ func NewAtSampleStart(pool *parallel.Pool, m *glmm.Model, method Method, size in
 	if err := m.StartAt(pool, thetaS, st.theta, st.prec); err != nil {
 		return nil, err
 	}
-	return newStarted(m, method, st, opts)
+	return newStarted(pool, m, method, st, opts)
 }

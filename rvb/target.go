@@ -226,7 +226,7 @@ func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	return modelTarget(m, method).expand(o)
+	return modelTarget(m, method).expand(nil, o)
 }
 
 // modelTarget returns the Target of m before its expansion (expand).
@@ -272,7 +272,7 @@ func NewNested(m *glmm.Nested, method Method, opts ...Option) (*Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nestedTarget(m, method).expand(o)
+	return nestedTarget(m, method).expand(nil, o)
 }
 
 // nestedTarget returns the Target of m before its expansion (expand).
@@ -318,8 +318,9 @@ func (t *Target) zRows(ws *workspace, i int) []float64 {
 }
 
 // expand sets the expansion of RVB1 from the options, and RVB2's warm
-// starts.
-func (t *Target) expand(o config) (*Target, error) {
+// starts: subject by subject, independently, on pool's workers (in this
+// goroutine if pool is nil), and bit for bit alike either way.
+func (t *Target) expand(pool *parallel.Pool, o config) (*Target, error) {
 	nobs := t.src.NumObs()
 	if o.eta != nil && len(o.eta) != nobs {
 		return nil, fmt.Errorf("rvb: expansion point has %d entries for %d observations", len(o.eta), nobs)
@@ -328,32 +329,67 @@ func (t *Target) expand(o config) (*Target, error) {
 	t.tol, t.maxNewton = o.tol, o.maxNewton
 	t.hw, t.qw = make([]float64, nobs), make([]float64, nobs)
 	t.a, t.commonWM = make([]float64, t.sqLen()), make([]float64, n)
-	t.unit = t.fam == glmm.Bernoulli && t.link == glmm.CanonicalLink
+	chunks := parallel.NewChunking(n, parallel.DefaultChunkSize)
+	// Each chunk says whether it has a weight other than 1.
+	weighted := make([]bool, chunks.Len())
+	each := func(k int) error {
+		lo, hi := chunks.Bounds(k)
+		return t.expandRange(o, lo, hi, &weighted[k])
+	}
+	if err := runChunks(pool, chunks.Len(), each); err != nil {
+		return nil, err
+	}
+	t.unit = t.fam == glmm.Bernoulli && t.link == glmm.CanonicalLink && !slices.Contains(weighted, true)
+	if t.method == RVB2 {
+		t.warm = newWarmStart(t.at(n), t.sqLen(), nobs)
+	}
+	return t, nil
+}
+
+// runChunks calls fn(k) for every chunk k in [0, chunks) on pool, or in
+// this goroutine in order if pool is nil, and returns the error of the
+// lowest-numbered chunk that failed.
+func runChunks(pool *parallel.Pool, chunks int, fn func(k int) error) error {
+	if pool != nil {
+		return pool.Run(chunks, fn)
+	}
+	for k := range chunks {
+		if err := fn(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// expandRange is expand's work for the subjects [lo, hi): their rows'
+// hw and qw, their a and commonWM; it sets *weighted if a row's weight
+// is not 1.
+func (t *Target) expandRange(o config, lo, hi int, weighted *bool) error {
 	m := t.src
 	var ws *workspace
 	if t.nm != nil {
 		ws = &workspace{zbuf: make([]float64, m.MaxSubjectObs()*t.rmax)}
 	}
-	for i := range n {
+	for i := lo; i < hi; i++ {
 		r, _, sq := t.blk(i)
-		lo, hi := m.SubjectRows(i)
+		rlo, rhi := m.SubjectRows(i)
 		y, tr, w := m.Response(i)
 		z := t.zRows(ws, i)
 		ai := t.a[sq : sq+r*r]
 		t.commonWM[i] = w[0] * tr[0]
-		for j := range hi - lo {
+		for j := range rhi - rlo {
 			if w[j]*tr[j] != t.commonWM[i] {
 				t.commonWM[i] = math.NaN()
 			}
 			if w[j] != 1 {
-				t.unit = false
+				*weighted = true
 			}
-			k := lo + j
+			k := rlo + j
 			var e float64
 			if o.eta != nil {
 				e = o.eta[m.DataRow(k)]
 				if math.IsNaN(e) || math.IsInf(e, 0) {
-					return nil, fmt.Errorf("rvb: expansion point of data row %d is %v", m.DataRow(k)+1, e)
+					return fmt.Errorf("rvb: expansion point of data row %d is %v", m.DataRow(k)+1, e)
 				}
 			} else {
 				e = DefaultExpansion(t.fam, y[j], tr[j])
@@ -374,10 +410,7 @@ func (t *Target) expand(o config) (*Target, error) {
 			}
 		}
 	}
-	if t.method == RVB2 {
-		t.warm = newWarmStart(t.at(n), t.sqLen(), nobs)
-	}
-	return t, nil
+	return nil
 }
 
 // sqLen returns the length of the subjects' r_i×r_i matrices.
@@ -414,7 +447,7 @@ func NewShareAtStart(pool *parallel.Pool, c parallel.Carrier, lo, hi int, m *glm
 	if err != nil {
 		return nil, err
 	}
-	return newStarted(m, method, st, opts)
+	return newStarted(pool, m, method, st, opts)
 }
 
 // NewGroupAtStart is NewAtStart in one of the processes of a fit over a
@@ -428,12 +461,12 @@ func NewGroupAtStart(pool *parallel.Pool, c parallel.Carrier, m *glmm.Model, met
 	if err := m.StartGroup(pool, c, st.theta, st.prec); err != nil {
 		return nil, err
 	}
-	return newStarted(m, method, st, opts)
+	return newStarted(pool, m, method, st, opts)
 }
 
 // newStarted returns the Target of m expanded at the model's start st,
-// which its Start then uses.
-func newStarted(m *glmm.Model, method Method, st *modelStart, opts []Option) (*Target, error) {
+// which its Start then uses; the expansion runs on pool.
+func newStarted(pool *parallel.Pool, m *glmm.Model, method Method, st *modelStart, opts []Option) (*Target, error) {
 	if m.IndependentBlocks() {
 		return nil, errors.New("rvb: independent blocks of random effects, as in (1 + x || g), are not supported; fit the model itself (GVA)")
 	}
@@ -441,15 +474,15 @@ func newStarted(m *glmm.Model, method Method, st *modelStart, opts []Option) (*T
 	if err != nil {
 		return nil, err
 	}
-	return modelTarget(m, method).startedAt(st, o)
+	return modelTarget(m, method).startedAt(pool, st, o)
 }
 
 // startedAt expands t, made without its expansion, about the linear
 // predictor at its model's start st (overriding o's), which its Start
-// then uses.
-func (t *Target) startedAt(st *modelStart, o config) (*Target, error) {
-	o.eta = t.etaAt(st.theta)
-	if _, err := t.expand(o); err != nil {
+// then uses; both run on pool.
+func (t *Target) startedAt(pool *parallel.Pool, st *modelStart, o config) (*Target, error) {
+	o.eta = t.etaAt(pool, st.theta)
+	if _, err := t.expand(pool, o); err != nil {
 		return nil, err
 	}
 	t.start, t.atStart = st, true
@@ -472,7 +505,7 @@ func NewNestedAtStart(pool *parallel.Pool, m *glmm.Nested, method Method, opts .
 	if err := m.Start(pool, st.theta, st.prec); err != nil {
 		return nil, err
 	}
-	return t.startedAt(st, o)
+	return t.startedAt(pool, st, o)
 }
 
 // ExpandedAtStart reports whether the Target was made by NewAtStart, and
@@ -487,7 +520,7 @@ func StartExpansion(pool *parallel.Pool, m *glmm.Model) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	return modelTarget(m, RVB1).etaAt(st.theta), nil
+	return modelTarget(m, RVB1).etaAt(pool, st.theta), nil
 }
 
 // startOf returns the model's start.
@@ -528,25 +561,31 @@ func shareStartOf(pool *parallel.Pool, c parallel.Carrier, lo, hi int, m *glmm.M
 
 // etaAt returns the linear predictor of every data row at theta, a start
 // of t's model (the b_i, then theta_g), crossed effects included.
-func (t *Target) etaAt(theta []float64) []float64 {
+func (t *Target) etaAt(pool *parallel.Pool, theta []float64) []float64 {
 	eta := make([]float64, t.src.NumObs())
-	buf := make([]float64, t.src.MaxSubjectObs())
-	ws := t.NewWorkspace().(*workspace)
 	nr := t.at(t.n)
-	for i := range t.n {
-		r, o, _ := t.blk(i)
-		lo, hi := t.src.SubjectRows(i)
-		fe := buf[:hi-lo]
-		t.src.GlobalEta(ws.mws, i, theta[nr:], fe)
-		z := t.zRows(ws, i)
-		b := theta[o : o+r]
-		for j, v := range fe {
-			for a, za := range z[j*r : j*r+r] {
-				v += za * b[a]
+	chunks := parallel.NewChunking(t.n, parallel.DefaultChunkSize)
+	// Each subject writes its own rows.
+	runChunks(pool, chunks.Len(), func(k int) error {
+		buf := make([]float64, t.src.MaxSubjectObs())
+		ws := t.NewWorkspace().(*workspace)
+		lo, hi := chunks.Bounds(k)
+		for i := lo; i < hi; i++ {
+			r, o, _ := t.blk(i)
+			rlo, rhi := t.src.SubjectRows(i)
+			fe := buf[:rhi-rlo]
+			t.src.GlobalEta(ws.mws, i, theta[nr:], fe)
+			z := t.zRows(ws, i)
+			b := theta[o : o+r]
+			for j, v := range fe {
+				for a, za := range z[j*r : j*r+r] {
+					v += za * b[a]
+				}
+				eta[t.src.DataRow(rlo+j)] = v
 			}
-			eta[t.src.DataRow(lo+j)] = v
 		}
-	}
+		return nil
+	})
 	return eta
 }
 

@@ -73,23 +73,33 @@ func (f *rvbFamily) init(ctx context.Context, how Init) error {
 		// for the global block).
 		return initMode(f.base, true, func(s []float64, _ *arrowhead.Factor) error {
 			n, g := f.n, f.g
-			// One workspace for each order of block.
-			var w []*invChol
-			for i := range n {
-				r, _ := f.c.Block(i)
-				if r == 0 {
-					continue
+			// The subjects' blocks chunk by chunk on the pool: each is
+			// its own, and the error is the first subject's that
+			// failed, as in order.
+			err := f.pool.Run(f.chunks.Len(), func(k int) error {
+				lo, hi := f.chunks.Bounds(k)
+				// One workspace for each order of block.
+				var w []*invChol
+				for i := lo; i < hi; i++ {
+					r, _ := f.c.Block(i)
+					if r == 0 {
+						continue
+					}
+					for len(w) <= r {
+						w = append(w, nil)
+					}
+					if w[r] == nil {
+						w[r] = newInvChol(r)
+					}
+					slo, shi := f.c.Span(i, i+1)
+					if err := w[r].into(s[slo:shi], f.c.Local(i)); err != nil {
+						return fmt.Errorf("vi: initialisation: subject %d: %w", i, err)
+					}
 				}
-				for len(w) <= r {
-					w = append(w, nil)
-				}
-				if w[r] == nil {
-					w[r] = newInvChol(r)
-				}
-				lo, hi := f.c.Span(i, i+1)
-				if err := w[r].into(s[lo:hi], f.c.Local(i)); err != nil {
-					return fmt.Errorf("vi: initialisation: subject %d: %w", i, err)
-				}
+				return nil
+			})
+			if err != nil {
+				return err
 			}
 			_, nt := f.c.Span(0, n)
 			if err := invCholInto(g, s[nt:], f.c.Global()); err != nil {

@@ -254,9 +254,11 @@ type svi struct {
 
 // sviScratch is one chunk's scratch space.
 type sviScratch struct {
-	bp, bm, gl, ent []float64 // r-vectors
-	tg, all, odd    []float64 // G-vectors
-	strata          []int32   // a permutation of the chunk's positions
+	bp, bm, ent []float64  // r-vectors
+	all, odd    []float64  // G-vectors
+	pl, pg      []float64  // the local and global gradients at the four points, 4r and 4G
+	plp         [4]float64 // the log densities there
+	strata      []int32    // a permutation of the chunk's positions
 }
 
 func newSVI(f *rvbFamily, set Stochastic, seed uint64) *svi {
@@ -272,8 +274,9 @@ func newSVI(f *rvbFamily, set Stochastic, seed uint64) *svi {
 	}
 	for k := range s.ws {
 		w := &s.ws[k]
-		w.bp, w.bm, w.gl, w.ent = make([]float64, r), make([]float64, r), make([]float64, r), make([]float64, r)
-		w.tg, w.all, w.odd = make([]float64, g), make([]float64, g), make([]float64, g)
+		w.bp, w.bm, w.ent = make([]float64, r), make([]float64, r), make([]float64, r)
+		w.all, w.odd = make([]float64, g), make([]float64, g)
+		w.pl, w.pg = make([]float64, 4*r), make([]float64, 4*g)
 		w.strata = make([]int32, f.chunks.Size)
 	}
 	s.permRand = rand.New(&s.permRNG)
@@ -383,32 +386,47 @@ func (s *svi) visit(k, i int, u float64, rng *rand.Rand) (lp, zz, ld float64, er
 	clear(gOdd)
 	clear(w.all)
 	clear(w.odd)
-	pts := 0
-	for sb := range 2 {
-		b, sgnB := w.bp, 1.0
-		if sb == 1 {
-			b, sgnB = w.bm, -1
+	// The four points, both local signs at each global one in turn (a
+	// target may then reuse what depends on theta_g alone, as rvb's
+	// RVB1 does), their results summed in the order of (local sign,
+	// global sign).
+	for sg := range 2 {
+		tg := s.thetaGP
+		if sg == 1 {
+			tg = s.thetaGM
 		}
-		for sg := range 2 {
-			pts++
-			tg, sgnG := s.thetaGP, 1.0
-			if sg == 1 {
-				tg, sgnG = s.thetaGM, -1
+		for sb := range 2 {
+			b := w.bp
+			if sb == 1 {
+				b = w.bm
 			}
-			clear(w.tg)
-			l, err := f.target.Local(f.ws[k], i, i+1, tg, b, w.gl, w.tg)
+			q := 2*sb + sg
+			gl, gg := w.pl[q*r:(q+1)*r], w.pg[q*s.g:(q+1)*s.g]
+			clear(gg)
+			l, err := f.target.Local(f.ws[k], i, i+1, tg, b, gl, gg)
 			if err != nil {
 				return 0, 0, 0, err
 			}
-			lp += l
-			for j, x := range w.gl {
-				gm[j] += x
-				gOdd[j] += sgnB * x
-			}
-			for j, x := range w.tg {
-				w.all[j] += x
-				w.odd[j] += sgnG * x
-			}
+			w.plp[q] = l
+		}
+	}
+	const pts = 4
+	for q := range pts {
+		sgnB, sgnG := 1.0, 1.0
+		if q/2 == 1 {
+			sgnB = -1
+		}
+		if q%2 == 1 {
+			sgnG = -1
+		}
+		lp += w.plp[q]
+		for j, x := range w.pl[q*r : (q+1)*r] {
+			gm[j] += x
+			gOdd[j] += sgnB * x
+		}
+		for j, x := range w.pg[q*s.g : (q+1)*s.g] {
+			w.all[j] += x
+			w.odd[j] += sgnG * x
 		}
 	}
 	// The entropy's gradient C_i^-T z_i is odd: it cancels from the mean

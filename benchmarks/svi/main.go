@@ -36,8 +36,11 @@
 // batch} (seed 2; -step sets its first step), to its own convergence
 // rule. The fits run one after the other in this process, each timed by
 // vi.Result.Elapsed (start, iterations and the final bound over all
-// subjects); "CPU" is the process's CPU time over each fit's target build
-// and fit, which other jobs on the machine change less. With -start, a
+// subjects; the stochastic fit's cell also gives its start inside vi.Fit
+// and the time of a pass, from the trace's first two passes, the first
+// taken to cost what the second did); "CPU" is the process's CPU time
+// over each fit's target build and fit, which other jobs on the machine
+// change less. With -start, a
 // third fit, on the stochastic fit's kind of target, stopped after one
 // full-batch iteration says how far the stochastic fit's start itself is
 // from the full batch. With -plot, the bound of each fit against the
@@ -220,8 +223,9 @@ func (c comparison) run(m *glmm.Model, n int, stoch vi.Stochastic) (string, erro
 	if c.sample >= 0 && expansion == "start" && name != "glmm" {
 		startSto = fmt.Sprintf("sample %d", c.sample)
 	}
-	return fmt.Sprintf("| 10^%.0f | %s | %s | %s | %d | %.1f s, %.1f s | %v, %d iterations, %.1f s (final %.1f s) | %v, %d passes, %.1f s (final %.1f s) | %.2f | %.2f (CPU %.1f s, %.1f s: %.2f) | %.3f sd | %.1f%% | %s | %.2f ± %.2f | %.2f ± %.2f (%d draws) | %s; %s |",
-		math.Log10(float64(n)), name, expansion, startSto, batch, bf, bs, full.Status, full.Iterations, f, final(full), sto.Status, sto.Passes, s, final(sto),
+	st, pass := startAndPass(sto)
+	return fmt.Sprintf("| 10^%.0f | %s | %s | %s | %d | %.1f s, %.1f s | %v, %d iterations, %.1f s (final %.1f s) | %v, %d passes, %.1f s (start %.1f s, %.1f s a pass, final %.1f s) | %.2f | %.2f (CPU %.1f s, %.1f s: %.2f) | %.3f sd | %.1f%% | %s | %.2f ± %.2f | %.2f ± %.2f (%d draws) | %s; %s |",
+		math.Log10(float64(n)), name, expansion, startSto, batch, bf, bs, full.Status, full.Iterations, f, final(full), sto.Status, sto.Passes, s, st, pass, final(sto),
 		s/f, (bs+s)/(bf+f), cpuFull, cpuSto, cpuSto/cpuFull, worstMu, 100*worstSD, startDiff,
 		full.LowerBound, full.LowerBoundSE, sto.LowerBound, sto.LowerBoundSE, sto.LowerBoundDraws, loadFull, load()), nil
 }
@@ -233,6 +237,19 @@ func final(res *vi.Result) float64 {
 		return math.NaN()
 	}
 	return (res.Elapsed - res.Trace[len(res.Trace)-1].Elapsed).Seconds()
+}
+
+// startAndPass returns the seconds of a stochastic fit's start (inside
+// vi.Fit: RVB's start from the target's, and the family's) and of a pass
+// after the first: the trace has a point at the end of every pass, and
+// the first pass is taken to cost what the second did.
+func startAndPass(res *vi.Result) (start, pass float64) {
+	tr := res.Trace
+	if len(tr) < 2 {
+		return math.NaN(), math.NaN()
+	}
+	pass = (tr[1].Elapsed - tr[0].Elapsed).Seconds()
+	return tr[0].Elapsed.Seconds() - pass, pass
 }
 
 // worst returns the largest distance of a global mean of fit from ref's,

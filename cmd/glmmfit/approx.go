@@ -100,3 +100,37 @@ func newTarget(ctx context.Context, procs processes, shard bool, threads int, me
 	rt, _ := t.(*rvb.Target)
 	return t, vm, rt, nil
 }
+
+// sampleStart reports whether a fit builds its RVB target at the start of
+// a sample of the subjects (newSampleTarget): a -batch fit of an RVB
+// method expanded at the start, unless -out saves it, since a fit file
+// records the expansion at the full start, which loading it computes
+// again.
+func sampleStart(o *fitOptions, method, expansion string) bool {
+	return o.batch > 0 && method != methodGVA && expansion == expansionStart && o.out == ""
+}
+
+// newSampleTarget is newTarget for a -batch fit (sampleStart): the RVB
+// target of the named method expanded at the start of a sample of the
+// subjects, corrected over all of them (rvb.NewAtSampleStart, its
+// default size, the sample drawn from seed), which costs a fraction of
+// the model's start over all of them. It returns the sample's size too,
+// 0 when the sample is every subject (the target is then newTarget's).
+func newSampleTarget(ctx context.Context, threads int, method string, seed uint64, m *glmm.Model) (vi.Target, vi.Method, *rvb.Target, int, error) {
+	meth := rvb.RVB1
+	if method == methodRVB2 {
+		meth = rvb.RVB2
+	}
+	n, _, _ := m.Dims()
+	size := glmm.DefaultSampleSize(n)
+	if size >= n {
+		size = 0
+	}
+	pool := parallel.NewPollingPool(ctx, vi.Settings{Workers: threads}.WorkersFor(m))
+	defer pool.Close()
+	t, err := rvb.NewAtSampleStart(pool, m, meth, 0, seed)
+	if err != nil {
+		return nil, 0, nil, 0, err
+	}
+	return t, vi.BlockDiag, t, size, nil
+}

@@ -36,7 +36,11 @@ type fitJob struct {
 	method     string
 	expansion  string // RVB's expansion point as fitted; "" for GVA
 	methodNote string
-	intro      string // lines printed before the text summary, or ""
+	// startSample is the number of subjects of the sample whose start a
+	// -batch fit's RVB target is expanded at (rvb.NewAtSampleStart); 0
+	// when it is the start of all of them.
+	startSample int
+	intro       string // lines printed before the text summary, or ""
 	// whole is what the processes of a -shard fit report of all their
 	// data; nil otherwise.
 	whole *wholeData
@@ -146,8 +150,14 @@ func runFit(e *env, args []string) error {
 	expansion := o.expansion
 	shard := sharded(e.procs, o)
 	newFitTarget := func(expansion string) (vi.Target, vi.Method, *rvb.Target, error) {
-		if nm != nil {
+		job.startSample = 0
+		switch {
+		case nm != nil:
 			return newNestedTarget(ctx, o.threads, job.method, expansion, nm)
+		case sampleStart(o, job.method, expansion):
+			t, vm, rt, size, err := newSampleTarget(ctx, o.threads, job.method, o.seed, m)
+			job.startSample = size
+			return t, vm, rt, err
 		}
 		return newTarget(ctx, e.procs, shard, o.threads, job.method, expansion, m)
 	}
@@ -592,7 +602,7 @@ func resolveMethod(method string, m *glmm.Model) (string, string) {
 func newCallInfo(job *fitJob, o *fitOptions) callInfo {
 	return callInfo{
 		modelSpec: job.spec, Method: job.method, Expansion: job.expansion, MethodRequested: o.method, MethodNote: job.methodNote,
-		Optimizer: o.optimizer, Batch: o.batch, Seed: o.seed, MaxIter: o.maxIter, Tol: o.tol,
+		Optimizer: o.optimizer, Batch: o.batch, StartSample: job.startSample, Seed: o.seed, MaxIter: o.maxIter, Tol: o.tol,
 		TimeoutSeconds: o.timeout.Seconds(), Draws: o.draws,
 	}
 }

@@ -97,7 +97,12 @@ type callInfo struct {
 	Optimizer       string `json:"optimizer"`
 	// Batch is -batch: the subjects of each stochastic iteration, 0 for
 	// the full batch (then Optimizer and Tol apply).
-	Batch          int     `json:"batch,omitempty"`
+	Batch int `json:"batch,omitempty"`
+	// StartSample is the number of subjects of the sample from whose
+	// start a -batch fit's RVB expansion point and start were computed
+	// (the model's start on a sample, corrected over all the subjects:
+	// rvb.NewAtSampleStart); 0 when every subject's start was computed.
+	StartSample    int     `json:"start_sample,omitempty"`
 	Seed           uint64  `json:"seed"`
 	MaxIter        int     `json:"max_iter"`
 	Tol            float64 `json:"tol"`

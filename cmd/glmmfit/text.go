@@ -86,7 +86,11 @@ func writeText(w io.Writer, doc *document) {
 	}
 	line("Method:", "%s", method)
 	if c.Batch > 0 {
-		line("Step rule:", "stochastic updates over subjects, %d a step (Robbins–Monro schedule); seed %d", c.Batch, c.Seed)
+		start := ""
+		if c.StartSample > 0 {
+			start = fmt.Sprintf("; started from a sample of %d of the %d subjects", c.StartSample, d.Subjects)
+		}
+		line("Step rule:", "stochastic updates over subjects, %d a step (Robbins–Monro schedule)%s; seed %d", c.Batch, start, c.Seed)
 	} else {
 		line("Step rule:", "%s; seed %d; tol %g", c.Optimizer, c.Seed, c.Tol)
 	}
