@@ -50,6 +50,16 @@ func WrapSymVar(sizes []int, g int, data []float64) Sym {
 	return s
 }
 
+// SymOf returns the Sym held in the storage of f, laid out as f's (fixed
+// or variable sizes): the form in which a start writes a precision into a
+// Factor's storage before it is factorised there in place.
+func SymOf(f *Factor) Sym {
+	if f.off == nil {
+		return WrapSym(f.n, f.r, f.g, f.data)
+	}
+	return Sym{n: f.n, g: f.g, off: f.off, soff: f.soff, data: f.data}
+}
+
 // blk returns subject i's order r_i and the offset of its storage.
 func (s Sym) blk(i int) (r, so int) {
 	if s.off == nil {

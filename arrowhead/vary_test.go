@@ -425,6 +425,9 @@ func TestSymVar(t *testing.T) {
 			}
 		}
 		checkClose(t, s.String()+": set element by element", filled.Data(), prec, tol)
+		if !mat.Equal(SymOf(WrapVar(s.sizes, s.g, prec)), sym) {
+			t.Errorf("%v: SymOf the Factor over the same storage reads otherwise", s)
+		}
 		for i := range s.sizes {
 			lo, _ := f.Span(i, i+1)
 			if len(sym.Local(i)) > 0 && &sym.Local(i)[0] != &prec[lo] {
@@ -440,5 +443,8 @@ func TestSymVar(t *testing.T) {
 	}
 	if !mat.Equal(WrapSymVar(sizes, 3, data), WrapSym(3, 2, 3, data)) {
 		t.Error("equal sizes: WrapSymVar reads otherwise than WrapSym")
+	}
+	if !mat.Equal(SymOf(Wrap(3, 2, 3, data)), WrapSym(3, 2, 3, data)) {
+		t.Error("SymOf a fixed-size Factor reads otherwise than WrapSym")
 	}
 }

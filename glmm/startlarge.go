@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/sparsevi/sparsevi/arrowhead"
+	"github.com/sparsevi/sparsevi/internal/small"
 	"github.com/sparsevi/sparsevi/parallel"
 )
 
@@ -197,7 +198,7 @@ func (st *starter) globalEnd(theta []float64) error {
 		for k := st.k0; k < st.k1; k++ {
 			for a := range p {
 				for c := 0; c <= a; c++ {
-					info[a*(a+1)/2+c] += st.partR[k][a*p+c]
+					info[small.PackedIndex(a, c)] += st.partR[k][a*p+c]
 				}
 			}
 		}
@@ -207,7 +208,7 @@ func (st *starter) globalEnd(theta []float64) error {
 	}
 	for a := range p {
 		for c := 0; c <= a; c++ {
-			ps.AddGlobal(a, c, info[a*(a+1)/2+c])
+			ps.AddGlobal(a, c, info[small.PackedIndex(a, c)])
 		}
 	}
 	st.priorAndOmega()

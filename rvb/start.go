@@ -167,7 +167,7 @@ func (t *Target) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int, 
 				for u := range r {
 					s += x[c*r+u] * x[e*r+u]
 				}
-				sg[c*(c+1)/2+e] -= s
+				sg[small.PackedIndex(c, e)] -= s
 			}
 		}
 		bi := theta[o : o+r]
@@ -205,7 +205,7 @@ func (t *Target) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int, 
 				for k := u; k < r; k++ {
 					s += ws.l[k*r+u] * tmp[k*r+v]
 				}
-				ps.Local(i)[u*(u+1)/2+v] = s
+				ps.Local(i)[small.PackedIndex(u, v)] = s
 			}
 		}
 		clear(sgi)
@@ -377,7 +377,7 @@ func (t *Target) startGlobal(pool *parallel.Pool, c parallel.Carrier, lo, hi int
 	}
 	for c := range g {
 		for e := 0; e <= c; e++ {
-			sg[c*(c+1)/2+e] = hess[c*g+e]
+			sg[small.PackedIndex(c, e)] = hess[c*g+e]
 		}
 	}
 	return nil

@@ -36,6 +36,11 @@ type base struct {
 	iter   uint64
 	grads  bool // the pass computes gradients
 
+	// The destinations of an estimate's gradients (either may be nil),
+	// and whether without the entropy's part (begin).
+	nat, euc  []float64
+	noEntropy bool
+
 	// kind labels each entry of lambda; it is nil where the family
 	// labels its factor by the pattern of one subject's block and the
 	// global block (gva's chunked), whose diagonals are at diagLocal and
@@ -295,6 +300,39 @@ func (b *base) addPartials(lp, zz, ld float64) (float64, float64, float64) {
 }
 
 // logNorm is -d/2 log(2 pi), d counting the variables of every process.
+// begin readies an estimate at iteration iter that writes its gradients
+// into nat and euc (either may be nil), without the entropy's part when
+// noEntropy.
+func (b *base) begin(iter uint64, nat, euc []float64, noEntropy bool) {
+	b.iter = iter
+	b.nat, b.euc, b.noEntropy = nat, euc, noEntropy
+	b.grads = nat != nil || euc != nil
+}
+
+// addGlobalTerm returns lp, the chunks' sum of the local terms of log p at
+// the draw, plus the target's global term there, and sets the gradient's
+// global block to the chunks' sum and the global term's.
+func (b *base) addGlobalTerm(lp float64) float64 {
+	gradG := b.grad[b.nr:]
+	copy(gradG, b.sumG)
+	return lp + b.target.Global(b.theta[b.nr:], gradG)
+}
+
+// addGlobalGrad adds the global block of v into the gradient's.
+func (b *base) addGlobalGrad(v []float64) {
+	for j := b.nr; j < b.d; j++ {
+		b.grad[j] += v[j]
+	}
+}
+
+// addGrad adds the entries of v of subjects lo..hi-1 into the gradient:
+// the entropy's part of grad h, which each family computes its own way.
+func (b *base) addGrad(lo, hi int, v []float64) {
+	for j := b.at(lo); j < b.at(hi); j++ {
+		b.grad[j] += v[j]
+	}
+}
+
 func (b *base) logNorm() float64 { return -0.5 * float64(b.dAll) * math.Log(2*math.Pi) }
 
 // labelFactor marks the factor's entries of lambda off-diagonal, except

@@ -19,10 +19,6 @@ type gva struct {
 	t  *arrowhead.Factor
 	tz []float64 // T_g z_g
 
-	// Per-iteration destinations of the gradient pass.
-	nat, euc  []float64
-	noEntropy bool
-
 	// Fisher map arguments.
 	fsrc, fdst []float64
 
@@ -135,9 +131,7 @@ func (f *gva) drawPass(k int) error {
 	if !f.noEntropy {
 		// grad h = grad log p + T z: v holds T z for the chunk.
 		f.t.MulVecRange(lo, hi, f.v, f.z, s1)
-		for j := f.at(lo); j < f.at(hi); j++ {
-			f.grad[j] += f.v[j]
-		}
+		f.addGrad(lo, hi, f.v)
 	}
 	return nil
 }
@@ -172,9 +166,7 @@ func (f *gva) estimate(iter uint64, nat, euc []float64, noEntropy bool) (float64
 		}
 		return f.chunked.estimate(iter, false)
 	}
-	f.iter = iter
-	f.nat, f.euc, f.noEntropy = nat, euc, noEntropy
-	f.grads = nat != nil || euc != nil
+	f.begin(iter, nat, euc, noEntropy)
 	d, nr := f.d, f.nr
 	mu := f.lam[:d]
 	zzg := f.drawGlobal()
@@ -183,9 +175,7 @@ func (f *gva) estimate(iter uint64, nat, euc []float64, noEntropy bool) (float64
 	if err != nil {
 		return 0, err
 	}
-	gradG := f.grad[nr:]
-	copy(gradG, f.sumG)
-	lp += f.target.Global(f.theta[nr:], gradG)
+	lp = f.addGlobalTerm(lp)
 	zz += zzg
 	ld += f.t.LogDetGlobal()
 	h := lp - (f.logNorm() + ld - 0.5*zz)
@@ -195,9 +185,7 @@ func (f *gva) estimate(iter uint64, nat, euc []float64, noEntropy bool) (float64
 	if !noEntropy {
 		// (T z)_g = T_g z_g + sum_i T_gi z_i.
 		f.t.MulVecGlobal(f.v, f.z, f.sumS1)
-		for j := nr; j < d; j++ {
-			f.grad[j] += f.v[j]
-		}
+		f.addGlobalGrad(f.v)
 	}
 	// v = T^-1 grad h: local blocks, then the global block.
 	if err := f.reduceG(f.pool.Run(f.chunks.Len(), f.passSolve)); err != nil {

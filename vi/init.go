@@ -80,34 +80,21 @@ func initMode(b *base, diag bool, set func(s []float64, t *arrowhead.Factor) err
 		return fmt.Errorf("vi: initialisation: %w", err)
 	}
 	var prec []float64
-	if diag && b.off != nil {
-		// As below, subject by subject: S_i heads each subject's storage.
-		data, sg := t.Data(), t.Global()
+	if diag {
+		// The diagonal blocks alone: S_gi, G×r_i values a subject, is
+		// what the factorisation overwrites that the block-diagonal
+		// family never reads.
+		s := arrowhead.SymOf(t)
 		var nt int
 		for i := range b.n {
-			r := b.off[i+1] - b.off[i]
-			nt += r * (r + 1) / 2
+			nt += len(s.Local(i))
 		}
-		prec = make([]float64, nt+len(sg))
+		prec = make([]float64, nt+len(s.Global()))
 		k := 0
 		for i := range b.n {
-			r := b.off[i+1] - b.off[i]
-			lo, _ := t.Span(i, i+1)
-			k += copy(prec[k:k+r*(r+1)/2], data[lo:])
+			k += copy(prec[k:], s.Local(i))
 		}
-		copy(prec[k:], sg)
-	} else if diag {
-		// The diagonal blocks alone: S_gi, G×r values a subject, is what
-		// the factorisation overwrites that the block-diagonal family
-		// never reads.
-		tri := b.r * (b.r + 1) / 2
-		stride := tri + b.g*b.r
-		data := t.Data()
-		prec = make([]float64, b.n*tri+len(data)-b.n*stride)
-		for i := range b.n {
-			copy(prec[i*tri:(i+1)*tri], data[i*stride:])
-		}
-		copy(prec[b.n*tri:], data[b.n*stride:])
+		copy(prec[k:], s.Global())
 	}
 	// In a group, this process's failures join the sum below, so that all
 	// processes fail together.

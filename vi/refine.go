@@ -9,6 +9,7 @@ import (
 	"math"
 
 	"github.com/sparsevi/sparsevi/arrowhead"
+	"github.com/sparsevi/sparsevi/internal/small"
 )
 
 // A QuadraticStarter is a Starter of a target whose log density, given
@@ -201,7 +202,7 @@ func (b *base) stepHeld(t *arrowhead.Factor, held []int) error {
 	}
 	tg := t.Global()
 	for x, h := range held {
-		d := tg[h*(h+1)/2+h]
+		d := tg[small.PackedIndex(h, h)]
 		step := acc[x] / (2 * heldPairs) / (d * d)
 		mu[nr+h] += max(-maxHeldStep, min(maxHeldStep, step))
 	}

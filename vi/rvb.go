@@ -6,14 +6,12 @@ package vi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/mat"
-
 	"github.com/sparsevi/sparsevi/arrowhead"
 	"github.com/sparsevi/sparsevi/blockdiag"
+	"github.com/sparsevi/sparsevi/internal/small"
 	"github.com/sparsevi/sparsevi/parallel"
 )
 
@@ -23,8 +21,6 @@ type rvbFamily struct {
 	*base
 	c *blockdiag.Factor
 
-	nat, euc   []float64
-	noEntropy  bool
 	fsrc, fdst []float64
 
 	passDraw, passGrad, passFisher func(int) error
@@ -79,7 +75,7 @@ func (f *rvbFamily) init(ctx context.Context, how Init) error {
 			err := f.pool.Run(f.chunks.Len(), func(k int) error {
 				lo, hi := f.chunks.Bounds(k)
 				// One workspace for each order of block.
-				var w []*invChol
+				var w []*small.PackedInvChol
 				for i := lo; i < hi; i++ {
 					r, _ := f.c.Block(i)
 					if r == 0 {
@@ -89,10 +85,10 @@ func (f *rvbFamily) init(ctx context.Context, how Init) error {
 						w = append(w, nil)
 					}
 					if w[r] == nil {
-						w[r] = newInvChol(r)
+						w[r] = small.NewPackedInvChol(r)
 					}
 					slo, shi := f.c.Span(i, i+1)
-					if err := w[r].into(s[slo:shi], f.c.Local(i)); err != nil {
+					if err := w[r].Into(s[slo:shi], f.c.Local(i)); err != nil {
 						return fmt.Errorf("vi: initialisation: subject %d: %w", i, err)
 					}
 				}
@@ -102,55 +98,11 @@ func (f *rvbFamily) init(ctx context.Context, how Init) error {
 				return err
 			}
 			_, nt := f.c.Span(0, n)
-			if err := invCholInto(g, s[nt:], f.c.Global()); err != nil {
+			if err := small.NewPackedInvChol(g).Into(s[nt:], f.c.Global()); err != nil {
 				return fmt.Errorf("vi: initialisation: global block: %w", err)
 			}
 			return nil
 		})
-	}
-	return nil
-}
-
-// invCholInto writes the Cholesky factor of the inverse of the SPD matrix
-// whose packed lower triangle is s into the packed lower triangle dst.
-func invCholInto(m int, s, dst []float64) error {
-	return newInvChol(m).into(s, dst)
-}
-
-// invChol is the workspace of invCholInto for one size of matrix, reused
-// from block to block: made anew for each of 10^6 subjects, its matrices
-// came to 375 bytes a subject of garbage at the start.
-type invChol struct {
-	a   *mat.SymDense
-	ch  mat.Cholesky
-	inv mat.SymDense
-	l   mat.TriDense
-}
-
-func newInvChol(m int) *invChol { return &invChol{a: mat.NewSymDense(m, nil)} }
-
-// into is invCholInto with w's matrices.
-func (w *invChol) into(s, dst []float64) error {
-	m := w.a.SymmetricDim()
-	for i := range m {
-		for j := 0; j <= i; j++ {
-			w.a.SetSym(i, j, s[i*(i+1)/2+j])
-		}
-	}
-	if !w.ch.Factorize(w.a) {
-		return errors.New("precision block not positive definite")
-	}
-	if err := w.ch.InverseTo(&w.inv); err != nil {
-		return err
-	}
-	if !w.ch.Factorize(&w.inv) {
-		return errors.New("covariance block not positive definite")
-	}
-	w.ch.LTo(&w.l)
-	for i := range m {
-		for j := 0; j <= i; j++ {
-			dst[i*(i+1)/2+j] = w.l.At(i, j)
-		}
 	}
 	return nil
 }
@@ -166,9 +118,7 @@ func (f *rvbFamily) drawPass(k int) error {
 	if f.grads && !f.noEntropy {
 		// grad h = grad log p + C^-T z.
 		f.c.SolveTransRange(lo, hi, f.tmp, f.z)
-		for j := f.at(lo); j < f.at(hi); j++ {
-			f.grad[j] += f.tmp[j]
-		}
+		f.addGrad(lo, hi, f.tmp)
 	}
 	return nil
 }
@@ -187,9 +137,7 @@ func (f *rvbFamily) gradPass(k int) error {
 }
 
 func (f *rvbFamily) estimate(iter uint64, nat, euc []float64, noEntropy bool) (float64, error) {
-	f.iter = iter
-	f.nat, f.euc, f.noEntropy = nat, euc, noEntropy
-	f.grads = nat != nil || euc != nil
+	f.begin(iter, nat, euc, noEntropy)
 	d, nr := f.d, f.nr
 	zzg := f.drawGlobal()
 	f.c.DrawGlobal(f.theta, f.lam[:d], f.z)
@@ -197,9 +145,7 @@ func (f *rvbFamily) estimate(iter uint64, nat, euc []float64, noEntropy bool) (f
 	if err != nil {
 		return 0, err
 	}
-	gradG := f.grad[nr:]
-	copy(gradG, f.sumG)
-	lp += f.target.Global(f.theta[nr:], gradG)
+	lp = f.addGlobalTerm(lp)
 	zz += zzg
 	ld += f.c.LogDetGlobal()
 	h := lp - (f.logNorm() - ld - 0.5*zz)
@@ -208,9 +154,7 @@ func (f *rvbFamily) estimate(iter uint64, nat, euc []float64, noEntropy bool) (f
 	}
 	if !noEntropy {
 		f.c.SolveTransGlobal(f.tmp, f.z)
-		for j := nr; j < d; j++ {
-			f.grad[j] += f.tmp[j]
-		}
+		f.addGlobalGrad(f.tmp)
 	}
 	if euc != nil {
 		copy(euc[nr:d], f.grad[nr:d])

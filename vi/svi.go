@@ -15,6 +15,7 @@ import (
 
 	"gonum.org/v1/gonum/mathext"
 
+	"github.com/sparsevi/sparsevi/internal/small"
 	"github.com/sparsevi/sparsevi/parallel"
 )
 
@@ -597,7 +598,7 @@ func (s *svi) globalMoments(lam, mean, sd []float64) {
 	for a := range s.g {
 		var ss float64
 		for b := 0; b <= a; b++ {
-			x := cg[a*(a+1)/2+b]
+			x := cg[small.PackedIndex(a, b)]
 			ss += x * x
 		}
 		sd[a] = math.Sqrt(ss)

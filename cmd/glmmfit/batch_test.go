@@ -7,6 +7,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,6 +36,13 @@ func TestBatch(t *testing.T) {
 		doc := fit("-method", method, "-batch", "200")
 		if doc.Status != "converged" || doc.Passes == 0 || doc.Options.Batch != 200 {
 			t.Errorf("-method %s -batch 200: status %s after %d passes, batch %d", method, doc.Status, doc.Passes, doc.Options.Batch)
+		}
+		// 2000 subjects: the warning that -batch is for many more.
+		warned := func(d *document) bool {
+			return slices.ContainsFunc(d.Warnings, func(w string) bool { return strings.Contains(w, "-batch 200 on 2000 subjects") })
+		}
+		if !warned(doc) || warned(ref) {
+			t.Errorf("-method %s: warnings with -batch %q, without %q: want the few subjects' warning with -batch alone", method, doc.Warnings, ref.Warnings)
 		}
 		for k, f := range doc.Fixed {
 			want := ref.Fixed[k]
