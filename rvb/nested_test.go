@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/internal/longtest"
 	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -216,9 +217,7 @@ func TestNestedLogDensity(t *testing.T) {
 // (0.87 s for its two fits, RVB2 3.08 s). The fits give the same bits on
 // 1 and 2 workers.
 func TestNestedFit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("fits six models")
-	}
+	longtest.Require(t, "fits six models")
 	beta := []float64{-0.5, 1}
 	for _, fam := range []glmm.Family{glmm.Bernoulli, glmm.Poisson} {
 		mod := nestedModel(t, fam, 300, 4, 5, beta, 1, 0.6, 5)

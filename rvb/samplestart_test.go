@@ -13,6 +13,7 @@ import (
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/internal/longtest"
 	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -46,9 +47,7 @@ func simulatedModel(t *testing.T, family string, cov [][]float64, beta []float64
 // full start, NewAtStart's, 0.08 sd at 10^5 Bernoulli subjects) and its
 // sds within 25% (a Poisson random effect's sd started 17.5% short).
 func TestNewAtSampleStart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("fits thousands of subjects")
-	}
+	longtest.Require(t, "fits thousands of subjects")
 	for _, c := range []struct {
 		name   string
 		family string

@@ -17,6 +17,7 @@ import (
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/internal/longtest"
 	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
@@ -182,9 +183,7 @@ func TestStochasticAllocatesNothing(t *testing.T) {
 // one of 0.05 in three passes; and it is bit-identical for one worker and
 // two.
 func TestStochasticRVBAtStart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("fits 10^5 subjects")
-	}
+	longtest.Require(t, "fits 10^5 subjects")
 	small, large := bernoulliRI(t, 5000, 13), bernoulliRI(t, 100_000, 13)
 	for _, tc := range []struct {
 		m         *glmm.Model

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/sparsevi/sparsevi/internal/longtest"
 	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
@@ -23,9 +24,7 @@ import (
 // 10%, and recovers the truth; the target and the fit are bit-identical
 // for one worker and two.
 func TestStochasticAtSampleStart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("fits thousands of subjects")
-	}
+	longtest.Require(t, "fits thousands of subjects")
 	m := bernoulliRI(t, 8000, 17)
 	beta := []float64{-1, 0.5, 0.5, -0.5, 1}
 	for _, tc := range []struct {

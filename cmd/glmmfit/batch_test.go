@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/internal/longtest"
 )
 
 // TestBatch: -batch fits by stochastic updates over subjects with the RVB
@@ -85,9 +86,7 @@ func TestBatch(t *testing.T) {
 // start is itself 0.096 sd from the full batch in the random-effect sd
 // (issue 16's 0.1 sd is for 10^6 subjects and more, benchmarks/svi).
 func TestBatchSampleStart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("fits 25000 subjects five times")
-	}
+	longtest.Require(t, "fits 25000 subjects five times")
 	dir := t.TempDir()
 	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "bernoulli", "-subjects", "25000", "-obs", "7",
 		"-beta", "-1,0.5,0.5", "-re-sd", "1", "-seed", "5", "-out", "b.csv"), "simulate")
