@@ -82,9 +82,9 @@ func NewFamily(ctx context.Context, t Target, set Settings) (*Family, error) {
 	if set.Workers == 0 {
 		set.Workers = set.WorkersFor(t)
 	}
-	// No Rule: GVA under Snngm would hold a draw chunk by chunk and give
-	// its natural gradient to the step alone, never whole.
-	set.Rule = nil
+	// No Rule (withDefaults fills one in): GVA under Snngm would hold a
+	// draw chunk by chunk and give its natural gradient to the step
+	// alone, never whole.
 	set = set.withDefaults()
 	set.Rule = nil
 	pool := parallel.NewPool(ctx, set.Workers)
