@@ -31,8 +31,8 @@ func TestGVAExactOnGaussian(t *testing.T) {
 		n, r, g int
 		rule    Rule
 	}{
-		{"snngm/r=1", 12, 1, 2, Snngm{Alpha0: 0.001}},
-		{"snngm/r=2", 8, 2, 3, Snngm{Alpha0: 0.001}},
+		{"snngm/r=1", 12, 1, 2, Snngm{Alpha0: 0.01}},
+		{"snngm/r=2", 8, 2, 3, Snngm{Alpha0: 0.01}},
 		{"nagm/r=1", 12, 1, 2, Nagm{Alpha: 0.5}},
 		{"nagm/r=2", 8, 2, 3, Nagm{Alpha: 0.5}},
 	} {
@@ -41,7 +41,7 @@ func TestGVAExactOnGaussian(t *testing.T) {
 			mean, prec, logML := tg.exact()
 			// The bound is quadratic in the parameters' error, so 1e-3 in
 			// the parameters needs gains per window far below that.
-			set := Settings{Method: GVA, Rule: tc.rule, Init: InitPaper, Seed: 1, MaxIter: 50000, Workers: 2, ChunkSize: 3, Tol: 1e-8, RelTol: -1, Jitter: -1, Refine: 3, ConvergenceDraws: 200}
+			set := Settings{Method: GVA, Rule: tc.rule, Init: InitPaper, Seed: 1, MaxIter: 50000, Workers: 1, ChunkSize: 3, Tol: 1e-6, RelTol: -1, Jitter: -1, Refine: 3, ConvergenceDraws: 50}
 			res, err := Fit(context.Background(), tg, set)
 			if err != nil {
 				t.Fatal(err)
@@ -96,7 +96,7 @@ func TestGVAExactWithSupport(t *testing.T) {
 			tg := newSupportedTarget(4, tc.n, tc.r, tc.shared, tc.levels, tc.per)
 			g := tc.shared + tc.levels
 			mean, prec, logML := tg.exact()
-			set := Settings{Method: GVA, Init: InitPaper, Seed: 1, MaxIter: 50000, Workers: 2, ChunkSize: 3, Tol: 1e-8, RelTol: -1, Jitter: -1, Refine: 3, ConvergenceDraws: 200, Rule: Snngm{Alpha0: 0.001}}
+			set := Settings{Method: GVA, Init: InitPaper, Seed: 1, MaxIter: 50000, Workers: 1, ChunkSize: 3, Tol: 1e-6, RelTol: -1, Jitter: -1, Refine: 3, ConvergenceDraws: 50, Rule: Snngm{Alpha0: 0.01}}
 			res, err := Fit(context.Background(), tg, set)
 			if err != nil {
 				t.Fatal(err)
@@ -198,7 +198,7 @@ func TestRVBBlockOptimumOnGaussian(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tg := newGaussTarget(5, tc.n, tc.r, tc.g)
 			mean, prec, logML := tg.exact()
-			set := Settings{Method: BlockDiag, Rule: tc.rule, Init: InitPaper, Seed: 2, MaxIter: 50000, Workers: 2, ChunkSize: 4, Tol: 1e-4, RelTol: -1, Jitter: -1, Refine: 3}
+			set := Settings{Method: BlockDiag, Rule: tc.rule, Init: InitPaper, Seed: 2, MaxIter: 50000, Workers: 1, ChunkSize: 4, Tol: 1e-4, RelTol: -1, Jitter: -1, Refine: 3}
 			res, err := Fit(context.Background(), tg, set)
 			if err != nil {
 				t.Fatal(err)

@@ -56,7 +56,7 @@ func TestCheckpointResume(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"example", []string{"-example"}},
+		{"example", []string{"-example", "-correct", "never"}},
 		{"nested", []string{"-data", nested, "-formula", "y ~ x + (1 | school/class)", "-family", "bernoulli"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -270,7 +270,7 @@ func TestMaxMemory(t *testing.T) {
 	if r := glmmfit(t, dir, "", nil, append(args, "-max-memory", "lots")...); r.code != exitUsage {
 		t.Errorf("-max-memory lots: exit %d, want %d", r.code, exitUsage)
 	}
-	if r := glmmfit(t, dir, "", nil, append(args, "-max-memory", "1GB")...); r.code != exitOK {
+	if r := glmmfit(t, dir, "", nil, append(args, "-max-memory", "1GB", "-correct", "never")...); r.code != exitOK {
 		t.Errorf("-max-memory 1GB: exit %d: %s", r.code, r.stderr)
 	}
 }

@@ -84,7 +84,7 @@ func TestShardFlags(t *testing.T) {
 	}
 	var docs [2]map[string]any
 	for k, args := range [][]string{{}, {"-shard"}} {
-		r := glmmfit(t, "", "", nil, append([]string{"fit", "-example", "-format", "json", "-quiet"}, args...)...)
+		r := glmmfit(t, "", "", nil, append([]string{"fit", "-example", "-format", "json", "-quiet", "-correct", "never"}, args...)...)
 		mustSucceed(t, r, append([]string{"fit", "-example"}, args...)...)
 		docs[k] = withoutTimings(t, []byte(r.stdout))
 	}

@@ -465,7 +465,7 @@ func TestSignalInEachPhase(t *testing.T) {
 // nothing was written, and leaves no -out file.
 func TestInterruptPredict(t *testing.T) {
 	dir := t.TempDir()
-	mustSucceed(t, glmmfit(t, dir, "", nil, "fit", "-example", "-out", "fit.json", "-quiet"))
+	mustSucceed(t, glmmfit(t, dir, "", nil, "fit", "-example", "-out", "fit.json", "-quiet", "-correct", "never"))
 	writeFile(t, dir, "new.csv", "id,t,x1\nnew,0,0\nnew,1,0.5\nother,2,1\n")
 	code, tty, _ := signalWhen(t, dir, "predicting", os.Interrupt, "predict", "-fit", "fit.json", "-data", "new.csv", "-draws", "3000000", "-out", "p.csv")
 	if code != exitInterrupted || !strings.Contains(tty, "interrupted while predicting; nothing was written") {
