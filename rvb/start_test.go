@@ -51,7 +51,7 @@ func TestStartIsRVBs(t *testing.T) {
 		}
 		startSD := globalSDs(prec[len(prec)-g*(g+1)/2:], g)
 
-		res, err := vi.Fit(ctx, tg, vi.Settings{Method: vi.BlockDiag, Seed: 3, Workers: 2, Refine: 2, Window: 100, FinalDraws: 2})
+		res, err := vi.Fit(ctx, tg, vi.Settings{Method: vi.BlockDiag, Seed: 3, Refine: 2, Window: 100, FinalDraws: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
