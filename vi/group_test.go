@@ -75,10 +75,10 @@ func fitShares(t *testing.T, ctx context.Context, d *simshare.Data, bounds []int
 func sameBits(a, b []float64) (int, bool) { return simshare.SameBits(a, b) }
 
 // TestGroupBitIdentical fits the same subjects in one process and split
-// over 1, 2 and 3 processes of a Group, for both families and three rules,
-// and asks for the same bits: every process's subjects' means and factor
-// blocks, the global block, the bound, the trace and the importance
-// weights.
+// over 1, 2 and 3 processes of a Group (with 2, 1 and 2 workers), for
+// both families and four rules, and asks for the same bits: every
+// process's subjects' means and factor blocks, the global block, the
+// bound, the trace and the importance weights.
 func TestGroupBitIdentical(t *testing.T) {
 	const chunk = 32
 	cases := []struct {
@@ -95,13 +95,15 @@ func TestGroupBitIdentical(t *testing.T) {
 		{glmm.Poisson, vi.GVA, vi.Nagm{}, 200},
 		{glmm.Bernoulli, vi.BlockDiag, vi.PGA{}, 300},
 	}
+	// Each partition with a worker count of its own: one, two and three
+	// processes, one and two workers each.
 	boundsOf := func(n int) [][]int { return [][]int{{0, n}, {0, 3 * chunk, n}, {0, chunk, 5 * chunk, n}} }
-	workers := []int{1, 2}
+	workers := []int{2, 1, 2}
 	if testing.Short() {
 		// The race detector's run (CI): both families, three processes.
 		cases = cases[:2]
 		boundsOf = func(n int) [][]int { return [][]int{{0, chunk, 5 * chunk, n}} }
-		workers = workers[1:]
+		workers = workers[2:]
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%v/%v/%s", c.family, c.method, c.rule), func(t *testing.T) {
@@ -112,19 +114,17 @@ func TestGroupBitIdentical(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, bounds := range boundsOf(d.N) {
-				for _, workers := range workers {
-					set := set
-					set.Workers = workers
-					res, errs := fitGroup(t, d, bounds, set)
-					for k, e := range errs {
-						if e != nil {
-							t.Fatalf("bounds %v: process %d: %v", bounds, k, e)
-						}
+			for k, bounds := range boundsOf(d.N) {
+				set := set
+				set.Workers = workers[k]
+				res, errs := fitGroup(t, d, bounds, set)
+				for k, e := range errs {
+					if e != nil {
+						t.Fatalf("bounds %v: process %d: %v", bounds, k, e)
 					}
-					where := fmt.Sprintf("bounds %v, %d workers", bounds, workers)
-					sameShares(t, where, one, res, bounds)
 				}
+				where := fmt.Sprintf("bounds %v, %d workers", bounds, set.Workers)
+				sameShares(t, where, one, res, bounds)
 			}
 			if one.Rule.String() == "" || len(one.LogWeights) == 0 {
 				t.Fatalf("the one-process fit has rule %q and %d log weights", one.Rule, len(one.LogWeights))
