@@ -87,6 +87,7 @@ type job struct {
 	// Non-default settings for experiments; zero values are vi's defaults.
 	Tol        float64 `json:"tol,omitempty"`
 	FinalDraws int     `json:"final_draws,omitempty"`
+	CRNDraws   int     `json:"crn_draws,omitempty"`
 	Alpha0     float64 `json:"alpha0,omitempty"`
 	Refine     int     `json:"refine,omitempty"`
 	Patience   int     `json:"patience,omitempty"`
@@ -272,7 +273,7 @@ func fit(j job, mod *glmm.Model, o *outcome, summarize bool) error {
 	o.N, o.P, o.R, o.Obs = n, p, r, mod.NumObs()
 	var target vi.Target = mod
 	set := vi.Settings{Seed: j.Seed, Workers: j.Workers, MaxIter: j.MaxIter, TimeLimit: j.TimeLimit,
-		Tol: j.Tol, FinalDraws: j.FinalDraws, Rule: vi.Snngm{Alpha0: j.Alpha0}, Refine: j.Refine, Patience: j.Patience, Window: j.Window}
+		Tol: j.Tol, FinalDraws: j.FinalDraws, ConvergenceDraws: j.CRNDraws, Rule: vi.Snngm{Alpha0: j.Alpha0}, Refine: j.Refine, Patience: j.Patience, Window: j.Window}
 	o.Method = "gva"
 	tTarget := time.Now()
 	switch j.Method {
@@ -322,6 +323,10 @@ func fit(j job, mod *glmm.Model, o *outcome, summarize bool) error {
 	// time.
 	var cpuAt []float64
 	set.Progress = func(p vi.Progress) {
+		if p.Final {
+			// The final bound's report closes no window.
+			return
+		}
 		cpuAt = append(cpuAt, selfCPUSeconds()-cpu0)
 		if len(cpuAt)%progressEvery == 0 {
 			fmt.Fprintf(os.Stderr, "scaling: child n=%d %s w=%d: iteration %d, bound %.2f, %.1f s\n", n, o.Method, j.Workers, p.Iter, p.LowerBound, p.Elapsed.Seconds())
