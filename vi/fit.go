@@ -100,11 +100,8 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 	// GVA from the target's own start, with many subjects: a shorter
 	// window and no refinement (GVAWindowSubjects, GVARefineSubjects).
 	ownGVA := set.Method == GVA && set.Init == InitMode && starterOf(target, nil, 0) != nil
-	if ownGVA && set.Window == 0 && n >= GVAWindowSubjects {
-		set.Window = GVAWindow
-		// Its start is at the fixed point of the start's rounds: the
-		// first window's gain is measured from it (GVAWindow).
-		set.gainFromStart = true
+	if set.Window == 0 {
+		set.Window, set.gainFromStart = ownStartWindow(target, set, n)
 	}
 	if set.ConvergenceDraws == 0 {
 		set.ConvergenceDraws = convergenceDraws(n)
@@ -539,6 +536,28 @@ func run(ctx context.Context, fam family, it iterator, set Settings, res *Result
 		}
 	}
 	return nil, nil
+}
+
+// ownStartWindow returns the default window of a fit of n subjects from
+// the target's own start, GVAWindow or RVBWindow, and whether the first
+// window's gain is measured from the start; or 0 and false where neither
+// applies: fewer than GVAWindowSubjects subjects, another start, and for
+// RVB another step than Snngm's shortened default (RVBStepSubjects) or
+// stochastic steps.
+func ownStartWindow(target Target, set Settings, n int) (int, bool) {
+	if n < GVAWindowSubjects || set.Init != InitMode || starterOf(target, nil, 0) == nil {
+		return 0, false
+	}
+	switch set.Method {
+	case GVA:
+		return GVAWindow, true
+	case BlockDiag:
+		sn, ok := set.Rule.(Snngm)
+		if set.Stochastic.Batch == 0 && (set.Rule == nil || ok && sn.Alpha0 == 0) {
+			return RVBWindow, true
+		}
+	}
+	return 0, false
 }
 
 // startBound returns the bound at the fixed draws of the convergence test

@@ -91,3 +91,53 @@ func TestGainFromStart(t *testing.T) {
 		t.Errorf("converged after %d iterations (%d from the start); want %d and %d", iters[false], iters[true], (patience+1)*window, patience*window)
 	}
 }
+
+// manyStarter is a Target of many subjects with a Starter, for the
+// schedule's rules alone: it is never fitted.
+type manyStarter struct{ n int }
+
+func (m manyStarter) Dims() (int, int, int)   { return m.n, 1, 6 }
+func (m manyStarter) NewWorkspace() Workspace { return nil }
+func (m manyStarter) Global(thetaG, grad []float64) float64 {
+	panic("manyStarter is not fitted")
+}
+func (m manyStarter) Local(Workspace, int, int, []float64, []float64, []float64, []float64) (float64, error) {
+	panic("manyStarter is not fitted")
+}
+func (m manyStarter) Start(*parallel.Pool, []float64, []float64) error {
+	panic("manyStarter is not fitted")
+}
+
+// TestOwnStartWindow: fits of GVAWindowSubjects subjects or more from the
+// target's own start take GVAWindow (GVA) or RVBWindow (RVB at Snngm's
+// default step, full batches) with the first window's gain measured from
+// the start; fewer subjects, another start, a target without a Starter,
+// RVB at a step of its own, with another rule or stochastic steps keep
+// the old schedule.
+func TestOwnStartWindow(t *testing.T) {
+	many, few := manyStarter{GVAWindowSubjects}, manyStarter{GVAWindowSubjects - 1}
+	plain := newGaussTarget(1, 3, 1, 2)
+	for _, tc := range []struct {
+		name   string
+		target Target
+		set    Settings
+		window int
+	}{
+		{"gva", many, Settings{Method: GVA}, GVAWindow},
+		{"gva-few", few, Settings{Method: GVA}, 0},
+		{"gva-paper", many, Settings{Method: GVA, Init: InitPaper}, 0},
+		{"gva-no-starter", plain, Settings{Method: GVA}, 0},
+		{"rvb", many, Settings{Method: BlockDiag}, RVBWindow},
+		{"rvb-snngm", many, Settings{Method: BlockDiag, Rule: Snngm{}}, RVBWindow},
+		{"rvb-few", few, Settings{Method: BlockDiag}, 0},
+		{"rvb-alpha0", many, Settings{Method: BlockDiag, Rule: Snngm{Alpha0: 0.001}}, 0},
+		{"rvb-adam", many, Settings{Method: BlockDiag, Rule: Adam{}}, 0},
+		{"rvb-stochastic", many, Settings{Method: BlockDiag, Stochastic: Stochastic{Batch: 1000}}, 0},
+	} {
+		n, _, _ := tc.target.Dims()
+		w, from := ownStartWindow(tc.target, tc.set, n)
+		if w != tc.window || from != (tc.window != 0) {
+			t.Errorf("%s: window %d, gain from the start %v; want %d and %v", tc.name, w, from, tc.window, tc.window != 0)
+		}
+	}
+}

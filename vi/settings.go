@@ -251,6 +251,13 @@ const (
 	GVAWindowSubjects = 1_000_000
 )
 
+// RVBWindow is the default Window of a block-diagonal fit of
+// GVAWindowSubjects subjects or more that starts itself at Snngm's
+// default step, which many subjects shorten (RVBStepSubjects), in full
+// batches; as for GVAWindow, the first window's gain is measured from the
+// start.
+const RVBWindow = 15
+
 // StepShared is the number of global variables, each on which only some
 // subjects depend (GlobalSupporter; in a GLMM, the levels of crossed
 // factors), beyond which Snngm's default step shrinks in proportion to
