@@ -139,6 +139,11 @@ type outcome struct {
 	// common draws, step norm, elapsed seconds, CPU seconds of the process
 	// since vi.Fit began.
 	Trace [][6]float64 `json:"trace"`
+	// GlobalMean and GlobalSD are the means and sds of the whole global
+	// block under q (beta, then the random effects' parameters), at full
+	// precision, for comparing fits.
+	GlobalMean []float64 `json:"global_mean,omitempty"`
+	GlobalSD   []float64 `json:"global_sd,omitempty"`
 }
 
 // nanSentinel stands for a non-finite float in the JSON between child and
@@ -407,6 +412,10 @@ func fit(j job, mod *glmm.Model, o *outcome, summarize bool) error {
 		o.Q025[k] = o.Mean[k] - z975*o.SD[k]
 		o.Q975[k] = o.Mean[k] + z975*o.SD[k]
 	}
+	for k := range g {
+		o.GlobalMean = append(o.GlobalMean, res.Mu[n*r+k])
+		o.GlobalSD = append(o.GlobalSD, math.Sqrt(cov.At(k, k)))
+	}
 	o.SecSummary = time.Since(t0).Seconds()
 	return nil
 }
@@ -444,6 +453,15 @@ func startProfile(prefix string) (func() error, error) {
 		herr = pprof.Lookup("heap").WriteTo(hf, 0)
 		return errors.Join(err, herr, hf.Close())
 	}, nil
+}
+
+// writeGlobal writes the means and sds of a fit's global block as CSV.
+func writeGlobal(path string, mean, sd []float64) error {
+	rows := [][]string{{"k", "mean", "sd"}}
+	for k := range mean {
+		rows = append(rows, []string{strconv.Itoa(k), strconv.FormatFloat(mean[k], 'g', 12, 64), strconv.FormatFloat(sd[k], 'g', 12, 64)})
+	}
+	return benchio.WriteCSV(path, rows)
 }
 
 // writeTrace writes a fit's trace as CSV.
