@@ -252,16 +252,6 @@ const (
 	GVAWindowSubjects = 1_000_000
 )
 
-// RVBWindow is the default Window of a block-diagonal fit of
-// GVAWindowSubjects subjects or more that starts itself at Snngm's
-// default step, which many subjects shorten (RVBStepSubjects), in full
-// batches; as for GVAWindow, the first window's gain is measured from the
-// start. On the simulated data of GVARefineSubjects at 10^6 subjects
-// (RVB1 expanded at the model's start), 45 iterations ended within 0.01
-// posterior sds of the 100 of windows of 25 in beta, their sds the same
-// to 3 digits and the final bound 0.57 nats higher (SE 3.9).
-const RVBWindow = 15
-
 // StepShared is the number of global variables, each on which only some
 // subjects depend (GlobalSupporter; in a GLMM, the levels of crossed
 // factors), beyond which Snngm's default step shrinks in proportion to
