@@ -112,7 +112,9 @@ type Settings struct {
 	Jitter float64
 	// ConvergenceDraws is the number of fixed draws at which the bound is
 	// evaluated for the convergence test; the estimated gain is unbiased
-	// and its noise falls with more draws. 0 means 8.
+	// and its noise falls with more draws. 0 means 8, fewer beyond
+	// CRNSubjects subjects (as many as cost about 8*CRNSubjects subject
+	// evaluations, at least 2).
 	ConvergenceDraws int
 	// Patience is the number of flat windows in a row that mean
 	// convergence; 0 means 3.
@@ -137,7 +139,8 @@ type Settings struct {
 	// FinalDraws is the largest number of fresh draws for the final
 	// lower-bound estimate, taken in antithetic pairs (z and -z); 0 means
 	// 1000. Fits of very many subjects use fewer (as many as cost about
-	// 2·10^6 subject evaluations, at least 20).
+	// 2·10^6 subject evaluations, at least 20, or beyond CRNSubjects
+	// subjects at least 2·10^7/n and 6).
 	FinalDraws int
 	// FinalSE ends the final estimate early, after a multiple of 10 pairs
 	// of draws, once its Monte Carlo standard error is below FinalSE nats;
@@ -175,6 +178,10 @@ type Settings struct {
 	// target and settings, skipping the start: the fit then ends as it
 	// would have without the stop.
 	Resume *Checkpoint
+
+	// gainFromStart measures the first window's gain from the bound at
+	// the start (set by Fit, see GVAWindow).
+	gainFromStart bool
 }
 
 // DefaultFinalDraws is Settings.FinalDraws's default.
@@ -230,13 +237,16 @@ const GVARefineSubjects = 100_000
 // subjects or more that starts itself (a Starter, InitMode): from its
 // start, at the fixed point of the start's rounds, the fit has only the
 // factor to settle, and with RelTol's tolerance every window is flat, so
-// the window alone sets the iterations (four windows without
-// refinement). On the simulated data of GVARefineSubjects at 10^6
-// subjects, 60 iterations (windows of 15) ended within 0.008 posterior
-// sds of the 175 of the full schedule (windows of 25, refined) in beta
-// and omega, their sds 0.07-0.24% larger and the final bound 0.04 nats
-// higher (SE 3.8); 40 (windows of 10) within 0.01 sds, sds 0.1-0.3%
-// larger. At 10^7 subjects an iteration takes over 2 s.
+// the window alone sets the iterations: three windows without
+// refinement, as the first window's gain is measured from the start's
+// bound at the same fixed draws (four, 60 iterations, before). On the
+// simulated data of GVARefineSubjects at 10^6 subjects, against the 175
+// iterations of the full schedule (windows of 25, refined), in beta and
+// omega: 60 iterations ended within 0.007 posterior sds, their sds
+// 0.07-0.24% larger, the final bound 0.04 nats higher (SE 3.8); 45
+// within 0.008 sds, sds 0.10-0.31% larger, the bound 0.14 higher; 30
+// (windows of 10) within 0.009 sds, sds 0.10-0.36% larger, the bound
+// 0.28 higher. At 10^7 subjects an iteration takes over 2 s.
 const (
 	GVAWindow         = 15
 	GVAWindowSubjects = 1_000_000
@@ -307,7 +317,7 @@ func (s Settings) withDefaults() Settings {
 	def(&s.MaxIter, 20000)
 	def(&s.Window, DefaultWindow)
 	def(&s.Patience, 3)
-	def(&s.ConvergenceDraws, 8)
+	def(&s.ConvergenceDraws, defaultConvergenceDraws)
 	def(&s.FinalDraws, DefaultFinalDraws)
 	def(&s.ImportanceDraws, 2000)
 	if s.FinalSE == 0 {

@@ -87,6 +87,7 @@ type job struct {
 	// Non-default settings for experiments; zero values are vi's defaults.
 	Tol        float64 `json:"tol,omitempty"`
 	FinalDraws int     `json:"final_draws,omitempty"`
+	CRNDraws   int     `json:"crn_draws,omitempty"`
 	Alpha0     float64 `json:"alpha0,omitempty"`
 	Refine     int     `json:"refine,omitempty"`
 	Patience   int     `json:"patience,omitempty"`
@@ -138,6 +139,11 @@ type outcome struct {
 	// common draws, step norm, elapsed seconds, CPU seconds of the process
 	// since vi.Fit began.
 	Trace [][6]float64 `json:"trace"`
+	// GlobalMean and GlobalSD are the means and sds of the whole global
+	// block under q (beta, then the random effects' parameters), at full
+	// precision, for comparing fits.
+	GlobalMean []float64 `json:"global_mean,omitempty"`
+	GlobalSD   []float64 `json:"global_sd,omitempty"`
 }
 
 // nanSentinel stands for a non-finite float in the JSON between child and
@@ -272,7 +278,7 @@ func fit(j job, mod *glmm.Model, o *outcome, summarize bool) error {
 	o.N, o.P, o.R, o.Obs = n, p, r, mod.NumObs()
 	var target vi.Target = mod
 	set := vi.Settings{Seed: j.Seed, Workers: j.Workers, MaxIter: j.MaxIter, TimeLimit: j.TimeLimit,
-		Tol: j.Tol, FinalDraws: j.FinalDraws, Rule: vi.Snngm{Alpha0: j.Alpha0}, Refine: j.Refine, Patience: j.Patience, Window: j.Window}
+		Tol: j.Tol, FinalDraws: j.FinalDraws, ConvergenceDraws: j.CRNDraws, Rule: vi.Snngm{Alpha0: j.Alpha0}, Refine: j.Refine, Patience: j.Patience, Window: j.Window}
 	o.Method = "gva"
 	tTarget := time.Now()
 	switch j.Method {
@@ -322,6 +328,10 @@ func fit(j job, mod *glmm.Model, o *outcome, summarize bool) error {
 	// time.
 	var cpuAt []float64
 	set.Progress = func(p vi.Progress) {
+		if p.Final {
+			// The final bound's report closes no window.
+			return
+		}
 		cpuAt = append(cpuAt, selfCPUSeconds()-cpu0)
 		if len(cpuAt)%progressEvery == 0 {
 			fmt.Fprintf(os.Stderr, "scaling: child n=%d %s w=%d: iteration %d, bound %.2f, %.1f s\n", n, o.Method, j.Workers, p.Iter, p.LowerBound, p.Elapsed.Seconds())
@@ -402,6 +412,10 @@ func fit(j job, mod *glmm.Model, o *outcome, summarize bool) error {
 		o.Q025[k] = o.Mean[k] - z975*o.SD[k]
 		o.Q975[k] = o.Mean[k] + z975*o.SD[k]
 	}
+	for k := range g {
+		o.GlobalMean = append(o.GlobalMean, res.Mu[n*r+k])
+		o.GlobalSD = append(o.GlobalSD, math.Sqrt(cov.At(k, k)))
+	}
 	o.SecSummary = time.Since(t0).Seconds()
 	return nil
 }
@@ -439,6 +453,15 @@ func startProfile(prefix string) (func() error, error) {
 		herr = pprof.Lookup("heap").WriteTo(hf, 0)
 		return errors.Join(err, herr, hf.Close())
 	}, nil
+}
+
+// writeGlobal writes the means and sds of a fit's global block as CSV.
+func writeGlobal(path string, mean, sd []float64) error {
+	rows := [][]string{{"k", "mean", "sd"}}
+	for k := range mean {
+		rows = append(rows, []string{strconv.Itoa(k), strconv.FormatFloat(mean[k], 'g', 12, 64), strconv.FormatFloat(sd[k], 'g', 12, 64)})
+	}
+	return benchio.WriteCSV(path, rows)
 }
 
 // writeTrace writes a fit's trace as CSV.

@@ -14,7 +14,7 @@
 //	go run ./benchmarks/scaling -out DIR -logit DATADIR [-quick] [-glmer FILE]
 //
 // Every fit uses vi's default settings unless the experiment flags -tol,
-// -final-draws, -alpha0, -refine, -patience or -window (vi.Settings fields of
+// -final-draws, -crn-draws (ConvergenceDraws), -alpha0, -refine, -patience or -window (vi.Settings fields of
 // the same names) or -max-iter, -time-limit say otherwise; issue 7's numbers
 // are those of the defaults.
 //
@@ -134,6 +134,7 @@ func main() {
 	flag.DurationVar(&tune.TimeLimit, "time-limit", 0, "time limit of each fit (0: none)")
 	flag.Float64Var(&tune.Tol, "tol", 0, "experiment: vi Settings.Tol (0: the default)")
 	flag.IntVar(&tune.FinalDraws, "final-draws", 0, "experiment: vi Settings.FinalDraws (0: the default)")
+	flag.IntVar(&tune.CRNDraws, "crn-draws", 0, "experiment: vi Settings.ConvergenceDraws (0: the default)")
 	flag.Float64Var(&tune.Alpha0, "alpha0", 0, "experiment: vi.Snngm.Alpha0 (0: the default)")
 	flag.IntVar(&tune.Refine, "refine", 0, "experiment: vi Settings.Refine (0: the default, negative: none)")
 	flag.IntVar(&tune.Patience, "patience", 0, "experiment: vi Settings.Patience (0: the default)")

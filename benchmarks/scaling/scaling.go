@@ -239,6 +239,11 @@ func runScaling(cfg scalingConfig) error {
 					if err := writeTrace(filepath.Join(cfg.outDir, "traces", name+".csv"), o.Trace); err != nil {
 						return err
 					}
+					if len(o.GlobalMean) > 0 {
+						if err := writeGlobal(filepath.Join(cfg.outDir, "traces", name+"_global.csv"), o.GlobalMean, o.GlobalSD); err != nil {
+							return err
+						}
+					}
 					results = append(results, result{model: m, workers: w, o: o, row: scalingRow(m, w, o), betas: betaRows(m, w, o)})
 				}
 				sortResults(results)
