@@ -48,8 +48,8 @@ const startRounds = 8
 // rounds run over a sample of the subjects, and one round over all of
 // them, with the Jacobian of a round measured on the sample, takes
 // theta_g to the rounds' fixed point over all the subjects (see
-// SampleStartSubjects); StartShare and StartGroup over several processes
-// run every round over all the subjects.
+// SampleStartSubjects); StartShare and StartGroup do the same over
+// several processes, with the same sample and the same bits.
 func (mod *Model) Start(pool *parallel.Pool, theta, prec []float64) error {
 	n, _, _ := mod.Dims()
 	return mod.StartShare(pool, nil, 0, n, theta, prec)
@@ -105,36 +105,69 @@ func (mod *Model) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int,
 		panic("glmm: bad length in Start")
 	}
 	if c == nil {
-		if mod.cross == nil && n >= SampleStartSubjects {
-			return mod.startFromSample(pool, 0, sampleStartSeed, theta, prec)
-		}
-		return mod.startRelay(pool, nil, lo, hi, part, theta, prec)
+		return mod.startMaySample(pool, nil, lo, hi, part, theta, prec)
 	}
 	// A process whose start fails (a cancellation, a time limit) tells the
 	// others at their next sum, where they stop too, rather than leaving
 	// them waiting for it.
 	relay := parallel.NewRelay(c)
-	return relay.Close(mod.startRelay(pool, relay, lo, hi, part, theta, prec))
+	return relay.Close(mod.startMaySample(pool, relay, lo, hi, part, theta, prec))
 }
 
-// startRelay is startOver with the sums carried by relay (nil for one
-// process).
-func (mod *Model) startRelay(pool *parallel.Pool, relay *parallel.Relay, lo, hi int, part bool, theta, prec []float64) error {
-	n, r, _ := mod.Dims()
-	p := mod.p
-	if relay != nil && mod.cross != nil {
-		return errors.New("glmm: a start shared among processes of a model with crossed factors")
+// startMaySample is startOver with the sums carried by relay (nil for one
+// process): from a sample of the subjects for many of them
+// (startFromSample), else by startRelay's rounds over all of them.
+func (mod *Model) startMaySample(pool *parallel.Pool, relay *parallel.Relay, lo, hi int, part bool, theta, prec []float64) error {
+	st, err := mod.shareStarter(pool, relay, lo, hi, part)
+	if err != nil {
+		return err
 	}
-	clear(theta)
+	if mod.cross == nil && st.total >= sampleStartAt {
+		return st.startFromSample(startSampleSize(st.total), sampleStartSeed, theta, prec)
+	}
+	return st.rounds(theta, prec)
+}
+
+// startRelay is Start's rounds over all the subjects, with the sums
+// carried by relay (nil for one process).
+func (mod *Model) startRelay(pool *parallel.Pool, relay *parallel.Relay, lo, hi int, part bool, theta, prec []float64) error {
+	st, err := mod.shareStarter(pool, relay, lo, hi, part)
+	if err != nil {
+		return err
+	}
+	return st.rounds(theta, prec)
+}
+
+// shareStarter returns a starter of the subjects [lo, hi) with the sums
+// carried by relay, its workspace not yet allocated; with part, the
+// number of all the processes' subjects is carried, and this process's
+// first subject among them found.
+func (mod *Model) shareStarter(pool *parallel.Pool, relay *parallel.Relay, lo, hi int, part bool) (*starter, error) {
+	n := mod.NumSubjects()
+	if relay != nil && mod.cross != nil {
+		return nil, errors.New("glmm: a start shared among processes of a model with crossed factors")
+	}
 	st := &starter{mod: mod, pool: pool, chunks: parallel.NewChunking(n, StartChunk), relay: relay,
 		lo: lo, hi: hi, k0: lo / StartChunk, k1: (hi + StartChunk - 1) / StartChunk, part: part, total: n}
 	if part {
-		total, err := st.carry(1, func(acc []float64) { acc[0] += float64(n) })
+		total, err := st.carry(1, func(acc []float64) {
+			st.first = int(acc[0])
+			acc[0] += float64(n)
+		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		st.total = int(total[0])
 	}
+	return st, nil
+}
+
+// rounds is Start's rounds over all the starter's subjects.
+func (st *starter) rounds(theta, prec []float64) error {
+	mod := st.mod
+	n, r, _ := mod.Dims()
+	p := mod.p
+	clear(theta)
 	st.allocate(theta, prec)
 	no := NumOmega(r)
 	omega := theta[n*r+p : n*r+p+no]
@@ -522,9 +555,11 @@ type starter struct {
 	lo, hi, k0, k1 int
 	relay          *parallel.Relay
 	// part says that the model holds this process's subjects alone (see
-	// StartGroup); total is the number of subjects of all the processes.
+	// StartGroup); total is the number of subjects of all the processes,
+	// and first, with part, the index of this process's first among them.
 	part  bool
 	total int
+	first int
 	b     []float64 // n*r
 	beta  []float64
 	// psi is the log dispersion of a family with one, held fixed during

@@ -10,8 +10,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/sparsevi/sparsevi/arrowhead"
+	"github.com/sparsevi/sparsevi/internal/scratch"
 	"github.com/sparsevi/sparsevi/internal/small"
-	"github.com/sparsevi/sparsevi/parallel"
 )
 
 // SampleStartSubjects is the number of subjects from which Start runs its
@@ -30,11 +30,32 @@ import (
 // nats (go run ./benchmarks/scaling -n 100000 -methods gva,rvb-start).
 const SampleStartSubjects = 100_000
 
+// sampleStartAt is the number of subjects from which Start starts from a
+// sample: SampleStartSubjects, lowered by tests of small models.
+var sampleStartAt = SampleStartSubjects
+
+// startSampleAt, if not zero, is the size of the sample of Start's rounds
+// for tests of small models; else startSampleSize's rule holds.
+var startSampleAt int
+
+// startSampleSize returns the size of the sample of Start's rounds over
+// n subjects.
+func startSampleSize(n int) int {
+	if startSampleAt > 0 {
+		return startSampleAt
+	}
+	return DefaultSampleSize(n)
+}
+
 // sampleStartSeed seeds the sample of Start's rounds for many subjects.
 const sampleStartSeed = 16
 
 // startFromSample writes Start's start into theta and prec from Start's
-// rounds over a sample of size of the subjects, drawn with seed (Sample).
+// rounds over a sample of size of all the processes' subjects, drawn
+// with seed (Sample) by their indices among them, so that every process
+// draws the same sample and computes its start, and the rounds over all
+// the subjects carry their sums from process to process in the order of
+// one process's: the bits are one process's for any partition.
 //
 // Start's rounds are a fixed-point iteration in theta_g: given theta_g,
 // each subject's Gaussian (its conditional mode moved by Gaussian
@@ -52,9 +73,10 @@ const sampleStartSeed = 16
 // The subjects' Gaussians are then set at that theta_g, as StartAt sets
 // them. Over all the subjects it costs three passes of a few evaluations
 // each, against Start's two dozen.
-func (mod *Model) startFromSample(pool *parallel.Pool, size int, seed uint64, theta, prec []float64) error {
+func (st *starter) startFromSample(size int, seed uint64, theta, prec []float64) error {
+	mod, pool := st.mod, st.pool
 	n, r, g := mod.Dims()
-	sub, err := mod.Sample(size, seed)
+	sub, err := st.sample(size, seed)
 	if err != nil {
 		return err
 	}
@@ -95,11 +117,14 @@ func (mod *Model) startFromSample(pool *parallel.Pool, size int, seed uint64, th
 			jac.Set(j, k, (up[j]-base[j])/h)
 		}
 	}
-	subSt, ts, sp = nil, nil, nil
+	sub, subSt, ts, sp = nil, nil, nil, nil
 	// F(theta_s) over all the subjects.
 	clear(theta)
+	st.allocate(theta, prec)
+	if mod.nd == 1 {
+		st.partP = scratch.Partials(st.chunks.Len(), 2)
+	}
 	copy(theta[n*r:], thetaS)
-	st := mod.newStarter(pool, theta, prec)
 	thetaG := theta[n*r:]
 	if err := st.roundAt(thetaG); err != nil {
 		return err
