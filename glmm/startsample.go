@@ -323,7 +323,7 @@ func (st *starter) modes(gvaSteps int) error {
 			bi, vi := st.b[i*r:(i+1)*r], st.v[i*r*r:(i+1)*r*r]
 			st.modeOf(sc, ms, i, st.wwt, bi, vi)
 			if gvaSteps == 0 {
-				mod.newtonPieces(sc, i, st.beta, st.wwt, bi, nil, ms.junkG, pr)
+				mod.newtonDerivs(sc, i, st.beta, st.wwt, bi, nil, ms.junkG, pr)
 			}
 			for s := range gvaSteps {
 				info := ms.junkI
@@ -351,7 +351,7 @@ func (st *starter) modes(gvaSteps int) error {
 func (st *starter) gvaOf(sc *startScratch, ms *modeScratch, i int, bi, vi, info []float64) {
 	mod := st.mod
 	r := mod.r
-	mod.newtonPieces(sc, i, st.beta, st.wwt, bi, vi, ms.junkG, info)
+	mod.newtonDerivs(sc, i, st.beta, st.wwt, bi, vi, ms.junkG, info)
 	if !cholInverse(r, sc.hess, ms.chol, ms.vn) {
 		return
 	}
