@@ -75,9 +75,9 @@ const sampleStartSeed = 16
 // which does not grow with the subjects), so F's fixed point is
 // theta_s + (I - J)^-1 (F(theta_s) - theta_s): one evaluation of F over
 // all the subjects and J by forward differences of F_s over the sample.
-// The subjects' Gaussians are then set at that theta_g, as StartAt sets
-// them. Over all the subjects it costs three passes of a few evaluations
-// each, against Start's two dozen.
+// Each subject's Gaussian then takes one Gaussian variational step from
+// F(theta_s)'s round to that theta_g (refine). Over all the subjects it
+// costs four passes of a few evaluations each, against Start's two dozen.
 func (st *starter) startFromSample(size int, seed uint64, theta, prec []float64) error {
 	mod, pool := st.mod, st.pool
 	n, r, g := mod.Dims()
@@ -180,7 +180,7 @@ func (st *starter) startFromSample(size int, seed uint64, theta, prec []float64)
 // Newton step from there is near the optimum, where StartAt's search
 // from the Laplace mode and two steps cost a pass of several times as
 // many evaluations.
-var finalGVASteps = 1
+const finalGVASteps = 1
 
 // refine moves each subject's Gaussian N(b_i, V_i), as it is, towards
 // the Gaussian variational one at the starter's theta_g by steps of
