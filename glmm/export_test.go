@@ -56,3 +56,12 @@ func (mod *Model) StartRoundsAt(pool *parallel.Pool, thetaG []float64, k int, ea
 	}
 	return theta[n*r:], nil
 }
+
+// SetCertifySteps sets whether the start's Newton steps skip the line
+// search where certified says it would take the full step, until
+// restore.
+func SetCertifySteps(on bool) (restore func()) {
+	old := certifySteps
+	certifySteps = on
+	return func() { certifySteps = old }
+}

@@ -108,6 +108,35 @@ func TestStartShareSample(t *testing.T) {
 	}
 }
 
+// TestStartCertified: Start's Newton steps that skip the line search's
+// pass over the data where the bound on the logit's third derivative
+// certifies the full step (certified) give the bits of the line search,
+// over all the subjects and from a sample of them (the rule of many
+// subjects lowered as in TestStartShareSample), for the Bernoulli data
+// where it applies and the Poisson, where it does not.
+func TestStartCertified(t *testing.T) {
+	for _, family := range []glmm.Family{glmm.Bernoulli, glmm.Poisson} {
+		d := simshare.New(family, 2*glmm.StartChunk+100, 3)
+		for _, sampled := range []bool{false, true} {
+			restore := func() {}
+			if sampled {
+				restore = glmm.SetStartSample(500, 300)
+			}
+			_, theta, prec := wholeStart(t, d)
+			restoreCert := glmm.SetCertifySteps(false)
+			_, lsTheta, lsPrec := wholeStart(t, d)
+			restoreCert()
+			restore()
+			if i, ok := simshare.SameBits(theta, lsTheta); !ok {
+				t.Errorf("%v (sampled %v): theta differs from the line search's at %d", family, sampled, i)
+			}
+			if i, ok := simshare.SameBits(prec, lsPrec); !ok {
+				t.Errorf("%v (sampled %v): prec differs from the line search's at %d", family, sampled, i)
+			}
+		}
+	}
+}
+
 // shareStarts computes the start of d's model m in goroutine processes
 // holding the subjects between bounds, each with the whole model
 // (StartShare) or, with part, a model of its own subjects alone
