@@ -44,7 +44,7 @@ var startSampleAt int
 // and the jump's error, of second order, O(1/size): in the whole data's
 // posterior sds, O(sqrt(n)/size), which 50 sqrt(n) holds where it was at
 // 10^6 (0.015 sds there), for a sample of 1.6·10^5 at 10^7 instead of
-// 5·10^5, whose rounds took a seventh of the start.
+// 5·10^5.
 func startSampleSize(n int) int {
 	if startSampleAt > 0 {
 		return startSampleAt
