@@ -20,7 +20,21 @@ func (mod *Model) StartWhole(pool *parallel.Pool, theta, prec []float64) error {
 // of the subjects drawn with seed (startFromSample), for any number of
 // subjects.
 func (mod *Model) StartFromSample(pool *parallel.Pool, size int, seed uint64, theta, prec []float64) error {
-	return mod.startFromSample(pool, size, seed, theta, prec)
+	n, _, _ := mod.Dims()
+	st, err := mod.shareStarter(pool, nil, 0, n, false)
+	if err != nil {
+		return err
+	}
+	return st.startFromSample(size, seed, theta, prec)
+}
+
+// SetStartSample makes Start start from a sample of size of its subjects
+// from subjects of them on, until the returned function restores the
+// rule; for tests of small models.
+func SetStartSample(subjects, size int) (restore func()) {
+	at, sz := sampleStartAt, startSampleAt
+	sampleStartAt, startSampleAt = subjects, size
+	return func() { sampleStartAt, startSampleAt = at, sz }
 }
 
 // StartRoundsAt returns theta_g after k of Start's Gaussian variational
@@ -41,4 +55,13 @@ func (mod *Model) StartRoundsAt(pool *parallel.Pool, thetaG []float64, k int, ea
 		}
 	}
 	return theta[n*r:], nil
+}
+
+// SetCertifySteps sets whether the start's Newton steps skip the line
+// search where certified says it would take the full step, until
+// restore.
+func SetCertifySteps(on bool) (restore func()) {
+	old := certifySteps
+	certifySteps = on
+	return func() { certifySteps = old }
 }

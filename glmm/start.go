@@ -48,8 +48,8 @@ const startRounds = 8
 // rounds run over a sample of the subjects, and one round over all of
 // them, with the Jacobian of a round measured on the sample, takes
 // theta_g to the rounds' fixed point over all the subjects (see
-// SampleStartSubjects); StartShare and StartGroup over several processes
-// run every round over all the subjects.
+// SampleStartSubjects); StartShare and StartGroup do the same over
+// several processes, with the same sample and the same bits.
 func (mod *Model) Start(pool *parallel.Pool, theta, prec []float64) error {
 	n, _, _ := mod.Dims()
 	return mod.StartShare(pool, nil, 0, n, theta, prec)
@@ -105,36 +105,69 @@ func (mod *Model) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int,
 		panic("glmm: bad length in Start")
 	}
 	if c == nil {
-		if mod.cross == nil && n >= SampleStartSubjects {
-			return mod.startFromSample(pool, 0, sampleStartSeed, theta, prec)
-		}
-		return mod.startRelay(pool, nil, lo, hi, part, theta, prec)
+		return mod.startMaySample(pool, nil, lo, hi, part, theta, prec)
 	}
 	// A process whose start fails (a cancellation, a time limit) tells the
 	// others at their next sum, where they stop too, rather than leaving
 	// them waiting for it.
 	relay := parallel.NewRelay(c)
-	return relay.Close(mod.startRelay(pool, relay, lo, hi, part, theta, prec))
+	return relay.Close(mod.startMaySample(pool, relay, lo, hi, part, theta, prec))
 }
 
-// startRelay is startOver with the sums carried by relay (nil for one
-// process).
-func (mod *Model) startRelay(pool *parallel.Pool, relay *parallel.Relay, lo, hi int, part bool, theta, prec []float64) error {
-	n, r, _ := mod.Dims()
-	p := mod.p
-	if relay != nil && mod.cross != nil {
-		return errors.New("glmm: a start shared among processes of a model with crossed factors")
+// startMaySample is startOver with the sums carried by relay (nil for one
+// process): from a sample of the subjects for many of them
+// (startFromSample), else by startRelay's rounds over all of them.
+func (mod *Model) startMaySample(pool *parallel.Pool, relay *parallel.Relay, lo, hi int, part bool, theta, prec []float64) error {
+	st, err := mod.shareStarter(pool, relay, lo, hi, part)
+	if err != nil {
+		return err
 	}
-	clear(theta)
+	if mod.cross == nil && st.total >= sampleStartAt {
+		return st.startFromSample(startSampleSize(st.total), sampleStartSeed, theta, prec)
+	}
+	return st.rounds(theta, prec)
+}
+
+// startRelay is Start's rounds over all the subjects, with the sums
+// carried by relay (nil for one process).
+func (mod *Model) startRelay(pool *parallel.Pool, relay *parallel.Relay, lo, hi int, part bool, theta, prec []float64) error {
+	st, err := mod.shareStarter(pool, relay, lo, hi, part)
+	if err != nil {
+		return err
+	}
+	return st.rounds(theta, prec)
+}
+
+// shareStarter returns a starter of the subjects [lo, hi) with the sums
+// carried by relay, its workspace not yet allocated; with part, the
+// number of all the processes' subjects is carried, and this process's
+// first subject among them found.
+func (mod *Model) shareStarter(pool *parallel.Pool, relay *parallel.Relay, lo, hi int, part bool) (*starter, error) {
+	n := mod.NumSubjects()
+	if relay != nil && mod.cross != nil {
+		return nil, errors.New("glmm: a start shared among processes of a model with crossed factors")
+	}
 	st := &starter{mod: mod, pool: pool, chunks: parallel.NewChunking(n, StartChunk), relay: relay,
 		lo: lo, hi: hi, k0: lo / StartChunk, k1: (hi + StartChunk - 1) / StartChunk, part: part, total: n}
 	if part {
-		total, err := st.carry(1, func(acc []float64) { acc[0] += float64(n) })
+		total, err := st.carry(1, func(acc []float64) {
+			st.first = int(acc[0])
+			acc[0] += float64(n)
+		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		st.total = int(total[0])
 	}
+	return st, nil
+}
+
+// rounds is Start's rounds over all the starter's subjects.
+func (st *starter) rounds(theta, prec []float64) error {
+	mod := st.mod
+	n, r, _ := mod.Dims()
+	p := mod.p
+	clear(theta)
 	st.allocate(theta, prec)
 	no := NumOmega(r)
 	omega := theta[n*r+p : n*r+p+no]
@@ -522,9 +555,11 @@ type starter struct {
 	lo, hi, k0, k1 int
 	relay          *parallel.Relay
 	// part says that the model holds this process's subjects alone (see
-	// StartGroup); total is the number of subjects of all the processes.
+	// StartGroup); total is the number of subjects of all the processes,
+	// and first, with part, the index of this process's first among them.
 	part  bool
 	total int
+	first int
 	b     []float64 // n*r
 	beta  []float64
 	// psi is the log dispersion of a family with one, held fixed during
@@ -554,6 +589,9 @@ type starter struct {
 	partG, partI [][]float64
 	partR        [][]float64 // the information in beta, before the Schur complement
 	partF        []float64
+	// partD is, per chunk, sum_i g_i' H_i^-1 g_i at the last pass (NaN
+	// where a subject's curvature failed), for certified.
+	partD []float64
 
 	scratches chunkScratches // per chunk (chunkScratch)
 }
@@ -573,7 +611,7 @@ func (st *starter) pass(objective bool) error {
 			clear(pi)
 			clear(pr)
 		}
-		var f float64
+		var f, dec float64
 		for i := lo; i < hi; i++ {
 			bi := st.b[i*r : (i+1)*r]
 			if objective {
@@ -593,6 +631,7 @@ func (st *starter) pass(objective bool) error {
 				clear(st.a[i*r : (i+1)*r])
 				clear(st.ab[i*r*p : (i+1)*r*p])
 				copy(vn, vi)
+				dec = math.NaN()
 				continue
 			}
 			ai := st.a[i*r : (i+1)*r]
@@ -604,6 +643,7 @@ func (st *starter) pass(objective bool) error {
 					s += inv[y] * sc.grad[y]
 				}
 				ai[x] = s
+				dec += s * sc.grad[x]
 				for c := range p {
 					var t float64
 					for y := range r {
@@ -630,6 +670,7 @@ func (st *starter) pass(objective bool) error {
 			for j, x := range pr {
 				pi[j] += x
 			}
+			st.partD[k] = dec
 		}
 		st.partF[k] = f
 		return nil
@@ -718,12 +759,15 @@ func (st *starter) newton() error {
 		return err
 	}
 	dbeta := make([]float64, p)
+	solved := p == 0 // the Newton step in beta, for certified
 	if p > 0 {
 		var ch mat.Cholesky
 		if ch.Factorize(mat.NewSymDense(p, info)) {
 			v := mat.NewVecDense(p, dbeta)
 			if err := ch.SolveVecTo(v, mat.NewVecDense(p, rhs)); err != nil {
 				clear(dbeta)
+			} else {
+				solved = true
 			}
 		}
 	}
@@ -738,6 +782,17 @@ func (st *starter) newton() error {
 	}
 	copy(st.b0, st.b)
 	beta0 := append([]float64(nil), st.beta...)
+	if ok, err := st.certified(f0, rhs, dbeta, solved); err != nil {
+		return err
+	} else if ok {
+		for j := range st.b {
+			st.b[j] = st.b0[j] + st.db[j]
+		}
+		for c := range p {
+			st.beta[c] = beta0[c] + dbeta[c]
+		}
+		return nil
+	}
 	for t := 1.0; t > 1e-4; t /= 2 {
 		for j := range st.b {
 			st.b[j] = st.b0[j] + t*st.db[j]
@@ -759,6 +814,67 @@ func (st *starter) newton() error {
 	copy(st.b, st.b0)
 	copy(st.beta, beta0)
 	return st.subjectSteps()
+}
+
+// certifySteps lets newton skip the line search's pass where certified
+// says it would take the full step; tests compare with the line search.
+var certifySteps = true
+
+// certified reports whether the full Newton step (st.db, dbeta) from
+// the last pass is sure to pass newton's line search at t = 1, so that
+// the pass over the data that evaluates it can be skipped: for the logit
+// link, whose log likelihood's third derivative in eta is at most
+// m/(6 sqrt 3) in size (and so its expectation at the quadrature's
+// nodes), a Newton step of decrement lambda^2 = sum_i g_i' H_i^-1 g_i +
+// rhs' dbeta raises the objective by at least lambda^2/2 - sum_j w_j
+// m_j |d eta_j|^3/(36 sqrt 3). It asks for that with a margin of 10^-9
+// of the objective for rounding, so that it takes t = 1 exactly where
+// the line search would. A subject whose curvature failed, or a step in
+// beta that was not solved, makes it false.
+func (st *starter) certified(f0 float64, rhs, dbeta []float64, solved bool) (bool, error) {
+	mod := st.mod
+	if !certifySteps || !solved || mod.link.binary() || mod.family.HasDispersion() || mod.family == Poisson {
+		return false, nil
+	}
+	r := mod.r
+	part := st.partF // free: the line search would overwrite it
+	err := st.each(func(k, lo, hi int) error {
+		x := make([]float64, mod.p)
+		var s float64
+		for i := lo; i < hi; i++ {
+			for j := mod.start[i]; j < mod.start[i+1]; j++ {
+				var de float64
+				for c, xc := range mod.rowX(j, x) {
+					de += xc * dbeta[c]
+				}
+				for a, z := range mod.zRange(j, j+1) {
+					de += z * st.db[i*r+a]
+				}
+				de = math.Abs(de)
+				s += mod.weight(j) * mod.trials(j) * de * de * de
+			}
+		}
+		part[k] = s
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	sums, err := st.carry(2, func(acc []float64) {
+		for k := st.k0; k < st.k1; k++ {
+			acc[0] += st.partD[k]
+			acc[1] += part[k]
+		}
+	})
+	if err != nil {
+		return false, err
+	}
+	var lam2 float64
+	for c := range dbeta {
+		lam2 += rhs[c] * dbeta[c]
+	}
+	lam2 += sums[0]
+	return lam2/2-sums[1]/(36*math.Sqrt(3)) > 1e-9*math.Abs(f0), nil
 }
 
 // subjectSteps takes, per subject, a Newton step in b_i at fixed beta
@@ -1122,6 +1238,45 @@ func llDerivs(f Family, link Link, y, m, eta, psi float64) (ll, d1, d2 float64) 
 	return ll, y*p1 - (m-y)*p, -m * e * q * q
 }
 
+// lDerivs returns llDerivs's derivatives alone, the same bits without the
+// log likelihood: the logit's log1p took a third of Start's time.
+func lDerivs(f Family, link Link, y, m, eta, psi float64) (d1, d2 float64) {
+	if link.binary() {
+		d1, d2, _ = LinkDerivs(link, y, m, eta)
+		return d1, d2
+	}
+	if f.HasDispersion() {
+		d1, d2, _ = f.Derivs(y, m, eta, psi)
+		return d1, d2
+	}
+	if f == Poisson {
+		mu := math.Exp(min(eta, MaxPoissonEta))
+		return y - mu, -mu
+	}
+	e := math.Exp(-math.Abs(eta))
+	q := 1 / (1 + e)
+	p, p1 := q, e*q
+	if eta < 0 {
+		p, p1 = p1, p
+	}
+	return y*p1 - (m-y)*p, -m * e * q * q
+}
+
+// expectDerivs returns expectAll's expectations of the derivatives alone,
+// the same bits.
+func (sc *startScratch) expectDerivs(f Family, y, m, mean, sd float64) (d1, d2 float64) {
+	if sd == 0 {
+		return lDerivs(f, sc.link, y, m, mean, sc.psi)
+	}
+	for k, x := range sc.ghx {
+		b, c := lDerivs(f, sc.link, y, m, mean+sd*x, sc.psi)
+		w := sc.ghw[k]
+		d1 += w * b
+		d2 += w * c
+	}
+	return d1, d2
+}
+
 // expectAll returns the expectations of the log likelihood and of its
 // first two derivatives under eta ~ N(mean, sd^2); with sd = 0 their values
 // at mean.
@@ -1262,6 +1417,17 @@ func (mod *Model) condLogDens(sc *startScratch, i int, beta, wwt, b, v []float64
 // r×p), adds its gradient and information in beta into grad and info, and
 // returns the expected conditional log density itself.
 func (mod *Model) newtonPieces(sc *startScratch, i int, beta, wwt, b, v, grad, info []float64) float64 {
+	return mod.pieces(sc, i, beta, wwt, b, v, grad, info, true)
+}
+
+// newtonDerivs is newtonPieces without the log density, which costs as
+// much again as the derivatives.
+func (mod *Model) newtonDerivs(sc *startScratch, i int, beta, wwt, b, v, grad, info []float64) {
+	mod.pieces(sc, i, beta, wwt, b, v, grad, info, false)
+}
+
+// pieces is newtonPieces, which returns 0 without withF.
+func (mod *Model) pieces(sc *startScratch, i int, beta, wwt, b, v, grad, info []float64, withF bool) float64 {
 	lo, hi := mod.start[i], mod.start[i+1]
 	r, p := mod.r, mod.p
 	eta := sc.eta[:hi-lo]
@@ -1287,8 +1453,14 @@ func (mod *Model) newtonPieces(sc *startScratch, i int, beta, wwt, b, v, grad, i
 		for a := range r {
 			e += zj[a] * b[a]
 		}
-		ll, d1, d2 := sc.expectAll(mod.family, mod.yAt(j), mod.trials(j), e, mod.etaSD(j, v))
-		f += mod.weight(j) * ll
+		var d1, d2 float64
+		if withF {
+			var ll float64
+			ll, d1, d2 = sc.expectAll(mod.family, mod.yAt(j), mod.trials(j), e, mod.etaSD(j, v))
+			f += mod.weight(j) * ll
+		} else {
+			d1, d2 = sc.expectDerivs(mod.family, mod.yAt(j), mod.trials(j), e, mod.etaSD(j, v))
+		}
 		d1 *= mod.weight(j)
 		d2 *= -mod.weight(j)
 		x := mod.rowX(j, sc.x)
@@ -1397,6 +1569,7 @@ func (st *starter) allocate(theta, prec []float64) {
 	st.partG = scratch.Partials(nc, p)
 	st.partI = scratch.Partials(nc, p*p)
 	st.partF = make([]float64, nc)
+	st.partD = make([]float64, nc)
 	st.partR = scratch.Partials(nc, p*p)
 	st.a = make([]float64, n*r)
 	st.ab = make([]float64, n*r*p)

@@ -10,8 +10,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/sparsevi/sparsevi/arrowhead"
+	"github.com/sparsevi/sparsevi/internal/scratch"
 	"github.com/sparsevi/sparsevi/internal/small"
-	"github.com/sparsevi/sparsevi/parallel"
 )
 
 // SampleStartSubjects is the number of subjects from which Start runs its
@@ -30,11 +30,37 @@ import (
 // nats (go run ./benchmarks/scaling -n 100000 -methods gva,rvb-start).
 const SampleStartSubjects = 100_000
 
+// sampleStartAt is the number of subjects from which Start starts from a
+// sample: SampleStartSubjects, lowered by tests of small models.
+var sampleStartAt = SampleStartSubjects
+
+// startSampleAt, if not zero, is the size of the sample of Start's rounds
+// for tests of small models; else startSampleSize's rule holds.
+var startSampleAt int
+
+// startSampleSize returns the size of the sample of Start's rounds over
+// n subjects: DefaultSampleSize's 5% up to 10^6 subjects, 50 sqrt(n)
+// beyond. The sample's start lies O(1/sqrt(size)) from F's fixed point,
+// and the jump's error, of second order, O(1/size): in the whole data's
+// posterior sds, O(sqrt(n)/size), which 50 sqrt(n) holds where it was at
+// 10^6 (0.015 sds there), for a sample of 1.6·10^5 at 10^7 instead of
+// 5·10^5.
+func startSampleSize(n int) int {
+	if startSampleAt > 0 {
+		return startSampleAt
+	}
+	return min(DefaultSampleSize(n), max(MinSample, int(math.Ceil(50*math.Sqrt(float64(n))))))
+}
+
 // sampleStartSeed seeds the sample of Start's rounds for many subjects.
 const sampleStartSeed = 16
 
 // startFromSample writes Start's start into theta and prec from Start's
-// rounds over a sample of size of the subjects, drawn with seed (Sample).
+// rounds over a sample of size of all the processes' subjects, drawn
+// with seed (Sample) by their indices among them, so that every process
+// draws the same sample and computes its start, and the rounds over all
+// the subjects carry their sums from process to process in the order of
+// one process's: the bits are one process's for any partition.
 //
 // Start's rounds are a fixed-point iteration in theta_g: given theta_g,
 // each subject's Gaussian (its conditional mode moved by Gaussian
@@ -49,12 +75,13 @@ const sampleStartSeed = 16
 // which does not grow with the subjects), so F's fixed point is
 // theta_s + (I - J)^-1 (F(theta_s) - theta_s): one evaluation of F over
 // all the subjects and J by forward differences of F_s over the sample.
-// The subjects' Gaussians are then set at that theta_g, as StartAt sets
-// them. Over all the subjects it costs three passes of a few evaluations
-// each, against Start's two dozen.
-func (mod *Model) startFromSample(pool *parallel.Pool, size int, seed uint64, theta, prec []float64) error {
+// Each subject's Gaussian then takes one Gaussian variational step from
+// F(theta_s)'s round to that theta_g (refine). Over all the subjects it
+// costs four passes of a few evaluations each, against Start's two dozen.
+func (st *starter) startFromSample(size int, seed uint64, theta, prec []float64) error {
+	mod, pool := st.mod, st.pool
 	n, r, g := mod.Dims()
-	sub, err := mod.Sample(size, seed)
+	sub, err := st.sample(size, seed)
 	if err != nil {
 		return err
 	}
@@ -95,11 +122,14 @@ func (mod *Model) startFromSample(pool *parallel.Pool, size int, seed uint64, th
 			jac.Set(j, k, (up[j]-base[j])/h)
 		}
 	}
-	subSt, ts, sp = nil, nil, nil
+	sub, subSt, ts, sp = nil, nil, nil, nil
 	// F(theta_s) over all the subjects.
 	clear(theta)
+	st.allocate(theta, prec)
+	if mod.nd == 1 {
+		st.partP = scratch.Partials(st.chunks.Len(), 2)
+	}
 	copy(theta[n*r:], thetaS)
-	st := mod.newStarter(pool, theta, prec)
 	thetaG := theta[n*r:]
 	if err := st.roundAt(thetaG); err != nil {
 		return err
@@ -130,7 +160,7 @@ func (mod *Model) startFromSample(pool *parallel.Pool, size int, seed uint64, th
 	if mod.nd == 1 {
 		st.psi = thetaG[g-1]
 	}
-	if err := st.modes(startAtGVASteps); err != nil {
+	if err := st.refine(finalGVASteps); err != nil {
 		return err
 	}
 	if mod.nd == 1 {
@@ -142,6 +172,40 @@ func (mod *Model) startFromSample(pool *parallel.Pool, size int, seed uint64, th
 		st.psi = psi
 	}
 	return st.globalEnd(theta)
+}
+
+// finalGVASteps is the number of Gaussian variational steps (gvaOf) that
+// take each subject's Gaussian from F(theta_s)'s round to the fixed
+// point's theta_g: a few posterior sds of the whole data away, so one
+// Newton step from there is near the optimum, where StartAt's search
+// from the Laplace mode and two steps cost a pass of several times as
+// many evaluations.
+const finalGVASteps = 1
+
+// refine moves each subject's Gaussian N(b_i, V_i), as it is, towards
+// the Gaussian variational one at the starter's theta_g by steps of
+// gvaOf, and sets the local and cross blocks of the precision and each
+// chunk's information in beta in partR as modes does.
+func (st *starter) refine(steps int) error {
+	r := st.mod.r
+	return st.each(func(k, lo, hi int) error {
+		sc := st.chunkScratch(k)
+		ms := st.newModeScratch()
+		pr := st.partR[k]
+		clear(pr)
+		for i := lo; i < hi; i++ {
+			bi, vi := st.b[i*r:(i+1)*r], st.v[i*r*r:(i+1)*r*r]
+			for s := range steps {
+				info := ms.junkI
+				if s == steps-1 {
+					info = pr
+				}
+				st.gvaOf(sc, ms, i, bi, vi, info)
+			}
+			st.setSubjectPrec(i, sc)
+		}
+		return nil
+	})
 }
 
 // fixedPointDelta is the relative step of the forward differences of

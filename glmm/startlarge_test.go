@@ -19,7 +19,8 @@ import (
 // TestStartFromSample: Start's start from a sample of the subjects (the
 // rule of many subjects, SampleStartSubjects) ends within a fraction of
 // a posterior sd of the fixed point of Start's rounds over all the
-// subjects, where the sample's own start is several sds off; its
+// subjects, where the sample's own start is several sds off; the
+// subjects' means are within 0.02 sds of StartAt's there; its
 // precision is positive definite, and 1 and 2 workers give the same
 // bits.
 func TestStartFromSample(t *testing.T) {
@@ -49,6 +50,29 @@ func TestStartFromSample(t *testing.T) {
 			}
 			theta, prec := run(2)
 			checkPositiveDefinite(t, n, r, g, prec)
+			// Each subject's Gaussian, one Gaussian variational step from
+			// the round at theta_s, is near StartAt's at theta_g (the
+			// subject's Laplace mode there moved by two steps), in sds of
+			// b_i given the rest.
+			ref := make([]float64, n*r+g)
+			refPool := parallel.NewPool(context.Background(), 2)
+			if err := m.StartAt(refPool, theta[n*r:], ref, make([]float64, arrowhead.Len(n, r, g))); err != nil {
+				t.Fatal(err)
+			}
+			refPool.Close()
+			ps := arrowhead.WrapSym(n, r, g, prec)
+			var worstB float64
+			for i := range n {
+				loc := ps.Local(i)
+				for a := range r {
+					sd := 1 / math.Sqrt(loc[a*(a+1)/2+a])
+					worstB = max(worstB, math.Abs(theta[i*r+a]-ref[i*r+a])/sd)
+				}
+			}
+			t.Logf("subjects' means: at most %.4f sd from StartAt's", worstB)
+			if worstB > 0.02 {
+				t.Errorf("a subject's mean is %.3f sds from StartAt's at theta_g", worstB)
+			}
 			if one, onePrec := run(1); !slices.Equal(one, theta) || !slices.Equal(onePrec, prec) {
 				t.Error("1 and 2 workers give different starts")
 			}

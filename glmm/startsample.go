@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -172,17 +173,87 @@ func (mod *Model) sample(subjects []int) (*Model, error) {
 			k++
 		}
 	}
+	return mod.sampleModel(y, tr, w, off, x, z, group, len(subjects))
+}
+
+// sampleModel returns the model of a sample's rows (x and z row-major),
+// with the model's family, link, prior and blocks.
+func (mod *Model) sampleModel(y, tr, w, off, x, z []float64, group []int, ns int) (*Model, error) {
+	nobs := len(y)
 	cfg := Config{Family: mod.family, Link: mod.link, Y: y, Trials: tr, Weights: w, Offset: off,
-		Z: mat.NewDense(nobs, r, z), Group: group, NumGroups: len(subjects),
+		Z: mat.NewDense(nobs, mod.r, z), Group: group, NumGroups: ns,
 		FixedNames: mod.fixedNames, RandomNames: mod.randomNames, GroupName: mod.groupName,
 		PriorSD: mod.priorSD, REBlocks: mod.blocks(),
 		// The whole design's rank was checked; the prior makes the
 		// posterior proper where a sample misses a level of a factor.
 		Share: true}
-	if p > 0 {
-		cfg.X = mat.NewDense(nobs, p, x)
+	if mod.p > 0 {
+		cfg.X = mat.NewDense(nobs, mod.p, x)
 	}
 	return New(cfg)
+}
+
+// sample returns the model of Sample(size, seed) of all the processes'
+// subjects, in every process: drawn by the subjects' indices among all of
+// them, and with part (each process holding its own subjects alone) their
+// rows gathered from the processes that hold them, in order.
+func (st *starter) sample(size int, seed uint64) (*Model, error) {
+	mod := st.mod
+	if !st.part {
+		return mod.Sample(size, seed)
+	}
+	if mod.cross != nil {
+		return nil, errors.New("glmm: a sample of a model with crossed factors")
+	}
+	// This process's subjects of the sample, and the sample's index of
+	// the first of them.
+	n, r, p := mod.n, mod.r, mod.p
+	all := sampleSubjects(st.total, min(size, st.total), seed)
+	a, _ := slices.BinarySearch(all, st.first)
+	b, _ := slices.BinarySearch(all, st.first+n)
+	own := all[a:b]
+	// A row: the subject's index in the sample, y, trials, weight,
+	// offset, x and z. Trials, weights and offsets are sent whatever
+	// they are: New stores them as it would the one process's.
+	width := 5 + p + r
+	var rows []float64
+	for s, i := range own {
+		i -= st.first
+		for j := mod.start[i]; j < mod.start[i+1]; j++ {
+			k := len(rows)
+			rows = append(rows, float64(a+s), mod.yAt(j), mod.trials(j), mod.weight(j), mod.offset(j))
+			rows = slices.Grow(rows, p+r)[:k+width]
+			copy(rows[k+5:k+5+p], mod.xRow(j, rows[k+5:k+5+p]))
+			copy(rows[k+5+p:], mod.zRange(j, j+1))
+		}
+	}
+	var at int
+	cnt, err := st.carry(1, func(acc []float64) {
+		at = int(acc[0])
+		acc[0] += float64(len(rows))
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Each process writes its rows in its place: copies keep the bits
+	// (even of -0, which a sum with 0 would not).
+	flat, err := st.carry(int(cnt[0]), func(acc []float64) { copy(acc[at:], rows) })
+	if err != nil {
+		return nil, err
+	}
+	rows = nil
+	nobs := len(flat) / width
+	y, tr, w, off := make([]float64, nobs), make([]float64, nobs), make([]float64, nobs), make([]float64, nobs)
+	x, z := make([]float64, nobs*p), make([]float64, nobs*r)
+	group := make([]int, nobs)
+	for k := range nobs {
+		row := flat[k*width : (k+1)*width]
+		group[k] = int(row[0])
+		y[k], tr[k], w[k], off[k] = row[1], row[2], row[3], row[4]
+		copy(x[k*p:(k+1)*p], row[5:5+p])
+		copy(z[k*r:(k+1)*r], row[5+p:])
+	}
+	return mod.sampleModel(y, tr, w, off, x, z, group, len(all))
 }
 
 // blocks returns Config.REBlocks of the model: nil for one block, else
@@ -252,7 +323,7 @@ func (st *starter) modes(gvaSteps int) error {
 			bi, vi := st.b[i*r:(i+1)*r], st.v[i*r*r:(i+1)*r*r]
 			st.modeOf(sc, ms, i, st.wwt, bi, vi)
 			if gvaSteps == 0 {
-				mod.newtonPieces(sc, i, st.beta, st.wwt, bi, nil, ms.junkG, pr)
+				mod.newtonDerivs(sc, i, st.beta, st.wwt, bi, nil, ms.junkG, pr)
 			}
 			for s := range gvaSteps {
 				info := ms.junkI
@@ -280,7 +351,7 @@ func (st *starter) modes(gvaSteps int) error {
 func (st *starter) gvaOf(sc *startScratch, ms *modeScratch, i int, bi, vi, info []float64) {
 	mod := st.mod
 	r := mod.r
-	mod.newtonPieces(sc, i, st.beta, st.wwt, bi, vi, ms.junkG, info)
+	mod.newtonDerivs(sc, i, st.beta, st.wwt, bi, vi, ms.junkG, info)
 	if !cholInverse(r, sc.hess, ms.chol, ms.vn) {
 		return
 	}

@@ -60,44 +60,124 @@ func TestStartShare(t *testing.T) {
 			splits = append(splits, []int{0, n})
 		}
 		for _, bounds := range splits {
-			groups := simshare.NewGroups(len(bounds) - 1)
-			var wg sync.WaitGroup
-			errs := make([]error, len(groups))
-			thetas := make([][]float64, len(groups))
-			precs := make([][]float64, len(groups))
-			for k, grp := range groups {
-				lo, hi := bounds[k], bounds[k+1]
-				own := m
-				if tc.part {
-					var err error
-					if own, err = d.Model(lo, hi); err != nil {
-						t.Fatal(err)
-					}
-				}
-				on := own.NumSubjects()
-				thetas[k] = make([]float64, on*r+g)
-				precs[k] = make([]float64, arrowhead.Len(on, r, g))
-				wg.Go(func() {
-					pool := parallel.NewPool(context.Background(), 1)
-					defer pool.Close()
-					if tc.part {
-						errs[k] = own.StartGroup(pool, grp, thetas[k], precs[k])
-					} else {
-						errs[k] = own.StartShare(pool, grp, lo, hi, thetas[k], precs[k])
-					}
-				})
-			}
-			wg.Wait()
-			for k := range groups {
-				if errs[k] != nil {
-					t.Fatal(errs[k])
-				}
-				lo, hi := bounds[k], bounds[k+1]
+			thetas, precs := shareStarts(t, d, m, tc.part, bounds)
+			for k := range thetas {
 				where := fmt.Sprintf("%v (part %v, edited %v), bounds %v, process %d", tc.family, tc.part, tc.edit != nil, bounds, k)
-				simshare.CheckStart(t, where, tc.part, lo, hi, n, r, g, thetas[k], precs[k], theta, prec)
+				simshare.CheckStart(t, where, tc.part, bounds[k], bounds[k+1], n, r, g, thetas[k], precs[k], theta, prec)
 			}
 		}
 	}
+}
+
+// TestStartShareSample is TestStartShare with the rule of many subjects
+// lowered to the test's 612 (glmm.SampleStartSubjects: Start's rounds over
+// a sample of 300 of them, then one round over all of them): the
+// processes draw the same sample by the subjects' indices among all of
+// them, with StartGroup each gathering the sample's rows from the
+// processes that hold them, and give the bits of Start in one process,
+// which are not those of the rounds over all the subjects.
+func TestStartShareSample(t *testing.T) {
+	const c = glmm.StartChunk
+	defer glmm.SetStartSample(500, 300)()
+	for _, family := range []glmm.Family{glmm.Bernoulli, glmm.Poisson, glmm.Gaussian} {
+		d := simshare.New(family, 2*c+100, 3)
+		m, theta, prec := wholeStart(t, d)
+		n, r, g := m.Dims()
+		whole := make([]float64, n*r+g)
+		pool := parallel.NewPool(context.Background(), 1)
+		if err := m.StartWhole(pool, whole, make([]float64, len(prec))); err != nil {
+			t.Fatal(err)
+		}
+		pool.Close()
+		if _, same := simshare.SameBits(whole[n*r:], theta[n*r:]); same {
+			t.Fatalf("%v: Start did not start from the sample", family)
+		}
+		for _, part := range []bool{false, true} {
+			splits := [][]int{{0, c, n}, {0, c, 2 * c, n}}
+			if part {
+				splits = append(splits, []int{0, n})
+			}
+			for _, bounds := range splits {
+				thetas, precs := shareStarts(t, d, m, part, bounds)
+				for k := range thetas {
+					where := fmt.Sprintf("%v (part %v), bounds %v, process %d", family, part, bounds, k)
+					simshare.CheckStart(t, where, part, bounds[k], bounds[k+1], n, r, g, thetas[k], precs[k], theta, prec)
+				}
+			}
+		}
+	}
+}
+
+// TestStartCertified: Start's Newton steps that skip the line search's
+// pass over the data where the bound on the logit's third derivative
+// certifies the full step (certified) give the bits of the line search,
+// over all the subjects and from a sample of them (the rule of many
+// subjects lowered as in TestStartShareSample), for the Bernoulli data
+// where it applies and the Poisson, where it does not.
+func TestStartCertified(t *testing.T) {
+	for _, family := range []glmm.Family{glmm.Bernoulli, glmm.Poisson} {
+		d := simshare.New(family, 2*glmm.StartChunk+100, 3)
+		for _, sampled := range []bool{false, true} {
+			restore := func() {}
+			if sampled {
+				restore = glmm.SetStartSample(500, 300)
+			}
+			_, theta, prec := wholeStart(t, d)
+			restoreCert := glmm.SetCertifySteps(false)
+			_, lsTheta, lsPrec := wholeStart(t, d)
+			restoreCert()
+			restore()
+			if i, ok := simshare.SameBits(theta, lsTheta); !ok {
+				t.Errorf("%v (sampled %v): theta differs from the line search's at %d", family, sampled, i)
+			}
+			if i, ok := simshare.SameBits(prec, lsPrec); !ok {
+				t.Errorf("%v (sampled %v): prec differs from the line search's at %d", family, sampled, i)
+			}
+		}
+	}
+}
+
+// shareStarts computes the start of d's model m in goroutine processes
+// holding the subjects between bounds, each with the whole model
+// (StartShare) or, with part, a model of its own subjects alone
+// (StartGroup), and returns each process's theta and prec.
+func shareStarts(t *testing.T, d *simshare.Data, m *glmm.Model, part bool, bounds []int) (thetas, precs [][]float64) {
+	t.Helper()
+	_, r, g := m.Dims()
+	groups := simshare.NewGroups(len(bounds) - 1)
+	var wg sync.WaitGroup
+	errs := make([]error, len(groups))
+	thetas = make([][]float64, len(groups))
+	precs = make([][]float64, len(groups))
+	for k, grp := range groups {
+		lo, hi := bounds[k], bounds[k+1]
+		own := m
+		if part {
+			var err error
+			if own, err = d.Model(lo, hi); err != nil {
+				t.Fatal(err)
+			}
+		}
+		on := own.NumSubjects()
+		thetas[k] = make([]float64, on*r+g)
+		precs[k] = make([]float64, arrowhead.Len(on, r, g))
+		wg.Go(func() {
+			pool := parallel.NewPool(context.Background(), 1)
+			defer pool.Close()
+			if part {
+				errs[k] = own.StartGroup(pool, grp, thetas[k], precs[k])
+			} else {
+				errs[k] = own.StartShare(pool, grp, lo, hi, thetas[k], precs[k])
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return thetas, precs
 }
 
 // wholeStart returns the model of all of d's subjects and its Start.
