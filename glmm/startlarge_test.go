@@ -8,10 +8,12 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/sparsevi/sparsevi/arrowhead"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/internal/longtest"
 	"github.com/sparsevi/sparsevi/parallel"
 	"github.com/sparsevi/sparsevi/vi"
 )
@@ -31,12 +33,16 @@ func TestStartFromSample(t *testing.T) {
 		disp   float64
 		n      int
 		size   int
+		long   bool // a long check (SPARSEVI_LONG)
 	}{
-		{"bernoulli", [][]float64{{1}}, []float64{-1, 0.5, 0.5, -0.5, 1}, 0, 20000, 2000},
-		{"poisson", [][]float64{{0.5, 0.1}, {0.1, 0.3}}, []float64{0.5, 0.3, -0.2, 0.2, 0.4}, 0, 20000, 4000},
-		{"gaussian", [][]float64{{1}}, []float64{1, 0.5, 0.5, -0.5, 1}, 0.5, 10000, 1000},
+		{"bernoulli", [][]float64{{1}}, []float64{-1, 0.5, 0.5, -0.5, 1}, 0, 20000, 2000, false},
+		{"poisson", [][]float64{{0.5, 0.1}, {0.1, 0.3}}, []float64{0.5, 0.3, -0.2, 0.2, 0.4}, 0, 20000, 4000, true},
+		{"gaussian", [][]float64{{1}}, []float64{1, 0.5, 0.5, -0.5, 1}, 0.5, 10000, 1000, true},
 	} {
 		t.Run(c.family, func(t *testing.T) {
+			if c.long {
+				longtest.Require(t, "starts and fits "+strconv.Itoa(c.n)+" subjects")
+			}
 			m := simulatedDisp(t, c.family, c.cov, c.beta, c.disp, c.n, 11)
 			n, r, g := m.Dims()
 			run := func(workers int) (theta, prec []float64) {
