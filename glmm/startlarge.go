@@ -195,13 +195,7 @@ func (st *starter) refine(steps int) error {
 		clear(pr)
 		for i := lo; i < hi; i++ {
 			bi, vi := st.b[i*r:(i+1)*r], st.v[i*r*r:(i+1)*r*r]
-			for s := range steps {
-				info := ms.junkI
-				if s == steps-1 {
-					info = pr
-				}
-				st.gvaOf(sc, ms, i, bi, vi, info)
-			}
+			st.gvaSteps(sc, ms, i, bi, vi, steps, pr)
 			st.setSubjectPrec(i, sc)
 		}
 		return nil

@@ -325,17 +325,23 @@ func (st *starter) modes(gvaSteps int) error {
 			if gvaSteps == 0 {
 				mod.newtonDerivs(sc, i, st.beta, st.wwt, bi, nil, ms.junkG, pr)
 			}
-			for s := range gvaSteps {
-				info := ms.junkI
-				if s == gvaSteps-1 {
-					info = pr
-				}
-				st.gvaOf(sc, ms, i, bi, vi, info)
-			}
+			st.gvaSteps(sc, ms, i, bi, vi, gvaSteps, pr)
 			st.setSubjectPrec(i, sc)
 		}
 		return nil
 	})
+}
+
+// gvaSteps takes steps steps of gvaOf from subject i's Gaussian, adding
+// the last one's information in beta into info.
+func (st *starter) gvaSteps(sc *startScratch, ms *modeScratch, i int, bi, vi []float64, steps int, info []float64) {
+	for s := range steps {
+		dst := ms.junkI
+		if s == steps-1 {
+			dst = info
+		}
+		st.gvaOf(sc, ms, i, bi, vi, dst)
+	}
 }
 
 // gvaOf takes subject i's Gaussian N(bi, vi) from its Laplace
