@@ -15,8 +15,9 @@ import (
 )
 
 // SampleStartSubjects is the number of subjects from which Start runs its
-// rounds over a sample of the subjects (Sample's default size, seeded by
-// sampleStartSeed) and finishes over all of them (startFromSample). Every
+// rounds over a sample of the subjects (of startSampleSize, seeded by
+// sampleStartSeed) and finishes over all of them (startFromSample), in
+// one process or several (StartShare, StartGroup) alike. Every
 // round over all the subjects is a pass or two over the data, the
 // Gaussian variational ones with quadrature: at 10^7 Bernoulli subjects
 // Start took 219-252 s, more than the fit's iterations. The sample's
