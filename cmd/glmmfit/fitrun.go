@@ -154,7 +154,7 @@ func runFit(e *env, args []string) error {
 		switch {
 		case nm != nil:
 			return newNestedTarget(ctx, o.threads, job.method, expansion, nm)
-		case sampleStart(o, job.method, expansion):
+		case sampleStart(o, job.method, expansion, m.NumSubjects()):
 			t, vm, rt, size, err := newSampleTarget(ctx, o.threads, job.method, o.seed, m)
 			job.startSample = size
 			return t, vm, rt, err
