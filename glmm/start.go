@@ -171,7 +171,6 @@ func (st *starter) rounds(theta, prec []float64) error {
 	st.allocate(theta, prec)
 	no := NumOmega(r)
 	omega := theta[n*r+p : n*r+p+no]
-	nc := st.chunks.Len() // the partials of other processes' chunks stay zero
 	thetaG := theta[n*r:]
 	if mod.cross != nil {
 		st.cross = make([]float64, mod.nobs)
@@ -185,7 +184,6 @@ func (st *starter) rounds(theta, prec []float64) error {
 		return err
 	}
 	if mod.nd == 1 {
-		st.partP = scratch.Partials(nc, 2)
 		if err := st.initPsi(); err != nil {
 			return err
 		}
@@ -309,7 +307,7 @@ func (st *starter) crossedCoupling(thetaG []float64) {
 		v := st.vOf(i)
 		cross := ps.Cross(i)
 		for j := s; j < s+len(eta); j++ {
-			_, _, d2 := sc.expectAll(mod.family, mod.yAt(j), mod.trials(j), eta[j-s], mod.etaSD(j, v))
+			_, _, d2 := sc.expectAll(mod.family, mod.yAt(j), mod.trials(j), eta[j-s], mod.etaSD(j, v), false)
 			w := -mod.weight(j) * d2
 			if w == 0 {
 				continue
@@ -386,7 +384,7 @@ func (st *starter) updateCrossed(thetaG []float64) error {
 				s, eta := st.subjectEta(sc, i)
 				v := st.vOf(i)
 				for j := s; j < s+len(eta); j++ {
-					_, d1, d2 := sc.expectAll(mod.family, mod.yAt(j), mod.trials(j), eta[j-s], mod.etaSD(j, v))
+					_, d1, d2 := sc.expectAll(mod.family, mod.yAt(j), mod.trials(j), eta[j-s], mod.etaSD(j, v), false)
 					l := f.idx[j]
 					g[l] += mod.weight(j) * d1
 					h[l] -= mod.weight(j) * d2
@@ -839,7 +837,7 @@ func (st *starter) certified(f0 float64, rhs, dbeta []float64, solved bool) (boo
 	r := mod.r
 	part := st.partF // free: the line search would overwrite it
 	err := st.each(func(k, lo, hi int) error {
-		x := make([]float64, mod.p)
+		x := st.chunkScratch(k).x
 		var s float64
 		for i := lo; i < hi; i++ {
 			for j := mod.start[i]; j < mod.start[i+1]; j++ {
@@ -1213,20 +1211,31 @@ const gvaRounds = 7
 // linear predictor.
 const ghNodes = 6
 
-// llDerivs returns the log likelihood and its first two derivatives in
-// eta, sharing one exp.
-func llDerivs(f Family, link Link, y, m, eta, psi float64) (ll, d1, d2 float64) {
+// llDerivs returns the log likelihood (with withLL, else 0) and its first
+// two derivatives in eta, sharing one exp. The derivatives' bits do not
+// depend on withLL; without it the logit's log1p, a third of Start's
+// time, is skipped.
+func llDerivs(f Family, link Link, y, m, eta, psi float64, withLL bool) (ll, d1, d2 float64) {
 	if link.binary() {
 		d1, d2, _ = LinkDerivs(link, y, m, eta)
-		return LinkLogLik(link, y, m, eta), d1, d2
+		if withLL {
+			ll = LinkLogLik(link, y, m, eta)
+		}
+		return ll, d1, d2
 	}
 	if f.HasDispersion() {
 		d1, d2, _ = f.Derivs(y, m, eta, psi)
-		return f.LogLik(y, m, eta, psi), d1, d2
+		if withLL {
+			ll = f.LogLik(y, m, eta, psi)
+		}
+		return ll, d1, d2
 	}
 	if f == Poisson {
 		mu := math.Exp(min(eta, MaxPoissonEta))
-		return y*eta - mu, y - mu, -mu
+		if withLL {
+			ll = y*eta - mu
+		}
+		return ll, y - mu, -mu
 	}
 	e := math.Exp(-math.Abs(eta))
 	q := 1 / (1 + e)
@@ -1234,58 +1243,21 @@ func llDerivs(f Family, link Link, y, m, eta, psi float64) (ll, d1, d2 float64) 
 	if eta < 0 {
 		p, p1 = p1, p
 	}
-	ll = -(m*math.Log1p(e) + y*max(-eta, 0) + (m-y)*max(eta, 0))
+	if withLL {
+		ll = -(m*math.Log1p(e) + y*max(-eta, 0) + (m-y)*max(eta, 0))
+	}
 	return ll, y*p1 - (m-y)*p, -m * e * q * q
 }
 
-// lDerivs returns llDerivs's derivatives alone, the same bits without the
-// log likelihood: the logit's log1p took a third of Start's time.
-func lDerivs(f Family, link Link, y, m, eta, psi float64) (d1, d2 float64) {
-	if link.binary() {
-		d1, d2, _ = LinkDerivs(link, y, m, eta)
-		return d1, d2
-	}
-	if f.HasDispersion() {
-		d1, d2, _ = f.Derivs(y, m, eta, psi)
-		return d1, d2
-	}
-	if f == Poisson {
-		mu := math.Exp(min(eta, MaxPoissonEta))
-		return y - mu, -mu
-	}
-	e := math.Exp(-math.Abs(eta))
-	q := 1 / (1 + e)
-	p, p1 := q, e*q
-	if eta < 0 {
-		p, p1 = p1, p
-	}
-	return y*p1 - (m-y)*p, -m * e * q * q
-}
-
-// expectDerivs returns expectAll's expectations of the derivatives alone,
-// the same bits.
-func (sc *startScratch) expectDerivs(f Family, y, m, mean, sd float64) (d1, d2 float64) {
+// expectAll returns the expectations of the log likelihood (with withLL,
+// else 0) and of its first two derivatives under eta ~ N(mean, sd^2);
+// with sd = 0 their values at mean.
+func (sc *startScratch) expectAll(f Family, y, m, mean, sd float64, withLL bool) (ll, d1, d2 float64) {
 	if sd == 0 {
-		return lDerivs(f, sc.link, y, m, mean, sc.psi)
+		return llDerivs(f, sc.link, y, m, mean, sc.psi, withLL)
 	}
 	for k, x := range sc.ghx {
-		b, c := lDerivs(f, sc.link, y, m, mean+sd*x, sc.psi)
-		w := sc.ghw[k]
-		d1 += w * b
-		d2 += w * c
-	}
-	return d1, d2
-}
-
-// expectAll returns the expectations of the log likelihood and of its
-// first two derivatives under eta ~ N(mean, sd^2); with sd = 0 their values
-// at mean.
-func (sc *startScratch) expectAll(f Family, y, m, mean, sd float64) (ll, d1, d2 float64) {
-	if sd == 0 {
-		return llDerivs(f, sc.link, y, m, mean, sc.psi)
-	}
-	for k, x := range sc.ghx {
-		a, b, c := llDerivs(f, sc.link, y, m, mean+sd*x, sc.psi)
+		a, b, c := llDerivs(f, sc.link, y, m, mean+sd*x, sc.psi, withLL)
 		w := sc.ghw[k]
 		ll += w * a
 		d1 += w * b
@@ -1299,12 +1271,12 @@ func (sc *startScratch) expectAll(f Family, y, m, mean, sd float64) (ll, d1, d2 
 // at mean.
 func (sc *startScratch) expectLL(f Family, y, m, mean, sd float64) float64 {
 	if sd == 0 {
-		ll, _, _ := llDerivs(f, sc.link, y, m, mean, sc.psi)
+		ll, _, _ := llDerivs(f, sc.link, y, m, mean, sc.psi, true)
 		return ll
 	}
 	var ll float64
 	for k, x := range sc.ghx {
-		v, _, _ := llDerivs(f, sc.link, y, m, mean+sd*x, sc.psi)
+		v, _, _ := llDerivs(f, sc.link, y, m, mean+sd*x, sc.psi, true)
 		ll += sc.ghw[k] * v
 	}
 	return ll
@@ -1453,14 +1425,8 @@ func (mod *Model) pieces(sc *startScratch, i int, beta, wwt, b, v, grad, info []
 		for a := range r {
 			e += zj[a] * b[a]
 		}
-		var d1, d2 float64
-		if withF {
-			var ll float64
-			ll, d1, d2 = sc.expectAll(mod.family, mod.yAt(j), mod.trials(j), e, mod.etaSD(j, v))
-			f += mod.weight(j) * ll
-		} else {
-			d1, d2 = sc.expectDerivs(mod.family, mod.yAt(j), mod.trials(j), e, mod.etaSD(j, v))
-		}
+		ll, d1, d2 := sc.expectAll(mod.family, mod.yAt(j), mod.trials(j), e, mod.etaSD(j, v), withF)
+		f += mod.weight(j) * ll
 		d1 *= mod.weight(j)
 		d2 *= -mod.weight(j)
 		x := mod.rowX(j, sc.x)
@@ -1565,12 +1531,15 @@ func (st *starter) allocate(theta, prec []float64) {
 	p := mod.p
 	st.b = theta[:n*r]
 	st.beta = theta[n*r : n*r+p]
-	nc := st.chunks.Len()
+	nc := st.chunks.Len() // the partials of other processes' chunks stay zero
 	st.partG = scratch.Partials(nc, p)
 	st.partI = scratch.Partials(nc, p*p)
 	st.partF = make([]float64, nc)
 	st.partD = make([]float64, nc)
 	st.partR = scratch.Partials(nc, p*p)
+	if mod.nd == 1 {
+		st.partP = scratch.Partials(nc, 2)
+	}
 	st.a = make([]float64, n*r)
 	st.ab = make([]float64, n*r*p)
 	clear(prec)

@@ -10,7 +10,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/sparsevi/sparsevi/arrowhead"
-	"github.com/sparsevi/sparsevi/internal/scratch"
 	"github.com/sparsevi/sparsevi/internal/small"
 )
 
@@ -127,9 +126,6 @@ func (st *starter) startFromSample(size int, seed uint64, theta, prec []float64)
 	// F(theta_s) over all the subjects.
 	clear(theta)
 	st.allocate(theta, prec)
-	if mod.nd == 1 {
-		st.partP = scratch.Partials(st.chunks.Len(), 2)
-	}
 	copy(theta[n*r:], thetaS)
 	thetaG := theta[n*r:]
 	if err := st.roundAt(thetaG); err != nil {

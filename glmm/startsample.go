@@ -13,7 +13,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/sparsevi/sparsevi/arrowhead"
-	"github.com/sparsevi/sparsevi/internal/scratch"
 	"github.com/sparsevi/sparsevi/parallel"
 )
 
@@ -283,9 +282,6 @@ func (mod *Model) newStarter(pool *parallel.Pool, theta, prec []float64) *starte
 	st := &starter{mod: mod, pool: pool, chunks: parallel.NewChunking(n, StartChunk), lo: 0, hi: n, total: n}
 	st.k1 = st.chunks.Len()
 	st.allocate(theta, prec)
-	if mod.nd == 1 {
-		st.partP = scratch.Partials(st.chunks.Len(), 2)
-	}
 	return st
 }
 

@@ -6,11 +6,8 @@ package vi
 
 import (
 	"context"
-	"math"
-	"math/rand/v2"
 	"testing"
 
-	"github.com/sparsevi/sparsevi/internal/small"
 	"github.com/sparsevi/sparsevi/parallel"
 )
 
@@ -135,34 +132,6 @@ func TestOwnStartWindow(t *testing.T) {
 		w, from := ownStartWindow(tc.target, tc.set, n)
 		if w != tc.window || from != (tc.window != 0) {
 			t.Errorf("%s: window %d, gain from the start %v; want %d and %v", tc.name, w, from, tc.window, tc.window != 0)
-		}
-	}
-}
-
-// TestInvChol1: the start's 1×1 blocks of RVB are inverted as
-// small.PackedInvChol inverts them, bit for bit, over magnitudes from
-// 1e-300 to 1e300, and refused where it refuses them.
-func TestInvChol1(t *testing.T) {
-	w := small.NewPackedInvChol(1)
-	rng := rand.New(rand.NewPCG(1, 2))
-	got, want := make([]float64, 1), make([]float64, 1)
-	for k := range 100_000 {
-		s := math.Exp(rng.Float64()*1380 - 690)
-		if k%3 == 0 {
-			s = 1 + rng.NormFloat64()*0.1
-		}
-		ok := invChol1(s, got)
-		err := w.Into([]float64{s}, want)
-		if ok != (err == nil) {
-			t.Fatalf("s=%v: invChol1 %v, PackedInvChol error %v", s, ok, err)
-		}
-		if ok && math.Float64bits(got[0]) != math.Float64bits(want[0]) {
-			t.Fatalf("s=%v: invChol1 %v, PackedInvChol %v", s, got[0], want[0])
-		}
-	}
-	for _, s := range []float64{0, -1, math.NaN()} {
-		if invChol1(s, got) || w.Into([]float64{s}, want) == nil {
-			t.Errorf("s=%v accepted", s)
 		}
 	}
 }

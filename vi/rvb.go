@@ -81,22 +81,13 @@ func (f *rvbFamily) init(ctx context.Context, how Init) error {
 					if r == 0 {
 						continue
 					}
-					slo, shi := f.c.Span(i, i+1)
-					if r == 1 {
-						// gonum's arithmetic on 1×1 blocks without its
-						// condition estimate, which allocates: 19 s of CPU
-						// at 10^7 subjects.
-						if !invChol1(s[slo], f.c.Local(i)) {
-							return fmt.Errorf("vi: initialisation: subject %d: precision block not positive definite", i)
-						}
-						continue
-					}
 					for len(w) <= r {
 						w = append(w, nil)
 					}
 					if w[r] == nil {
 						w[r] = small.NewPackedInvChol(r)
 					}
+					slo, shi := f.c.Span(i, i+1)
 					if err := w[r].Into(s[slo:shi], f.c.Local(i)); err != nil {
 						return fmt.Errorf("vi: initialisation: subject %d: %w", i, err)
 					}
@@ -190,17 +181,4 @@ func (f *rvbFamily) fisherPass(k int) error {
 	d := f.d
 	f.c.InvFisherRange(lo, hi, f.fdst[:d], f.fdst[d:], f.fsrc[:d], f.fsrc[d:])
 	return nil
-}
-
-// invChol1 writes into dst[0] the Cholesky factor of the inverse of the
-// 1×1 precision s, as small.PackedInvChol computes it (the factor l of s,
-// the inverse (1/l)^2 from it, and its factor), bit for bit; it reports
-// whether s is positive and finite.
-func invChol1(s float64, dst []float64) bool {
-	if !(s > 0) || math.IsInf(s, 0) {
-		return false
-	}
-	x := 1 / math.Sqrt(s)
-	dst[0] = math.Sqrt(x * x)
-	return true
 }

@@ -38,6 +38,29 @@ func NewPackedInvChol(m int) *PackedInvChol { return &PackedInvChol{a: mat.NewSy
 
 // Into writes the packed factor of the inverse of s into dst.
 func (w *PackedInvChol) Into(s, dst []float64) error {
+	if w.a.SymmetricDim() == 1 {
+		return invChol1(s[0], dst)
+	}
+	return w.gonumInto(s, dst)
+}
+
+// invChol1 is Into for order 1: gonum's arithmetic (the factor l of s,
+// the inverse (1/l)^2, its factor), bit for bit, without its condition
+// estimate, which allocates: 19 s of CPU over RVB's start of 10^7
+// subjects.
+func invChol1(s float64, dst []float64) error {
+	if !(s > 0) || math.IsInf(s, 0) {
+		return errNotPD
+	}
+	x := 1 / math.Sqrt(s)
+	dst[0] = math.Sqrt(x * x)
+	return nil
+}
+
+var errNotPD = errors.New("precision block not positive definite")
+
+// gonumInto is Into by gonum's Cholesky, for any order.
+func (w *PackedInvChol) gonumInto(s, dst []float64) error {
 	m := w.a.SymmetricDim()
 	for i := range m {
 		for j := 0; j <= i; j++ {
@@ -45,7 +68,7 @@ func (w *PackedInvChol) Into(s, dst []float64) error {
 		}
 	}
 	if !w.ch.Factorize(w.a) {
-		return errors.New("precision block not positive definite")
+		return errNotPD
 	}
 	if err := w.ch.InverseTo(&w.inv); err != nil {
 		return err

@@ -178,3 +178,31 @@ func randSPD(rng *rand.Rand, m int, shift float64) (*mat.SymDense, []float64) {
 	}
 	return s, packed
 }
+
+// TestInvChol1: Into inverts 1×1 blocks as gonum's Cholesky does
+// (gonumInto), bit for bit, over magnitudes from 1e-300 to 1e300, and
+// refuses what it refuses.
+func TestInvChol1(t *testing.T) {
+	w := NewPackedInvChol(1)
+	rng := rand.New(rand.NewPCG(1, 2))
+	got, want := make([]float64, 1), make([]float64, 1)
+	for k := range 100_000 {
+		s := math.Exp(rng.Float64()*1380 - 690)
+		if k%3 == 0 {
+			s = 1 + rng.NormFloat64()*0.1
+		}
+		err := w.Into([]float64{s}, got)
+		errG := w.gonumInto([]float64{s}, want)
+		if (err == nil) != (errG == nil) {
+			t.Fatalf("s=%v: Into error %v, gonum's %v", s, err, errG)
+		}
+		if err == nil && math.Float64bits(got[0]) != math.Float64bits(want[0]) {
+			t.Fatalf("s=%v: Into %v, gonum's %v", s, got[0], want[0])
+		}
+	}
+	for _, s := range []float64{0, -1, math.NaN()} {
+		if w.Into([]float64{s}, got) == nil || w.gonumInto([]float64{s}, want) == nil {
+			t.Errorf("s=%v accepted", s)
+		}
+	}
+}
