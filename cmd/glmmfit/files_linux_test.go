@@ -146,7 +146,14 @@ func TestTimeoutBoundsTheRun(t *testing.T) {
 	if limited.code != exitLimit || !strings.Contains(limited.stderr, "-timeout 200ms") {
 		t.Errorf("-timeout 200ms: exit %d, stderr %q; want exit %d naming -timeout", limited.code, limited.stderr, exitLimit)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "fit.json")); err != nil {
+	_, err := os.Stat(filepath.Join(dir, "fit.json"))
+	switch before := strings.Contains(limited.stderr, "before the first iteration"); {
+	case before && err == nil:
+		t.Errorf("-timeout 200ms stopped before the first iteration and wrote a fit file: %q", limited.stderr)
+	case !before && err != nil:
+		// On a loaded machine the limit may come before the first
+		// iteration (TestTimeoutBeforeFirstIteration); otherwise the
+		// last good state is written.
 		t.Errorf("-timeout: no fit file written: %v", err)
 	}
 	// A limit that has passed before the data are read stops the reading.
@@ -157,5 +164,23 @@ func TestTimeoutBoundsTheRun(t *testing.T) {
 	t.Logf("untimed %v, -timeout 200ms %v", full.elapsed, limited.elapsed)
 	if limited.elapsed >= full.elapsed {
 		t.Errorf("-timeout 200ms took %v, no less than the untimed run's %v", limited.elapsed, full.elapsed)
+	}
+}
+
+// TestTimeoutBeforeFirstIteration: a -timeout that ends the run before the
+// fit's first iteration, in the reading, the start or just after it,
+// exits 3 naming -timeout and writes nothing, neither the fit file nor a
+// summary whose estimates would be the start's.
+func TestTimeoutBeforeFirstIteration(t *testing.T) {
+	dir := t.TempDir()
+	r := glmmfit(t, dir, "", nil, "fit", "-example", "-timeout", "1ms", "-out", "fit.json")
+	if r.code != exitLimit || !strings.Contains(r.stderr, "-timeout 1ms") || !strings.Contains(r.stderr, "nothing was written") {
+		t.Errorf("exit %d, stderr %q; want exit %d naming -timeout, nothing written", r.code, r.stderr, exitLimit)
+	}
+	if strings.Contains(r.stdout, "Fixed effects") {
+		t.Errorf("a summary was printed:\n%s", r.stdout)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fit.json")); err == nil {
+		t.Error("a fit file was written")
 	}
 }
