@@ -257,11 +257,16 @@ func runFit(e *env, args []string) error {
 		// stands, as at vi's own time limit.
 		res.Status, res.Err, fitErr = vi.TimeLimit, nil, nil
 	}
-	if res.Status == vi.TimeLimit && res.Iterations == 0 {
+	if res.Iterations == 0 {
 		// The state is the start's, not a fit: its summary (fixed
 		// effects at the start's values, sds of the start's curvature)
 		// would read like estimates.
-		return &exitError{code: exitLimit, msg: fmt.Sprintf("stopped at the time limit (-timeout %v) before the first iteration, %.2f s into the fit; nothing was written: allow more time", o.timeout, fitSeconds)}
+		switch res.Status {
+		case vi.TimeLimit:
+			return &exitError{code: exitLimit, msg: fmt.Sprintf("stopped at the time limit (-timeout %v) before the first iteration, %.2f s into the fit; nothing was written: allow more time", o.timeout, fitSeconds)}
+		case vi.Cancelled:
+			return &exitError{code: sig.exitCode(), msg: "interrupted before the first iteration; nothing was written"}
+		}
 	}
 
 	if rt == nil {

@@ -371,11 +371,12 @@ func TestSignalInEachPhase(t *testing.T) {
 			if strings.Contains(o.tty, "fit: iteration") {
 				return "the start ended first"
 			}
-			if !strings.Contains(o.tty, "interrupted") {
+			// The start's state is not a fit: nothing is written.
+			if !strings.Contains(o.tty, "interrupted before the first iteration; nothing was written") {
 				t.Errorf("terminal %q", o.tty)
 			}
-			if _, err := readFitFile(context.Background(), filepath.Join(o.dir, "fit.json")); err != nil {
-				t.Errorf("the -out file (the start's state) does not load: %v", err)
+			if _, err := os.Stat(filepath.Join(o.dir, "fit.json")); !os.IsNotExist(err) {
+				t.Errorf("a fit file after a signal in the start: %v", err)
 			}
 			return ""
 		}},
