@@ -114,9 +114,23 @@ func TestBoundDropWarns(t *testing.T) {
 	if w := diagnose(d.Model(), res, nil, nil, nil); has(w) {
 		t.Errorf("a converged fit warns: %q", w)
 	}
-	res.Trace = append(res.Trace, vi.TracePoint{LowerBound: res.LowerBound + boundDropWarn + 3*res.LowerBoundSE + 1})
+	n, _, _ := d.Model().Dims()
+	res.Trace = append(res.Trace, vi.TracePoint{LowerBound: res.LowerBound + boundDropWarn + 3*res.LowerBoundSE + boundDropPerSubject*float64(n) + 1})
 	if w := diagnose(d.Model(), res, nil, nil, nil); !has(w) {
 		t.Errorf("no warning for a bound %v below its best window: %q", boundDropWarn, w)
+	}
+	// With many subjects the iterates' jitter is allowed for: the fall of
+	// glmmfit's default fit of 10^6 Bernoulli subjects (19 nats, SE 2.3)
+	// does not warn, one of 100 nats does.
+	for _, c := range []struct {
+		drop float64
+		warn bool
+	}{{19, false}, {100, true}} {
+		big := &vi.Result{Status: vi.Converged, LowerBound: -3817559.7, LowerBoundSE: 2.3,
+			Trace: []vi.TracePoint{{LowerBound: -3817559.7 + c.drop}, {LowerBound: -3817556}}}
+		if got := has(boundWarnings(big, 1_000_000)); got != c.warn {
+			t.Errorf("10^6 subjects, a fall of %v nats: warns %t, want %t", c.drop, got, c.warn)
+		}
 	}
 }
 
