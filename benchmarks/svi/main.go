@@ -84,8 +84,14 @@ func main() {
 	sample := flag.Int("sample", -1, "expand the stochastic fit's RVB target at the start of a sample of this many subjects (rvb.NewAtSampleStart; 0: its default size); -1: at the model's full start, as the full batch's")
 	finalDraws := flag.Int("finaldraws", 0, "the stochastic fit's Settings.FinalDraws; 0 for the default")
 	repeat := flag.Int("repeat", 1, "run each comparison this many times")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the first stochastic fit (its vi.Fit alone) to this file")
 	flag.Parse()
 	var rows []string
+	var prof *profiler
+	if *cpuProfile != "" {
+		prof = &profiler{path: *cpuProfile}
+		defer prof.close()
+	}
 	for _, s := range benchio.List(*ns) {
 		n, err := strconv.Atoi(s)
 		if err != nil {
@@ -97,7 +103,7 @@ func main() {
 		}
 		for range *repeat {
 			for _, name := range benchio.List(*targets) {
-				c := comparison{name: name, expansion: *expansion, plotDir: *plotDir, withStart: *withStart, sample: *sample, finalDraws: *finalDraws, workers: *workers}
+				c := comparison{name: name, expansion: *expansion, plotDir: *plotDir, withStart: *withStart, sample: *sample, finalDraws: *finalDraws, workers: *workers, profile: prof}
 				row, err := c.run(m, n, vi.Stochastic{Batch: *batch, Step: *step})
 				if err != nil {
 					log.Fatal(err)
@@ -168,6 +174,7 @@ type comparison struct {
 	withStart                bool
 	sample, finalDraws       int
 	workers                  int
+	profile                  *profiler // of the stochastic fits, or nil
 }
 
 // run fits the target of the given name over the model of n subjects
@@ -179,7 +186,7 @@ func (c comparison) run(m *glmm.Model, n int, stoch vi.Stochastic) (string, erro
 	// start hands that start to its first fit alone.
 	// The CPU time of the fit, which other jobs on the machine change
 	// less than its wall time.
-	fit := func(set vi.Settings, sample int) (res *vi.Result, build time.Duration, cpu float64, err error) {
+	fit := func(set vi.Settings, sample int, prof *profiler) (res *vi.Result, build time.Duration, cpu float64, err error) {
 		built := time.Now()
 		cpu0 := cpuSeconds()
 		t, err := target(m, name, expansion, sample, workers)
@@ -187,15 +194,19 @@ func (c comparison) run(m *glmm.Model, n int, stoch vi.Stochastic) (string, erro
 			return nil, 0, 0, err
 		}
 		build = time.Since(built)
+		if err := prof.start(); err != nil {
+			return nil, 0, 0, err
+		}
 		res, err = vi.Fit(context.Background(), t, set)
+		prof.stop()
 		return res, build, cpuSeconds() - cpu0, err
 	}
-	full, buildFull, cpuFull, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers}, -1)
+	full, buildFull, cpuFull, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers}, -1, nil)
 	if err != nil {
 		return "", err
 	}
 	loadFull := load()
-	sto, buildSto, cpuSto, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 2, Workers: workers, Stochastic: stoch, FinalDraws: c.finalDraws}, c.sample)
+	sto, buildSto, cpuSto, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 2, Workers: workers, Stochastic: stoch, FinalDraws: c.finalDraws}, c.sample, c.profile)
 	if err != nil {
 		return "", err
 	}
@@ -204,7 +215,7 @@ func (c comparison) run(m *glmm.Model, n int, stoch vi.Stochastic) (string, erro
 	if withStart {
 		// The start, moved by one full-batch iteration, with the fewest
 		// final draws.
-		one, _, _, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers, MaxIter: 1, FinalDraws: 2}, c.sample)
+		one, _, _, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers, MaxIter: 1, FinalDraws: 2}, c.sample, nil)
 		if err != nil {
 			return "", err
 		}
