@@ -307,6 +307,9 @@ func TestStochasticFillAtMeans(t *testing.T) {
 	if w1 := fitOn(1, 0, 0); !slices.Equal(w1.Mu, at.Mu) || !slices.Equal(w1.Factor, at.Factor) || w1.LowerBound != at.LowerBound {
 		t.Error("one worker's fit differs from two workers'")
 	}
+	if at.LowerBoundDraws != 2*sviFinalPairs {
+		t.Errorf("the final bound took %d draws; want %d", at.LowerBoundDraws, 2*sviFinalPairs)
+	}
 }
 
 // TestStochasticFillUnbiased: on a target nonlinear in the locals, RVB1
