@@ -10,7 +10,7 @@
 //
 // Usage:
 //
-//	go run ./benchmarks/svi [-n 100000,1000000] [-batch 10000] [-workers 2] [-targets rvb1,rvb2] [-expansion start] [-sample -1] [-finaldraws 0] [-repeat 1] [-start] [-step 0] [-plot dir] [-out results.md]
+//	go run ./benchmarks/svi [-n 100000,1000000] [-batch 10000] [-workers 2] [-targets rvb1,rvb2] [-expansion start] [-sample -1] [-finaldraws 0] [-repeat 1] [-start] [-step 0] [-plot dir] [-cpuprofile file] [-out results.md]
 //
 // The data are the Bernoulli random-intercept model of the scaling
 // program, y ~ 1 + t + x1 + x2 + x3 + (1 | id), p = 5, 7 observations per
@@ -36,10 +36,12 @@
 // batch} (seed 2; -step sets its first step), to its own convergence
 // rule. The fits run one after the other in this process, each timed by
 // vi.Result.Elapsed (start, iterations and the final bound over all
-// subjects; the stochastic fit's cell also gives its start inside vi.Fit
-// and the time of a pass, from the trace's first two passes, the first
-// taken to cost what the second did); "CPU" is the process's CPU time
-// over each fit's target build and fit, which other jobs on the machine
+// subjects; the stochastic fit's cell also gives its start inside vi.Fit,
+// with the fill of its control variate where there is one, and the time
+// of a pass, from the trace's first two passes, the first taken to cost
+// what the second did); "CPU" is the process's CPU time over each fit
+// alone (beside the fit time ratio) and over its target build and fit
+// (beside the total ratio), which other jobs on the machine
 // change less. With -start, a
 // third fit, on the stochastic fit's kind of target, stopped after one
 // full-batch iteration says how far the stochastic fit's start itself is
@@ -84,7 +86,7 @@ func main() {
 	sample := flag.Int("sample", -1, "expand the stochastic fit's RVB target at the start of a sample of this many subjects (rvb.NewAtSampleStart; 0: its default size); -1: at the model's full start, as the full batch's")
 	finalDraws := flag.Int("finaldraws", 0, "the stochastic fit's Settings.FinalDraws; 0 for the default")
 	repeat := flag.Int("repeat", 1, "run each comparison this many times")
-	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the first stochastic fit (its vi.Fit alone) to this file")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the first stochastic fit (its vi.Fit alone) to this file (go tool pprof -top)")
 	flag.Parse()
 	var rows []string
 	var prof *profiler
