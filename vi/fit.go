@@ -280,7 +280,7 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 			set.Progress(Progress{Iter: res.Iterations, LowerBound: math.NaN(), Elapsed: time.Since(start), MaxIter: set.MaxIter,
 				Patience: set.Patience, Refine: max(set.Refine, 0), Final: true})
 		}
-		lb, se, med, draws, err := finalBound(fam, set, n)
+		lb, se, med, draws, err := finalBound(fam, finalSettings(target, set, n), n)
 		if err == nil {
 			res.LowerBound, res.LowerBoundSE, res.LowerBoundDraws = lb, se, draws
 			// Heavy tails can hide from the fixed draws of the convergence

@@ -57,7 +57,10 @@ import (
 //     the between-subject sampling noise that n/|B| would otherwise
 //     multiply. The first pass fills the kept values and steps the
 //     subjects' blocks alone: the global block stays until the sum is
-//     known. The global step per iteration is 1 - (1 - rho_t)^(|B|/n), so
+//     known. Near the start (below) the kept values are filled before
+//     the first pass instead, each from an antithetic pair of local
+//     draws at the global means, at half a pass's cost, and the first
+//     pass steps the global block too. The global step per iteration is 1 - (1 - rho_t)^(|B|/n), so
 //     that a pass compounds to rho_t, as for the subjects: a step of rho_t
 //     at every iteration made the global block chase the noise of the
 //     estimate.
@@ -69,7 +72,13 @@ import (
 //     its mode (InitMode) the first step is 0.05 by default, not 0.5, and
 //     the window one pass: the start is then within a tenth of a posterior
 //     sd of the optimum, and a short step keeps the noise of the subjects'
-//     blocks, and the loss in the bound, small. RVB1 at 10^5 Bernoulli
+//     blocks, and the loss in the bound, small. There the control variate
+//     is filled before the first pass, whose window is then measured from
+//     the start (as the second pass's was from the first's, which held the
+//     global block at the start), and the final bound takes 3 antithetic
+//     pairs of fresh draws (sviFinalPairs): at 10^6 Bernoulli subjects
+//     RVB1 then took 2 passes, not 3, and its final bound 6 draws, not
+//     20. RVB1 at 10^5 Bernoulli
 //     subjects, started 0.082 sd from the full batch, stopped after 3
 //     passes 0.077 sd from it with 0.05, 1.1 nats below its bound; after
 //     6 and 8 passes 0.013 and 0.118 sd from it with 0.25 and 0.5, 14 and
@@ -294,6 +303,118 @@ func (s *svi) shuffle(p int) {
 		j := rng.IntN(i + 1)
 		s.perm[i], s.perm[j] = s.perm[j], s.perm[i]
 	}
+}
+
+// nearStart reports whether a stochastic fit of n subjects of the target
+// starts near the optimum: a reparametrised target (Reparametrised) of at
+// least sviShortStepSubjects subjects started at its mode (InitMode), whose
+// start is within a tenth of a posterior sd of the full batch's optimum
+// (0.08 sd at 10^5 Bernoulli subjects, 0.01 at 10^6). Such a fit steps
+// from defaultSVIStepRVB, averages windows of one pass, fills the control
+// variate before its first pass (fill) and draws its final bound from
+// sviFinalPairs pairs (finalSettings).
+func nearStart(t Target, set Settings, n int) bool {
+	rp, ok := t.(Reparametrised)
+	return ok && rp.LocalsReparametrised() && set.Init == InitMode && n >= sviNearSubjects
+}
+
+// sviNearSubjects is sviShortStepSubjects, which the tests lower.
+var sviNearSubjects = sviShortStepSubjects
+
+// sviFinalPairs is the number of antithetic pairs of draws of the final
+// bound of a stochastic fit that starts near the optimum (nearStart): the
+// fewest whose standard error has 2 degrees of freedom, as the full batch
+// takes from 10^7 subjects on (finalPairs). Its 20 draws at 10^6
+// Bernoulli subjects took 3.5 s of the stochastic fit's 10.1 s, more than
+// its passes after the first; 6 draws widen the standard error from about
+// 3 nats to about 5 (README, "Stochastic updates over subjects").
+const sviFinalPairs = 3
+
+// finalSettings returns the settings of the final bound of a fit of n
+// subjects: set itself, or for a stochastic fit that starts near the
+// optimum (nearStart) set with at most 2*sviFinalPairs FinalDraws.
+func finalSettings(t Target, set Settings, n int) Settings {
+	if set.Stochastic.Batch > 0 && nearStart(t, set, n) {
+		set.FinalDraws = min(set.FinalDraws, 2*sviFinalPairs)
+	}
+	return set
+}
+
+// fill sets each subject's kept contribution to the global gradient to
+// the mean of its values at an antithetic pair of local draws, mu_i +-
+// C_i z_i, at the global means mu_g (one preparation of the subject and
+// two evaluations, against two and four of a visit), and their sum, in
+// subject order; it steps nothing. The control variate is then whole
+// before the first pass, which can step the global block. Kept values
+// whose expectation is the visits' are needed: a pass draws its
+// minibatches from the subjects not yet visited in it, so n/|B| times
+// their sum of new - kept is unbiased only if new - kept has mean zero
+// over them. Kept values at the means themselves (z = 0) differ from the
+// visits' by the curvature terms, which have a sign: with them the first
+// pass moved RVB1's global means at 10^5 Bernoulli subjects up to 0.45
+// posterior sd off, a distance the short steps then kept. Near the start
+// (nearStart) this takes the place of a first pass that stepped the
+// subjects' blocks alone, one pass in the three that RVB1 took at 10^5
+// and 10^6 Bernoulli subjects.
+func (s *svi) fill() error {
+	f := s.f
+	if err := f.pool.Run(f.chunks.Len(), s.fillChunk); err != nil {
+		return err
+	}
+	g := s.g
+	clear(s.keptSum)
+	for i := range f.n {
+		for j, x := range s.kept[i*g : (i+1)*g] {
+			s.keptSum[j] += x
+		}
+	}
+	s.visited = f.n
+	return nil
+}
+
+// fillChunk is fill's work for chunk k of the subjects, with the streams
+// of iteration sviIterBase, which no pass uses; the squared norms of the
+// chunk's draws are stratified as a minibatch's (chunk).
+func (s *svi) fillChunk(k int) error {
+	f := s.f
+	r, g := s.r, s.g
+	lo, hi := f.chunks.Bounds(k)
+	w := &s.ws[k]
+	rng := f.streams.At(sviIterBase, k)
+	strata := w.strata[:hi-lo]
+	for j := range strata {
+		strata[j] = int32(j)
+	}
+	for j := len(strata) - 1; j > 0; j-- {
+		l := rng.IntN(j + 1)
+		strata[j], strata[l] = strata[l], strata[j]
+	}
+	mu := f.lam[:f.d]
+	muG := mu[f.n*r:]
+	gl := w.pl[:r]
+	gp, gm := w.pg[:g], w.pg[g:2*g]
+	for i := lo; i < hi; i++ {
+		s.draw(f.z[i*r:(i+1)*r], (float64(strata[i-lo])+rng.Float64())/float64(hi-lo), rng)
+		f.c.DrawRange(i, i+1, f.theta, mu, f.z)
+		mi := mu[i*r : (i+1)*r]
+		copy(w.bp, f.theta[i*r:(i+1)*r])
+		for j, x := range w.bp {
+			w.bm[j] = 2*mi[j] - x
+		}
+		clear(gp)
+		clear(gm)
+		if _, err := f.target.Local(f.ws[k], i, i+1, muG, w.bp, gl, gp); err != nil {
+			return err
+		}
+		if _, err := f.target.Local(f.ws[k], i, i+1, muG, w.bm, gl, gm); err != nil {
+			return err
+		}
+		ki := s.kept[i*g : (i+1)*g]
+		for j := range ki {
+			ki[j] = (gp[j] + gm[j]) / 2
+		}
+	}
+	return nil
 }
 
 // drawGlobal draws z_g and the global pair mu_g +- C_g z_g, and returns
@@ -620,7 +741,8 @@ func runSVI(ctx context.Context, f *rvbFamily, set Settings, res *Result, start 
 		return fmt.Errorf("vi: %w for a target of %d subjects", ErrStochastic, f.n), nil
 	}
 	st := set.Stochastic
-	if rp, ok := f.target.(Reparametrised); ok && rp.LocalsReparametrised() && set.Init == InitMode && f.n >= sviShortStepSubjects {
+	near := nearStart(f.target, set, f.n)
+	if near {
 		// Short steps leave little noise to average out.
 		st.Step = orDefault(st.Step, defaultSVIStepRVB)
 		if st.Window == 0 {
@@ -638,6 +760,19 @@ func runSVI(ctx context.Context, f *rvbFamily, set Settings, res *Result, start 
 	havePrev := false
 	res.Status = MaxIterations
 	defer copy(lambda, good)
+	if near {
+		// The kept contributions at the means, before the first pass,
+		// which then steps the global block too; its window is measured
+		// from the start.
+		if err := s.fill(); err != nil {
+			if fatal(err) || ctx.Err() != nil {
+				return err, nil
+			}
+			return nil, &DivergedError{Iter: 0, Reason: "target evaluation failed", Err: err}
+		}
+		s.globalMoments(lambda, prevMean, prevSD)
+		havePrev = true
+	}
 	flat, inWindow, avgN := 0, 0, 0
 	prevBound := math.NaN()
 	var t uint64

@@ -10,7 +10,7 @@
 //
 // Usage:
 //
-//	go run ./benchmarks/svi [-n 100000,1000000] [-batch 10000] [-workers 2] [-targets rvb1,rvb2] [-expansion start] [-sample -1] [-finaldraws 0] [-repeat 1] [-start] [-step 0] [-plot dir] [-out results.md]
+//	go run ./benchmarks/svi [-n 100000,1000000] [-batch 10000] [-workers 2] [-targets rvb1,rvb2] [-expansion start] [-sample -1] [-finaldraws 0] [-repeat 1] [-start] [-step 0] [-plot dir] [-cpuprofile file] [-out results.md]
 //
 // The data are the Bernoulli random-intercept model of the scaling
 // program, y ~ 1 + t + x1 + x2 + x3 + (1 | id), p = 5, 7 observations per
@@ -36,10 +36,12 @@
 // batch} (seed 2; -step sets its first step), to its own convergence
 // rule. The fits run one after the other in this process, each timed by
 // vi.Result.Elapsed (start, iterations and the final bound over all
-// subjects; the stochastic fit's cell also gives its start inside vi.Fit
-// and the time of a pass, from the trace's first two passes, the first
-// taken to cost what the second did); "CPU" is the process's CPU time
-// over each fit's target build and fit, which other jobs on the machine
+// subjects; the stochastic fit's cell also gives its start inside vi.Fit,
+// with the fill of its control variate where there is one, and the time
+// of a pass, from the trace's first two passes, the first taken to cost
+// what the second did); "CPU" is the process's CPU time over each fit
+// alone (beside the fit time ratio) and over its target build and fit
+// (beside the total ratio), which other jobs on the machine
 // change less. With -start, a
 // third fit, on the stochastic fit's kind of target, stopped after one
 // full-batch iteration says how far the stochastic fit's start itself is
@@ -84,8 +86,14 @@ func main() {
 	sample := flag.Int("sample", -1, "expand the stochastic fit's RVB target at the start of a sample of this many subjects (rvb.NewAtSampleStart; 0: its default size); -1: at the model's full start, as the full batch's")
 	finalDraws := flag.Int("finaldraws", 0, "the stochastic fit's Settings.FinalDraws; 0 for the default")
 	repeat := flag.Int("repeat", 1, "run each comparison this many times")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the first stochastic fit (its vi.Fit alone) to this file (go tool pprof -top)")
 	flag.Parse()
 	var rows []string
+	var prof *profiler
+	if *cpuProfile != "" {
+		prof = &profiler{path: *cpuProfile}
+		defer prof.close()
+	}
 	for _, s := range benchio.List(*ns) {
 		n, err := strconv.Atoi(s)
 		if err != nil {
@@ -97,7 +105,7 @@ func main() {
 		}
 		for range *repeat {
 			for _, name := range benchio.List(*targets) {
-				c := comparison{name: name, expansion: *expansion, plotDir: *plotDir, withStart: *withStart, sample: *sample, finalDraws: *finalDraws, workers: *workers}
+				c := comparison{name: name, expansion: *expansion, plotDir: *plotDir, withStart: *withStart, sample: *sample, finalDraws: *finalDraws, workers: *workers, profile: prof}
 				row, err := c.run(m, n, vi.Stochastic{Batch: *batch, Step: *step})
 				if err != nil {
 					log.Fatal(err)
@@ -168,6 +176,7 @@ type comparison struct {
 	withStart                bool
 	sample, finalDraws       int
 	workers                  int
+	profile                  *profiler // of the stochastic fits, or nil
 }
 
 // run fits the target of the given name over the model of n subjects
@@ -179,23 +188,29 @@ func (c comparison) run(m *glmm.Model, n int, stoch vi.Stochastic) (string, erro
 	// start hands that start to its first fit alone.
 	// The CPU time of the fit, which other jobs on the machine change
 	// less than its wall time.
-	fit := func(set vi.Settings, sample int) (res *vi.Result, build time.Duration, cpu float64, err error) {
+	fit := func(set vi.Settings, sample int, prof *profiler) (res *vi.Result, build time.Duration, cpu, cpuFit float64, err error) {
 		built := time.Now()
 		cpu0 := cpuSeconds()
 		t, err := target(m, name, expansion, sample, workers)
 		if err != nil {
-			return nil, 0, 0, err
+			return nil, 0, 0, 0, err
 		}
 		build = time.Since(built)
+		if err := prof.start(); err != nil {
+			return nil, 0, 0, 0, err
+		}
+		cpu1 := cpuSeconds()
 		res, err = vi.Fit(context.Background(), t, set)
-		return res, build, cpuSeconds() - cpu0, err
+		prof.stop()
+		cpu2 := cpuSeconds()
+		return res, build, cpu2 - cpu0, cpu2 - cpu1, err
 	}
-	full, buildFull, cpuFull, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers}, -1)
+	full, buildFull, cpuFull, cpuFitFull, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers}, -1, nil)
 	if err != nil {
 		return "", err
 	}
 	loadFull := load()
-	sto, buildSto, cpuSto, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 2, Workers: workers, Stochastic: stoch, FinalDraws: c.finalDraws}, c.sample)
+	sto, buildSto, cpuSto, cpuFitSto, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 2, Workers: workers, Stochastic: stoch, FinalDraws: c.finalDraws}, c.sample, c.profile)
 	if err != nil {
 		return "", err
 	}
@@ -204,7 +219,7 @@ func (c comparison) run(m *glmm.Model, n int, stoch vi.Stochastic) (string, erro
 	if withStart {
 		// The start, moved by one full-batch iteration, with the fewest
 		// final draws.
-		one, _, _, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers, MaxIter: 1, FinalDraws: 2}, c.sample)
+		one, _, _, _, err := fit(vi.Settings{Method: vi.BlockDiag, Seed: 1, Workers: workers, MaxIter: 1, FinalDraws: 2}, c.sample, nil)
 		if err != nil {
 			return "", err
 		}
@@ -224,9 +239,9 @@ func (c comparison) run(m *glmm.Model, n int, stoch vi.Stochastic) (string, erro
 		startSto = fmt.Sprintf("sample %d", c.sample)
 	}
 	st, pass := startAndPass(sto)
-	return fmt.Sprintf("| 10^%.0f | %s | %s | %s | %d | %.1f s, %.1f s | %v, %d iterations, %.1f s (final %.1f s) | %v, %d passes, %.1f s (start %.1f s, %.1f s a pass, final %.1f s) | %.2f | %.2f (CPU %.1f s, %.1f s: %.2f) | %.3f sd | %.1f%% | %s | %.2f ± %.2f | %.2f ± %.2f (%d draws) | %s; %s |",
+	return fmt.Sprintf("| 10^%.0f | %s | %s | %s | %d | %.1f s, %.1f s | %v, %d iterations, %.1f s (final %.1f s) | %v, %d passes, %.1f s (start %.1f s, %.1f s a pass, final %.1f s) | %.2f (CPU %.1f s, %.1f s: %.2f) | %.2f (CPU %.1f s, %.1f s: %.2f) | %.3f sd | %.1f%% | %s | %.2f ± %.2f | %.2f ± %.2f (%d draws) | %s; %s |",
 		math.Log10(float64(n)), name, expansion, startSto, batch, bf, bs, full.Status, full.Iterations, f, final(full), sto.Status, sto.Passes, s, st, pass, final(sto),
-		s/f, (bs+s)/(bf+f), cpuFull, cpuSto, cpuSto/cpuFull, worstMu, 100*worstSD, startDiff,
+		s/f, cpuFitFull, cpuFitSto, cpuFitSto/cpuFitFull, (bs+s)/(bf+f), cpuFull, cpuSto, cpuSto/cpuFull, worstMu, 100*worstSD, startDiff,
 		full.LowerBound, full.LowerBoundSE, sto.LowerBound, sto.LowerBoundSE, sto.LowerBoundDraws, loadFull, load()), nil
 }
 
@@ -305,7 +320,7 @@ func write(path string, rows []string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Stochastic updates against the full batch\n\n")
 	fmt.Fprintf(&b, "`go run ./benchmarks/svi %s` at %s, %s.\n\n", strings.Join(os.Args[1:], " "), strings.TrimSpace(string(rev)), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
-	fmt.Fprintf(&b, "| n | target | expansion | stochastic fit's start | batch | target built (full, stochastic) | full batch | stochastic | fit time ratio | total ratio (CPU of build and fit) | worst mean diff | worst sd diff | start's diffs | full bound | stochastic bound | load after each |\n")
+	fmt.Fprintf(&b, "| n | target | expansion | stochastic fit's start | batch | target built (full, stochastic) | full batch | stochastic | fit time ratio (CPU of the fit) | total ratio (CPU of build and fit) | worst mean diff | worst sd diff | start's diffs | full bound | stochastic bound | load after each |\n")
 	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		fmt.Fprintln(&b, r)
