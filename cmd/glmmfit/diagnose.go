@@ -151,13 +151,18 @@ func boundWarnings(res *vi.Result, n int) []string {
 		}
 	}
 	if se := res.LowerBoundSE; se > boundSEWarn {
-		if res.LowerBoundDraws < vi.DefaultFinalDraws {
+		switch {
+		case res.Passes > 0 && res.LowerBoundDraws < vi.DefaultFinalDraws:
+			// A stochastic fit from near the optimum takes as few
+			// draws as give a standard error (vi's Stochastic).
+			w = append(w, fmt.Sprintf("the lower bound's Monte Carlo standard error is %.3g nats, from %d draws: a stochastic fit (-batch) estimates it from as few draws as give a standard error, so that it costs less than its passes; models whose bounds differ by less than a few standard errors cannot be told apart by them", se, res.LowerBoundDraws))
+		case res.LowerBoundDraws < vi.DefaultFinalDraws:
 			// glmmfit keeps vi's FinalDraws: fewer draws were cut for
 			// the size of the data, and the spread of h, a sum of a term
 			// per subject, grows as the square root of their number;
 			// heavy tails are not to blame.
 			w = append(w, fmt.Sprintf("the lower bound's Monte Carlo standard error is %.3g nats, from %d draws: a fit of %d subjects takes fewer draws, so that the final bound costs about as much as the iterations; models whose bounds differ by less than a few standard errors cannot be told apart by them", se, res.LowerBoundDraws, n))
-		} else {
+		default:
 			w = append(w, fmt.Sprintf("the lower bound's Monte Carlo standard error is %.3g nats: the approximation has heavy tails here, so the bound, and comparisons of models by it, are unreliable", se))
 		}
 	}

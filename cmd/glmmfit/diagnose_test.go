@@ -223,13 +223,14 @@ func TestBoundSEWarningSaysWhy(t *testing.T) {
 	}
 	res.LowerBoundSE = 2.5
 	for _, c := range []struct {
-		draws int
-		want  string
+		draws, passes int
+		want          string
 	}{
-		{20, "from 20 draws: a fit of"},
-		{vi.DefaultFinalDraws, "heavy tails"},
+		{20, 0, "from 20 draws: a fit of"},
+		{6, 2, "from 6 draws: a stochastic fit (-batch)"},
+		{vi.DefaultFinalDraws, 0, "heavy tails"},
 	} {
-		res.LowerBoundDraws = c.draws
+		res.LowerBoundDraws, res.Passes = c.draws, c.passes
 		if w := find(diagnose(d.Model(), res, nil, nil, nil)); !strings.Contains(w, c.want) {
 			t.Errorf("%d draws: warning %q, want it to say %q", c.draws, w, c.want)
 		}
