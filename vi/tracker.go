@@ -169,7 +169,9 @@ func newTracker(s Settings, conv Converger) *tracker {
 // A mover averages the global means over the iterations of each window
 // and measures, when a window closes, the largest move of that average
 // from the previous window's (or from the start, for the first window),
-// in posterior sds: the test of Settings.moveTol.
+// in posterior sds: the test of Settings.moveTol. A checkpoint does not
+// hold the last window's average: the first window after a resume has
+// none to compare with and is not flat.
 type mover struct {
 	tol      float64
 	moments  func(mean, sd []float64) // the current global means and sds
@@ -178,12 +180,11 @@ type mover struct {
 	avg      []float64 // the last closed window's average (or the start)
 	mean, sd []float64
 	haveAvg  bool
-	last     float64 // the last window's move, NaN without a reference
 }
 
 func newMover(tol float64, g int, moments func(mean, sd []float64)) *mover {
 	return &mover{tol: tol, moments: moments, sum: make([]float64, g), avg: make([]float64, g),
-		mean: make([]float64, g), sd: make([]float64, g), last: math.NaN()}
+		mean: make([]float64, g), sd: make([]float64, g)}
 }
 
 // begin takes the start's means as the first window's reference.
@@ -226,7 +227,6 @@ func (m *mover) close() float64 {
 		m.haveAvg = true
 	}
 	m.restart()
-	m.last = move
 	return move
 }
 
