@@ -272,10 +272,11 @@ const (
 // windows (the Bernoulli random intercept's 0.0015-0.0026), and both
 // fits stop after those three: the Bernoulli one within 0.046 sd of 400
 // iterations (the 100 of the old schedule within 0.038), its sds within
-// 0.2%; the Poisson one within 0.155 sd of 300 iterations in omega, its
-// sds 2.5-3.2% smaller there, where the 300 still gained 1-2 nats a
-// window (the old schedule's 100 iterations from the old start were 12.6
-// sds off them, the bound 97 nats lower).
+// 0.2%; the Poisson one 0.155 sd from 300 iterations and 0.44 sd from
+// 600 in omega (its third entry), its sds there 3% and 6% smaller, the
+// bound 52 nats below the 600's, which still gained about a nat a window
+// (the old schedule's 100 iterations from the old start were 12.5 sds
+// from the 600 and 66 nats below the 45).
 const RVBMoveTol = 0.02
 
 // StepShared is the number of global variables, each on which only some
