@@ -212,6 +212,27 @@ func (mod *Model) FixedEta(i int, beta, dst []float64) {
 	if len(beta) != p || len(dst) != e-s {
 		panic("glmm: bad length in FixedEta")
 	}
+	if mod.xcols != nil && !mod.sparseX {
+		// Column by column: each row's sum is taken in the order of the
+		// columns, as by rows, so the bits are the same; the loops run
+		// over one array each, with no branch on the column inside.
+		for j := range dst {
+			dst[j] = mod.offset(s + j)
+		}
+		for k, col := range mod.xcols {
+			b := beta[k]
+			if col == nil {
+				for j := range dst {
+					dst[j] += b
+				}
+				continue
+			}
+			for j, x := range col[s:e] {
+				dst[j] += x * b
+			}
+		}
+		return
+	}
 	for j := s; j < e; j++ {
 		eta := mod.offset(j)
 		switch {
@@ -239,6 +260,24 @@ func (mod *Model) AddFixedTVec(i int, v, dst []float64) {
 	p := mod.p
 	if len(v) != e-s || len(dst) != p {
 		panic("glmm: bad length in AddFixedTVec")
+	}
+	if mod.xcols != nil && !mod.sparseX {
+		// Column by column, each column's sum in the order of the rows,
+		// as by rows: the same bits (see FixedEta).
+		for k, col := range mod.xcols {
+			d := dst[k]
+			if col == nil {
+				for _, vj := range v {
+					d += vj
+				}
+			} else {
+				for j, x := range col[s:e][:len(v)] {
+					d += x * v[j]
+				}
+			}
+			dst[k] = d
+		}
+		return
 	}
 	for j := s; j < e; j++ {
 		vj := v[j-s]

@@ -50,12 +50,13 @@ type workspace struct {
 	gam            []float64 // Gamma, summed over the subjects of a call
 
 	// Per subject, r.
-	center []float64 // lambda_i (RVB1) or the mode (RVB2)
-	b, av  []float64 // b_i and a_i (then a~_i)
-	c, v   []float64 // c_i = L' a_i and Lambda a~_i
-	dir    []float64 // Newton step
-	bn     []float64 // Newton trial point
-	grad   []float64 // gradient of the conditional log density
+	center  []float64 // lambda_i (RVB1) or the mode (RVB2)
+	logDetL float64   // log|L_i|, set by prepare
+	b, av   []float64 // b_i and a_i (then a~_i)
+	c, v    []float64 // c_i = L' a_i and Lambda a~_i
+	dir     []float64 // Newton step
+	bn      []float64 // Newton trial point
+	grad    []float64 // gradient of the conditional log density
 
 	// Per observation of a subject.
 	eta0 []float64 // X_i beta + offset_i
@@ -355,6 +356,13 @@ func (t *Target) prepareAnew(ws *workspace, i int, thetaG []float64, warm *warmS
 	}
 	if !(ws.l[0] > 0) || math.IsInf(ws.l[0], 0) {
 		return t.subjectError(i, fmt.Errorf("covariance Lambda %v is not positive definite", ws.lam))
+	}
+	// log|L_i|, a term of every evaluation of the subject at this
+	// theta_g: once here rather than at each (a cached prepare serves
+	// several).
+	ws.logDetL = 0
+	for k := range r {
+		ws.logDetL += math.Log(ws.l[k*r+k])
 	}
 	if t.method == RVB2 && warm != nil {
 		copy(warm.mode[o:o+r], ws.center)
@@ -787,11 +795,7 @@ func (t *Target) subject(ws *workspace, i int, thetaG, bt, gl, gradG []float64) 
 			}
 		}
 	}
-	logDetL := 0.0
-	for k := range r {
-		logDetL += math.Log(ws.l[k*r+k])
-	}
-	val := ll + t.src.SubjectConstant(i) + ws.logNorm - 0.5*small.Quad(r, ws.omega, b) + logDetL
+	val := ll + t.src.SubjectConstant(i) + ws.logNorm - 0.5*small.Quad(r, ws.omega, b) + ws.logDetL
 	if gl == nil {
 		return val
 	}

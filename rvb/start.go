@@ -261,10 +261,32 @@ func (t *Target) precFactor(prec []float64) *arrowhead.Factor {
 const (
 	startNewton   = 5    // at most this many steps
 	startDecr     = 0.01 // stop when g'H^-1 g falls below this
-	startMaxDecr  = 4    // longer steps are shortened to this
+	startMaxDecr  = 4    // longer steps are shortened to this (but see startWideSubjects)
 	startDraws    = 2048 // antithetic pairs of local draws: at least this many subject draws
 	startMaxPairs = 8
 	startSeed     = 0x5eed
+)
+
+// startWideSubjects is the number of subjects from which startGlobal's
+// Newton steps may be longer, their decrement up to startMaxDecr times
+// n/startWideScale, and number up to startWideNewton. The model's start
+// lies a distance from RVB's own theta_g that the data do not shrink, so
+// in posterior sds it grows as the square root of n, and so does the
+// region where the quadratic model holds: on the Poisson random slope of
+// the scaling program (benchmarks/scaling, poisson-ris) the first
+// decrement was 424 at 10^6 subjects, and five steps of decrement 4 left
+// 169, which the fit's iterations then closed at 0.15 posterior sd of
+// omega a window of 15 (3 sds from the start after 400 iterations, still
+// climbing 3-6 nats a window). With steps of decrement 40 the
+// decrements fell 424, 211, 80, 15, 0.97, 0.079, 0.007 and the fit's
+// global means moved under 0.005 sd a window from there. Fewer subjects
+// keep the old steps, bit for bit: at the same growth the first
+// decrement is about 42 at 10^5 subjects, and five steps of 2 sds close
+// 10 sds, a decrement of 100.
+const (
+	startWideSubjects = 1_000_000
+	startWideScale    = 100_000
+	startWideNewton   = 12
 )
 
 // startGlobal moves theta_g and its precision block from the model's start
@@ -341,7 +363,11 @@ func (t *Target) startGlobal(pool *parallel.Pool, c parallel.Carrier, lo, hi int
 	}
 	saved := append([]float64(nil), thetaG...)
 	step := make([]float64, g)
-	for it := range startNewton {
+	maxNewton, maxDecr := startNewton, float64(startMaxDecr)
+	if all >= startWideSubjects {
+		maxNewton, maxDecr = startWideNewton, startMaxDecr*float64(all)/startWideScale
+	}
+	for it := range maxNewton {
 		if it > 0 {
 			clear(grad)
 			for d := range 2 * pairs {
@@ -368,8 +394,8 @@ func (t *Target) startGlobal(pool *parallel.Pool, c parallel.Carrier, lo, hi int
 			break
 		}
 		scale := 1.0
-		if decr > startMaxDecr {
-			scale = math.Sqrt(startMaxDecr / decr)
+		if decr > maxDecr {
+			scale = math.Sqrt(maxDecr / decr)
 		}
 		for c := range g {
 			thetaG[c] += scale * step[c]

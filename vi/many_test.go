@@ -108,10 +108,10 @@ func (m manyStarter) Start(*parallel.Pool, []float64, []float64) error {
 	panic("manyStarter is not fitted")
 }
 
-// TestOwnStartWindow: GVA fits of GVAWindowSubjects subjects or more
-// from the target's own start take GVAWindow with the first window's gain
-// measured from the start; fewer subjects, another start, a target
-// without a Starter and RVB keep the old schedule.
+// TestOwnStartWindow: fits of GVAWindowSubjects subjects or more from
+// the target's own start, GVA's and RVB's, take GVAWindow with the first
+// window's gain measured from the start; fewer subjects, another start
+// and a target without a Starter keep the old schedule.
 func TestOwnStartWindow(t *testing.T) {
 	many, few := manyStarter{GVAWindowSubjects}, manyStarter{GVAWindowSubjects - 1}
 	plain := newGaussTarget(1, 3, 1, 2)
@@ -125,13 +125,68 @@ func TestOwnStartWindow(t *testing.T) {
 		{"gva-few", few, Settings{Method: GVA}, 0},
 		{"gva-paper", many, Settings{Method: GVA, Init: InitPaper}, 0},
 		{"gva-no-starter", plain, Settings{Method: GVA}, 0},
-		{"rvb", many, Settings{Method: BlockDiag}, 0},
-		{"rvb-snngm", many, Settings{Method: BlockDiag, Rule: Snngm{}}, 0},
+		{"rvb", many, Settings{Method: BlockDiag}, GVAWindow},
+		{"rvb-few", few, Settings{Method: BlockDiag}, 0},
+		{"rvb-paper", many, Settings{Method: BlockDiag, Init: InitPaper}, 0},
 	} {
 		n, _, _ := tc.target.Dims()
 		w, from := ownStartWindow(tc.target, tc.set, n)
 		if w != tc.window || from != (tc.window != 0) {
 			t.Errorf("%s: window %d, gain from the start %v; want %d and %v", tc.name, w, from, tc.window, tc.window != 0)
+		}
+	}
+}
+
+// TestMoveKeepsClimbing: windows whose gains are all flat by the bound
+// converge after Patience windows without the test of moveTol; with it,
+// not while a global mean moves moveTol posterior sds or more a window
+// (a steady drift of 0.05 sd), and after Patience windows once it stops;
+// and a test that vetoes every window (moveTol below any jitter) holds
+// the fit back maxMoveVetoes windows and no more.
+func TestMoveKeepsClimbing(t *testing.T) {
+	const sd = 0.5
+	// converged returns the window at which the rule converges when the
+	// first global mean moves by drift sds a window for the first moving
+	// windows and then stops.
+	converged := func(tol, drift float64, moving int) int {
+		set := Settings{Window: 2, ConvergenceDraws: 1, gainFromStart: true, moveTol: tol}.withDefaults()
+		tr := newTracker(set, newGainConverger(set))
+		tr.havePrev = true
+		x := 1.0
+		if tol > 0 {
+			tr.mv = newMover(tol, 2, func(mean, sds []float64) {
+				mean[0], mean[1] = x, -3
+				sds[0], sds[1] = sd, sd
+			})
+			tr.mv.begin()
+		}
+		for w := 1; w <= 100; w++ {
+			for range set.Window {
+				if w <= moving {
+					x += drift * sd / float64(set.Window)
+				}
+				tr.add(-10)
+			}
+			tr.cur[0] = tr.prev[0] + 1e-3 // flat: far below Tol
+			if tr.crn() {
+				return w
+			}
+		}
+		return -1
+	}
+	patience := Settings{}.withDefaults().Patience
+	for _, tc := range []struct {
+		name         string
+		tol, drift   float64
+		moving, want int
+	}{
+		{"without", 0, 0.05, 10, patience},
+		{"drifting", RVBMoveTol, 0.05, 10, 10 + patience},
+		{"settled", RVBMoveTol, 0.01, 10, patience},
+		{"always", 1e-300, 0.05, 1000, maxMoveVetoes + patience},
+	} {
+		if got := converged(tc.tol, tc.drift, tc.moving); got != tc.want {
+			t.Errorf("%s: converged at window %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }

@@ -182,3 +182,18 @@ func (f *rvbFamily) fisherPass(k int) error {
 	f.c.InvFisherRange(lo, hi, f.fdst[:d], f.fdst[d:], f.fsrc[:d], f.fsrc[d:])
 	return nil
 }
+
+// globalMoments writes the global means and sds of the current state into
+// mean and sd.
+func (f *rvbFamily) globalMoments(mean, sd []float64) {
+	copy(mean, f.lam[f.nr:f.d])
+	cg := f.c.Global()
+	for a := range f.g {
+		var ss float64
+		for b := 0; b <= a; b++ {
+			x := cg[small.PackedIndex(a, b)]
+			ss += x * x
+		}
+		sd[a] = math.Sqrt(ss)
+	}
+}

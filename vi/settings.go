@@ -86,8 +86,9 @@ type Settings struct {
 	// Window is the number of iterations over which the lower bound is
 	// averaged for the trace, and between two convergence tests; 0 means
 	// DefaultWindow, or LargeWindow for targets of LargeSubjects subjects
-	// or more (GVAWindow for GVA fits of GVAWindowSubjects subjects or
-	// more from their own start).
+	// or more (GVAWindow for fits of GVAWindowSubjects subjects or more
+	// from their own start; RVB's then also wait for the global means to
+	// settle, see RVBMoveTol).
 	Window int
 	// Tol is the convergence tolerance in nats: the fit has converged when
 	// the lower bound, evaluated at the same fixed draws at the end of each
@@ -182,6 +183,10 @@ type Settings struct {
 	// gainFromStart measures the first window's gain from the bound at
 	// the start (set by Fit, see GVAWindow).
 	gainFromStart bool
+	// moveTol, if positive, makes a window flat only if no global mean's
+	// average over it moved by moveTol posterior sds or more from the
+	// previous window's (set by Fit, see RVBMoveTol).
+	moveTol float64
 }
 
 // DefaultFinalDraws is Settings.FinalDraws's default.
@@ -251,6 +256,28 @@ const (
 	GVAWindow         = 15
 	GVAWindowSubjects = 1_000_000
 )
+
+// RVBMoveTol is the tolerance of the test that RVB's fits of
+// GVAWindowSubjects subjects or more from their own start add to the
+// bound's: a window is flat only if no global mean's average over its
+// iterations moved RVBMoveTol posterior sds (at the window's end) or more
+// from the previous window's average (the start's means for the first),
+// as the stochastic fits' test (Stochastic.Tol). The bound's tolerance
+// grows with the number of subjects (RelTol), and a climb of a few nats
+// a window passes it while the global means still move: from the
+// model's start on the Poisson random slope of 10^6 subjects (scaling
+// program, poisson-ris), with package rvb's start taking only short
+// Newton steps, they moved 0.15 sd a window of 15 for 300 iterations.
+// From its start now they moved 0.004-0.005 sd in the first three
+// windows (the Bernoulli random intercept's 0.0015-0.0026), and both
+// fits stop after those three: the Bernoulli one within 0.046 sd of 400
+// iterations (the 100 of the old schedule within 0.038), its sds within
+// 0.2%; the Poisson one 0.155 sd from 300 iterations and 0.44 sd from
+// 600 in omega (its third entry), its sds there 3% and 6% smaller, the
+// bound 52 nats below the 600's, which still gained about a nat a window
+// (the old schedule's 100 iterations from the old start were 12.5 sds
+// from the 600 and 66 nats below the 45).
+const RVBMoveTol = 0.02
 
 // StepShared is the number of global variables, each on which only some
 // subjects depend (GlobalSupporter; in a GLMM, the levels of crossed

@@ -53,6 +53,11 @@ type gainConverger struct {
 	relTol           float64
 
 	flat int // consecutive flat windows
+	// moved is set by the tracker when the global means moved by
+	// Settings.moveTol or more in the window: then it is not flat, for at
+	// most maxMoveVetoes windows (vetoes counts them).
+	moved  bool
+	vetoes int
 	// The last gains, newest last: only the jitter of the iterates makes
 	// the bound fall between windows, so recent falls measure it.
 	gains []float64
@@ -80,7 +85,11 @@ func (c *gainConverger) Converged(prev, cur []float64) bool {
 	}
 	c.gains = append(c.gains, gain)
 	noise := max(c.jitter(), c.floor)
-	if gain < max(tolAbs, noise) {
+	veto := c.moved && c.vetoes < maxMoveVetoes
+	if veto {
+		c.vetoes++
+	}
+	if gain < max(tolAbs, noise) && !veto {
 		c.flat++
 	} else {
 		c.flat = 0
@@ -125,6 +134,14 @@ func crnGain(prev, cur []float64) (gain, level float64) {
 	return sum / float64(len(cur)), level / float64(len(cur))
 }
 
+// maxMoveVetoes is the most windows that the test of Settings.moveTol
+// keeps from being flat: Snngm's steps have a fixed length, and if the
+// jitter of the window's averages of the global means exceeded the
+// tolerance the test alone would never let the fit stop. (At 10^6
+// subjects they jittered by 0.002-0.005 sd a window of 15, Bernoulli and
+// Poisson, against the tolerance of 0.02.)
+const maxMoveVetoes = 20
+
 // tracker averages h(theta) over windows for the trace, keeps h at the
 // fixed draws of the last two windows, and asks a Converger.
 type tracker struct {
@@ -138,6 +155,10 @@ type tracker struct {
 	prev, cur []float64 // h at the fixed draws, previous and current window
 	havePrev  bool
 	lastGain  float64
+
+	// mv, if not nil, tracks how far the global means move between
+	// windows (Settings.moveTol).
+	mv *mover
 }
 
 func newTracker(s Settings, conv Converger) *tracker {
@@ -145,8 +166,75 @@ func newTracker(s Settings, conv Converger) *tracker {
 		prev: make([]float64, s.ConvergenceDraws), cur: make([]float64, s.ConvergenceDraws)}
 }
 
+// A mover averages the global means over the iterations of each window
+// and measures, when a window closes, the largest move of that average
+// from the previous window's (or from the start, for the first window),
+// in posterior sds: the test of Settings.moveTol. A checkpoint does not
+// hold the last window's average: the first window after a resume has
+// none to compare with and is not flat.
+type mover struct {
+	tol      float64
+	moments  func(mean, sd []float64) // the current global means and sds
+	sum      []float64                // the window's sum of the means
+	n        int
+	avg      []float64 // the last closed window's average (or the start)
+	mean, sd []float64
+	haveAvg  bool
+}
+
+func newMover(tol float64, g int, moments func(mean, sd []float64)) *mover {
+	return &mover{tol: tol, moments: moments, sum: make([]float64, g), avg: make([]float64, g),
+		mean: make([]float64, g), sd: make([]float64, g)}
+}
+
+// begin takes the start's means as the first window's reference.
+func (m *mover) begin() {
+	m.moments(m.avg, m.sd)
+	m.haveAvg = true
+}
+
+// add records the means after one iteration.
+func (m *mover) add() {
+	m.moments(m.mean, m.sd)
+	for j, x := range m.mean {
+		m.sum[j] += x
+	}
+	m.n++
+}
+
+// restart forgets the current window's means.
+func (m *mover) restart() {
+	clear(m.sum)
+	m.n = 0
+}
+
+// close ends a window: it returns the largest move of a global mean's
+// average from the previous window's in sds (at the window's end), NaN
+// without a previous average.
+func (m *mover) close() float64 {
+	m.moments(m.mean, m.sd)
+	move := math.NaN()
+	if m.n > 0 {
+		if m.haveAvg {
+			move = 0
+			for j, s := range m.sum {
+				move = max(move, math.Abs(s/float64(m.n)-m.avg[j])/m.sd[j])
+			}
+		}
+		for j, s := range m.sum {
+			m.avg[j] = s / float64(m.n)
+		}
+		m.haveAvg = true
+	}
+	m.restart()
+	return move
+}
+
 // add records h for one iteration and reports whether a window closed.
 func (t *tracker) add(h float64) bool {
+	if t.mv != nil {
+		t.mv.add()
+	}
 	t.n++
 	t.sum += h
 	t.sumSq += h * h
@@ -162,6 +250,9 @@ func (t *tracker) add(h float64) bool {
 // Converger after a change of step size (refined: a refinement).
 func (t *tracker) restart(refined bool) {
 	t.n, t.sum, t.sumSq = 0, 0, 0
+	if t.mv != nil {
+		t.mv.restart()
+	}
 	t.conv.Restart(refined)
 }
 
@@ -180,10 +271,19 @@ func (t *tracker) crn() bool {
 		t.prev, t.cur = t.cur, t.prev
 		t.havePrev = true
 	}()
+	moved := false
+	if t.mv != nil {
+		move := t.mv.close()
+		// Without a reference the window has not shown it stays put.
+		moved = !(move < t.mv.tol)
+	}
 	if !t.havePrev {
 		return false
 	}
 	t.lastGain, _ = crnGain(t.prev, t.cur)
+	if c, ok := t.conv.(*gainConverger); ok {
+		c.moved = moved
+	}
 	return t.conv.Converged(t.prev, t.cur)
 }
 
