@@ -72,9 +72,11 @@
 // not refined: their start is near the optimum, and a fixed-length step
 // otherwise costs more in jitter than the fit gains. GVA fits of
 // GVARefineSubjects subjects or more that start themselves skip the
-// refinement too: their start leaves nothing for the refined step to find;
-// from GVAWindowSubjects subjects their window is GVAWindow, and the first
-// window's gain is measured from the start.
+// refinement too: their start leaves nothing for the refined step to find.
+// From GVAWindowSubjects subjects, fits of either method that start
+// themselves take windows of GVAWindow, the first window's gain measured
+// from the start; RVB's windows are flat then only if no global mean's
+// window average moved RVBMoveTol posterior sds since the last window.
 // Adam, NAdam, PGA, Nagm and VOGN follow the paper's
 // supplement with its defaults. Every rule is followed by a safeguard: a
 // step that would shrink a diagonal entry of the factor by more than half is
@@ -83,7 +85,7 @@
 // # Convergence
 //
 // Every Window iterations (50, or 25 for targets of 5000 subjects or more,
-// 15 for GVA fits of 10^6 or more from their own start)
+// 15 for fits of 10^6 or more from their own start)
 // the bound is evaluated at ConvergenceDraws fixed draws (8, fewer beyond
 // CRNSubjects subjects), the same each time,
 // so that the gain between windows is measured with common random numbers,
