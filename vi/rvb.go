@@ -187,13 +187,8 @@ func (f *rvbFamily) fisherPass(k int) error {
 // mean and sd.
 func (f *rvbFamily) globalMoments(mean, sd []float64) {
 	copy(mean, f.lam[f.nr:f.d])
-	cg := f.c.Global()
-	for a := range f.g {
-		var ss float64
-		for b := 0; b <= a; b++ {
-			x := cg[small.PackedIndex(a, b)]
-			ss += x * x
-		}
-		sd[a] = math.Sqrt(ss)
+	small.PackedRowSumSq(f.g, f.c.Global(), sd)
+	for a, v := range sd[:f.g] {
+		sd[a] = math.Sqrt(v)
 	}
 }

@@ -381,14 +381,7 @@ func (s *svi) fillChunk(k int) error {
 	lo, hi := f.chunks.Bounds(k)
 	w := &s.ws[k]
 	rng := f.streams.At(sviIterBase, k)
-	strata := w.strata[:hi-lo]
-	for j := range strata {
-		strata[j] = int32(j)
-	}
-	for j := len(strata) - 1; j > 0; j-- {
-		l := rng.IntN(j + 1)
-		strata[j], strata[l] = strata[l], strata[j]
-	}
+	strata := shuffledStrata(w.strata[:hi-lo], rng)
 	mu := f.lam[:f.d]
 	muG := mu[f.n*r:]
 	gl := w.pl[:r]
@@ -415,6 +408,19 @@ func (s *svi) fillChunk(k int) error {
 		}
 	}
 	return nil
+}
+
+// shuffledStrata fills strata with 0, 1, ... in an order drawn from rng
+// (Fisher-Yates) and returns it.
+func shuffledStrata(strata []int32, rng *rand.Rand) []int32 {
+	for j := range strata {
+		strata[j] = int32(j)
+	}
+	for j := len(strata) - 1; j > 0; j-- {
+		l := rng.IntN(j + 1)
+		strata[j], strata[l] = strata[l], strata[j]
+	}
+	return strata
 }
 
 // drawGlobal draws z_g and the global pair mu_g +- C_g z_g, and returns
@@ -452,14 +458,7 @@ func (s *svi) chunk(k int) error {
 	clear(pd)
 	clear(po)
 	// The chunk's subjects take the strata of |z_i|^2 in random order.
-	strata := w.strata[:hi-lo]
-	for j := range strata {
-		strata[j] = int32(j)
-	}
-	for j := len(strata) - 1; j > 0; j-- {
-		l := rng.IntN(j + 1)
-		strata[j], strata[l] = strata[l], strata[j]
-	}
+	strata := shuffledStrata(w.strata[:hi-lo], rng)
 	for pos := lo; pos < hi; pos++ {
 		i := int(s.perm[s.first+pos])
 		lpi, zzi, ldi, err := s.visit(k, i, (float64(strata[pos-lo])+rng.Float64())/float64(hi-lo), rng)
@@ -715,14 +714,9 @@ func (s *svi) traceH(lpg, lp, zz, ld, zzg float64, m int) float64 {
 func (s *svi) globalMoments(lam, mean, sd []float64) {
 	f := s.f
 	copy(mean, lam[f.n*f.r:f.d])
-	cg := lam[f.d+f.n*s.tri:]
-	for a := range s.g {
-		var ss float64
-		for b := 0; b <= a; b++ {
-			x := cg[small.PackedIndex(a, b)]
-			ss += x * x
-		}
-		sd[a] = math.Sqrt(ss)
+	small.PackedRowSumSq(s.g, lam[f.d+f.n*s.tri:], sd)
+	for a, v := range sd[:s.g] {
+		sd[a] = math.Sqrt(v)
 	}
 }
 
