@@ -49,6 +49,13 @@ type checkpointData struct {
 	Gains          []float64
 	Floor          float64
 	Trace          []TracePoint
+	// The test of Settings.moveTol: the last window's average of the
+	// global means, and the windows it has held back. (Absent from
+	// checkpoints written before it: their first window after a resume
+	// has no average to compare with and is not flat.)
+	MoveAvg     []float64
+	HaveMoveAvg bool
+	Vetoes      int
 }
 
 const checkpointVersion = 1
@@ -144,7 +151,11 @@ func newCheckpoint(set Settings, fam family, it iterator, tr *tracker, iter, goo
 		Prev:  append([]float64(nil), tr.prev...), Cur: append([]float64(nil), tr.cur...),
 		HavePrev: tr.havePrev, LastGain: tr.lastGain,
 		Flat: gc.flat, Gains: append([]float64(nil), gc.gains...), Floor: gc.floor,
-		Trace: append([]TracePoint(nil), res.Trace...),
+		Trace:  append([]TracePoint(nil), res.Trace...),
+		Vetoes: gc.vetoes,
+	}
+	if tr.mv != nil {
+		d.MoveAvg, d.HaveMoveAvg = append([]float64(nil), tr.mv.avg...), tr.mv.haveAvg
 	}
 	if tr.n != 0 {
 		panic("vi: checkpoint inside a window")
@@ -169,7 +180,15 @@ func resume(ck *Checkpoint, it iterator, tr *tracker, gc *gainConverger, lambda,
 	copy(tr.prev, d.Prev)
 	copy(tr.cur, d.Cur)
 	tr.havePrev, tr.lastGain = d.HavePrev, d.LastGain
-	gc.flat, gc.floor = d.Flat, d.Floor
+	gc.flat, gc.floor, gc.vetoes = d.Flat, d.Floor, d.Vetoes
 	gc.gains = append(gc.gains[:0], d.Gains...)
 	return nil
+}
+
+// resumeMover restores the test of Settings.moveTol from ck into m.
+func resumeMover(ck *Checkpoint, m *mover) {
+	if d := &ck.d; d.HaveMoveAvg && len(d.MoveAvg) == len(m.avg) {
+		copy(m.avg, d.MoveAvg)
+		m.haveAvg = true
+	}
 }

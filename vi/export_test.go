@@ -10,6 +10,11 @@ import (
 	"github.com/sparsevi/sparsevi/parallel"
 )
 
+// SetMoveTol sets the tolerance of the test of the global means' moves
+// between windows, which Fit sets for RVB's fits of many subjects
+// (RVBMoveTol).
+func SetMoveTol(s *Settings, tol float64) { s.moveTol = tol }
+
 // SetChunkedGVA sets whether GVA under Snngm holds a draw chunk by chunk
 // (gvaChunks) and returns the setting it replaces.
 func SetChunkedGVA(on bool) bool {

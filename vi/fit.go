@@ -388,7 +388,10 @@ func run(ctx context.Context, fam family, it iterator, set Settings, res *Result
 	}
 	if rf, ok := fam.(*rvbFamily); ok && set.moveTol > 0 && rf.g > 0 {
 		tr.mv = newMover(set.moveTol, rf.g, rf.globalMoments)
-		if set.gainFromStart && set.Resume == nil {
+		switch {
+		case set.Resume != nil:
+			resumeMover(set.Resume, tr.mv)
+		case set.gainFromStart:
 			tr.mv.begin()
 		}
 	}

@@ -169,9 +169,8 @@ func newTracker(s Settings, conv Converger) *tracker {
 // A mover averages the global means over the iterations of each window
 // and measures, when a window closes, the largest move of that average
 // from the previous window's (or from the start, for the first window),
-// in posterior sds: the test of Settings.moveTol. A checkpoint does not
-// hold the last window's average: the first window after a resume has
-// none to compare with and is not flat.
+// in posterior sds: the test of Settings.moveTol. A checkpoint holds the
+// last window's average (resumeMover).
 type mover struct {
 	tol      float64
 	moments  func(mean, sd []float64) // the current global means and sds
