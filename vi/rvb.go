@@ -185,9 +185,13 @@ func (f *rvbFamily) fisherPass(k int) error {
 
 // globalMoments writes the global means and sds of the current state into
 // mean and sd.
-func (f *rvbFamily) globalMoments(mean, sd []float64) {
-	copy(mean, f.lam[f.nr:f.d])
-	small.PackedRowSumSq(f.g, f.c.Global(), sd)
+func (f *rvbFamily) globalMoments(mean, sd []float64) { f.momentsOf(f.lam, mean, sd) }
+
+// momentsOf writes the global means and sds of the state lam (laid out as
+// f.lam, whose factor ends with the global block) into mean and sd.
+func (f *rvbFamily) momentsOf(lam, mean, sd []float64) {
+	copy(mean, lam[f.nr:f.d])
+	small.PackedRowSumSq(f.g, lam[len(lam)-len(f.c.Global()):], sd)
 	for a, v := range sd[:f.g] {
 		sd[a] = math.Sqrt(v)
 	}

@@ -15,7 +15,6 @@ import (
 
 	"gonum.org/v1/gonum/mathext"
 
-	"github.com/sparsevi/sparsevi/internal/small"
 	"github.com/sparsevi/sparsevi/parallel"
 )
 
@@ -709,17 +708,6 @@ func (s *svi) traceH(lpg, lp, zz, ld, zzg float64, m int) float64 {
 	return lpg + scale*(lp+ld+0.5*zz+float64(m*f.r)*logNorm) + f.c.LogDetGlobal() + 0.5*zzg + float64(s.g)*logNorm
 }
 
-// globalMoments writes the global means and sds of the state lam into
-// mean and sd.
-func (s *svi) globalMoments(lam, mean, sd []float64) {
-	f := s.f
-	copy(mean, lam[f.n*f.r:f.d])
-	small.PackedRowSumSq(s.g, lam[f.d+f.n*s.tri:], sd)
-	for a, v := range sd[:s.g] {
-		sd[a] = math.Sqrt(v)
-	}
-}
-
 // sviPatience is the number of flat windows in a row that end a
 // stochastic fit.
 const sviPatience = 2
@@ -764,7 +752,7 @@ func runSVI(ctx context.Context, f *rvbFamily, set Settings, res *Result, start 
 			}
 			return nil, &DivergedError{Iter: 0, Reason: "target evaluation failed", Err: err}
 		}
-		s.globalMoments(lambda, prevMean, prevSD)
+		s.f.momentsOf(lambda, prevMean, prevSD)
 		havePrev = true
 	}
 	flat, inWindow, avgN := 0, 0, 0
@@ -827,7 +815,7 @@ func runSVI(ctx context.Context, f *rvbFamily, set Settings, res *Result, start 
 			inWindow, avgN = 0, 0
 			copy(good, avg)
 			*goodIter = int(t)
-			s.globalMoments(avg, mean, sd)
+			s.f.momentsOf(avg, mean, sd)
 			if havePrev {
 				move = 0
 				for j := range g {
