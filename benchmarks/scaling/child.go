@@ -489,17 +489,12 @@ func profilePrefix(dir, name string) string {
 }
 
 // noteBuild appends a line to DIR/build.txt naming the time, the Go version,
-// the system, the git revision of the working directory (git describe
-// --always --dirty, "unknown" without git) and the command line, so that
-// the measurements of every run (and of each -resume) can be traced to the
-// code they measured.
+// the system, the revision the binary was built from and the command line,
+// so that the measurements of every run (and of each -resume) can be traced
+// to the code they measured.
 func noteBuild(dir string) error {
-	rev := "unknown"
-	if out, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
-		rev = strings.TrimSpace(string(out))
-	}
-	line := fmt.Sprintf("%s %s %s/%s cpus=%d git=%s args=%q\n", time.Now().UTC().Format(time.RFC3339),
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), rev, os.Args[1:])
+	line := fmt.Sprintf("%s %s %s/%s cpus=%d %s args=%q\n", time.Now().UTC().Format(time.RFC3339),
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), buildRevision(), os.Args[1:])
 	f, err := os.OpenFile(filepath.Join(dir, "build.txt"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
@@ -509,4 +504,30 @@ func noteBuild(dir string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// buildRevision names the code that was measured: git=REV (with -dirty for
+// uncommitted changes) from the binary's own build information when go
+// build stamped it, else cwd-git=REV from git describe in the working
+// directory (go run stamps nothing, and then runs from the source's
+// checkout), else git=unknown.
+func buildRevision() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		rev, dirty := "", ""
+		for _, kv := range bi.Settings {
+			switch {
+			case kv.Key == "vcs.revision":
+				rev = kv.Value
+			case kv.Key == "vcs.modified" && kv.Value == "true":
+				dirty = "-dirty"
+			}
+		}
+		if rev != "" {
+			return "git=" + rev + dirty
+		}
+	}
+	if out, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
+		return "cwd-git=" + strings.TrimSpace(string(out))
+	}
+	return "git=unknown"
 }

@@ -80,8 +80,9 @@
 // time_to_converge.png, speedup.png (speed-up against workers at the largest
 // n) and speedup_n.png (speed-up at the most workers against n).
 //
-// Every run appends a line to DIR/build.txt with the git revision of the
-// working directory and the command line.
+// Every run appends a line to DIR/build.txt with the revision the binary
+// was built from (git=, when go build stamped it) or else that of the
+// working directory (cwd-git=), and the command line.
 //
 // -quick is the CI run: n = 10^3 and 10^4 with at most 300 iterations (six
 // windows) and 100 final draws per fit, under two minutes on two idle cores.
