@@ -150,23 +150,32 @@ func boundWarnings(res *vi.Result, n int) []string {
 			w = append(w, fmt.Sprintf("the lower bound fell during the fit, from %.1f at its best window to %.1f at the end: the step rule lost its way, and the estimates may be far from the optimum", best, res.LowerBound))
 		}
 	}
-	if se := res.LowerBoundSE; se > boundSEWarn {
-		switch {
-		case res.Passes > 0 && res.LowerBoundDraws < vi.DefaultFinalDraws:
-			// A stochastic fit from near the optimum takes as few
-			// draws as give a standard error (vi's Stochastic).
-			w = append(w, fmt.Sprintf("the lower bound's Monte Carlo standard error is %.3g nats, from %d draws: a stochastic fit (-batch) estimates it from as few draws as give a standard error, so that it costs less than its passes; models whose bounds differ by less than a few standard errors cannot be told apart by them", se, res.LowerBoundDraws))
-		case res.LowerBoundDraws < vi.DefaultFinalDraws:
-			// glmmfit keeps vi's FinalDraws: fewer draws were cut for
-			// the size of the data, and the spread of h, a sum of a term
-			// per subject, grows as the square root of their number;
-			// heavy tails are not to blame.
-			w = append(w, fmt.Sprintf("the lower bound's Monte Carlo standard error is %.3g nats, from %d draws: a fit of %d subjects takes fewer draws, so that the final bound costs about as much as the iterations; models whose bounds differ by less than a few standard errors cannot be told apart by them", se, res.LowerBoundDraws, n))
-		default:
-			w = append(w, fmt.Sprintf("the lower bound's Monte Carlo standard error is %.3g nats: the approximation has heavy tails here, so the bound, and comparisons of models by it, are unreliable", se))
-		}
+	// Draws cut for the size of the fit explain a large standard error:
+	// the bound line says so (drawsCut), and a warning on every large fit
+	// would teach users to skip warnings.
+	if se := res.LowerBoundSE; se > boundSEWarn && res.LowerBoundDraws >= vi.DefaultFinalDraws {
+		w = append(w, fmt.Sprintf("the lower bound's Monte Carlo standard error is %.3g nats: the approximation has heavy tails here, so the bound, and comparisons of models by it, are unreliable", se))
 	}
 	return w
+}
+
+// drawsCut says why a fit of n subjects estimated its final bound from
+// fewer than vi.DefaultFinalDraws draws, if its standard error is above
+// boundSEWarn, or is empty. The spread of h, a sum of a term per subject,
+// grows as the square root of their number, so the standard error then
+// says nothing about heavy tails. (A bound that stopped early, its
+// standard error below vi's FinalSE, needs no reason.)
+func drawsCut(res *vi.Result, n int) string {
+	switch {
+	case res.LowerBoundDraws >= vi.DefaultFinalDraws || res.LowerBoundDraws == 0 || res.LowerBoundSE <= boundSEWarn:
+		return ""
+	case res.Passes > 0:
+		// A stochastic fit from near the optimum takes as few draws as
+		// give a standard error (vi's Stochastic).
+		return "as few as give a s.e. in a stochastic fit (-batch)"
+	default:
+		return fmt.Sprintf("fewer for %d subjects so that the bound costs about as much as the fit", n)
+	}
 }
 
 // qMarginalWarning says that q's marginal of theta_g has Pareto k above

@@ -197,9 +197,10 @@ func TestCorrectAlwaysForetellsItsCost(t *testing.T) {
 }
 
 // TestBoundSEWarningSaysWhy: a final bound with a large Monte Carlo error
-// from draws cut for the number of subjects says so, and one from the
-// full number of draws blames heavy tails. The fit is a real one; its
-// error and draws are then edited.
+// from draws cut for the number of subjects, or by a stochastic fit, does
+// not warn but says why in its line (drawsCut), and one from the full
+// number of draws blames heavy tails. The fit is a real one; its error and
+// draws are then edited.
 func TestBoundSEWarningSaysWhy(t *testing.T) {
 	fr := mustFrame(t, degenerateCSV(5))
 	d := mustDesign(t, fr, "ycount ~ x + (1 | id)", glmm.Poisson)
@@ -221,18 +222,24 @@ func TestBoundSEWarningSaysWhy(t *testing.T) {
 	if w := find(diagnose(d.Model(), res, nil, nil, nil)); w != "" && res.LowerBoundSE <= boundSEWarn {
 		t.Errorf("a bound of s.e. %v warns: %q", res.LowerBoundSE, w)
 	}
-	res.LowerBoundSE = 2.5
 	for _, c := range []struct {
+		se            float64
 		draws, passes int
-		want          string
+		warn, cut     string
 	}{
-		{20, 0, "from 20 draws: a fit of"},
-		{6, 2, "from 6 draws: a stochastic fit (-batch)"},
-		{vi.DefaultFinalDraws, 0, "heavy tails"},
+		{2.5, 20, 0, "", "fewer for 5 subjects"},
+		{2.5, 6, 2, "", "stochastic fit (-batch)"},
+		{2.5, vi.DefaultFinalDraws, 0, "heavy tails", ""},
+		{0.2, 20, 0, "", ""}, // stopped early or small: nothing to explain
+		{0.9, 6, 2, "", ""},
 	} {
-		res.LowerBoundDraws, res.Passes = c.draws, c.passes
-		if w := find(diagnose(d.Model(), res, nil, nil, nil)); !strings.Contains(w, c.want) {
-			t.Errorf("%d draws: warning %q, want it to say %q", c.draws, w, c.want)
+		res.LowerBoundSE, res.LowerBoundDraws, res.Passes = c.se, c.draws, c.passes
+		w := find(diagnose(d.Model(), res, nil, nil, nil))
+		if (c.warn == "") != (w == "") || !strings.Contains(w, c.warn) {
+			t.Errorf("s.e. %v from %d draws: warning %q, want %q", c.se, c.draws, w, c.warn)
+		}
+		if cut := drawsCut(res, 5); (c.cut == "") != (cut == "") || !strings.Contains(cut, c.cut) {
+			t.Errorf("s.e. %v from %d draws: reason %q, want %q", c.se, c.draws, cut, c.cut)
 		}
 	}
 }

@@ -646,7 +646,7 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summar
 		Passes:     res.Passes,
 		Backoffs:   res.Backoffs,
 		LowerBound: lowerBound{
-			Value: jfloat(res.LowerBound + jac), MCSE: jfloat(res.LowerBoundSE), Constants: constantsNote,
+			Value: jfloat(res.LowerBound + jac), MCSE: jfloat(res.LowerBoundSE), Draws: res.LowerBoundDraws, Cut: drawsCut(res, n), Constants: constantsNote,
 			PaperConvention: jfloat(paperELBO + jac),
 		},
 		Fixed: marginals(s.Fixed),

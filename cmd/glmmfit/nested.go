@@ -146,7 +146,7 @@ func nestedDocument(job *fitJob, o *fitOptions, m *glmm.Nested, res *vi.Result, 
 		Iterations: res.Iterations,
 		Backoffs:   res.Backoffs,
 		LowerBound: lowerBound{
-			Value: jfloat(res.LowerBound + jac), MCSE: jfloat(res.LowerBoundSE), Constants: constantsNote,
+			Value: jfloat(res.LowerBound + jac), MCSE: jfloat(res.LowerBoundSE), Draws: res.LowerBoundDraws, Cut: drawsCut(res, res.N), Constants: constantsNote,
 			PaperConvention: jfloat(m.PaperELBO(res.LowerBound) + jac),
 		},
 		Fixed: marginals(s.Fixed),

@@ -129,6 +129,13 @@ type lowerBound struct {
 	// a lower bound on log p(y).
 	Value jfloat `json:"value"`
 	MCSE  jfloat `json:"mc_se"`
+	// Draws is the number of fresh draws Value averages: fewer than vi's
+	// default for many subjects or a stochastic fit, or once MCSE is
+	// small.
+	Draws int `json:"draws"`
+	// Cut says why Draws is below vi.DefaultFinalDraws when MCSE is above
+	// a nat (drawsCut); empty otherwise.
+	Cut string `json:"draws_cut,omitempty"`
 	// Constants says so in words.
 	Constants string `json:"constants"`
 	// PaperConvention is Value without the constants that Tan's paper

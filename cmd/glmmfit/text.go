@@ -103,7 +103,13 @@ func writeText(w io.Writer, doc *document) {
 	if v := float64(lb.Value); math.IsNaN(v) {
 		line("Bound:", "not estimated (the fit was interrupted)")
 	} else {
-		line("Bound:", "ELBO %.2f ± %.2f (Monte Carlo s.e.); %s", v, float64(lb.MCSE), constantsNote)
+		if lb.Cut == "" {
+			line("Bound:", "ELBO %.2f ± %.2f (Monte Carlo s.e.); %s", v, float64(lb.MCSE), constantsNote)
+		} else {
+			// Models whose bounds differ by a few s.e. cannot be told
+			// apart, and the user should see why it is large.
+			wrapped("Bound:", fmt.Sprintf("ELBO %.2f ± %.2f (Monte Carlo s.e. from %d draws, %s); %s", v, float64(lb.MCSE), lb.Draws, lb.Cut, constantsNote))
+		}
 	}
 	if pk := lb.ParetoK; pk != nil {
 		verdict := "q is close to the posterior in its tails"
