@@ -42,11 +42,13 @@ import (
 //     above all) without changing any draw's distribution. Near the start
 //     (below) one subject in sviFourEvery (4) takes the four pairs and
 //     the others one global sign each, (+-z_i, z_g) or (+-z_i, -z_g), in
-//     equal numbers: the global means' gradient, of the control variate
-//     below, is no noisier so, but the global factor's must come from the
-//     four-pair subjects alone (with one sign it keeps the subjects' own
-//     noise, 8 to 26 times as wide, and RVB1 at 10^6 Bernoulli subjects
-//     then took 4 passes, its sds 2.3% off the full batch, not 0.1%).
+//     equal numbers: the global means' gradient (with the control variate
+//     below) is no noisier for it, but the global factor's must come from
+//     the four-pair subjects alone (from one sign it keeps the subjects'
+//     own noise, 8 to 26 times as wide, and RVB1 at 10^6 Bernoulli
+//     subjects then took 4 passes, its sds 2.3% off the full batch, not
+//     0.1%). A pass at 10^6 then took a fifth to a third less time
+//     (benchmarks/svi, run R).
 //   - Local step. Each visited subject's factor takes Algorithm 1S's
 //     natural-gradient step of size rho_t from the average of its
 //     gradients, shortened if it would shrink a diagonal entry by more
