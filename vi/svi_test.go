@@ -312,11 +312,9 @@ func TestStochasticFillAtMeans(t *testing.T) {
 	}
 }
 
-// rvb1AtStart returns RVB1 of n simulated Bernoulli subjects expanded at
-// the model's start, with its family started at its mode and
-// sviNearSubjects lowered to n, so that fits of it start near the
-// optimum (nearStart).
-func rvb1AtStart(t *testing.T, pool *parallel.Pool, n int) (*rvbFamily, Settings) {
+// bernoulliModel returns a Bernoulli random-intercept model of n
+// simulated subjects, p = 5 and 7 observations each (issue 16's).
+func bernoulliModel(t *testing.T, n int) *glmm.Model {
 	t.Helper()
 	fr, truth, err := datasets.Simulate(datasets.SimSpec{Family: "bernoulli", Subjects: n, Obs: 7, Beta: []float64{-1, 0.5, 0.5, -0.5, 1}, RECov: [][]float64{{1}}, Seed: 13})
 	if err != nil {
@@ -330,7 +328,16 @@ func rvb1AtStart(t *testing.T, pool *parallel.Pool, n int) (*rvbFamily, Settings
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, err := rvb.NewAtStart(pool, d.Model(), rvb.RVB1)
+	return d.Model()
+}
+
+// rvb1AtStart returns RVB1 of n simulated Bernoulli subjects expanded at
+// the model's start, with its family started at its mode and
+// sviNearSubjects lowered to n, so that fits of it start near the
+// optimum (nearStart).
+func rvb1AtStart(t *testing.T, pool *parallel.Pool, n int) (*rvbFamily, Settings) {
+	t.Helper()
+	tg, err := rvb.NewAtStart(pool, bernoulliModel(t, n), rvb.RVB1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,19 +478,7 @@ func TestStochasticOneSignGradient(t *testing.T) {
 // worker and two.
 func TestStochasticFourEveryMatchesFullBatch(t *testing.T) {
 	const n, batch = 5000, 500
-	fr, truth, err := datasets.Simulate(datasets.SimSpec{Family: "bernoulli", Subjects: n, Obs: 7, Beta: []float64{-1, 0.5, 0.5, -0.5, 1}, RECov: [][]float64{{1}}, Seed: 13})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fo, err := formula.Parse(truth.Formula)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := formula.Build(fo, fr, formula.Options{Family: glmm.Bernoulli})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := d.Model()
+	m := bernoulliModel(t, n)
 	fit := func(set Settings) *Result {
 		pool := parallel.NewPollingPool(context.Background(), 2)
 		tg, err := rvb.NewAtStart(pool, m, rvb.RVB1)
