@@ -239,8 +239,8 @@ func (c comparison) run(m *glmm.Model, n int, stoch vi.Stochastic) (string, erro
 		startSto = fmt.Sprintf("sample %d", c.sample)
 	}
 	st, pass := startAndPass(sto)
-	return fmt.Sprintf("| 10^%.0f | %s | %s | %s | %d | %.1f s, %.1f s | %v, %d iterations, %.1f s (final %.1f s) | %v, %d passes, %.1f s (start %.1f s, %.1f s a pass, final %.1f s) | %.2f (CPU %.1f s, %.1f s: %.2f) | %.2f (CPU %.1f s, %.1f s: %.2f) | %.3f sd | %.1f%% | %s | %.2f ± %.2f | %.2f ± %.2f (%d draws) | %s; %s |",
-		math.Log10(float64(n)), name, expansion, startSto, batch, bf, bs, full.Status, full.Iterations, f, final(full), sto.Status, sto.Passes, s, st, pass, final(sto),
+	return fmt.Sprintf("| 10^%.0f | %s | %s | %s | %d | %.1f s, %.1f s | %v, %d iterations, %.1f s (final %.1f s) | %v, %d passes, %.1f s (start %.1f s, %.1f s a pass, final %.1f s; moves %s) | %.2f (CPU %.1f s, %.1f s: %.2f) | %.2f (CPU %.1f s, %.1f s: %.2f) | %.3f sd | %.1f%% | %s | %.2f ± %.2f | %.2f ± %.2f (%d draws) | %s; %s |",
+		math.Log10(float64(n)), name, expansion, startSto, batch, bf, bs, full.Status, full.Iterations, f, final(full), sto.Status, sto.Passes, s, st, pass, final(sto), moves(sto),
 		s/f, cpuFitFull, cpuFitSto, cpuFitSto/cpuFitFull, (bs+s)/(bf+f), cpuFull, cpuSto, cpuSto/cpuFull, worstMu, 100*worstSD, startDiff,
 		full.LowerBound, full.LowerBoundSE, sto.LowerBound, sto.LowerBoundSE, sto.LowerBoundDraws, loadFull, load()), nil
 }
@@ -265,6 +265,26 @@ func startAndPass(res *vi.Result) (start, pass float64) {
 	}
 	pass = (tr[1].Elapsed - tr[0].Elapsed).Seconds()
 	return tr[0].Elapsed.Seconds() - pass, pass
+}
+
+// moves returns the moves of a stochastic fit's windows, from its trace
+// (vi.TracePoint.StepNorm: the largest change of a global mean, in
+// posterior sds, or sd, relative, from the window before), "-" for a
+// pass that ends no window or the first window without a start to
+// measure from.
+func moves(res *vi.Result) string {
+	var b strings.Builder
+	for k, p := range res.Trace {
+		if k > 0 {
+			b.WriteString(", ")
+		}
+		if math.IsNaN(p.StepNorm) {
+			b.WriteString("-")
+			continue
+		}
+		fmt.Fprintf(&b, "%.4f", p.StepNorm)
+	}
+	return b.String()
 }
 
 // worst returns the largest distance of a global mean of fit from ref's,
