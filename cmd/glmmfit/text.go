@@ -100,16 +100,15 @@ func writeText(w io.Writer, doc *document) {
 		line("Fit:", "%s (%.2f s wall time)", statusText(doc), doc.Timings.FitSeconds)
 	}
 	lb := doc.LowerBound
-	if v := float64(lb.Value); math.IsNaN(v) {
+	switch v := float64(lb.Value); {
+	case math.IsNaN(v):
 		line("Bound:", "not estimated (the fit was interrupted)")
-	} else {
-		if lb.Cut == "" {
-			line("Bound:", "ELBO %.2f ± %.2f (Monte Carlo s.e.); %s", v, float64(lb.MCSE), constantsNote)
-		} else {
-			// Models whose bounds differ by a few s.e. cannot be told
-			// apart, and the user should see why it is large.
-			wrapped("Bound:", fmt.Sprintf("ELBO %.2f ± %.2f (Monte Carlo s.e. from %d draws, %s); %s", v, float64(lb.MCSE), lb.Draws, lb.Cut, constantsNote))
-		}
+	case lb.Cut != "":
+		// Models whose bounds differ by a few s.e. cannot be told
+		// apart, and the user should see why it is large.
+		wrapped("Bound:", fmt.Sprintf("ELBO %.2f ± %.2f (Monte Carlo s.e. from %d draws, %s); %s", v, float64(lb.MCSE), lb.Draws, lb.Cut, constantsNote))
+	default:
+		line("Bound:", "ELBO %.2f ± %.2f (Monte Carlo s.e.); %s", v, float64(lb.MCSE), constantsNote)
 	}
 	if pk := lb.ParetoK; pk != nil {
 		verdict := "q is close to the posterior in its tails"

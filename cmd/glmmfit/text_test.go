@@ -6,6 +6,7 @@ package main
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -40,6 +41,26 @@ func TestWrapWords(t *testing.T) {
 	} {
 		if got := wrapWords(c.s, c.width); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("wrapWords(%q, %d) = %q, want %q", c.s, c.width, got, c.want)
+		}
+	}
+}
+
+// TestBoundLineSaysWhyDrawsCut: the summary's bound line names the draws
+// and the reason when they were cut (drawsCut), and is the plain line
+// otherwise.
+func TestBoundLineSaysWhyDrawsCut(t *testing.T) {
+	for _, c := range []struct {
+		lb   lowerBound
+		want string
+	}{
+		{lowerBound{Value: -381021.26, MCSE: 1.34, Draws: 20, Cut: "fewer for 100000 subjects"}, "± 1.34 (Monte Carlo s.e. from 20 draws, fewer for"},
+		{lowerBound{Value: -797.68, MCSE: 0.19, Draws: 1000}, "ELBO -797.68 ± 0.19 (Monte Carlo s.e.); all"},
+	} {
+		c.lb.Constants = constantsNote
+		var b strings.Builder
+		writeText(&b, &document{LowerBound: c.lb})
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("%d draws, reason %q: the summary lacks %q:\n%s", c.lb.Draws, c.lb.Cut, c.want, b.String())
 		}
 	}
 }
