@@ -259,8 +259,19 @@ func (t *Target) precFactor(prec []float64) *arrowhead.Factor {
 
 // Newton steps on theta_g in startGlobal.
 const (
-	startNewton   = 5    // at most this many steps
-	startDecr     = 0.01 // stop when g'H^-1 g falls below this
+	startNewton = 5    // at most this many steps
+	startDecr   = 0.01 // stop when g'H^-1 g falls below this
+	// From startWideSubjects a full step from a decrement below
+	// startLastDecr is the last: the next decrement, a tenth of it or
+	// less (0.034 then 3e-8 on the Bernoulli random intercept of
+	// benchmarks/scaling at 10^6 subjects, 0.97, 0.079, 0.007 on its
+	// Poisson random slope), would be below startDecr, and finding that
+	// out cost two of the gradient's passes over all subjects, a third of
+	// the start at 10^7. Fewer subjects keep the check, bit for bit: on
+	// epilepsy's random slope (8 pairs of draws) it stepped again, and the
+	// fit from the other start, 0.004 nats below, drew a Pareto k of 1.28
+	// for q's marginal where it had drawn one below 0.7.
+	startLastDecr = 0.1
 	startMaxDecr  = 4    // longer steps are shortened to this (but see startWideSubjects)
 	startDraws    = 2048 // antithetic pairs of local draws: at least this many subject draws
 	startMaxPairs = 8
@@ -399,6 +410,9 @@ func (t *Target) startGlobal(pool *parallel.Pool, c parallel.Carrier, lo, hi int
 		}
 		for c := range g {
 			thetaG[c] += scale * step[c]
+		}
+		if scale == 1 && decr < startLastDecr && all >= startWideSubjects {
+			break
 		}
 	}
 	for c := range g {
