@@ -86,10 +86,11 @@ func (c *colBuilder) grow(rows int) {
 	c.missing = slices.Grow(c.missing, rows-len(c.missing))
 }
 
-// add appends the field b of row row (the rows come in order).
-func (c *colBuilder) add(row int, b []byte, missing bool) error {
+// add appends the field b of row row (the rows come in order), with x,
+// parseNumber's reading of it.
+func (c *colBuilder) add(row int, b []byte, missing bool, x number) error {
 	if c.sure {
-		return c.addNumber(b, missing)
+		return c.addNumber(b, missing, x)
 	}
 	c.missing = append(c.missing, missing)
 	if c.text {
@@ -105,7 +106,7 @@ func (c *colBuilder) add(row int, b []byte, missing bool) error {
 		return nil
 	}
 	s := unsafeString(b)
-	if !isDecimal(s) {
+	if x.kind == notParsed {
 		if isNonFinite(s) {
 			// Still numeric by the rule of Reader, but an error if
 			// it stays so.
@@ -117,12 +118,12 @@ func (c *colBuilder) add(row int, b []byte, missing bool) error {
 		c.str = append(c.str, c.label(b))
 		return nil
 	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsInf(v, 0) {
+	if x.kind == outOfRange {
 		c.num = append(c.num, math.NaN())
 		c.setBad(row, s)
 		return c.keepOdd(row, b)
 	}
+	v := x.v
 	c.num = append(c.num, v)
 	if c.digits < 0 {
 		c.digits = fractionDigits(s)
@@ -135,19 +136,18 @@ func (c *colBuilder) add(row int, b []byte, missing bool) error {
 	return nil
 }
 
-// addNumber appends the field b of a column that is numeric for certain.
-func (c *colBuilder) addNumber(b []byte, missing bool) error {
+// addNumber appends the field b, with x, parseNumber's reading of it, to
+// a column that is numeric for certain.
+func (c *colBuilder) addNumber(b []byte, missing bool, x number) error {
 	c.missing = append(c.missing, missing)
 	if missing {
 		c.num = append(c.num, math.NaN())
 		return nil
 	}
-	s := unsafeString(b)
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || !isDecimal(s) || math.IsInf(v, 0) {
-		return fmt.Errorf("%w: %q in a column read as numeric (Reader.Numeric)", ErrNotNumber, s)
+	if x.kind != finite {
+		return fmt.Errorf("%w: %q in a column read as numeric (Reader.Numeric)", ErrNotNumber, b)
 	}
-	c.num = append(c.num, v)
+	c.num = append(c.num, x.v)
 	return nil
 }
 

@@ -114,6 +114,11 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // they are read, not held as text until the end: a column of numbers
 // keeps the text of only those fields that its numbers would not give back
 // (such as "1.50" or "1e3"), in case a later field makes it categorical.
+//
+// Read splits records and parses numbers on a goroutine of its own, a few
+// batches of rows ahead of the rows it stores; rows, kinds and errors are
+// those of reading in one goroutine, and once Read has returned it reads
+// the input no more.
 type Reader struct {
 	// File names the input in errors.
 	File string
@@ -392,27 +397,35 @@ func (r *Reader) read(piece int, emit func(f *Frame, lines *Lines) error) error 
 	lines := &Lines{} // starting line of each data row, for later errors
 	rowBytes := 0     // bytes of the first rows, for SizeHint
 	total := 0        // data rows read, kept or not
+	// The records are split, and the numbers of the columns read parsed,
+	// on another goroutine.
+	parse := make([]bool, ncol)
+	for _, j := range fields {
+		parse[j] = !forced[names[j]]
+	}
+	ra := newReadAhead(p, parse)
+	defer ra.stop()
 	for {
-		err := p.readRecord()
+		err := ra.next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			col := p.errCol
+			col := ra.errCol
 			name := ""
 			if col >= 1 && col <= ncol {
 				name = names[col-1]
 			}
-			return perr(p.errLine, col, name, err)
+			return perr(ra.errLine, col, name, err)
 		}
-		if len(p.fields) != ncol {
-			col := min(len(p.fields), ncol) + 1
+		if len(ra.fields) != ncol {
+			col := min(len(ra.fields), ncol) + 1
 			name := ""
 			if col <= ncol {
 				name = names[col-1]
 			}
-			return perr(p.recLine, col, name,
-				fmt.Errorf("%w: got %d, header has %d", ErrFieldCount, len(p.fields), ncol))
+			return perr(ra.line, col, name,
+				fmt.Errorf("%w: got %d, header has %d", ErrFieldCount, len(ra.fields), ncol))
 		}
 		total++
 		isMissing := func(fld field) bool {
@@ -423,12 +436,12 @@ func (r *Reader) read(piece int, emit func(f *Frame, lines *Lines) error) error 
 			if r.Keep != nil {
 				fld := field{}
 				if keepCol < ncol {
-					fld = p.fields[keepCol]
+					fld = ra.fields[keepCol]
 				}
 				keep = r.Keep(unsafeString(fld.b), isMissing(fld))
 			} else {
 				for q, k := range keepCols {
-					keepFields[q], keepMissing[q] = unsafeString(p.fields[k].b), isMissing(p.fields[k])
+					keepFields[q], keepMissing[q] = unsafeString(ra.fields[k].b), isMissing(ra.fields[k])
 				}
 				keep = r.KeepRow(keepFields, keepMissing)
 			}
@@ -437,29 +450,29 @@ func (r *Reader) read(piece int, emit func(f *Frame, lines *Lines) error) error 
 					if cols[j].sure {
 						continue // numeric, as the whole input says
 					}
-					fld := p.fields[j]
+					fld := ra.fields[j]
 					miss := isMissing(fld)
-					typos[j].count(fld.b, miss, p.recLine)
-					cols[j].skip(fld.b, miss, p.recLine)
+					typos[j].count(fld.b, miss, ra.line)
+					cols[j].skip(fld.b, miss, ra.line)
 				}
 				continue
 			}
 		}
 		row := lines.Len()
 		for _, j := range fields {
-			fld := p.fields[j]
+			fld := ra.fields[j]
 			miss := isMissing(fld)
 			if typos != nil && !cols[j].sure {
-				typos[j].count(fld.b, miss, p.recLine)
+				typos[j].count(fld.b, miss, ra.line)
 			}
-			if err := cols[j].add(row, fld.b, miss); err != nil {
-				return perr(p.recLine, j+1, names[j], err)
+			if err := cols[j].add(row, fld.b, miss, ra.nums[j]); err != nil {
+				return perr(ra.line, j+1, names[j], err)
 			}
 			if row < reserveAfter {
 				rowBytes += len(fld.b) + 1
 			}
 		}
-		lines.Add(p.recLine)
+		lines.Add(ra.line)
 		if row+1 == reserveAfter && r.SizeHint > 0 && !filter {
 			reserve(cols, fields, reserveAfter, rowBytes, r.SizeHint)
 		}
@@ -480,7 +493,7 @@ func (r *Reader) read(piece int, emit func(f *Frame, lines *Lines) error) error 
 		}
 	}
 	if total == 0 {
-		return perr(max(p.line, headerLine+1), 0, "", ErrNoRows)
+		return perr(max(ra.endLine, headerLine+1), 0, "", ErrNoRows)
 	}
 	if piece > 0 && lines.Len() == 0 {
 		return nil

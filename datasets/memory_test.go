@@ -27,6 +27,9 @@ func TestReadMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocates tens of megabytes")
 	}
+	if raceEnabled {
+		t.Skip("the race detector's memory")
+	}
 	const rows = 200_000
 	rng := rand.New(rand.NewPCG(1, 2))
 	var b bytes.Buffer
