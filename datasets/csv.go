@@ -187,6 +187,8 @@ type Reader struct {
 	// Place, when not nil, maps a line of the input to the file and the
 	// line of it that errors and warnings name: for input made of several
 	// files one after the other. Lines still holds lines of the input.
+	// Place is not called while the input is being read, so it may look
+	// at the state of the input's reader.
 	Place func(line int) (file string, fileLine int)
 
 	// Lines is set by Read: the line of the input on which each data row
@@ -290,8 +292,11 @@ func (r *Reader) ReadPieces(rows int, fn func(f *Frame, lines *Lines) error) err
 // read reads the input and calls emit with its frame, or with each piece
 // of piece rows when piece > 0.
 func (r *Reader) read(piece int, emit func(f *Frame, lines *Lines) error) error {
+	// The input is read on readAhead's goroutine; Place may look at the
+	// state of its reader, and so runs between its reads.
+	in := &lockedReader{r: r.r}
 	p := &parser{
-		br:      bufio.NewReaderSize(r.r, 1<<16),
+		br:      bufio.NewReaderSize(in, 1<<16),
 		trim:    r.TrimSpace,
 		maxLine: r.MaxLineBytes,
 		maxCols: r.MaxColumns,
@@ -306,7 +311,9 @@ func (r *Reader) read(piece int, emit func(f *Frame, lines *Lines) error) error 
 	perr := func(line, col int, name string, err error) error {
 		file := r.File
 		if r.Place != nil {
+			in.mu.Lock()
 			file, line = r.Place(line)
+			in.mu.Unlock()
 		}
 		return &ParseError{File: file, Line: line, Column: col, Name: name, Err: err}
 	}

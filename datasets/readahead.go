@@ -5,8 +5,10 @@
 package datasets
 
 import (
+	"io"
 	"math"
 	"strconv"
+	"sync"
 )
 
 // number is a field's value as the reading goroutine parsed it.
@@ -188,4 +190,17 @@ func (ra *readAhead) next() error {
 func (ra *readAhead) stop() {
 	close(ra.done)
 	<-ra.finished
+}
+
+// lockedReader reads r holding mu, so that whoever else holds mu does not
+// run during a read.
+type lockedReader struct {
+	mu sync.Mutex
+	r  io.Reader
+}
+
+func (l *lockedReader) Read(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Read(p)
 }

@@ -174,3 +174,76 @@ func TestReadStopsReadingInput(t *testing.T) {
 		}
 	}
 }
+
+// filesLike is an io.Reader that, as glmmfit's reader of several files,
+// records where each piece of its text starts, and whose place (a
+// Reader.Place) looks that up.
+type filesLike struct {
+	r      io.Reader
+	starts []int // the line each read started on
+	lines  int
+}
+
+func (f *filesLike) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p[:min(len(p), 100)])
+	f.starts = append(f.starts, f.lines+1)
+	f.lines += strings.Count(string(p[:n]), "\n")
+	return n, err
+}
+
+func (f *filesLike) place(line int) (string, int) {
+	k := 0
+	for k+1 < len(f.starts) && f.starts[k+1] <= line {
+		k++
+	}
+	return fmt.Sprintf("piece%d", k), line
+}
+
+// TestPlaceBetweenReads: Reader.Place may look at the state of the
+// input's reader, which reads on another goroutine (the race detector
+// sees it if Place runs during a read), for errors, early or at the end,
+// and for warnings.
+func TestPlaceBetweenReads(t *testing.T) {
+	const bad = 5 * batchRecords // the 0-based row of "1,x" or "1"
+	for _, odd := range []string{"1,x", "1"} {
+		for _, tail := range []string{"", "1\n"} {
+			var sb strings.Builder
+			sb.WriteString("a,b\n")
+			for i := range 20 * batchRecords {
+				if i == bad {
+					// "1,x" makes b categorical, with a warning; "1" is
+					// an error.
+					sb.WriteString(odd + "\n")
+					continue
+				}
+				fmt.Fprintf(&sb, "%d,%d\n", i, i)
+			}
+			sb.WriteString(tail)
+			f := &filesLike{r: strings.NewReader(sb.String())}
+			r := NewReader(f)
+			r.Place = f.place
+			fr, err := r.Read()
+			if odd == "1" || tail != "" {
+				line := bad + 2
+				if odd != "1" {
+					line = 20*batchRecords + 2
+				}
+				var pe *ParseError
+				if !errors.As(err, &pe) || !errors.Is(err, ErrFieldCount) {
+					t.Fatalf("error %v; want a ParseError wrapping %v", err, ErrFieldCount)
+				}
+				if pe.Line != line || pe.File == "" {
+					t.Errorf("error in %q at line %d; want line %d", pe.File, pe.Line, line)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := fr.Column("b")
+			if !strings.Contains(b.Warning, fmt.Sprintf("line %d", bad+2)) {
+				t.Errorf("warning %q; want one naming line %d", b.Warning, bad+2)
+			}
+		}
+	}
+}
