@@ -355,9 +355,12 @@ func TestSharedFilesFit(t *testing.T) {
 			for _, size := range []int{c.size} {
 				outs := make([][]byte, size)
 				codes, msgs := make([]int, size), make([]string, size)
+				// One slice for all: append(args, ...) in each goroutine
+				// would write the same spare element of args' array.
+				shardArgs := append(slices.Clip(args), "-shard")
 				var wg sync.WaitGroup
 				for k, g := range simshare.NewGroups(size) {
-					wg.Go(func() { codes[k], outs[k], msgs[k] = runProcsOut(t, chainProcesses{g}, append(args, "-shard")...) })
+					wg.Go(func() { codes[k], outs[k], msgs[k] = runProcsOut(t, chainProcesses{g}, shardArgs...) })
 				}
 				wg.Wait()
 				for k := range size {
