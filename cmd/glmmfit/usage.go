@@ -147,10 +147,12 @@ Fitting:
                    iteration visits N subjects and steps the global block
                    from them scaled up to all (default 0: every iteration
                    visits every subject); convergence is judged once per
-                   pass over the data, after at most 100 passes. With more
-                   than 10000 subjects RVB's start is computed on a sample
-                   of them (5%, at least 10000; drawn from -seed) and
-                   corrected over all, unless -out saves the fit
+                   pass over the data, after at most 100 passes. With
+                   10000 to 100000 subjects RVB's start is then computed on
+                   a sample of them (5%, at least 10000; drawn from -seed)
+                   and corrected over all, unless -out saves the fit; from
+                   100000 on every fit's start is computed so, from a
+                   fixed sample (5%, or 50 sqrt(n) beyond 10^6 subjects)
   -seed N          seed of every random draw (default 0, as the library's
                    zero settings): the same seed and data give the same
                    results for any -threads
