@@ -72,10 +72,11 @@ type recordBatch struct {
 // readAhead splits the records of a parser and parses their numbers on a
 // goroutine of its own, batches ahead of the rows that Reader.read
 // stores. The two halves take about as long as each other: one after the
-// other on one core, ReadFile of the 574 MB file of a million simulated
-// subjects took 9.2 s, and side by side 6.2 s (medians of 5). Records
-// come out in order with the parser's error after them, so that errors
-// and rows are those of reading in one goroutine.
+// other on one core, the CSV of a million simulated subjects took 7.3 s
+// to read, and side by side 6.0 s (go run ./benchmarks/parquet
+// -subjects 1000000 -reps 3, the best of 3 each). Records come out in
+// order with the parser's error after them, so that errors and rows are
+// those of reading in one goroutine.
 type readAhead struct {
 	free, full chan *recordBatch
 	done       chan struct{} // closed by stop
