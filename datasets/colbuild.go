@@ -161,18 +161,18 @@ func (c *colBuilder) setBad(row int, s string) {
 // skip reads the field b of a row that a filter leaves out, starting on
 // line: it stores nothing, but the field decides the column's kind, and a
 // non-finite number is an error if the column stays numeric, as if the
-// row were kept.
-func (c *colBuilder) skip(b []byte, missing bool, line int) {
+// row were kept. x is parseNumber's reading of b.
+func (c *colBuilder) skip(b []byte, missing bool, line int, x number) {
 	if c.text || c.sure || missing {
 		return
 	}
 	s := unsafeString(b)
-	if !isDecimal(s) {
+	if x.kind == notParsed {
 		if !isNonFinite(s) {
 			c.toText()
 			return
 		}
-	} else if v, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(v, 0) {
+	} else if x.kind == finite {
 		return
 	}
 	if c.bad < 0 && c.badLine == 0 {

@@ -460,7 +460,7 @@ func (r *Reader) read(piece int, emit func(f *Frame, lines *Lines) error) error 
 					fld := ra.fields[j]
 					miss := isMissing(fld)
 					typos[j].count(fld.b, miss, ra.line)
-					cols[j].skip(fld.b, miss, ra.line)
+					cols[j].skip(fld.b, miss, ra.line, ra.nums[j])
 				}
 				continue
 			}
