@@ -184,7 +184,7 @@ type use struct {
 }
 
 // Build checks f against the data frame fr and returns the design and its
-// glmm model. Errors name the formula token and its column, or the data row
+// glmm model. Errors name the formula token and its position, or the data row
 // and column at fault: a *DataError for problems of data, or glmm's error
 // wrapped in one for a response impossible for the family or a
 // rank-deficient design.
@@ -734,7 +734,7 @@ func (a *statsAcc) stats() []colStat {
 // CorrelatedDoubleBar, one grouping factor) and the || policy.
 func checkRandom(f *Formula, opts Options) error {
 	if len(f.randoms) == 0 {
-		return &DataError{Token: "~", Pos: strings.Index(f.src, "~") + 1,
+		return &DataError{Token: "~", Pos: charPos(f.src, strings.Index(f.src, "~")),
 			Msg: "the formula has no random-effects term such as (1 | g); sparsevi fits mixed models"}
 	}
 	if opts.DoubleBar == CorrelatedDoubleBar || opts.DoubleBar == IndependentDoubleBar {

@@ -13,7 +13,7 @@ import (
 // SyntaxError reports a formula that Parse cannot read, or a construct of
 // lme4's syntax that this package does not support.
 type SyntaxError struct {
-	Pos   int    // 1-based byte column of the offending token; len(formula)+1 for its end
+	Pos   int    // 1-based character position of the offending token; the formula's length+1 for its end
 	Token string // the offending token as written, "" at the end of the formula
 	Msg   string // what is wrong
 	Err   error  // ErrUnsupported for valid lme4 syntax sparsevi cannot fit, else nil
@@ -22,12 +22,14 @@ type SyntaxError struct {
 // Unwrap returns e.Err.
 func (e *SyntaxError) Unwrap() error { return e.Err }
 
-// Error returns a message naming the column and the token.
+// Error returns a message naming the token and where it is in the
+// formula: by its character, not its "column", a word that the messages
+// keep for the data's columns.
 func (e *SyntaxError) Error() string {
 	if e.Token == "" {
-		return fmt.Sprintf("formula: column %d (end of formula): %s", e.Pos, e.Msg)
+		return fmt.Sprintf("formula: at the end (character %d): %s", e.Pos, e.Msg)
 	}
-	return fmt.Sprintf("formula: column %d %q: %s", e.Pos, e.Token, e.Msg)
+	return fmt.Sprintf("formula: %q at character %d: %s", e.Token, e.Pos, e.Msg)
 }
 
 // ErrUnsupported is wrapped by the errors of Build for valid lme4 formulas
@@ -44,7 +46,7 @@ var ErrUnsupported = errors.New("not supported yet")
 // header and as glmm.DataError's, or 0.
 type DataError struct {
 	Token  string // the formula token concerned, or "" when none
-	Pos    int    // 1-based byte column of Token in the formula, or 0
+	Pos    int    // 1-based character position of Token in the formula, or 0
 	Column string // the data column concerned, or ""
 	Row    int    // 1-based row of the data frame, or 0
 	Msg    string // what is wrong
@@ -56,7 +58,7 @@ func (e *DataError) Error() string {
 	var parts []string
 	if e.Token != "" {
 		if e.Pos > 0 {
-			parts = append(parts, fmt.Sprintf("column %d %q", e.Pos, e.Token))
+			parts = append(parts, fmt.Sprintf("%q at character %d", e.Token, e.Pos))
 		} else {
 			parts = append(parts, e.Token)
 		}

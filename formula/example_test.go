@@ -31,7 +31,7 @@ func ExampleParse() {
 	// y ~ 1 + lbase + trt + lage + V4 + lbase:trt + (1 + V4 | subject)
 	// [lbase trt lage V4 lbase:trt]
 	// subject [V4]
-	// formula: column 17 "(": unmatched (
+	// formula: "(" at character 17: unmatched (
 }
 
 // frame returns a small data frame: 6 counts y of 3 subjects, a numeric
@@ -138,7 +138,7 @@ func ExampleDataError() {
 	_, err = formula.Build(f, frame(), formula.Options{Family: glmm.Poisson})
 	fmt.Println(err)
 	// Output:
-	// formula: column 9 "g": no such column in the data (columns: y, x, f, id)
+	// formula: "g" at character 9: no such column in the data (columns: y, x, f, id)
 }
 
 // Each process of a fit over several (a vi.Group) builds the design of its

@@ -31,8 +31,8 @@ const (
 	tokComma  // ,
 )
 
-// token is one lexical unit of a formula. Pos is the 1-based byte column of
-// its first character; text is the token as written (without the backquotes
+// token is one lexical unit of a formula. Pos is the 1-based position of
+// its first character (counted in characters, not bytes); text is the token as written (without the backquotes
 // of a quoted name).
 type token struct {
 	kind tokKind
@@ -73,7 +73,7 @@ func lex(s string) ([]token, error) {
 	i := 0
 	for i < len(s) {
 		c := s[i]
-		start := i
+		start, pos := i, charPos(s, i)
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			i++
@@ -86,9 +86,9 @@ func lex(s string) ([]token, error) {
 				for j < len(s) && isIdentPart(s[j]) {
 					j++
 				}
-				return nil, &SyntaxError{Pos: start + 1, Token: s[start:j], Msg: "malformed number"}
+				return nil, &SyntaxError{Pos: pos, Token: s[start:j], Msg: "malformed number"}
 			}
-			toks = append(toks, token{kind: tokNumber, pos: start + 1, text: s[start:i]})
+			toks = append(toks, token{kind: tokNumber, pos: pos, text: s[start:i]})
 			continue
 		case isIdentStart(c) || c >= utf8.RuneSelf && unicode.IsLetter(runeAt(s, i)):
 			// Letters beyond ASCII make names too, as in R in a UTF-8
@@ -107,7 +107,7 @@ func lex(s string) ([]token, error) {
 				}
 				i += size
 			}
-			toks = append(toks, token{kind: tokIdent, pos: start + 1, text: s[start:i]})
+			toks = append(toks, token{kind: tokIdent, pos: pos, text: s[start:i]})
 			continue
 		case c == '`':
 			// R's quoted names allow any character but a backquote.
@@ -116,12 +116,12 @@ func lex(s string) ([]token, error) {
 				j++
 			}
 			if j == len(s) {
-				return nil, &SyntaxError{Pos: start + 1, Token: "`", Msg: "unterminated quoted name"}
+				return nil, &SyntaxError{Pos: pos, Token: "`", Msg: "unterminated quoted name"}
 			}
 			if j == i+1 {
-				return nil, &SyntaxError{Pos: start + 1, Token: "``", Msg: "empty quoted name"}
+				return nil, &SyntaxError{Pos: pos, Token: "``", Msg: "empty quoted name"}
 			}
-			toks = append(toks, token{kind: tokIdent, pos: start + 1, text: s[i+1 : j]})
+			toks = append(toks, token{kind: tokIdent, pos: pos, text: s[i+1 : j]})
 			i = j + 1
 			continue
 		}
@@ -168,14 +168,18 @@ func lex(s string) ([]token, error) {
 			case '=', '<', '>', '!', '&':
 				msg = "comparison and logical operators are not supported (derive the column first)"
 			}
-			return nil, &SyntaxError{Pos: start + 1, Token: text, Msg: msg}
+			return nil, &SyntaxError{Pos: pos, Token: text, Msg: msg}
 		}
-		toks = append(toks, token{kind: kind, pos: start + 1, text: s[i : i+width]})
+		toks = append(toks, token{kind: kind, pos: pos, text: s[i : i+width]})
 		i += width
 	}
-	toks = append(toks, token{kind: tokEOF, pos: len(s) + 1})
+	toks = append(toks, token{kind: tokEOF, pos: charPos(s, len(s))})
 	return toks, nil
 }
+
+// charPos returns the 1-based position in characters of byte i of s,
+// which error messages give.
+func charPos(s string, i int) int { return utf8.RuneCountInString(s[:i]) + 1 }
 
 // scanNumber returns the end of the decimal number starting at s[i]:
 // digits, an optional fraction and an optional exponent.

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestParseValid(t *testing.T) {
@@ -269,6 +270,10 @@ func TestParseErrors(t *testing.T) {
 		// Letters beyond ASCII make names (TestParseUnicodeNames); other
 		// characters do not.
 		{src: "y ~ €", pos: 5, token: "€", msg: "unexpected character"},
+		// Positions count characters, not bytes (ö, ß and € take 2, 2
+		// and 3).
+		{src: "größe ~ €", pos: 9, token: "€", msg: "unexpected character"},
+		{src: "y ~ `€ x` + *", pos: 13, token: "*", msg: "unexpected operator"},
 		{src: "y ~ " + strings.Repeat("(", 200) + "x" + strings.Repeat(")", 200), pos: 0, token: "(", msg: "nested too deeply"},
 	} {
 		f, err := Parse(test.src)
@@ -282,7 +287,7 @@ func TestParseErrors(t *testing.T) {
 			continue
 		}
 		if test.pos > 0 && se.Pos != test.pos || se.Token != test.token {
-			t.Errorf("Parse(%q): error at column %d token %q, want column %d token %q (%v)", test.src, se.Pos, se.Token, test.pos, test.token, err)
+			t.Errorf("Parse(%q): error at character %d token %q, want character %d token %q (%v)", test.src, se.Pos, se.Token, test.pos, test.token, err)
 		}
 		if !strings.Contains(se.Msg, test.msg) {
 			t.Errorf("Parse(%q): message %q does not contain %q", test.src, se.Msg, test.msg)
@@ -321,11 +326,12 @@ func FuzzParse(f *testing.F) {
 			if !errors.As(err, &se) {
 				t.Fatalf("Parse(%q): error %v is a %T, want *SyntaxError", s, err, err)
 			}
-			if se.Pos < 1 || se.Pos > len(s)+1 {
-				t.Fatalf("Parse(%q): error column %d outside [1, %d]", s, se.Pos, len(s)+1)
+			n := utf8.RuneCountInString(s)
+			if se.Pos < 1 || se.Pos > n+1 {
+				t.Fatalf("Parse(%q): error at character %d outside [1, %d]", s, se.Pos, n+1)
 			}
-			if se.Token != "" && se.Pos+len(se.Token)-1 > len(s) && !strings.HasPrefix(se.Token, `\x`) {
-				t.Fatalf("Parse(%q): token %q at column %d runs past the end", s, se.Token, se.Pos)
+			if se.Token != "" && se.Pos+utf8.RuneCountInString(se.Token)-1 > n && !strings.HasPrefix(se.Token, `\x`) {
+				t.Fatalf("Parse(%q): token %q at character %d runs past the end", s, se.Token, se.Pos)
 			}
 			return
 		}

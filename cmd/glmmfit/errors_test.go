@@ -29,6 +29,7 @@ func TestBadInvocations(t *testing.T) {
 		"header.csv":    "y,x,g\n",
 		"fields.csv":    "y,x,g\n1,0.5,a\n0,0.2\n",
 		"nan.csv":       "y,x,g\n1,0.5,a\n0,NaN,a\n",
+		"zero.csv":      "y,x,g\n1,0.5,a\n0,0,a\n3,0.1,b\n0,0.3,b\n",
 		"missing.csv":   "y,x,g\n1,0.5,a\n0,,a\n3,0.1,b\n",
 		"blank.csv":     "y,x,g\n\n1,0.5,a\n\n0,0.2,a\n3,0.1,b\n-1,0.3,b\n",
 		"notjson.json":  "{\"schema_version\": 1,",
@@ -59,11 +60,12 @@ func TestBadInvocations(t *testing.T) {
 		code  int
 		want  []string // substrings of the message
 	}{
-		{"missing column", fitArgs("good.csv", "y ~ z + (1 | g)", "-family", "poisson"), "", 1, []string{`column 5 "z"`, "no such column"}},
+		{"missing column", fitArgs("good.csv", "y ~ z + (1 | g)", "-family", "poisson"), "", 1, []string{`"z" at character 5`, "no such column"}},
 		{"unknown family", fitArgs("good.csv", "y ~ x + (1 | g)", "-family", "gamma"), "", 2, []string{`unknown family "gamma"`, "gaussian or negbinomial"}},
 		{"bernoulli response 2", fitArgs("bern2.csv", "y ~ x + (1 | g)", "-family", "bernoulli"), "", 1, []string{"bern2.csv: line 3, column 1 (\"y\")", "bernoulli response 2"}},
-		{"formula syntax", fitArgs("good.csv", "y ~ x + + (1 | g)", "-family", "poisson"), "", 1, []string{`column 9 "+"`}},
-		{"unbalanced parenthesis", fitArgs("good.csv", "y ~ x + (1 | g", "-family", "poisson"), "", 1, []string{`column 9 "("`, "unmatched"}},
+		{"formula syntax", fitArgs("good.csv", "y ~ x + + (1 | g)", "-family", "poisson"), "", 1, []string{`"+" at character 9`}},
+		{"unbalanced parenthesis", fitArgs("good.csv", "y ~ x + (1 | g", "-family", "poisson"), "", 1, []string{`"(" at character 9`, "unmatched"}},
+		{"log of 0", fitArgs("zero.csv", "y ~ log(x) + (1 | g)", "-family", "poisson"), "", 1, []string{`zero.csv: line 3, column 2 ("x")`, "log of 0", `("log(x)" at character 5 of the formula)`}},
 		{"empty file", fitArgs("empty.csv", "y ~ x + (1 | g)", "-family", "poisson"), "", 1, []string{"empty.csv: line 1", "empty input"}},
 		{"header only", fitArgs("header.csv", "y ~ x + (1 | g)", "-family", "poisson"), "", 1, []string{"header.csv: line 2", "no data rows"}},
 		{"non-numeric value", fitArgs("typo.csv", "y ~ x + (1 | g)", "-family", "poisson"), "", 1, []string{"typo.csv: line 3, column 2 (\"x\")", `"abc" is not a number`}},

@@ -230,7 +230,7 @@ func dataError(err error, in *input) error {
 	col := de.Column
 	where := in.where(de.Row-1, col)
 	if de.Token != "" && de.Pos > 0 {
-		return fmt.Errorf("%s: %s (formula token %q at column %d)", where, msg, de.Token, de.Pos)
+		return fmt.Errorf("%s: %s (%q at character %d of the formula)", where, msg, de.Token, de.Pos)
 	}
 	return fmt.Errorf("%s: %s", where, msg)
 }
