@@ -170,6 +170,8 @@ type Design struct {
 	part *partOf
 	// whole is Options.Whole, whose levels the design codes by.
 	whole *Whole
+	// leftOut is LeftOut's count.
+	leftOut int
 
 	warnings []string
 }
@@ -242,7 +244,7 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	rnd := mergeRandoms(facs[local].terms)
 	rnd.groupCols = facs[local].terms[0].groupCols
 
-	d := &Design{f: f, rows: rows, offsets: f.offsets, opts: opts}
+	d := &Design{f: f, rows: rows, leftOut: fr.NumRows() - len(rows), offsets: f.offsets, opts: opts}
 	if d.fixed, err = newCoder(&f.fixed, fr, rows, opts.Reference); err != nil {
 		return nil, err
 	}
@@ -1633,6 +1635,12 @@ func (d *Design) groupIndex(s string) (int, bool) {
 	}
 	return levelIndex(d.model.GroupLevels(), d.gnumeric, s)
 }
+
+// LeftOut returns the number of rows of the data that the design leaves
+// out for a missing value in a column it uses (Options.Missing
+// DropMissing): of the whole data, all the processes' rows, when built
+// with Options.Whole.
+func (d *Design) LeftOut() int { return d.leftOut }
 
 // Rows returns the 0-based rows of the data frame the model uses, in order.
 func (d *Design) Rows() []int {

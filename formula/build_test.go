@@ -495,6 +495,17 @@ func TestBuildOffsetWeightsMissing(t *testing.T) {
 	if got := d.Rows(); !slices.Equal(got, wantRows) {
 		t.Errorf("rows %v, want %v", got, wantRows)
 	}
+	if got := d.LeftOut(); got != 1 {
+		t.Errorf("LeftOut() = %d, want the 1 row with a missing value", got)
+	}
+	// A missing value in a column the model does not use leaves no row
+	// out.
+	h, _ := Parse("y ~ t + (1 | id)")
+	if d, err := Build(h, miss, Options{Family: glmm.Poisson, Missing: DropMissing}); err != nil {
+		t.Error(err)
+	} else if d.LeftOut() != 0 {
+		t.Errorf("x1 unused: LeftOut() = %d, want 0", d.LeftOut())
+	}
 	var wantX [][]float64
 	for _, i := range wantRows {
 		wantX = append(wantX, []float64{1, x1c.Num[i]})

@@ -798,7 +798,7 @@ func buildPart(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	if len(keep) == 0 {
 		return nil, fmt.Errorf("formula: the data hold no row of the subjects [%d, %d) (Options.Part, Options.Whole)", lo, hi)
 	}
-	d := &Design{f: f, rows: keep, offsets: f.offsets, opts: opts, fixed: w.fixed, random: w.random, whole: w}
+	d := &Design{f: f, rows: keep, leftOut: w.rows - w.obs, offsets: f.offsets, opts: opts, fixed: w.fixed, random: w.random, whole: w}
 	d.cfg = glmm.Config{
 		Family:     w.fam,
 		Link:       opts.Link,

@@ -175,6 +175,11 @@ func TestScanPart(t *testing.T) {
 						t.Fatalf("%s: %v", where, err)
 					}
 					samePart(t, where, got, want)
+					// Every part counts the whole data's rows left out.
+					missing := fr.NumRows() - whole.Model().NumObs()
+					if got.LeftOut() != missing || want.LeftOut() != missing || (missing > 0) != c.missing {
+						t.Fatalf("%s: LeftOut() = %d from the pieces, %d from the frame, want %d", where, got.LeftOut(), want.LeftOut(), missing)
+					}
 				}
 			}
 		}

@@ -638,7 +638,7 @@ func newDocument(job *fitJob, o *fitOptions, res *vi.Result, s *posterior.Summar
 		Software:      currentSoftware(),
 		Options:       newCallInfo(job, o),
 		Data: dataInfo{
-			Source: job.source, Name: job.in.name, Observations: nobs, Subjects: n,
+			Source: job.source, Name: job.in.name, Observations: nobs, RowsLeftOut: job.design.LeftOut(), Subjects: n,
 			Group: m.GroupName(), FixedNames: m.FixedNames(), RandomNames: m.RandomNames(),
 		},
 		Status:     res.Status.String(),

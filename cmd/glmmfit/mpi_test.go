@@ -128,6 +128,34 @@ func TestMPIShard(t *testing.T) {
 	for _, method := range []string{"auto", "gva", "rvb2"} {
 		shardLikeAlone(method, append(slices.Clone(base), "-method", method, "-correct", "never"))
 	}
+	// Rows left out for a missing value, in a covariate and in the
+	// subject's id (which no process keeps): every process reports all.
+	text, err := os.ReadFile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(text), "\n")
+	for _, k := range []int{3, 500, 4001} {
+		f := strings.Split(lines[k], ",")
+		f[2] = "NA" // x1
+		lines[k] = strings.Join(f, ",")
+	}
+	f := strings.Split(lines[2000], ",")
+	f[0] = "" // id
+	lines[2000] = strings.Join(f, ",")
+	gaps := filepath.Join(t.TempDir(), "gaps.csv")
+	writeFile(t, filepath.Dir(gaps), "gaps.csv", strings.Join(lines, "\n"))
+	gapArgs := append(slices.Clone(base), "-missing", "drop", "-correct", "never")
+	gapArgs[2] = gaps
+	for k, out := range shardLikeAlone("-missing drop", gapArgs) {
+		var doc document
+		if err := json.Unmarshal(out, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.Data.RowsLeftOut != 4 || doc.Data.Observations != 7000-4 {
+			t.Errorf("-missing drop -shard on %d processes: %d rows left out, %d observations; want 4 and 6996", k+2, doc.Data.RowsLeftOut, doc.Data.Observations)
+		}
+	}
 	// The correction of q and its check: by default (the check of q's
 	// marginal, or nothing, at 1000 subjects) and -correct always.
 	shardLikeAlone("-correct auto", slices.Clone(base))

@@ -139,7 +139,7 @@ func nestedDocument(job *fitJob, o *fitOptions, m *glmm.Nested, res *vi.Result, 
 		Software:      currentSoftware(),
 		Options:       newCallInfo(job, o),
 		Data: dataInfo{
-			Source: job.source, Name: job.in.name, Observations: m.NumObs(), Subjects: n,
+			Source: job.source, Name: job.in.name, Observations: m.NumObs(), RowsLeftOut: job.design.LeftOut(), Subjects: n,
 			Group: outer, FixedNames: m.FixedNames(), RandomNames: []string{"(Intercept)"},
 		},
 		Status:     res.Status.String(),

@@ -111,7 +111,7 @@ func runPredict(e *env, args []string) error {
 			return err
 		}
 		if keep != nil {
-			fmt.Fprintf(e.stderr, "glmmfit: left out %d rows with missing values in the columns the model uses (-missing drop)\n", in.frame.NumRows()-len(keep))
+			fmt.Fprintf(e.stderr, "glmmfit: left out %s in the columns the model uses (-missing drop)\n", rowsWithMissing(in.frame.NumRows()-len(keep)))
 			in = in.subset(keep)
 		}
 	}

@@ -303,12 +303,46 @@ func TestPredictMissing(t *testing.T) {
 		t.Errorf("missing predictor: exit %d, message %q; want exit 1 naming line 3 and -missing drop", r.code, r.stderr)
 	}
 	r = glmmfit(t, dir, "", nil, "predict", "-fit", "fit.json", "-data", "new.csv", "-missing", "drop", "-out", "p.csv")
-	if r.code != exitOK || !strings.Contains(r.stderr, "left out 1 rows") {
+	if r.code != exitOK || !strings.Contains(r.stderr, "left out 1 row with a missing value") {
 		t.Fatalf("-missing drop: exit %d, stderr %q", r.code, r.stderr)
 	}
 	rows := readCSV(t, filepath.Join(dir, "p.csv"))
 	if len(rows) != 3 || rows[1][0] != "1" || rows[2][0] != "3" {
 		t.Errorf("-missing drop: rows %v, want rows 1 and 3", rows)
+	}
+}
+
+// TestFitMissingDrop: a fit with -missing drop says how many rows it left
+// out, in the summary's Data line and in the JSON document, and fits the
+// rows without them.
+func TestFitMissingDrop(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "d.csv", "y,x,g\n1,0.5,a\n0,NA,a\n3,0.1,b\n0,0.3,b\n2,,c\n1,0.4,c\n1,0.2,\n0,0.3,d\n2,0.1,d\n")
+	writeFile(t, dir, "complete.csv", "y,x,g\n1,0.5,a\n3,0.1,b\n0,0.3,b\n1,0.4,c\n0,0.3,d\n2,0.1,d\n")
+	args := func(data string, more ...string) []string {
+		return append([]string{"fit", "-data", data, "-formula", "y ~ x + (1 | g)", "-family", "poisson", "-missing", "drop", "-quiet"}, more...)
+	}
+	r := glmmfit(t, dir, "", nil, args("d.csv")...)
+	mustSucceed(t, r)
+	if !strings.Contains(r.stdout, "(Number of observations: 6; 3 rows with missing values left out)") {
+		t.Errorf("the summary does not say that 3 rows were left out:\n%s", r.stdout)
+	}
+	var got, want document
+	for _, c := range []struct {
+		data string
+		doc  *document
+	}{{"d.csv", &got}, {"complete.csv", &want}} {
+		r := glmmfit(t, dir, "", nil, args(c.data, "-format", "json")...)
+		mustSucceed(t, r)
+		if err := json.Unmarshal([]byte(r.stdout), c.doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got.Data.RowsLeftOut != 3 || want.Data.RowsLeftOut != 0 || got.Data.Observations != 6 {
+		t.Errorf("rows_left_out %d and %d, observations %d; want 3, 0 and 6", got.Data.RowsLeftOut, want.Data.RowsLeftOut, got.Data.Observations)
+	}
+	if got.LowerBound.Value != want.LowerBound.Value {
+		t.Errorf("lower bound %v, want the complete rows' %v", got.LowerBound.Value, want.LowerBound.Value)
 	}
 }
 

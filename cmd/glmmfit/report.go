@@ -114,13 +114,16 @@ type callInfo struct {
 type dataInfo struct {
 	// Source is the -data path ("-" for standard input), "example" or
 	// "dataset:NAME".
-	Source       string   `json:"source"`
-	Name         string   `json:"name"`
-	Observations int      `json:"observations"`
-	Subjects     int      `json:"subjects"`
-	Group        string   `json:"group"`
-	FixedNames   []string `json:"fixed_names"`
-	RandomNames  []string `json:"random_names"`
+	Source       string `json:"source"`
+	Name         string `json:"name"`
+	Observations int    `json:"observations"`
+	// RowsLeftOut is the number of the data's rows left out for a
+	// missing value in a column the model uses (-missing drop).
+	RowsLeftOut int      `json:"rows_left_out"`
+	Subjects    int      `json:"subjects"`
+	Group       string   `json:"group"`
+	FixedNames  []string `json:"fixed_names"`
+	RandomNames []string `json:"random_names"`
 }
 
 // lowerBound is the final estimate of the evidence lower bound.

@@ -67,6 +67,9 @@ func writeText(w io.Writer, doc *document) {
 	if c.Offset != "" {
 		extra += "; offset " + c.Offset
 	}
+	if d.RowsLeftOut > 0 {
+		extra += "; " + rowsWithMissing(d.RowsLeftOut) + " left out"
+	}
 	line("Data:", "%s (Number of observations: %d%s)", d.Name, d.Observations, extra)
 	groups := fmt.Sprintf("%s (Number of levels: %d)", d.Group, d.Subjects)
 	for _, cr := range doc.Crossed {
@@ -432,4 +435,13 @@ func roundsText(n int) string {
 		return "1 round"
 	}
 	return fmt.Sprintf("%d rounds", n)
+}
+
+// rowsWithMissing says how many rows have a missing value: "1 row with a
+// missing value", "3 rows with missing values".
+func rowsWithMissing(n int) string {
+	if n == 1 {
+		return "1 row with a missing value"
+	}
+	return fmt.Sprintf("%d rows with missing values", n)
 }
