@@ -161,7 +161,7 @@ func correct(ctx context.Context, m *glmm.Model, res *vi.Result, sc scope, o *fi
 	case !(k > posterior.ParetoKBad):
 		return nil, nil
 	case integrals > autoCorrectIntegrals:
-		doc.Reason = fmt.Sprintf("not run: q's Pareto k is %.2f, but with %d subjects and %d fixed effects, variance parameters and crossed levels the correction could take up to %s (%s subject integrals); -correct always runs it", k, n, g, roughDuration(est), roughCount(most))
+		doc.Reason = fmt.Sprintf("not run: q's Pareto k is %.2f, but with %d subjects and %d %s the correction could take %s (%s subject integrals); -correct always runs it", k, n, g, globalsOf(m), upTo(est), roughCount(most))
 		return nil, doc
 	default:
 		doc.Reason = fmt.Sprintf("q's Pareto k over every variable is %.2f, above %g", k, posterior.ParetoKBad)
@@ -239,7 +239,7 @@ func checkMarginal(ctx context.Context, m *glmm.Model, res *vi.Result, sc scope,
 	case imp.K > posterior.ParetoKGood:
 		verdict = "q's marginal is usable, somewhat lighter-tailed than the posterior"
 	}
-	doc.Reason = fmt.Sprintf("not run: %s; q's marginal of the %d fixed effects and variance parameters, checked at %d draws with the random effects integrated out, has Pareto k %.2f (%s); -correct always corrects them (could take up to %s)", why, g, doc.Draws, imp.K, verdict, roughDuration(est))
+	doc.Reason = fmt.Sprintf("not run: %s; q's marginal of the %d %s, checked at %d draws with the random effects integrated out, has Pareto k %.2f (%s); -correct always corrects them (could take %s)", why, g, globalsOf(m), doc.Draws, imp.K, verdict, upTo(est))
 	return doc
 }
 
@@ -285,12 +285,32 @@ func roughCount(x float64) string {
 	return fmt.Sprintf("%.0f", x)
 }
 
+// globalsOf names the global parameters of m as the correction's messages
+// count them: the crossed factors' levels are among them.
+func globalsOf(m *glmm.Model) string {
+	if m.NumCrossed() > 0 {
+		return "fixed effects, variance parameters and crossed levels"
+	}
+	return "fixed effects and variance parameters"
+}
+
+// upTo says that something takes at most d: "up to about 40 seconds",
+// "under a second".
+func upTo(d time.Duration) string {
+	if d < time.Second {
+		return roughDuration(d)
+	}
+	return "up to " + roughDuration(d)
+}
+
 // roughDuration says d to one significant unit: "about 40 seconds", "about
 // 3 hours".
 func roughDuration(d time.Duration) string {
 	switch {
 	case d < time.Second:
 		return "under a second"
+	case d < 1500*time.Millisecond:
+		return "about a second"
 	case d < 2*time.Minute:
 		return fmt.Sprintf("about %.0f seconds", d.Seconds())
 	case d < 2*time.Hour:

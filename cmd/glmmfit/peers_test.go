@@ -326,6 +326,15 @@ func TestCorrectionCrossed(t *testing.T) {
 		return readDoc(t, []byte(r.stdout))
 	}
 	doc, joint := run("always"), run("never")
+	// Seed 0's ratios over every variable (k 0.65) send -correct auto to
+	// check q's marginal, whose count of 10 global parameters holds the
+	// samples' 6 levels, and its cost is under a second.
+	r := glmmfit(t, "", "", nil, "fit", "-format", "json", "-quiet", "-data", filepath.Join(dir, "penicillin.csv"),
+		"-family", "gaussian", "-formula", "diameter ~ 1 + (1 | plate) + (1 | sample)")
+	mustSucceed(t, r, "fit penicillin.csv")
+	if c := readDoc(t, []byte(r.stdout)).Correction; c == nil || !strings.Contains(c.Reason, "of the 10 fixed effects, variance parameters and crossed levels") || !strings.Contains(c.Reason, "(could take under a second)") {
+		t.Errorf("-correct auto: correction %+v, want the check of q's marginal counting the crossed levels", c)
+	}
 	cr, pc := doc.Correction, doc.PSISCorrected
 	if cr == nil || !cr.Ran || pc == nil || len(pc.CrossedSD) != 1 || len(doc.Crossed) != 1 {
 		t.Fatalf("correction %+v, corrected %v", cr, pc != nil)
@@ -517,10 +526,20 @@ func TestCheckDraws(t *testing.T) {
 		d    time.Duration
 		want string
 	}{
-		{0, "under a second"}, {400 * time.Millisecond, "under a second"}, {3 * time.Second, "about 3 seconds"}, {5 * time.Minute, "about 5 minutes"},
+		{0, "under a second"}, {400 * time.Millisecond, "under a second"}, {time.Second, "about a second"}, {1400 * time.Millisecond, "about a second"}, {1500 * time.Millisecond, "about 2 seconds"}, {3 * time.Second, "about 3 seconds"}, {5 * time.Minute, "about 5 minutes"},
 	} {
 		if got := roughDuration(c.d); got != c.want {
 			t.Errorf("roughDuration(%v) = %q, want %q", c.d, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{100 * time.Millisecond, "under a second"}, {time.Second, "up to about a second"}, {90 * time.Second, "up to about 90 seconds"},
+	} {
+		if got := upTo(c.d); got != c.want {
+			t.Errorf("upTo(%v) = %q, want %q", c.d, got, c.want)
 		}
 	}
 }
