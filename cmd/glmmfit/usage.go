@@ -92,7 +92,8 @@ Data and model:
   -ref COL=LEVEL   reference level of a categorical column (R's relevel);
                    for a two-level response, the level coded 0. Repeatable.
   -missing POLICY  reject (default): a missing value in a used column is an
-                   error; drop: leave such rows out (R's na.omit)
+                   error; drop: leave such rows out (R's na.omit), which
+                   the summary's Data line counts
   -double-bar P    independent (default): (1 + x || g), and several terms for
                    one grouping factor such as (1 | g) + (0 + x | g), are
                    independent blocks of random effects, as in lme4;
