@@ -32,8 +32,8 @@ const (
 )
 
 // token is one lexical unit of a formula. Pos is the 1-based position of
-// its first character (counted in characters, not bytes); text is the token as written (without the backquotes
-// of a quoted name).
+// its first character, counted in characters, not bytes; text is the token
+// as written (without the backquotes of a quoted name).
 type token struct {
 	kind tokKind
 	pos  int
