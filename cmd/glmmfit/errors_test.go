@@ -62,6 +62,8 @@ func TestBadInvocations(t *testing.T) {
 	}{
 		{"missing column", fitArgs("good.csv", "y ~ z + (1 | g)", "-family", "poisson"), "", 1, []string{`"z" at character 5`, "no such column"}},
 		{"unknown family", fitArgs("good.csv", "y ~ x + (1 | g)", "-family", "gamma"), "", 2, []string{`unknown family "gamma"`, "gaussian or negbinomial"}},
+		{"misspelt flag", fitArgs("good.csv", "y ~ x + (1 | g)", "-famly", "poisson"), "", 2, []string{"not defined: -famly (did you mean -family?)"}},
+		{"unknown flag", fitArgs("good.csv", "y ~ x + (1 | g)", "-zzz", "1"), "", 2, []string{"not defined: -zzz (see"}},
 		{"bernoulli response 2", fitArgs("bern2.csv", "y ~ x + (1 | g)", "-family", "bernoulli"), "", 1, []string{"bern2.csv: line 3, column 1 (\"y\")", "bernoulli response 2"}},
 		{"formula syntax", fitArgs("good.csv", "y ~ x + + (1 | g)", "-family", "poisson"), "", 1, []string{`"+" at character 9`}},
 		{"unbalanced parenthesis", fitArgs("good.csv", "y ~ x + (1 | g", "-family", "poisson"), "", 1, []string{`"(" at character 9`, "unmatched"}},

@@ -35,12 +35,40 @@ func parseFlags(e *env, fs *flag.FlagSet, usage string, args []string) error {
 		return errHelp
 	}
 	if err != nil {
-		return usageErrorf(fs.Name(), "%v", err)
+		return usageErrorf(fs.Name(), "%v%s", err, flagHint(fs, err))
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf(fs.Name(), "unexpected argument %q: every input is given by a flag", fs.Arg(0))
 	}
 	return nil
+}
+
+// undefinedFlag is how package flag begins the error of a flag that the
+// set does not define.
+const undefinedFlag = "flag provided but not defined: -"
+
+// flagHint returns " (did you mean -family?)" for the error of an
+// undefined flag near one of fs's, or "".
+func flagHint(fs *flag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), undefinedFlag)
+	if !ok {
+		return ""
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	limit := max(2, len(name)/3)
+	var near []string
+	for _, c := range closest(name, names) {
+		// closest lists every name when none is near and there are
+		// few: only near ones are a hint here.
+		if editDistance(strings.ToLower(name), strings.ToLower(c)) <= limit {
+			near = append(near, "-"+c)
+		}
+	}
+	if len(near) == 0 {
+		return ""
+	}
+	return " (did you mean " + strings.Join(near, " or ") + "?)"
 }
 
 // setFlags returns the names of the flags given on the command line.
