@@ -7,8 +7,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
+	"math"
+	"strconv"
 )
 
 // writeJSON writes doc as -format json does: the text of a json.Encoder
@@ -39,6 +40,7 @@ func writeJSON(w io.Writer, doc *document) error {
 		return err
 	}
 	text := b.Bytes()
+	var elem []byte
 	mark := []byte(`"level": "\u0000glmmfit-stream\u0000"`)
 	for _, list := range lists {
 		at := bytes.Index(text, mark)
@@ -57,10 +59,7 @@ func writeJSON(w io.Writer, doc *document) error {
 					return err
 				}
 			}
-			elem, err := json.MarshalIndent(&list[k], indent, "  ")
-			if err != nil {
-				return fmt.Errorf("subject %q: %v", list[k].Level, err)
-			}
+			elem = appendSubject(elem[:0], &list[k], indent)
 			if _, err := w.Write(elem); err != nil {
 				return err
 			}
@@ -76,3 +75,84 @@ func writeJSON(w io.Writer, doc *document) error {
 // found in the order of the document, after the levels of the crossed
 // factors and the names of the variables.)
 const streamMark = "\x00glmmfit-stream\x00"
+
+// appendSubject appends s as json.MarshalIndent(s, indent, "  ") writes
+// it, byte for byte (TestWriteJSON, TestAppendJSONFloat), but without
+// reflection and a second pass to indent: at 10^6 subjects those took
+// 2.4 s of the 2.6 s that writing -format json took, on one core.
+func appendSubject(b []byte, s *subjectEffects, indent string) []byte {
+	b = append(b, "{\n"...)
+	b = append(b, indent...)
+	b = append(b, `  "level": `...)
+	b = appendJSONString(b, s.Level)
+	b = append(b, ",\n"...)
+	b = appendJSONFloats(b, indent, "mean", s.Mean)
+	b = append(b, ",\n"...)
+	b = appendJSONFloats(b, indent, "sd", s.SD)
+	b = append(b, '\n')
+	b = append(b, indent...)
+	return append(b, '}')
+}
+
+// appendJSONFloats appends the field name: xs of appendSubject's object.
+func appendJSONFloats(b []byte, indent, name string, xs []jfloat) []byte {
+	b = append(b, indent...)
+	b = append(b, `  "`...)
+	b = append(b, name...)
+	b = append(b, `": `...)
+	switch {
+	case xs == nil:
+		return append(b, "null"...)
+	case len(xs) == 0:
+		return append(b, "[]"...)
+	}
+	b = append(b, '[')
+	for k, x := range xs {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '\n')
+		b = append(b, indent...)
+		b = append(b, "    "...)
+		b = appendJSONFloat(b, float64(x))
+	}
+	b = append(b, '\n')
+	b = append(b, indent...)
+	return append(b, "  ]"...)
+}
+
+// appendJSONFloat appends x as a jfloat encodes it: null for NaN and
+// infinities, else as encoding/json writes a float64 (the shortest
+// decimal that reads back as x, in exponent form below 1e-6 and from 1e21
+// on, with a one-digit exponent not padded to two).
+func appendJSONFloat(b []byte, x float64) []byte {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return append(b, "null"...)
+	}
+	if a := math.Abs(x); a == 0 || a >= 1e-6 && a < 1e21 {
+		return strconv.AppendFloat(b, x, 'f', -1, 64)
+	}
+	b = strconv.AppendFloat(b, x, 'e', -1, 64)
+	// e-07 becomes e-7.
+	if n := len(b); b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		b[n-2] = b[n-1]
+		b = b[:n-1]
+	}
+	return b
+}
+
+// appendJSONString appends s quoted as encoding/json writes it: its own
+// quoting for plain printable ASCII, which needs none, and
+// json.Marshal's for the rest (HTML characters, quotes, control
+// characters, invalid UTF-8).
+func appendJSONString(b []byte, s string) []byte {
+	for i := range len(s) {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -27,7 +28,7 @@ func TestWriteJSON(t *testing.T) {
 				s.Mean = append(s.Mean, jfloat(float64(i)-0.5*float64(a)+shift))
 				s.SD = append(s.SD, jfloat(1/float64(i+a+1)))
 			}
-			if i == 1 {
+			if i == 1 && r > 0 {
 				s.Mean[0] = jfloat(math.NaN())
 				s.SD[r-1] = jfloat(math.Inf(1))
 			}
@@ -45,6 +46,7 @@ func TestWriteJSON(t *testing.T) {
 		{3, 3, 1, false},
 		{0, 2, 2, true},
 		{3, 3, 2, true},
+		{2, 0, 0, false}, // no random effects: null lists
 	} {
 		doc := &document{SchemaVersion: 2, Status: "converged", Warnings: []string{"<warning>"},
 			Fixed:         []marginal{{Name: "(Intercept)", Estimate: 0.25, EstError: 0.1}},
@@ -75,4 +77,58 @@ func TestWriteJSON(t *testing.T) {
 			t.Errorf("%s: writeJSON changed the document", where)
 		}
 	}
+}
+
+// TestAppendJSONFloat: appendJSONFloat and appendJSONString write what
+// encoding/json writes, on the boundaries of its exponent form, signed
+// zeros, subnormals, the extremes, NaN and infinities (null, as jfloat),
+// random bits of every exponent, and strings with the characters JSON
+// escapes or that are not UTF-8.
+func TestAppendJSONFloat(t *testing.T) {
+	xs := []float64{0, math.Copysign(0, -1), 1, -1, 0.1, 1e-6, 1e-6 * (1 - 1e-16), 9.999999999999999e-7, 1e-7, 1.5e-300,
+		1e20, 1e21, 1e21 * (1 - 1e-16), 1e22, -1e-7, 5e-324, math.SmallestNonzeroFloat64, math.MaxFloat64, -math.MaxFloat64,
+		123456789.125, 0.30000000000000004, math.NaN(), math.Inf(1), math.Inf(-1)}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 100000 {
+		xs = append(xs, math.Float64frombits(rng.Uint64()))
+	}
+	for _, x := range xs {
+		want, err := json.Marshal(jfloat(x))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendJSONFloat(nil, x); !bytes.Equal(got, want) {
+			t.Errorf("appendJSONFloat(%v) = %s, want %s", x, got, want)
+		}
+	}
+	for _, s := range []string{"", "s000001", "a b", `"q"`, `back\slash`, "<a&b>", "tab\t", "\x01", "ü", "\xff", "\u2028", "~", "\x7f"} {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
+			t.Errorf("appendJSONString(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
+
+// BenchmarkWriteJSON writes the document of 10^5 subjects with two random
+// effects each, as -format json does.
+func BenchmarkWriteJSON(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	subjects := make([]subjectEffects, 100000)
+	for i := range subjects {
+		subjects[i] = subjectEffects{Level: fmt.Sprintf("s%07d", i),
+			Mean: []jfloat{jfloat(rng.NormFloat64()), jfloat(rng.NormFloat64())},
+			SD:   []jfloat{jfloat(rng.Float64()), jfloat(rng.Float64())}}
+	}
+	doc := &document{SchemaVersion: 2, Status: "converged", RandomEffects: randomEffects{Group: "id", Names: []string{"(Intercept)", "t"}, Subjects: subjects}}
+	var out bytes.Buffer
+	for b.Loop() {
+		out.Reset()
+		if err := writeJSON(&out, doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(out.Len()))
 }
