@@ -206,13 +206,14 @@ func spliceList(w io.Writer, with func(mark []subjectEffects) any, list []subjec
 		if _, err := io.WriteString(w, "["); err != nil {
 			return err
 		}
+		var elem []byte
 		for k := range list {
+			elem = elem[:0]
 			if k > 0 {
-				if _, err := io.WriteString(w, ","); err != nil {
-					return err
-				}
+				elem = append(elem, ',')
 			}
-			if err := encodeWhole(w, &list[k]); err != nil {
+			elem = appendSubjectCompact(elem, &list[k])
+			if _, err := w.Write(elem); err != nil {
 				return err
 			}
 		}

@@ -94,6 +94,33 @@ func appendSubject(b []byte, s *subjectEffects, indent string) []byte {
 	return append(b, '}')
 }
 
+// appendSubjectCompact appends s as json.Marshal writes it, byte for
+// byte (TestEncodeFitFile, TestAppendJSONFloat), for the fit file.
+func appendSubjectCompact(b []byte, s *subjectEffects) []byte {
+	b = append(b, `{"level":`...)
+	b = appendJSONString(b, s.Level)
+	b = append(b, `,"mean":`...)
+	b = appendJSONFloatsCompact(b, s.Mean)
+	b = append(b, `,"sd":`...)
+	b = appendJSONFloatsCompact(b, s.SD)
+	return append(b, '}')
+}
+
+// appendJSONFloatsCompact appends xs as json.Marshal writes a []jfloat.
+func appendJSONFloatsCompact(b []byte, xs []jfloat) []byte {
+	if xs == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for k, x := range xs {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONFloat(b, float64(x))
+	}
+	return append(b, ']')
+}
+
 // appendJSONFloats appends the field name: xs of appendSubject's object.
 func appendJSONFloats(b []byte, indent, name string, xs []jfloat) []byte {
 	b = append(b, indent...)

@@ -72,6 +72,16 @@ func TestWriteJSON(t *testing.T) {
 		if !bytes.Equal(got.Bytes(), want.Bytes()) {
 			t.Errorf("%s: writeJSON's text differs from json.Encoder's:\n%s\nwant\n%s", where, got.Bytes(), want.Bytes())
 		}
+		// The fit file's compact form is json.Marshal's.
+		for _, s := range doc.RandomEffects.Subjects {
+			want, err := json.Marshal(&s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := appendSubjectCompact(nil, &s); !bytes.Equal(got, want) {
+				t.Errorf("%s: appendSubjectCompact = %s, want %s", where, got, want)
+			}
+		}
 		// The document is left as it was.
 		if len(doc.RandomEffects.Subjects) != c.subjects || c.corrected > 0 && len(doc.PSISCorrected.RandomEffects) != c.corrected {
 			t.Errorf("%s: writeJSON changed the document", where)
