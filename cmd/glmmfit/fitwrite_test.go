@@ -6,6 +6,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -71,5 +73,15 @@ func checkFitFileText(t *testing.T, what, path string) {
 	}
 	if !maps.Equal(written, sums) || !maps.Equal(doc.Checksums, sums) || len(sums) != len(checkedSections) {
 		t.Errorf("%s: checksums %v as written, %v encoded again, %v by sectionSums", what, written, doc.Checksums, sums)
+	}
+	// And they are the hashes of json.Marshal's bytes of each section.
+	for name := range checkedSections {
+		b, err := json.Marshal(sectionValue(&doc, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h := sha256.Sum256(b); hex.EncodeToString(h[:]) != sums[name] {
+			t.Errorf("%s: the checksum of %s is not the hash of json.Marshal's bytes of it", what, name)
+		}
 	}
 }
