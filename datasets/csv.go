@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sparsevi/sparsevi/internal/prefetch"
 )
@@ -545,6 +546,23 @@ func buildFrame(cols []colBuilder, fields []int, names []string, forced map[stri
 				c.Warning = perr(lines.Line(first), j+1, names[j], typoError(c.Str[first], bad, nums)).Error()
 			}
 		}
+		if c.Kind == Categorical {
+			line, text := 0, ""
+			if typos != nil {
+				line, text = typos[j].notUTF8Line, typos[j].notUTF8Text
+			} else if !cols[j].labelsUTF8() {
+				if row := firstNotUTF8(c.Str); row >= 0 {
+					line, text = lines.Line(row), c.Str[row]
+				}
+			}
+			if line > 0 {
+				w := perr(line, j+1, names[j], notUTF8Error(text)).Error()
+				if c.Warning != "" {
+					w = c.Warning + "; " + w
+				}
+				c.Warning = w
+			}
+		}
 		cols[j] = colBuilder{} // let what the column kept aside go
 		f.index[c.Name] = len(f.cols)
 		f.cols = append(f.cols, c)
@@ -558,6 +576,10 @@ type typoCount struct {
 	nums, bad int
 	firstLine int // line of the first value that is not a number, 0 if none
 	firstText string
+	// The line and text of the first value that is not UTF-8, as
+	// firstNotUTF8 finds it; 0 if none.
+	notUTF8Line int
+	notUTF8Text string
 }
 
 // count counts the field b of the row starting on line.
@@ -572,6 +594,9 @@ func (t *typoCount) count(b []byte, missing bool, line int) {
 	t.bad++
 	if t.firstLine == 0 {
 		t.firstLine, t.firstText = line, string(b)
+	}
+	if t.notUTF8Line == 0 && !utf8.Valid(b) {
+		t.notUTF8Line, t.notUTF8Text = line, string(b)
 	}
 }
 
@@ -674,6 +699,28 @@ func typoError(s string, bad, nums int) error {
 		others = fmt.Sprintf(" (nor are %d other values)", bad-1)
 	}
 	return fmt.Errorf("%q is not a number%s, but the column's other %d values are: it is read as categorical; correct the value, or write NA if it is missing", s, others, nums)
+}
+
+// firstNotUTF8 returns the first row of labels that is not valid UTF-8,
+// or -1. A row with the label of the row before it is not checked again:
+// a subject's rows follow each other.
+func firstNotUTF8(labels []string) int {
+	for i, s := range labels {
+		if i > 0 && s == labels[i-1] {
+			continue
+		}
+		if !utf8.ValidString(s) {
+			return i
+		}
+	}
+	return -1
+}
+
+// notUTF8Error is the warning of a label s that is not UTF-8, as text in
+// Latin-1 or Windows-1252 is: the labels keep their bytes, so the fit is
+// right, but JSON cannot hold such bytes.
+func notUTF8Error(s string) error {
+	return fmt.Errorf("%q is not UTF-8 text: labels keep their bytes, but JSON output shows those that are not UTF-8 as U+FFFD, so labels that differ only there look alike in it; convert the file to UTF-8 (from Latin-1: iconv -f latin1 -t utf-8)", s)
 }
 
 // isDecimal reports whether s is a decimal number: an optional sign, digits

@@ -257,6 +257,62 @@ func TestRecordTooLongPlace(t *testing.T) {
 	}
 }
 
+// TestNotUTF8Warning: a categorical column with a label that is not UTF-8
+// (Latin-1 here) gets a warning naming its first line, as a read that
+// keeps some rows alone gives it too (even when the label is in a row
+// left out); valid UTF-8 and numeric columns get none.
+func TestNotUTF8Warning(t *testing.T) {
+	nums := make([]string, 200)
+	for i := range nums {
+		nums[i] = fmt.Sprint(i)
+	}
+	// More distinct labels than the interning table holds.
+	many := make([]string, 2*maxIntern)
+	for i := range many {
+		many[i] = fmt.Sprintf("s%d", i)
+	}
+	for _, test := range []struct {
+		name string
+		in   string
+		want []string // in the warning; nil: no warning
+	}{
+		{"beyond the interning table", "id\n" + strings.Join(many, "\n") + "\nz\xff\n", []string{fmt.Sprintf(`line %d, column 1 ("id")`, 2*maxIntern+2)}},
+		{"many valid labels", "id\n" + strings.Join(many, "\n") + "\n", nil},
+		{"latin-1", "id\na\ncaf\xe9\ncaf\xe9\nb\xe8s\n", []string{`line 3, column 1 ("id")`, `"caf\xe9" is not UTF-8`, "iconv"}},
+		{"after its repeats", "id\na\na\na\nz\xff\n", []string{`line 5, column 1 ("id")`, `"z\xff"`}},
+		{"utf-8", "id\nâge\ncafé\n€\n", nil},
+		{"numeric", "id\n1\n2\n", nil},
+		{"a typo that is not UTF-8", "id\n" + strings.Join(nums, "\n") + "\n\xff\n", []string{`"\xff" is not a number`, `line 202, column 1 ("id"): "\xff" is not UTF-8`}},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			for _, keep := range []bool{false, true} {
+				r := NewReader(strings.NewReader(test.in))
+				if keep {
+					// Only the first row: the label is in a row left out.
+					first := true
+					r.Keep = func(string, bool) bool { k := first; first = false; return k }
+				}
+				f, err := r.Read()
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, _ := f.Column("id")
+				if test.want == nil {
+					if c.Warning != "" {
+						t.Errorf("keep %v: warning %q, want none", keep, c.Warning)
+					}
+					continue
+				}
+				for _, w := range test.want {
+					if !strings.Contains(c.Warning, w) {
+						t.Errorf("keep %v: warning %q does not contain %q", keep, c.Warning, w)
+					}
+				}
+			}
+		})
+	}
+}
+
 // TestNumericTypoWarning: a column of numbers but for a few typos is read
 // as categorical, as before, with a warning naming the first typo's line.
 func TestNumericTypoWarning(t *testing.T) {
