@@ -45,6 +45,8 @@ func TestOutputsNeverOverwriteInputs(t *testing.T) {
 		{"fit -out is a link to -data", append(fitArgs, "-out", "link.csv"), []string{"-out link.csv", "-data a.csv"}},
 		{"fit -trace is -data through a linked directory", append(fitArgs, "-trace", "here/a.csv"), []string{"-trace here/a.csv", "-data a.csv"}},
 		{"fit -out is -trace", append(fitArgs, "-out", "x.json", "-trace", "./x.json"), []string{"-out x.json", "-trace ./x.json"}},
+		{"fit -ranef is -data", append(fitArgs, "-ranef", "link.csv"), []string{"-ranef link.csv", "-data a.csv"}},
+		{"fit -ranef is -trace", append(fitArgs, "-ranef", "r.csv", "-trace", "r.csv"), []string{"-ranef r.csv", "-trace r.csv"}},
 		{"fit -plot in a missing directory", append(fitArgs, "-plot", "nowhere/p.png"), []string{"-plot nowhere/p.png", "does not exist"}},
 		{"fit -out is a directory", append(fitArgs, "-out", "here"), []string{"-out here", "is a directory"}},
 		{"predict -out is -fit", append(predArgs, "-out", "fit.json"), []string{"-out fit.json", "-fit fit.json"}},

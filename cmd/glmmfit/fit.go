@@ -54,6 +54,7 @@ type fitOptions struct {
 	format string
 	out    string
 	trace  string
+	ranef  string
 	plot   string
 	quiet  bool
 }
@@ -111,6 +112,7 @@ func (o *fitOptions) flagSet() *flag.FlagSet {
 	fs.StringVar(&o.format, "format", "text", "")
 	fs.StringVar(&o.out, "out", "", "")
 	fs.StringVar(&o.trace, "trace", "", "")
+	fs.StringVar(&o.ranef, "ranef", "", "")
 	fs.StringVar(&o.plot, "plot", "", "")
 	fs.BoolVar(&o.quiet, "quiet", false, "")
 	fs.StringVar(&o.maxMemory, "max-memory", "", "")
@@ -245,7 +247,7 @@ func (o *fitOptions) check(fs *flag.FlagSet) error {
 		return bad("-out saves the fit with its training data, which -shard leaves spread over the processes; drop one of them")
 	}
 	return checkFiles([]fileFlag{{"-data", o.data}, {"-resume", o.resume}},
-		[]fileFlag{{"-out", o.out}, {"-trace", o.trace}, {"-plot", o.plot}, {"-checkpoint", o.checkpoint}})
+		[]fileFlag{{"-out", o.out}, {"-trace", o.trace}, {"-ranef", o.ranef}, {"-plot", o.plot}, {"-checkpoint", o.checkpoint}})
 }
 
 // batchSubjects is the fewest subjects for which -batch fits without a

@@ -437,6 +437,12 @@ func writeFitOutputs(ctx context.Context, e *env, prog *progress, job *fitJob, o
 		}
 		written = append(written, "-trace "+o.trace)
 	}
+	if o.ranef != "" {
+		if err := writeRanef(o.ranef, doc); err != nil {
+			return nil, err
+		}
+		written = append(written, "-ranef "+o.ranef)
+	}
 	if o.plot != "" {
 		prog.phase("writing: drawing -plot " + o.plot)
 		if err := writePlot(ctx, o.plot, doc); err != nil {

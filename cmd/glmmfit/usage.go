@@ -222,6 +222,11 @@ Output:
                    columns of the training data
   -trace FILE      write the lower-bound trace as CSV (iter, lower_bound,
                    gain, step_norm, elapsed_seconds), one row per window
+  -ranef FILE      write every random effect as CSV, one row each, as R's
+                   ranef() gives them: group, level, effect, estimate,
+                   est_error (posterior mean and sd), with the corrected
+                   ones (estimate_corrected, est_error_corrected) where
+                   -correct ran; a crossed or nested factor's levels too
   -plot FILE       draw in one image the lower-bound trace, the tail of the
                    importance ratios (the Pareto k diagnostic), a forest plot
                    of the fixed effects and a caterpillar plot of each random
