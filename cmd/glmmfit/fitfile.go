@@ -82,7 +82,29 @@ func (t *trainingData) writeContent(w io.Writer) error {
 	b64 := base64.NewEncoder(base64.StdEncoding, w)
 	// BestSpeed: on 10^5 subjects the default level took 2 s of 3.
 	zw, _ := gzip.NewWriterLevel(b64, gzip.BestSpeed)
-	if err := datasets.WriteCSV(zw, t.frame); err != nil {
+	// The CSV text is made on a goroutine of its own while this one
+	// compresses it: at 10^6 subjects the one took 4.8 s of CPU and the
+	// other 9 s, one after the other. The bytes are the same: deflate's
+	// output depends on its input alone, not on how it is cut into
+	// writes (TestWriteContent).
+	pr, pw := io.Pipe()
+	made := make(chan error, 1)
+	go func() {
+		bw := bufio.NewWriterSize(pw, 1<<16)
+		err := datasets.WriteCSV(bw, t.frame)
+		if err == nil {
+			err = bw.Flush()
+		}
+		pw.CloseWithError(err)
+		made <- err
+	}()
+	if _, err := io.Copy(zw, pr); err != nil {
+		// The goroutine's next write fails, and it ends.
+		pr.CloseWithError(err)
+		<-made
+		return err
+	}
+	if err := <-made; err != nil {
 		return err
 	}
 	if err := zw.Close(); err != nil {

@@ -6,14 +6,22 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/sparsevi/sparsevi/datasets"
 )
 
 // TestEncodeFitFile: the fit file that writeFitFile streams is
@@ -84,4 +92,73 @@ func checkFitFileText(t *testing.T, what, path string) {
 			t.Errorf("%s: the checksum of %s is not the hash of json.Marshal's bytes of it", what, name)
 		}
 	}
+}
+
+// TestWriteContent: the training data's content, whose CSV text is made
+// on a goroutine of its own while it is compressed, is the base64 of the
+// gzip of datasets.WriteCSV's text written in one piece, byte for byte,
+// and reads back as the frame; a writer that fails ends it with the error.
+func TestWriteContent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	n := 50000 // several times the pipe's buffer
+	x, id := make([]float64, n), make([]string, n)
+	miss := make([]bool, n)
+	for i := range n {
+		x[i] = rng.NormFloat64()
+		id[i] = fmt.Sprintf("s%d, \"q\"", i/7)
+		if i%1000 == 3 {
+			x[i], miss[i] = math.NaN(), true
+		}
+	}
+	fr, err := datasets.NewFrame(&datasets.Column{Name: "x", Kind: datasets.Numeric, Num: x, Missing: miss},
+		&datasets.Column{Name: "id", Kind: datasets.Categorical, Str: id, Missing: make([]bool, n)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	td, err := newTrainingData(&input{frame: fr, name: "d.csv"}, []string{"x", "id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if err := td.writeContent(&got); err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	b64 := base64.NewEncoder(base64.StdEncoding, &want)
+	zw, _ := gzip.NewWriterLevel(b64, gzip.BestSpeed)
+	var text bytes.Buffer
+	if err := datasets.WriteCSV(&text, fr); err != nil {
+		t.Fatal(err)
+	}
+	zw.Write(text.Bytes())
+	zw.Close()
+	b64.Close()
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Fatalf("content of %d bytes differs from the one-piece encoding's %d", got.Len(), want.Len())
+	}
+	td.Content, td.frame = got.String(), nil
+	in, err := td.input()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := in.frame.Column("id"); in.frame.NumRows() != n || c.Str[n-1] != id[n-1] {
+		t.Errorf("read back: %d rows, last id %q", in.frame.NumRows(), c.Str[n-1])
+	}
+	// A failing writer: its error, and no goroutine left writing.
+	td.frame = fr
+	if err := td.writeContent(&failAfter{1000}); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("failing writer: error %v, want disk full", err)
+	}
+}
+
+// failAfter is a writer that fails with "disk full" once n bytes were
+// written.
+type failAfter struct{ n int }
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		return 0, errors.New("disk full")
+	}
+	f.n -= len(p)
+	return len(p), nil
 }
