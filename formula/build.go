@@ -11,12 +11,14 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/james-bowman/sparse"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/glmm"
+	"github.com/sparsevi/sparsevi/internal/editdist"
 )
 
 // MissingPolicy says what Build does with rows that have a missing value in
@@ -977,7 +979,7 @@ func resolve(uses []use, fr *datasets.Frame) error {
 		col, ok := fr.Column(u.col)
 		if !ok {
 			return &DataError{Token: u.tok, Pos: u.pos, Column: u.col,
-				Msg: "no such column in the data (columns: " + strings.Join(firstN(fr.Names(), 20), ", ") + ")"}
+				Msg: "no such column in the data (" + nearColumn(u.col, fr.Names()) + "columns: " + strings.Join(firstN(fr.Names(), 20), ", ") + ")"}
 		}
 		if u.numeric && col.Kind != datasets.Numeric {
 			return &DataError{Token: u.tok, Pos: u.pos, Column: u.col,
@@ -1032,6 +1034,26 @@ rowLoop:
 		rows = append(rows, i)
 	}
 	return rows, nil
+}
+
+// nearColumn returns `did you mean "id"? ` for the column of names
+// nearest to name, or "": the one that differs from it only in case, or
+// else by one edit for a name of three characters or more (for shorter
+// names every column would be as near).
+func nearColumn(name string, names []string) string {
+	best, bestD := "", 2
+	for _, c := range names {
+		switch d := editdist.Distance(name, c); {
+		case strings.EqualFold(name, c):
+			return fmt.Sprintf("did you mean %q? ", c)
+		case d < bestD && utf8.RuneCountInString(name) >= 3:
+			best, bestD = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("did you mean %q? ", best)
 }
 
 // family returns the family of the model, inferring it if unset.

@@ -992,3 +992,34 @@ func TestRelease(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownColumnHint: a formula's unknown column gets the data's
+// column that differs from it only in case, or by one edit from three
+// characters on, as a hint before the list of columns; none otherwise.
+func TestUnknownColumnHint(t *testing.T) {
+	fr := smallFrame()
+	for _, c := range []struct {
+		formula, hint string // hint "": none
+	}{
+		{"y ~ X + (1 | id)", `did you mean "x"?`},
+		{"y ~ x11 + (1 | id)", `did you mean "x1"?`},
+		{"y ~ x + (1 | ID)", `did you mean "id"?`},
+		{"y ~ x + (1 | idd)", `did you mean "id"?`},
+		{"y ~ z + (1 | id)", ""},   // one character: every one-letter column is as near
+		{"y ~ xyz + (1 | id)", ""}, // two edits from any
+	} {
+		f, err := Parse(c.formula)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Build(f, fr, Options{Family: glmm.Poisson})
+		var de *DataError
+		if !errors.As(err, &de) || !strings.Contains(de.Msg, "no such column") || !strings.Contains(de.Msg, "columns: ") {
+			t.Errorf("%s: error %v, want no such column with the list of columns", c.formula, err)
+			continue
+		}
+		if c.hint == "" && strings.Contains(de.Msg, "did you mean") || c.hint != "" && !strings.Contains(de.Msg, c.hint) {
+			t.Errorf("%s: message %q, want hint %q", c.formula, de.Msg, c.hint)
+		}
+	}
+}

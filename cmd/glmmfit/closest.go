@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/sparsevi/sparsevi/internal/editdist"
 )
 
 // closest returns up to three of names nearest to name by edit distance
@@ -23,7 +25,7 @@ func closest(name string, names []string) []string {
 	limit := max(2, utf8.RuneCountInString(name)/3)
 	var near []cand
 	for _, n := range names {
-		if d := editDistance(strings.ToLower(name), strings.ToLower(n)); d <= limit {
+		if d := editdist.Distance(strings.ToLower(name), strings.ToLower(n)); d <= limit {
 			near = append(near, cand{n, d})
 		}
 	}
@@ -46,32 +48,10 @@ func didYouMean(name string, names []string) string {
 		return ""
 	}
 	q := quoted(c)
-	if len(c) == len(names) && editDistance(strings.ToLower(name), strings.ToLower(c[0])) > max(2, utf8.RuneCountInString(name)/3) {
+	if len(c) == len(names) && editdist.Distance(strings.ToLower(name), strings.ToLower(c[0])) > max(2, utf8.RuneCountInString(name)/3) {
 		return " (columns: " + strings.Join(q, ", ") + ")"
 	}
 	return " (did you mean " + strings.Join(q, " or ") + "?)"
-}
-
-// editDistance returns the Levenshtein distance between a and b in runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // quoted returns the names in Go quotes.

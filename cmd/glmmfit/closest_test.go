@@ -10,23 +10,6 @@ import (
 	"testing"
 )
 
-func TestEditDistance(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		want int
-	}{
-		{"", "", 0}, {"abc", "", 3}, {"outcom", "outcome", 1}, {"kitten", "sitting", 3},
-		{"patientID", "patientId", 1}, {"größe", "grösse", 2}, {"abc", "cab", 2},
-	} {
-		if got := editDistance(c.a, c.b); got != c.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
-		}
-		if got := editDistance(c.b, c.a); got != c.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d (symmetry)", c.b, c.a, got, c.want)
-		}
-	}
-}
-
 func TestClosest(t *testing.T) {
 	cols := []string{"patientID", "outcome", "treatment", "time", "visit"}
 	for _, c := range []struct {

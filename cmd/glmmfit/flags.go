@@ -11,6 +11,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/sparsevi/sparsevi/internal/editdist"
 )
 
 // newFlagSet returns a flag set that prints nothing: glmmfit reports flag
@@ -61,7 +63,7 @@ func flagHint(fs *flag.FlagSet, err error) string {
 	for _, c := range closest(name, names) {
 		// closest lists every name when none is near and there are
 		// few: only near ones are a hint here.
-		if editDistance(strings.ToLower(name), strings.ToLower(c)) <= limit {
+		if editdist.Distance(strings.ToLower(name), strings.ToLower(c)) <= limit {
 			near = append(near, "-"+c)
 		}
 	}
