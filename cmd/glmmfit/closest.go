@@ -13,11 +13,10 @@ import (
 	"github.com/sparsevi/sparsevi/internal/editdist"
 )
 
-// closest returns up to three of names nearest to name by edit distance
+// nearest returns up to three of names nearest to name by edit distance
 // (case ignored), nearest first, among those within a third of name's
-// length (at least 2 edits); with none near, it returns them all if there
-// are at most 12, so that a message can always list what there is.
-func closest(name string, names []string) []string {
+// length (at least 2 edits).
+func nearest(name string, names []string) []string {
 	type cand struct {
 		name string
 		d    int
@@ -34,24 +33,28 @@ func closest(name string, names []string) []string {
 	for _, c := range near[:min(3, len(near))] {
 		out = append(out, c.name)
 	}
-	if len(out) == 0 && len(names) <= 12 {
-		out = names
-	}
 	return out
+}
+
+// closest returns nearest's names, or with none near all of names if
+// there are at most 12, so that a message can always list what there is.
+func closest(name string, names []string) []string {
+	if out := nearest(name, names); len(out) > 0 || len(names) > 12 {
+		return out
+	}
+	return names
 }
 
 // didYouMean returns " (did you mean a, b?)" or " (columns: ...)" for the
 // names closest to name, or "" when there are none to offer.
 func didYouMean(name string, names []string) string {
-	c := closest(name, names)
-	if len(c) == 0 {
-		return ""
+	if near := nearest(name, names); len(near) > 0 {
+		return " (did you mean " + strings.Join(quoted(near), " or ") + "?)"
 	}
-	q := quoted(c)
-	if len(c) == len(names) && editdist.Distance(strings.ToLower(name), strings.ToLower(c[0])) > max(2, utf8.RuneCountInString(name)/3) {
-		return " (columns: " + strings.Join(q, ", ") + ")"
+	if c := closest(name, names); len(c) > 0 {
+		return " (columns: " + strings.Join(quoted(c), ", ") + ")"
 	}
-	return " (did you mean " + strings.Join(q, " or ") + "?)"
+	return ""
 }
 
 // quoted returns the names in Go quotes.

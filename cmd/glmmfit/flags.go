@@ -11,8 +11,6 @@ import (
 	"io"
 	"sort"
 	"strings"
-
-	"github.com/sparsevi/sparsevi/internal/editdist"
 )
 
 // newFlagSet returns a flag set that prints nothing: glmmfit reports flag
@@ -58,19 +56,11 @@ func flagHint(fs *flag.FlagSet, err error) string {
 	}
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	limit := max(2, len(name)/3)
-	var near []string
-	for _, c := range closest(name, names) {
-		// closest lists every name when none is near and there are
-		// few: only near ones are a hint here.
-		if editdist.Distance(strings.ToLower(name), strings.ToLower(c)) <= limit {
-			near = append(near, "-"+c)
-		}
-	}
+	near := nearest(name, names)
 	if len(near) == 0 {
 		return ""
 	}
-	return " (did you mean " + strings.Join(near, " or ") + "?)"
+	return " (did you mean -" + strings.Join(near, " or -") + "?)"
 }
 
 // setFlags returns the names of the flags given on the command line.

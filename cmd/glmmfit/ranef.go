@@ -44,13 +44,15 @@ func writeRanef(path string, doc *document) error {
 			w.Write(row)
 		}
 	}
-	for _, c := range append(doc.Crossed, doc.Nested...) {
-		for _, e := range c.Effects {
-			row = append(row[:0], c.Group, e.Name, "(Intercept)", csvFloat(float64(e.Estimate)), csvFloat(float64(e.EstError)))
-			if corr != nil {
-				row = append(row, "NA", "NA")
+	for _, factors := range [][]crossedDoc{doc.Crossed, doc.Nested} {
+		for _, c := range factors {
+			for _, e := range c.Effects {
+				row = append(row[:0], c.Group, e.Name, "(Intercept)", csvFloat(float64(e.Estimate)), csvFloat(float64(e.EstError)))
+				if corr != nil {
+					row = append(row, "NA", "NA")
+				}
+				w.Write(row)
 			}
-			w.Write(row)
 		}
 	}
 	w.Flush()
