@@ -52,6 +52,11 @@ type readOptions struct {
 	// sizeHint is about how many bytes of CSV the input holds, 0 if
 	// unknown (datasets.Reader.SizeHint).
 	sizeHint int64
+	// reserveRows is about how many rows the input holds, 0 if unknown
+	// (datasets.Reader.ReserveRows), and numeric names the columns known
+	// to be numeric (datasets.Reader.Numeric).
+	reserveRows int
+	numeric     []string
 }
 
 // csvBytesMemory is the peak memory of reading CSV per byte of
@@ -156,8 +161,7 @@ func (m *memoryReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// parseInput reads CSV bytes (the built-in example, the training data of a
-// fit file).
+// parseInput reads CSV bytes (the built-in example).
 func parseInput(raw []byte, name, path string, categorical []string) (*input, error) {
 	return readCSVInput(bytes.NewReader(raw), name, path, readOptions{categorical: categorical})
 }
@@ -184,6 +188,8 @@ func readCSVText(r io.Reader, name, path string, ro readOptions, place func(int)
 	cr.Place = place
 	cr.Categorical = ro.categorical
 	cr.SizeHint = ro.sizeHint
+	cr.ReserveRows = ro.reserveRows
+	cr.Numeric = ro.numeric
 	if ro.maxMemory > 0 {
 		// Reserve no more than reading may take.
 		cr.SizeHint = min(cr.SizeHint, int64(ro.maxMemory/csvBytesMemory))
