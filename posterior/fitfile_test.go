@@ -7,6 +7,7 @@ package posterior_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -18,8 +19,12 @@ import (
 )
 
 // TestSaveLoad: a fit saved and loaded for the same model gives the same
-// summaries, bit for bit, for GVA and for RVB at either expansion; loading
-// for another model, or a file of another version, is an error.
+// summaries, bit for bit, for GVA and for RVB at either expansion, the
+// start of a sample's (rvb.NewAtSampleStart) included, whose expansion
+// only the saved start gives back; without it (a fit saved before it was
+// kept) Load computes the model's start, and the fit from NewAtStart
+// loads the same. Loading for another model, or a file of another
+// version, is an error.
 func TestSaveLoad(t *testing.T) {
 	ctx := context.Background()
 	m, other := simModel(t, 40, 1), simModel(t, 40, 2)
@@ -32,6 +37,15 @@ func TestSaveLoad(t *testing.T) {
 			pool := parallel.NewPool(ctx, 0)
 			defer pool.Close()
 			tg, err := rvb.NewAtStart(pool, m, rvb.RVB1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tg, vi.BlockDiag
+		}},
+		{"rvb1 at a sample's start", func() (vi.Target, vi.Method) {
+			pool := parallel.NewPool(ctx, 0)
+			defer pool.Close()
+			tg, err := rvb.NewAtSampleStart(pool, m, rvb.RVB1, 20, 4)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,6 +99,31 @@ func TestSaveLoad(t *testing.T) {
 			}
 			if !reflect.DeepEqual(want, have) {
 				t.Errorf("%s: the loaded fit's summary differs", c.name)
+			}
+			var sf posterior.SavedFit
+			if err := json.Unmarshal([]byte(saved), &sf); err != nil {
+				t.Fatal(err)
+			}
+			atStart := target.(*rvb.Target).ExpandedAtStart()
+			if (sf.Start != nil) != atStart {
+				t.Errorf("%s: saved start of %d values, expanded at the start %v", c.name, len(sf.Start), atStart)
+			}
+			if atStart {
+				// Saved without the start, the fit loads at the model's
+				// start: the same fit for NewAtStart's, another for the
+				// sample's.
+				sf.Start = nil
+				got, gotTarget, err := sf.Load(ctx, m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				have, err := posterior.SummarizeRVB(ctx, got, gotTarget.(*rvb.Target), 200, 5)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if same, sample := reflect.DeepEqual(want, have), strings.Contains(c.name, "sample"); same == sample {
+					t.Errorf("%s: loaded without its start, the summary is the same: %v", c.name, same)
+				}
 			}
 		}
 		if _, _, err := posterior.Load(ctx, strings.NewReader(saved), other); err == nil || !strings.Contains(err.Error(), "another model") {

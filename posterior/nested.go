@@ -49,7 +49,8 @@ func nestedOf(t vi.Target) *glmm.Nested {
 // itself for GVA and its RVB reparametrisation for RVB, as SavedFit.Load
 // does for a Model: m must be the model that was fitted (its Fingerprint
 // and block sizes are checked), and rebuilding an expansion at the start
-// runs m's start, which ctx can stop.
+// of a fit saved without it (SavedFit.Start) runs m's start, which ctx
+// can stop.
 func (s *SavedFit) LoadNested(ctx context.Context, m *glmm.Nested) (*vi.Result, vi.Target, error) {
 	if m == nil {
 		return nil, nil, errors.New("posterior: nil model")
@@ -73,7 +74,15 @@ func (s *SavedFit) LoadNested(ctx context.Context, m *glmm.Nested) (*vi.Result, 
 		}
 	}
 	pool := parallel.NewPollingPool(ctx, vi.Settings{}.WorkersFor(m))
-	target, meth, err := NewNestedTarget(pool, m, s.Method, s.Expansion)
+	target, meth, err := newTarget(m, s.Method, s.Expansion, func(meth rvb.Method, atStart bool) (*rvb.Target, error) {
+		switch {
+		case atStart && s.Start != nil:
+			return rvb.NewNestedAtGivenStart(pool, m, meth, s.Start)
+		case atStart:
+			return rvb.NewNestedAtStart(pool, m, meth)
+		}
+		return rvb.NewNested(m, meth)
+	})
 	pool.Close()
 	if err != nil {
 		return nil, nil, err

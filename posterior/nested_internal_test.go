@@ -110,17 +110,30 @@ func TestSaveLoadNested(t *testing.T) {
 			t.Fatal(err)
 		}
 		saved := predictBatch
+		if (back.Start != nil) != (fit.expansion == AtStart) {
+			t.Errorf("%s: saved a start of %d values", fit.method, len(back.Start))
+		}
+		// Without the start (a fit saved before it was kept) the start
+		// is computed again.
+		back.Start = nil
+		again, againTarget, err := back.LoadNested(ctx, m)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, c := range []struct {
 			name    string
 			workers int
 			batch   int
+			res     *vi.Result
+			target  vi.Target
 		}{
-			{"loaded", 1, saved},
-			{"3 workers, a row at a time", 3, set.Draws},
+			{"loaded", 1, saved, got, gotTarget},
+			{"3 workers, a row at a time", 3, set.Draws, got, gotTarget},
+			{"loaded without its start", 1, saved, again, againTarget},
 		} {
 			predictBatch = c.batch
 			set.Workers = c.workers
-			have, err := PredictNested(ctx, got, gotTarget, m, nd, set)
+			have, err := PredictNested(ctx, c.res, c.target, m, nd, set)
 			if err != nil {
 				t.Fatal(err)
 			}

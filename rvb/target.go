@@ -195,6 +195,9 @@ type Target struct {
 	start *modelStart
 	// atStart reports a Target made by NewAtStart.
 	atStart bool
+	// origin is the theta of the start about whose linear predictor the
+	// Target was expanded (ExpansionStart), nil if it was not.
+	origin []float64
 }
 
 // modelStart is a start of the model: theta and prec as glmm.Model.Start
@@ -215,12 +218,15 @@ func NewRVB1(m *glmm.Model, opts ...Option) (*Target, error) { return New(m, RVB
 // NewRVB2 returns the RVB2 reparametrisation of m.
 func NewRVB2(m *glmm.Model, opts ...Option) (*Target, error) { return New(m, RVB2, opts...) }
 
+// errIndependent refuses a model with independent blocks of random effects.
+var errIndependent = errors.New("rvb: independent blocks of random effects, as in (1 + x || g), are not supported; fit the model itself (GVA)")
+
 // New returns the reparametrisation of m by the given method. It reports
 // an error for an expansion point of the wrong length or with a
 // non-finite entry, and for a non-positive tolerance or iteration limit.
 func New(m *glmm.Model, method Method, opts ...Option) (*Target, error) {
 	if m.IndependentBlocks() {
-		return nil, errors.New("rvb: independent blocks of random effects, as in (1 + x || g), are not supported; fit the model itself (GVA)")
+		return nil, errIndependent
 	}
 	o, err := options(method, m.Family(), opts)
 	if err != nil {
@@ -468,7 +474,7 @@ func NewGroupAtStart(pool *parallel.Pool, c parallel.Carrier, m *glmm.Model, met
 // which its Start then uses; the expansion runs on pool.
 func newStarted(pool *parallel.Pool, m *glmm.Model, method Method, st *modelStart, opts []Option) (*Target, error) {
 	if m.IndependentBlocks() {
-		return nil, errors.New("rvb: independent blocks of random effects, as in (1 + x || g), are not supported; fit the model itself (GVA)")
+		return nil, errIndependent
 	}
 	o, err := options(method, m.Family(), opts)
 	if err != nil {
@@ -485,7 +491,70 @@ func (t *Target) startedAt(pool *parallel.Pool, st *modelStart, o config) (*Targ
 	if _, err := t.expand(pool, o); err != nil {
 		return nil, err
 	}
-	t.start, t.atStart = st, true
+	t.start, t.atStart, t.origin = st, true, st.theta
+	return t, nil
+}
+
+// ExpansionStart returns the start about whose linear predictor the
+// Target was expanded, theta as glmm.Model.Start writes it (the model's
+// start for NewAtStart, the corrected start of NewAtSampleStart), or nil
+// for a Target not expanded at a start (New). A fit saved with it can
+// make the same Target again without computing the start
+// (NewAtGivenStart). It must not be modified.
+func (t *Target) ExpansionStart() []float64 { return t.origin }
+
+// NewAtGivenStart returns the Target that NewAtStart returns, bit for
+// bit, from theta, the start it was expanded at (Target.ExpansionStart),
+// without computing the model's start: for loading a saved fit. Its
+// Start computes the model's start afresh. theta must have one finite
+// entry per variable of the model.
+func NewAtGivenStart(pool *parallel.Pool, m *glmm.Model, method Method, theta []float64, opts ...Option) (*Target, error) {
+	if m.IndependentBlocks() {
+		return nil, errIndependent
+	}
+	n, r, g := m.Dims()
+	if err := checkGiven(theta, n*r+g); err != nil {
+		return nil, err
+	}
+	return newGiven(pool, m, method, modelTarget(m, method), theta, opts)
+}
+
+// NewNestedAtGivenStart is NewAtGivenStart for a nested model: the Target
+// of NewNestedAtStart from the start it was expanded at.
+func NewNestedAtGivenStart(pool *parallel.Pool, m *glmm.Nested, method Method, theta []float64, opts ...Option) (*Target, error) {
+	t := nestedTarget(m, method)
+	n, _, g := m.Dims()
+	if err := checkGiven(theta, t.at(n)+g); err != nil {
+		return nil, err
+	}
+	return newGiven(pool, m, method, t, theta, opts)
+}
+
+// checkGiven checks a given start's length, want, and its values.
+func checkGiven(theta []float64, want int) error {
+	if len(theta) != want {
+		return fmt.Errorf("rvb: a start of %d values, the model has %d variables", len(theta), want)
+	}
+	for k, v := range theta {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("rvb: the start's value %d is %v", k+1, v)
+		}
+	}
+	return nil
+}
+
+// newGiven expands t, made without its expansion, at theta; its Start
+// computes the start of its model afresh.
+func newGiven(pool *parallel.Pool, m interface{ Family() glmm.Family }, method Method, t *Target, theta []float64, opts []Option) (*Target, error) {
+	o, err := options(method, m.Family(), opts)
+	if err != nil {
+		return nil, err
+	}
+	o.eta = t.etaAt(pool, theta)
+	if _, err := t.expand(pool, o); err != nil {
+		return nil, err
+	}
+	t.atStart, t.origin = true, theta
 	return t, nil
 }
 
