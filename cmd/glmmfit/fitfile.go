@@ -6,6 +6,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
@@ -46,6 +47,9 @@ type trainingData struct {
 	// file's writer encodes into content as it writes it (encodeField):
 	// the text is never held whole. Nil in a fit file read back.
 	frame *datasets.Frame
+	// text, when not nil, is the content as the fit file read back holds
+	// it (decodeWritten), in place of Content.
+	text []byte
 }
 
 const trainingEncoding = "csv+gzip+base64"
@@ -76,6 +80,10 @@ func newTrainingData(in *input, cols []string) (*trainingData, error) {
 // gzip-compressed CSV in base64, to w.
 func (t *trainingData) writeContent(w io.Writer) error {
 	if t.frame == nil {
+		if t.text != nil {
+			_, err := w.Write(t.text)
+			return err
+		}
 		_, err := io.WriteString(w, t.Content)
 		return err
 	}
@@ -127,7 +135,11 @@ func (t *trainingData) input() (*input, error) {
 			numeric = append(numeric, c)
 		}
 	}
-	src := base64.NewDecoder(base64.StdEncoding, strings.NewReader(t.Content))
+	var text io.Reader = strings.NewReader(t.Content)
+	if t.text != nil {
+		text = bytes.NewReader(t.text)
+	}
+	src := base64.NewDecoder(base64.StdEncoding, text)
 	in, err := readCSVInput(src, t.Name+" (training data in the fit file)", "", readOptions{categorical: t.Categorical, numeric: numeric, reserveRows: t.Rows})
 	if err != nil {
 		return nil, err
@@ -160,12 +172,15 @@ func readFitFile(ctx context.Context, path string) (*savedFit, error) {
 	}
 	name := filepath.Base(path)
 	var doc document
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return nil, fmt.Errorf("%s: not a fit file: invalid JSON at byte %d: %v", name, se.Offset, err)
+	written := decodeWritten(raw, &doc)
+	if !written {
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				return nil, fmt.Errorf("%s: not a fit file: invalid JSON at byte %d: %v", name, se.Offset, err)
+			}
+			return nil, fmt.Errorf("%s: not a fit file: %v", name, err)
 		}
-		return nil, fmt.Errorf("%s: not a fit file: %v", name, err)
 	}
 	if doc.SchemaVersion == 0 || doc.State == nil || doc.Training == nil {
 		return nil, fmt.Errorf("%s: not a fit file written by 'glmmfit fit -out' (no schema_version, state or training_data)", name)
@@ -176,7 +191,7 @@ func readFitFile(ctx context.Context, path string) (*savedFit, error) {
 	if doc.SchemaVersion < schemaVersion {
 		return nil, fmt.Errorf("%s: fit file schema version %d was written by an older glmmfit, whose saved state this one does not read (version %d); refit with 'glmmfit fit -out'", name, doc.SchemaVersion, schemaVersion)
 	}
-	if doc.Checksums != nil {
+	if !written && doc.Checksums != nil {
 		sums, err := sectionSums(&doc)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", name, err)

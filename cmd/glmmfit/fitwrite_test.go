@@ -18,6 +18,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -48,7 +49,10 @@ func TestEncodeFitFile(t *testing.T) {
 
 // checkFitFileText checks that the fit file at path is json.Marshal's bytes
 // of its document, that encodeFitFile writes them again from the document
-// read back, and that its checksums are sectionSums' of the document.
+// read back, that its checksums are sectionSums' of the document, and that
+// decodeWritten reads it as json.Unmarshal does but for the subjects'
+// effects and the training data's text, which it leaves in place, and
+// leaves it to json.Unmarshal once reformatted or with a byte changed.
 func checkFitFileText(t *testing.T, what, path string) {
 	t.Helper()
 	raw, err := os.ReadFile(path)
@@ -90,6 +94,82 @@ func checkFitFileText(t *testing.T, what, path string) {
 		}
 		if h := sha256.Sum256(b); hex.EncodeToString(h[:]) != sums[name] {
 			t.Errorf("%s: the checksum of %s is not the hash of json.Marshal's bytes of it", what, name)
+		}
+	}
+
+	var fast document
+	if !decodeWritten(raw, &fast) {
+		t.Fatalf("%s: decodeWritten did not read the fit file as written", what)
+	}
+	var full document
+	if err := json.Unmarshal(raw, &full); err != nil {
+		t.Fatal(err)
+	}
+	if string(fast.Training.text) != full.Training.Content || fast.Training.Content != "" || !reflect.DeepEqual(fast.RandomEffects, randomEffects{}) {
+		t.Errorf("%s: decodeWritten's training data text (%d bytes) or random effects are not as written", what, len(fast.Training.text))
+	}
+	fast.Training.text, fast.Training.Content = nil, full.Training.Content
+	fast.RandomEffects = full.RandomEffects
+	if !reflect.DeepEqual(fast, full) {
+		t.Errorf("%s: decodeWritten's document differs from json.Unmarshal's", what)
+	}
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, raw, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	edited := bytes.Replace(raw, []byte(`"random_effects":{`), []byte(`"random_effects":{ `), 1)
+	for _, c := range []struct {
+		name string
+		text []byte
+	}{
+		{"indented", indented.Bytes()},
+		{"a space added to the random effects", edited},
+		{"a member twice", append(bytes.TrimSuffix(bytes.TrimSpace(raw), []byte("}")), []byte(`,"status":"converged"}`)...)},
+		{"cut short", raw[:len(raw)/2]},
+	} {
+		var doc document
+		if decodeWritten(c.text, &doc) {
+			t.Errorf("%s: decodeWritten read a fit file %s", what, c.name)
+		}
+	}
+}
+
+// TestTopMembers: topMembers finds the values of an object's members,
+// strings with escaped quotes and brackets and nested values included, and
+// refuses what is not one object.
+func TestTopMembers(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want map[string]string // nil: refused
+	}{
+		{`{}`, map[string]string{}},
+		{` { "a" : 1 , "b":"x\"}y" ,"c":[1,{"d":"]"}],"e":{"f":"\\"}, "g":null} ` + "\n", map[string]string{
+			"a": "1", "b": `"x\"}y"`, "c": `[1,{"d":"]"}]`, "e": `{"f":"\\"}`, "g": "null"}},
+		{`{"a\u0062":true}`, map[string]string{"ab": "true"}},
+		{`{"a":1,"a":2}`, nil},
+		{`{"a":1}x`, nil},
+		{`{"a":1,}`, nil},
+		{`{"a":"1}`, nil},
+		{`{"a":[1,2}`, nil},
+		{`{"a":}`, nil},
+		{`[1]`, nil},
+		{``, nil},
+	} {
+		got, ok := topMembers([]byte(c.text))
+		if (c.want != nil) != ok || !ok {
+			if (c.want != nil) != ok {
+				t.Errorf("%q: ok %v", c.text, ok)
+			}
+			continue
+		}
+		for name, v := range c.want {
+			span, ok := got[name]
+			if !ok || c.text[span[0]:span[1]] != v {
+				t.Errorf("%q: member %q is %v, want %q", c.text, name, span, v)
+			}
+		}
+		if len(got) != len(c.want) {
+			t.Errorf("%q: %d members, want %d", c.text, len(got), len(c.want))
 		}
 	}
 }
