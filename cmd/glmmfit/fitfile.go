@@ -124,8 +124,8 @@ func (t *trainingData) writeContent(w io.Writer) error {
 // input decodes the training data as it reads them: the decoded text is
 // never held whole, and the columns are reserved for all the rows at
 // once (at 10^6 subjects, growing them and holding the text took 17 s of
-// the 37 that predict took).
-func (t *trainingData) input() (*input, error) {
+// the 37 that predict took), until ctx ends.
+func (t *trainingData) input(ctx context.Context) (*input, error) {
 	if t.Encoding != trainingEncoding {
 		return nil, fmt.Errorf("unknown training data encoding %q", t.Encoding)
 	}
@@ -139,7 +139,7 @@ func (t *trainingData) input() (*input, error) {
 	if t.text != nil {
 		text = bytes.NewReader(t.text)
 	}
-	src := base64.NewDecoder(base64.StdEncoding, text)
+	src := base64.NewDecoder(base64.StdEncoding, &ctxReader{ctx: ctx, r: text})
 	in, err := readCSVInput(src, t.Name+" (training data in the fit file)", "", readOptions{categorical: t.Categorical, numeric: numeric, reserveRows: t.Rows})
 	if err != nil {
 		return nil, err
@@ -207,8 +207,11 @@ func readFitFile(ctx context.Context, path string) (*savedFit, error) {
 			return nil, fmt.Errorf("%s: the file was edited after glmmfit wrote it: its %s differ from what was written (checksums), so it no longer describes the fit; refit with 'glmmfit fit -out', or restore the file", name, strings.Join(edited, ", "))
 		}
 	}
-	in, err := doc.Training.input()
+	in, err := doc.Training.input(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
 	spec := doc.Options.modelSpec

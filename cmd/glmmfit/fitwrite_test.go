@@ -7,6 +7,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -177,7 +178,8 @@ func TestTopMembers(t *testing.T) {
 // TestWriteContent: the training data's content, whose CSV text is made
 // on a goroutine of its own while it is compressed, is the base64 of the
 // gzip of datasets.WriteCSV's text written in one piece, byte for byte,
-// and reads back as the frame; a writer that fails ends it with the error.
+// and reads back as the frame, but not once its context has ended; a
+// writer that fails ends it with the error.
 func TestWriteContent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	n := 50000 // several times the pipe's buffer
@@ -217,12 +219,18 @@ func TestWriteContent(t *testing.T) {
 		t.Fatalf("content of %d bytes differs from the one-piece encoding's %d", got.Len(), want.Len())
 	}
 	td.Content, td.frame = got.String(), nil
-	in, err := td.input()
+	in, err := td.input(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c, _ := in.frame.Column("id"); in.frame.NumRows() != n || c.Str[n-1] != id[n-1] {
 		t.Errorf("read back: %d rows, last id %q", in.frame.NumRows(), c.Str[n-1])
+	}
+	// Reading back stops when its context ends (a signal).
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := td.input(ctx); err == nil || !strings.Contains(err.Error(), context.Canceled.Error()) {
+		t.Errorf("read back after a signal: error %v, want %v", err, context.Canceled)
 	}
 	// A failing writer: its error, and no goroutine left writing.
 	td.frame = fr
