@@ -153,6 +153,8 @@ func (t *trainingData) input(ctx context.Context) (*input, error) {
 
 // savedFit is a fit read back from a fit file.
 type savedFit struct {
+	// doc is the fit file's document, without the subjects' random
+	// effects when the file is as written (decodeWritten).
 	doc    *document
 	design *formula.Design
 	approx *approx // nil for a nested model

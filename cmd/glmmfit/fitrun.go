@@ -574,6 +574,10 @@ func prepareFit(ctx context.Context, e *env, o *fitOptions, prog *progress) (*fi
 	// (runFit): their columns can go while the model is built.
 	if job.own != nil {
 		job.design, job.in, err = buildOwnDesign(e.procs, job.own, &job.spec, job.f, o.out == "")
+	} else if part == nil {
+		job.design, err = untilDone(ctx, func() (*formula.Design, error) {
+			return buildDesign(&job.spec, job.f, job.in, part, o.out == "")
+		})
 	} else {
 		job.design, err = buildDesign(&job.spec, job.f, job.in, part, o.out == "")
 	}

@@ -88,7 +88,9 @@ func runPredict(e *env, args []string) error {
 		return &exitError{code: sig.exitCode(), msg: "interrupted while " + what + "; nothing was written"}
 	}
 	prog.phase("reading the fit file")
-	sf, err := readFitFile(sig.ctx, o.fit)
+	// Decoding the file and rebuilding the design do not look at the
+	// signal; untilDone does.
+	sf, err := untilDone(sig.ctx, func() (*savedFit, error) { return readFitFile(sig.ctx, o.fit) })
 	if err != nil {
 		if sig.ctx.Err() != nil {
 			return stopped("reading the fit file")
