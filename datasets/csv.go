@@ -1090,7 +1090,8 @@ func WriteCSV(w io.Writer, f *Frame) error {
 				if math.IsNaN(v) || math.IsInf(v, 0) {
 					return fmt.Errorf("datasets: WriteCSV: row %d, column %q: non-finite value %v", i+1, c.Name, v)
 				}
-				bw.Write(appendNumber(scratch[:0], v))
+				scratch = appendNumber(scratch[:0], v)
+				bw.Write(scratch)
 			default:
 				writeText(bw, c.Str[i])
 			}

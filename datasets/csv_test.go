@@ -491,6 +491,25 @@ func TestWriteCSVText(t *testing.T) {
 	}
 }
 
+// TestWriteCSVAllocs: WriteCSV allocates nothing per row (a fresh buffer
+// for each number had cost a third of its time on 10^6 subjects).
+func TestWriteCSVAllocs(t *testing.T) {
+	for _, n := range []int{10, 10000} {
+		x, id := make([]float64, n), make([]string, n)
+		for i := range x {
+			x[i] = float64(i) / 7
+			id[i] = fmt.Sprintf("s%d", i)
+		}
+		f, err := NewFrame(NewNumeric("x", x), NewCategorical("id", id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := testing.AllocsPerRun(5, func() { WriteCSV(io.Discard, f) }); a > 5 {
+			t.Errorf("%d rows: %v allocations, want at most 5", n, a)
+		}
+	}
+}
+
 func TestWriteCSVNonFinite(t *testing.T) {
 	c := &Column{Name: "x", Kind: Numeric, Num: []float64{math.Inf(1)}, Missing: []bool{false}}
 	f, err := NewFrame(c)
