@@ -723,9 +723,13 @@ func notUTF8Error(s string) error {
 	return fmt.Errorf("%q is not UTF-8 text: labels keep their bytes, but JSON output shows those that are not UTF-8 as U+FFFD, so labels that differ only there look alike in it; convert the file to UTF-8 (from Latin-1: iconv -f latin1 -t utf-8)", s)
 }
 
-// isDecimal reports whether s is a decimal number: an optional sign, digits
-// with an optional point (at least one digit), and an optional exponent.
-// Unlike strconv.ParseFloat it rejects hexadecimal, underscores, NaN and Inf.
+// IsDecimal reports whether s is a number as Read reads one: an optional
+// sign, digits with an optional point (at least one digit), and an
+// optional exponent. Unlike strconv.ParseFloat it rejects hexadecimal,
+// underscores, NaN and Inf.
+func IsDecimal(s string) bool { return isDecimal(s) }
+
+// isDecimal is IsDecimal.
 func isDecimal(s string) bool {
 	i := 0
 	if i < len(s) && (s[i] == '+' || s[i] == '-') {

@@ -982,6 +982,13 @@ func resolve(uses []use, fr *datasets.Frame) error {
 				Msg: "no such column in the data (" + nearColumn(u.col, fr.Names()) + "columns: " + strings.Join(firstN(fr.Names(), 20), ", ") + ")"}
 		}
 		if u.numeric && col.Kind != datasets.Numeric {
+			// The first label that is not a number is most likely why.
+			for i, s := range col.Str {
+				if !col.Missing[i] && !datasets.IsDecimal(strings.TrimSpace(s)) {
+					return &DataError{Token: u.tok, Pos: u.pos, Column: u.col, Row: i + 1,
+						Msg: fmt.Sprintf("the column is categorical (%q is not a number): %s", s, u.why)}
+				}
+			}
 			return &DataError{Token: u.tok, Pos: u.pos, Column: u.col,
 				Msg: "the column is categorical: " + u.why}
 		}

@@ -99,7 +99,7 @@ func TestBadInvocations(t *testing.T) {
 		{"predict without -fit", []string{"predict", "-data", "good.csv"}, "", 2, []string{"-fit is missing"}},
 		{"predict with a bad fit file", []string{"predict", "-fit", "notjson.json", "-data", "good.csv"}, "", 1, []string{"notjson.json", "invalid JSON"}},
 		{"predict with a new level", []string{"predict", "-fit", "fit.json", "-data", "newlevel2.csv"}, "", 1, []string{"newlevel2.csv: line 2", `"w"`}},
-		{"predict with a predictor not a number", []string{"predict", "-fit", "fit.json", "-data", "newtypo.csv"}, "", 1, []string{`newtypo.csv: line 3, column 2 ("x"): "0.5O" is not a number`, "numeric in the data the model was built on"}},
+		{"predict with a predictor not a number", []string{"predict", "-fit", "fit.json", "-data", "newtypo.csv"}, "", 1, []string{`newtypo.csv: line 3, column 2 ("x"): the column is categorical ("0.5O" is not a number)`, "numeric in the data the model was built on"}},
 		{"predict without a needed column", []string{"predict", "-fit", "fit.json", "-data", "nocol.csv"}, "", 1, []string{"nocol.csv", `"x"`}},
 		{"predict with a bad level", []string{"predict", "-fit", "fit.json", "-data", "good.csv", "-level", "95"}, "", 2, []string{"-level must be between 0 and 1"}},
 		{"simulate with both covariances", []string{"simulate", "-family", "poisson", "-subjects", "5", "-obs", "2", "-beta", "1", "-re-sd", "1", "-re-cov", "1"}, "", 2, []string{"-re-sd and -re-cov cannot be used together"}},

@@ -176,9 +176,6 @@ type predictions struct {
 // a row of a new a:b level within a known level of a keeps a's effect.
 func predict(ctx context.Context, sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 	d := sf.design
-	if err := checkNumeric(in, sf); err != nil {
-		return nil, err
-	}
 	X, Z, group, known, err := d.NewData(in.frame)
 	if err != nil {
 		return nil, dataError(err, in)
@@ -332,9 +329,18 @@ func (pr *predictions) write(w io.Writer) error {
 // the model's predictors use (the response need not be there), or nil when
 // every row is complete.
 func dropMissing(in *input, sf *savedFit) ([]int, error) {
-	cols, err := predictorColumns(sf)
+	f, err := parseFormula(sf.doc.Options.Formula)
 	if err != nil {
 		return nil, err
+	}
+	cols := f.Columns()
+	nResp := 1
+	if strings.HasPrefix(f.Response(), "cbind(") {
+		nResp = 2
+	}
+	cols = cols[min(nResp, len(cols)):]
+	if off := sf.doc.Options.Offset; off != "" {
+		cols = append(cols, off)
 	}
 	var keep []int
 	complete := true
@@ -356,47 +362,6 @@ func dropMissing(in *input, sf *savedFit) ([]int, error) {
 		return nil, nil
 	}
 	return keep, nil
-}
-
-// predictorColumns returns the columns that the fit's predictors use: the
-// formula's but for the response, and the offset's.
-func predictorColumns(sf *savedFit) ([]string, error) {
-	f, err := parseFormula(sf.doc.Options.Formula)
-	if err != nil {
-		return nil, err
-	}
-	cols := f.Columns()
-	nResp := 1
-	if strings.HasPrefix(f.Response(), "cbind(") {
-		nResp = 2
-	}
-	cols = cols[min(nResp, len(cols)):]
-	if off := sf.doc.Options.Offset; off != "" {
-		cols = append(cols, off)
-	}
-	return cols, nil
-}
-
-// checkNumeric refuses a value that is not a number in a predictor that
-// was numeric in the training data, naming its line: the design would
-// only say that the column is categorical.
-func checkNumeric(in *input, sf *savedFit) error {
-	cols, err := predictorColumns(sf)
-	if err != nil {
-		return err
-	}
-	for _, c := range cols {
-		col, ok := in.frame.Column(c)
-		if !ok || col.Kind != datasets.Categorical || slices.Contains(sf.doc.Training.Categorical, c) {
-			continue
-		}
-		for k, v := range col.Str {
-			if !col.Missing[k] && !decimal.MatchString(strings.TrimSpace(v)) {
-				return fmt.Errorf("%s: %q is not a number, but the column was numeric in the data the model was built on; correct it, or write NA for a missing value", in.where(k, c), v)
-			}
-		}
-	}
-	return nil
 }
 
 // correctionGapSD is how many of the corrected posterior's sds a
