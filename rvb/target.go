@@ -487,12 +487,22 @@ func newStarted(pool *parallel.Pool, m *glmm.Model, method Method, st *modelStar
 // predictor at its model's start st (overriding o's), which its Start
 // then uses; both run on pool.
 func (t *Target) startedAt(pool *parallel.Pool, st *modelStart, o config) (*Target, error) {
-	o.eta = t.etaAt(pool, st.theta)
-	if _, err := t.expand(pool, o); err != nil {
+	if err := t.expandAt(pool, st.theta, o); err != nil {
 		return nil, err
 	}
-	t.start, t.atStart, t.origin = st, true, st.theta
+	t.start = st
 	return t, nil
+}
+
+// expandAt expands t, made without its expansion, about the linear
+// predictor at the start theta (overriding o's), on pool.
+func (t *Target) expandAt(pool *parallel.Pool, theta []float64, o config) error {
+	o.eta = t.etaAt(pool, theta)
+	if _, err := t.expand(pool, o); err != nil {
+		return err
+	}
+	t.atStart, t.origin = true, theta
+	return nil
 }
 
 // ExpansionStart returns the start about whose linear predictor the
@@ -503,11 +513,12 @@ func (t *Target) startedAt(pool *parallel.Pool, st *modelStart, o config) (*Targ
 // (NewAtGivenStart). It must not be modified.
 func (t *Target) ExpansionStart() []float64 { return t.origin }
 
-// NewAtGivenStart returns the Target that NewAtStart returns, bit for
-// bit, from theta, the start it was expanded at (Target.ExpansionStart),
-// without computing the model's start: for loading a saved fit. Its
-// Start computes the model's start afresh. theta must have one finite
-// entry per variable of the model.
+// NewAtGivenStart returns the Target expanded about the linear predictor
+// at theta, the start that a Target was expanded at (ExpansionStart):
+// NewAtStart's Target (or NewAtSampleStart's) bit for bit, without
+// computing the start, for loading a saved fit. Its Start computes the
+// model's start afresh. theta must have one finite entry per variable
+// of the model.
 func NewAtGivenStart(pool *parallel.Pool, m *glmm.Model, method Method, theta []float64, opts ...Option) (*Target, error) {
 	if m.IndependentBlocks() {
 		return nil, errIndependent
@@ -516,7 +527,7 @@ func NewAtGivenStart(pool *parallel.Pool, m *glmm.Model, method Method, theta []
 	if err := checkGiven(theta, n*r+g); err != nil {
 		return nil, err
 	}
-	return newGiven(pool, m, method, modelTarget(m, method), theta, opts)
+	return newGiven(pool, m.Family(), method, modelTarget(m, method), theta, opts)
 }
 
 // NewNestedAtGivenStart is NewAtGivenStart for a nested model: the Target
@@ -527,7 +538,7 @@ func NewNestedAtGivenStart(pool *parallel.Pool, m *glmm.Nested, method Method, t
 	if err := checkGiven(theta, t.at(n)+g); err != nil {
 		return nil, err
 	}
-	return newGiven(pool, m, method, t, theta, opts)
+	return newGiven(pool, m.Family(), method, t, theta, opts)
 }
 
 // checkGiven checks a given start's length, want, and its values.
@@ -545,16 +556,14 @@ func checkGiven(theta []float64, want int) error {
 
 // newGiven expands t, made without its expansion, at theta; its Start
 // computes the start of its model afresh.
-func newGiven(pool *parallel.Pool, m interface{ Family() glmm.Family }, method Method, t *Target, theta []float64, opts []Option) (*Target, error) {
-	o, err := options(method, m.Family(), opts)
+func newGiven(pool *parallel.Pool, fam glmm.Family, method Method, t *Target, theta []float64, opts []Option) (*Target, error) {
+	o, err := options(method, fam, opts)
 	if err != nil {
 		return nil, err
 	}
-	o.eta = t.etaAt(pool, theta)
-	if _, err := t.expand(pool, o); err != nil {
+	if err := t.expandAt(pool, theta, o); err != nil {
 		return nil, err
 	}
-	t.atStart, t.origin = true, theta
 	return t, nil
 }
 

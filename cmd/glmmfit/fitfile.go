@@ -123,10 +123,10 @@ func (t *trainingData) writeContent(w io.Writer) error {
 	return b64.Close()
 }
 
-// input decodes the training data as it reads them: the decoded text is
-// never held whole, and the columns are reserved for all the rows at
-// once (at 10^6 subjects, growing them and holding the text took 17 s of
-// the 37 that predict took), until ctx ends.
+// input decodes the training data as it reads them, until ctx ends: the
+// decoded text is never held whole, and the columns are reserved for all
+// the rows at once (at 10^6 subjects, growing them and holding the text
+// took 17 s of the 37 that predict took).
 func (t *trainingData) input(ctx context.Context) (*input, error) {
 	if t.Encoding != trainingEncoding {
 		return nil, fmt.Errorf("unknown training data encoding %q", t.Encoding)

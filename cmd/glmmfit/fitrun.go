@@ -575,6 +575,8 @@ func prepareFit(ctx context.Context, e *env, o *fitOptions, prog *progress) (*fi
 	if job.own != nil {
 		job.design, job.in, err = buildOwnDesign(e.procs, job.own, &job.spec, job.f, o.out == "")
 	} else if part == nil {
+		// Not under -shard, whose processes pass each other their
+		// bounds as they build.
 		job.design, err = untilDone(ctx, func() (*formula.Design, error) {
 			return buildDesign(&job.spec, job.f, job.in, part, o.out == "")
 		})
