@@ -34,26 +34,20 @@ func decodeWritten(raw []byte, doc *document) bool {
 		return false
 	}
 	// The sections present are hashed concurrently.
-	type match struct {
-		name string
-		ok   bool
-	}
-	out := make(chan match, len(checkedSections))
+	match := make(chan bool, len(checkedSections))
 	present := 0
 	for name := range checkedSections {
 		if span, ok := members[name]; ok {
 			present++
 			go func() {
 				h := sha256.Sum256(raw[span[0]:span[1]])
-				out <- match{name, hex.EncodeToString(h[:]) == sums[name]}
+				match <- hex.EncodeToString(h[:]) == sums[name]
 			}()
 		}
 	}
 	all := true
 	for range present {
-		if m := <-out; !m.ok {
-			all = false
-		}
+		all = <-match && all
 	}
 	if !all {
 		return false
