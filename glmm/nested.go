@@ -319,6 +319,16 @@ func (mod *Nested) derivs(y, m, eta, psi float64) (d1, d2 float64) {
 }
 
 // psi returns the log dispersion in theta_g, or 0.
+// Dispersion returns the index in theta_g of psi, the log of the family's
+// dispersion parameter, and true; or 0 and false for a family without
+// one, as Model.Dispersion.
+func (mod *Nested) Dispersion() (int, bool) {
+	if mod.nd == 0 {
+		return 0, false
+	}
+	return mod.p + 2, true
+}
+
 func (mod *Nested) psi(thetaG []float64) float64 {
 	if mod.nd == 0 {
 		return 0

@@ -65,10 +65,15 @@ type PredictSettings struct {
 }
 
 // Predictions holds, for each row, the posterior mean, sd and interval of
-// its linear predictor and of its mean response.
+// its linear predictor, of its mean response, and of a new observation of
+// the response (the posterior predictive distribution, with the family's
+// own noise: what brms's predict gives, where the mean is its fitted).
+// Y, YSD, YLo and YHi are NaN for the binomial family, whose numbers of
+// trials new rows do not give.
 type Predictions struct {
 	Eta, EtaSD, EtaLo, EtaHi     []float64
 	Mean, MeanSD, MeanLo, MeanHi []float64
+	Y, YSD, YLo, YHi             []float64
 }
 
 // predictCheckEvery is how many draws Predict makes between looks at its
@@ -143,10 +148,12 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 		}
 		return nil
 	}
-	return predictBatches(ctx, len(nd.Known), draws, level, set.Workers, m.Mean, batch, func(s, lo, hi int, etaDraws []float64) error {
+	resp := newResponseDraws(m.Family(), set.Seed, draws)
+	return predictBatches(ctx, len(nd.Known), draws, level, set.Workers, m.Mean, resp != nil, batch, func(s, lo, hi int, etaDraws, yDraws []float64) error {
 		if err := smp.draw(uint64(s), theta, need); err != nil {
 			return err
 		}
+		disp := dispersionOf(m, theta[n*r:], nd.ResponseScale)
 		copy(beta, theta[n*r:n*r+p])
 		omega := slices.Clone(theta[n*r+p : n*r+p+glmm.NumOmega(r)])
 		m.MaskOmega(omega)
@@ -191,10 +198,32 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 					eta += uNew[c]
 				}
 			}
-			etaDraws[(k-lo)*draws+s] = er.onDataScale(k, eta)
+			eta = er.onDataScale(k, eta)
+			etaDraws[(k-lo)*draws+s] = eta
+			if resp != nil {
+				yDraws[(k-lo)*draws+s] = resp.draw(s, k, m.Mean(eta), disp)
+			}
 		}
 		return nil
 	})
+}
+
+// dispersionOf returns the dispersion of m's family on the data's scale
+// at the global block thetaG, its response fitted at scale (0 means 1):
+// the residual sd for gaussian, phi for negbinomial, 0 for the others.
+func dispersionOf(m interface {
+	Family() glmm.Family
+	Dispersion() (int, bool)
+}, thetaG []float64, scale float64) float64 {
+	j, ok := m.Dispersion()
+	if !ok {
+		return 0
+	}
+	d := math.Exp(thetaG[j])
+	if m.Family() == glmm.Gaussian && scale != 0 {
+		d *= scale
+	}
+	return d
 }
 
 // etaRows computes the parts of new rows' linear predictors that every
@@ -260,20 +289,25 @@ func predictDraws(set PredictSettings) (draws int, level float64, err error) {
 	return draws, level, nil
 }
 
-// predictBatches returns the summaries of rows rows' draws of eta, and of
-// mean(eta), at level, a batch of rows [lo, hi) at a time: batch prepares
-// the batch, then draw writes draw s of its rows, row k's at
-// etaDraws[(k-lo)*draws+s], for each s in turn, and each row's draws are
-// summarised on up to workers goroutines (0 means GOMAXPROCS).
-func predictBatches(ctx context.Context, rows, draws int, level float64, workers int, mean func(float64) float64,
-	batch func(lo, hi int) error, draw func(s, lo, hi int, etaDraws []float64) error) (*Predictions, error) {
+// predictBatches returns the summaries of rows rows' draws of eta, of
+// mean(eta) and, with response, of the response, at level, a batch of
+// rows [lo, hi) at a time: batch prepares the batch, then draw writes
+// draw s of its rows, row k's at etaDraws[(k-lo)*draws+s] and with
+// response at yDraws' (nil without), for each s in turn, and each row's
+// draws are summarised on up to workers goroutines (0 means GOMAXPROCS).
+func predictBatches(ctx context.Context, rows, draws int, level float64, workers int, mean func(float64) float64, response bool,
+	batch func(lo, hi int) error, draw func(s, lo, hi int, etaDraws, yDraws []float64) error) (*Predictions, error) {
 	pr := &Predictions{}
-	for _, col := range []*[]float64{&pr.Eta, &pr.EtaSD, &pr.EtaLo, &pr.EtaHi, &pr.Mean, &pr.MeanSD, &pr.MeanLo, &pr.MeanHi} {
+	for _, col := range []*[]float64{&pr.Eta, &pr.EtaSD, &pr.EtaLo, &pr.EtaHi, &pr.Mean, &pr.MeanSD, &pr.MeanLo, &pr.MeanHi, &pr.Y, &pr.YSD, &pr.YLo, &pr.YHi} {
 		*col = make([]float64, rows)
 	}
 	size := max(1, predictBatch/draws)
 	etaDraws := make([]float64, min(size, rows)*draws)
 	meanDraws := make([]float64, len(etaDraws))
+	var yDraws []float64
+	if response {
+		yDraws = make([]float64, len(etaDraws))
+	}
 	alpha := (1 - level) / 2
 	// Each row's draws are summarised on its own: rows in chunks on a
 	// pool, batchLo being the first row of the batch held.
@@ -301,6 +335,14 @@ func predictBatches(ctx context.Context, rows, draws int, level float64, workers
 			}
 			pr.Mean[k], pr.MeanSD[k] = meanSD(mu)
 			pr.MeanLo[k], pr.MeanHi[k] = quantile(mu, alpha), quantile(mu, 1-alpha)
+			if yDraws == nil {
+				pr.Y[k], pr.YSD[k], pr.YLo[k], pr.YHi[k] = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+				continue
+			}
+			y := yDraws[(k-batchLo)*draws : (k-batchLo+1)*draws]
+			slices.Sort(y)
+			pr.Y[k], pr.YSD[k] = meanSD(y)
+			pr.YLo[k], pr.YHi[k] = quantile(y, alpha), quantile(y, 1-alpha)
 		}
 		return nil
 	}
@@ -318,7 +360,7 @@ func predictBatches(ctx context.Context, rows, draws int, level float64, workers
 					return nil, err
 				}
 			}
-			if err := draw(s, lo, hi, etaDraws); err != nil {
+			if err := draw(s, lo, hi, etaDraws, yDraws); err != nil {
 				return nil, err
 			}
 		}

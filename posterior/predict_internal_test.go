@@ -153,3 +153,87 @@ func repeatRows(nd NewData, times int) NewData {
 	}
 	return out
 }
+
+// TestPredictResponse: the draws of a new observation have the mean of
+// the mean response and, by the law of total variance, the variance of
+// the mean plus the family's own: mu for poisson, sigma^2 for gaussian
+// (E[exp(2 psi)] under q's Gaussian marginal of psi), p(1-p) of their mean
+// for bernoulli's 0s and 1s, and for negbinomial more than poisson's by
+// mu^2/phi. Binomial rows, whose trials the new data do not give, have
+// none.
+func TestPredictResponse(t *testing.T) {
+	const draws = 20000
+	for _, c := range []struct {
+		family string
+		disp   float64
+	}{
+		{"gaussian", 0.8}, {"poisson", 0}, {"bernoulli", 0}, {"negbinomial", 2}, {"binomial", 0},
+	} {
+		fr, truth, err := datasets.Simulate(datasets.SimSpec{Family: c.family, Subjects: 40, Obs: 5,
+			Beta: []float64{0.2, -0.5}, RECov: [][]float64{{0.4}}, Dispersion: c.disp, Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fam, err := glmm.ParseFamily(c.family)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := formula.Parse(truth.Formula)
+		d, err := formula.Build(f, fr, formula.Options{Family: fam})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := d.Model()
+		res, err := vi.Fit(context.Background(), m, vi.Settings{Seed: 2, MaxIter: 2000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Subject 0's first row, and the same row of a new subject.
+		X, Z := m.FixedDesign(), m.RandomDesign()
+		lo, _ := m.SubjectRows(0)
+		nx := mat.NewDense(2, 2, []float64{X.At(lo, 0), X.At(lo, 1), X.At(lo, 0), X.At(lo, 1)})
+		nz := mat.NewDense(2, 1, []float64{Z.At(lo, 0), Z.At(lo, 0)})
+		nd := NewData{X: nx, Z: nz, Group: []int{0, 0}, Known: []bool{true, false}}
+		pr, err := Predict(context.Background(), res, m, m, nd, PredictSettings{Draws: draws, Seed: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range 2 {
+			y, ysd, mu, musd := pr.Y[k], pr.YSD[k], pr.Mean[k], pr.MeanSD[k]
+			if fam == glmm.Binomial {
+				if !math.IsNaN(y) || !math.IsNaN(ysd) || !math.IsNaN(pr.YLo[k]) || !math.IsNaN(pr.YHi[k]) {
+					t.Errorf("binomial row %d: response %v ± %v, want NaN", k, y, ysd)
+				}
+				continue
+			}
+			if !(pr.YLo[k] <= y && y <= pr.YHi[k]) {
+				t.Errorf("%s row %d: response mean %v outside its interval [%v, %v]", c.family, k, y, pr.YLo[k], pr.YHi[k])
+			}
+			if math.Abs(y-mu) > 5*ysd/math.Sqrt(draws) {
+				t.Errorf("%s row %d: response mean %v, the mean's %v (Monte Carlo sd %.3g)", c.family, k, y, mu, ysd/math.Sqrt(draws))
+			}
+			v := ysd * ysd
+			switch fam {
+			case glmm.Gaussian:
+				gm, gs := res.GlobalMoments()
+				j, _ := m.Dispersion()
+				want := musd*musd + math.Exp(2*gm[j]+2*gs[j]*gs[j])
+				if math.Abs(v/want-1) > 0.05 {
+					t.Errorf("gaussian row %d: response variance %v, want %v", k, v, want)
+				}
+			case glmm.Poisson:
+				if want := musd*musd + mu; math.Abs(v/want-1) > 0.05 {
+					t.Errorf("poisson row %d: response variance %v, want %v", k, v, want)
+				}
+			case glmm.Bernoulli:
+				if want := y * (1 - y) * draws / (draws - 1); math.Abs(v-want) > 1e-12 {
+					t.Errorf("bernoulli row %d: response variance %v, want %v", k, v, want)
+				}
+			case glmm.NegBinomial:
+				if poisson := musd*musd + mu; v < 1.2*poisson {
+					t.Errorf("negbinomial row %d: response variance %v, not over poisson's %v", k, v, poisson)
+				}
+			}
+		}
+	}
+}

@@ -23,6 +23,7 @@ const (
 	predictStream    = 2 // Predict's draws of q
 	newSubjectStream = 3 // Predict's random effects of new subjects
 	correctedStream  = 4 // Predict's random effects of known subjects under a correction
+	responseStream   = 5 // Predict's new observations of the response
 )
 
 // sampler draws theta = (b_1, ..., b_n, theta_g) from a fit's q with the

@@ -308,7 +308,8 @@ func groupLabels(fr *datasets.Frame, name string) []string {
 func (pr *predictions) write(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	cw := csv.NewWriter(bw)
-	cw.Write([]string{"row", pr.group, "type", "eta", "eta_sd", "eta_lower", "eta_upper", "mean", "mean_sd", "mean_lower", "mean_upper"})
+	cw.Write([]string{"row", pr.group, "type", "eta", "eta_sd", "eta_lower", "eta_upper", "mean", "mean_sd", "mean_lower", "mean_upper",
+		"response", "response_sd", "response_lower", "response_upper"})
 	for k, row := range pr.rows {
 		typ := "marginal"
 		if pr.known[k] {
@@ -316,7 +317,8 @@ func (pr *predictions) write(w io.Writer) error {
 		}
 		cw.Write([]string{strconv.Itoa(row), pr.labels[k], typ,
 			csvFloat(pr.Eta[k]), csvFloat(pr.EtaSD[k]), csvFloat(pr.EtaLo[k]), csvFloat(pr.EtaHi[k]),
-			csvFloat(pr.Mean[k]), csvFloat(pr.MeanSD[k]), csvFloat(pr.MeanLo[k]), csvFloat(pr.MeanHi[k])})
+			csvFloat(pr.Mean[k]), csvFloat(pr.MeanSD[k]), csvFloat(pr.MeanLo[k]), csvFloat(pr.MeanHi[k]),
+			csvFloat(pr.Y[k]), csvFloat(pr.YSD[k]), csvFloat(pr.YLo[k]), csvFloat(pr.YHi[k])})
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {

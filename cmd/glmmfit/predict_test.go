@@ -24,7 +24,8 @@ import (
 // TestPredictHeldOutVisit simulates longitudinal data with known truth,
 // fits all visits but the last, and predicts the last visit: the 95%
 // intervals of the mean must cover the true mean exp(x'beta + z'b_i) of at
-// least 90% of the held-out rows. Rows of a subject absent from the training
+// least 90% of the held-out rows, and those of a new observation the
+// held-out count itself. Rows of a subject absent from the training
 // data are predicted marginally.
 func TestPredictHeldOutVisit(t *testing.T) {
 	spec := datasets.SimSpec{
@@ -89,7 +90,7 @@ func checkHeldOut(t *testing.T, dir, method string, spec datasets.SimSpec, truth
 		t.Errorf("predict -out wrote to stdout: %q", r.stdout)
 	}
 	rows := readCSV(t, filepath.Join(dir, pred))
-	wantHeader := "row,id,type,eta,eta_sd,eta_lower,eta_upper,mean,mean_sd,mean_lower,mean_upper"
+	wantHeader := "row,id,type,eta,eta_sd,eta_lower,eta_upper,mean,mean_sd,mean_lower,mean_upper,response,response_sd,response_lower,response_upper"
 	if strings.Join(rows[0], ",") != wantHeader {
 		t.Fatalf("header %q, want %q", rows[0], wantHeader)
 	}
@@ -104,7 +105,8 @@ func checkHeldOut(t *testing.T, dir, method string, spec datasets.SimSpec, truth
 	for i, l := range all.Levels() {
 		levels[l] = i
 	}
-	covered := 0
+	yc, _ := testFrame.Column("y")
+	covered, coveredY := 0, 0
 	for k := range nTest {
 		row := rows[k]
 		if row[0] != strconv.Itoa(k+1) || row[1] != ids.Str[k] || row[2] != "conditional" {
@@ -126,11 +128,20 @@ func checkHeldOut(t *testing.T, dir, method string, spec datasets.SimSpec, truth
 		if meanLo <= mu && mu <= meanHi {
 			covered++
 		}
+		if y, lo, hi := yc.Num[k], v[10], v[11]; lo <= y && y <= hi {
+			coveredY++
+		}
 	}
 	rate := float64(covered) / float64(nTest)
 	t.Logf("95%% intervals of the mean cover the true mean in %d of %d held-out rows (%.1f%%)", covered, nTest, 100*rate)
 	if rate < 0.9 {
 		t.Errorf("coverage %.3f < 0.9", rate)
+	}
+	// A new observation's interval covers the held-out count itself.
+	rateY := float64(coveredY) / float64(nTest)
+	t.Logf("95%% intervals of a new observation cover the held-out count in %d of %d rows (%.1f%%)", coveredY, nTest, 100*rateY)
+	if rateY < 0.9 {
+		t.Errorf("coverage of the held-out counts %.3f < 0.9", rateY)
 	}
 	for _, row := range rows[nTest:] {
 		if row[1] != "snew" || row[2] != "marginal" {
@@ -350,8 +361,9 @@ func TestFitMissingDrop(t *testing.T) {
 // its response standardised (-prior auto) are on the data's scale: with a
 // residual sd of 0.05 against random effects and predictors of order 1
 // and a response shifted to about 500, each training row's predicted mean
-// is within 4 sigma of its response, for subjects seen and, for a new
-// subject, its interval holds the population mean.
+// is within 4 sigma of its response, a new observation's sd adds sigma
+// on the data's scale, and, for a new subject, its interval holds the
+// population mean.
 func TestPredictGaussianScale(t *testing.T) {
 	dir := t.TempDir()
 	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "gaussian", "-subjects", "40", "-obs", "8",
@@ -370,6 +382,36 @@ func TestPredictGaussianScale(t *testing.T) {
 		if math.Abs(y-mu) > 4*0.05 {
 			t.Errorf("row %d: predicted mean %v, response %v", k, mu, y)
 		}
+	}
+	// A new observation adds the residual sd on the data's scale, by the
+	// law of total variance: response_sd^2 = mean_sd^2 + E[sigma^2], with
+	// E[sigma^2] from the fit's sigma (estimate^2 + est_error^2), on
+	// average over the rows within 5% (the response is fitted
+	// standardised, at an sd near 1.6: left on that scale, sigma would be
+	// 40% too small).
+	raw, err := os.ReadFile(filepath.Join(dir, "fit.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sig struct {
+		Dispersion struct {
+			Estimate float64 `json:"estimate"`
+			EstError float64 `json:"est_error"`
+		} `json:"dispersion"`
+	}
+	if err := json.Unmarshal(raw, &sig); err != nil {
+		t.Fatal(err)
+	}
+	sigma2 := sig.Dispersion.Estimate*sig.Dispersion.Estimate + sig.Dispersion.EstError*sig.Dispersion.EstError
+	msd, rsd := colIndex(t, pred[0], "mean_sd"), colIndex(t, pred[0], "response_sd")
+	ratio := 0.0
+	for k := 1; k < len(pred); k++ {
+		m, _ := strconv.ParseFloat(pred[k][msd], 64)
+		r, _ := strconv.ParseFloat(pred[k][rsd], 64)
+		ratio += r * r / (m*m + sigma2) / float64(len(pred)-1)
+	}
+	if math.Abs(ratio-1) > 0.05 || !(sig.Dispersion.Estimate > 0.04 && sig.Dispersion.Estimate < 0.06) {
+		t.Errorf("response variance over mean_sd^2 + E[sigma^2] (sigma %v ± %v): %v on average, want 1", sig.Dispersion.Estimate, sig.Dispersion.EstError, ratio)
 	}
 	// A new subject at t = 0, x1 = 0: the population mean 500 with the
 	// random intercept's sd of 1.5 around it.

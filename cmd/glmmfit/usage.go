@@ -296,8 +296,14 @@ Flags:
 
 Output: CSV with columns row (the data row, 1 for the first after the
 header), the grouping factor, type, eta, eta_sd, eta_lower, eta_upper, mean,
-mean_sd, mean_lower, mean_upper. The mean is exp(eta) for poisson and the
-probability logistic(eta) for bernoulli and binomial (per trial).
+mean_sd, mean_lower, mean_upper, response, response_sd, response_lower,
+response_upper. The mean is exp(eta) for poisson and negbinomial and the
+probability logistic(eta) for bernoulli and binomial (per trial): what
+brms's fitted() gives. The response is a new observation, drawn with the
+family's own noise (the residual sd sigma, the counts' spread, the 0 or 1)
+for each draw of the mean: what brms's predict() gives, and what an
+interval for a new measurement needs; NA for binomial, whose numbers of
+trials the new rows do not give.
 
 Example:
   glmmfit fit -data train.csv -formula 'y ~ t + x1 + (1 + t | id)' -family poisson -out fit.json
