@@ -203,13 +203,11 @@ func PredictNested(ctx context.Context, res *vi.Result, target vi.Target, m *glm
 		need = slices.Compact(need)
 		return nil
 	}
-	resp := newResponseDraws(m.Family(), set.Seed, draws)
-	return predictBatches(ctx, rows, draws, level, set.Workers, mean, resp != nil, batch, func(s, lo, hi int, etaDraws, yDraws []float64) error {
+	return predictBatches(ctx, rows, draws, level, set.Workers, mean, m.Family(), set.Seed, batch, func(s, lo, hi int, etaDraws []float64) (float64, error) {
 		if err := smp.draw(uint64(s), theta, need); err != nil {
-			return err
+			return 0, err
 		}
 		beta := theta[nr : nr+p]
-		disp := dispersionOf(m, theta[nr:], nd.ResponseScale)
 		// New levels' effects from N(0, exp(-2 omega)): u then v,
 		// one each per draw of q.
 		s1, s2 := parallel.StreamSeed(set.Seed, newSubjectStream, uint64(s))
@@ -225,12 +223,8 @@ func PredictNested(ctx context.Context, res *vi.Result, target vi.Target, m *glm
 			if b := nd.Inner[k]; b >= 0 && parent[b] >= 0 {
 				v = theta[at[b]]
 			}
-			eta = er.onDataScale(k, eta+u+v)
-			etaDraws[(k-lo)*draws+s] = eta
-			if resp != nil {
-				yDraws[(k-lo)*draws+s] = resp.draw(s, k, mean(eta), disp)
-			}
+			etaDraws[(k-lo)*draws+s] = er.onDataScale(k, eta+u+v)
 		}
-		return nil
+		return dispersionOf(m, theta[nr:], nd.ResponseScale), nil
 	})
 }

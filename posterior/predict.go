@@ -148,17 +148,15 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 		}
 		return nil
 	}
-	resp := newResponseDraws(m.Family(), set.Seed, draws)
-	return predictBatches(ctx, len(nd.Known), draws, level, set.Workers, m.Mean, resp != nil, batch, func(s, lo, hi int, etaDraws, yDraws []float64) error {
+	return predictBatches(ctx, len(nd.Known), draws, level, set.Workers, m.Mean, m.Family(), set.Seed, batch, func(s, lo, hi int, etaDraws []float64) (float64, error) {
 		if err := smp.draw(uint64(s), theta, need); err != nil {
-			return err
+			return 0, err
 		}
-		disp := dispersionOf(m, theta[n*r:], nd.ResponseScale)
 		copy(beta, theta[n*r:n*r+p])
 		omega := slices.Clone(theta[n*r+p : n*r+p+glmm.NumOmega(r)])
 		m.MaskOmega(omega)
 		if !chol.Factorize(glmm.RECov(omega, r)) {
-			return fmt.Errorf("posterior: draw %d: random-effect covariance is not positive definite", s)
+			return 0, fmt.Errorf("posterior: draw %d: random-effect covariance is not positive definite", s)
 		}
 		chol.LTo(&lower)
 		// A new subject's random effects: one draw per draw of q,
@@ -198,13 +196,9 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 					eta += uNew[c]
 				}
 			}
-			eta = er.onDataScale(k, eta)
-			etaDraws[(k-lo)*draws+s] = eta
-			if resp != nil {
-				yDraws[(k-lo)*draws+s] = resp.draw(s, k, m.Mean(eta), disp)
-			}
+			etaDraws[(k-lo)*draws+s] = er.onDataScale(k, eta)
 		}
-		return nil
+		return dispersionOf(m, theta[n*r:], nd.ResponseScale), nil
 	})
 }
 
@@ -290,13 +284,15 @@ func predictDraws(set PredictSettings) (draws int, level float64, err error) {
 }
 
 // predictBatches returns the summaries of rows rows' draws of eta, of
-// mean(eta) and, with response, of the response, at level, a batch of
-// rows [lo, hi) at a time: batch prepares the batch, then draw writes
-// draw s of its rows, row k's at etaDraws[(k-lo)*draws+s] and with
-// response at yDraws' (nil without), for each s in turn, and each row's
-// draws are summarised on up to workers goroutines (0 means GOMAXPROCS).
-func predictBatches(ctx context.Context, rows, draws int, level float64, workers int, mean func(float64) float64, response bool,
-	batch func(lo, hi int) error, draw func(s, lo, hi int, etaDraws, yDraws []float64) error) (*Predictions, error) {
+// mean(eta) and of a new observation of family fam (newResponseDraws
+// with seed), at level, a batch of rows [lo, hi) at a time: batch
+// prepares the batch, then draw writes draw s of its rows, row k's at
+// etaDraws[(k-lo)*draws+s], and returns the draw's dispersion
+// (dispersionOf), for each s in turn, and each row's draws are summarised
+// on up to workers goroutines (0 means GOMAXPROCS), its new observations
+// drawn there.
+func predictBatches(ctx context.Context, rows, draws int, level float64, workers int, mean func(float64) float64, fam glmm.Family, seed uint64,
+	batch func(lo, hi int) error, draw func(s, lo, hi int, etaDraws []float64) (disp float64, err error)) (*Predictions, error) {
 	pr := &Predictions{}
 	for _, col := range []*[]float64{&pr.Eta, &pr.EtaSD, &pr.EtaLo, &pr.EtaHi, &pr.Mean, &pr.MeanSD, &pr.MeanLo, &pr.MeanHi, &pr.Y, &pr.YSD, &pr.YLo, &pr.YHi} {
 		*col = make([]float64, rows)
@@ -305,9 +301,10 @@ func predictBatches(ctx context.Context, rows, draws int, level float64, workers
 	etaDraws := make([]float64, min(size, rows)*draws)
 	meanDraws := make([]float64, len(etaDraws))
 	var yDraws []float64
-	if response {
+	if drawsResponse(fam) {
 		yDraws = make([]float64, len(etaDraws))
 	}
+	disp := make([]float64, draws)
 	alpha := (1 - level) / 2
 	// Each row's draws are summarised on its own: rows in chunks on a
 	// pool, batchLo being the first row of the batch held.
@@ -318,8 +315,19 @@ func predictBatches(ctx context.Context, rows, draws int, level float64, workers
 	defer pool.Close()
 	var batchLo, batchHi int
 	summarise := func(c int) error {
+		resp := newResponseDraws(fam, seed, draws) // nil without
 		for k := batchLo + c*predictRowChunk; k < min(batchHi, batchLo+(c+1)*predictRowChunk); k++ {
 			eta := etaDraws[(k-batchLo)*draws : (k-batchLo+1)*draws]
+			var y []float64
+			if resp != nil {
+				// Before eta's draws are sorted: draw s of the
+				// response goes with draw s of eta and of the
+				// dispersion.
+				y = yDraws[(k-batchLo)*draws : (k-batchLo+1)*draws]
+				for s, e := range eta {
+					y[s] = resp.draw(s, k, mean(e), disp[s])
+				}
+			}
 			slices.Sort(eta)
 			pr.Eta[k], pr.EtaSD[k] = meanSD(eta)
 			pr.EtaLo[k], pr.EtaHi[k] = quantile(eta, alpha), quantile(eta, 1-alpha)
@@ -335,11 +343,10 @@ func predictBatches(ctx context.Context, rows, draws int, level float64, workers
 			}
 			pr.Mean[k], pr.MeanSD[k] = meanSD(mu)
 			pr.MeanLo[k], pr.MeanHi[k] = quantile(mu, alpha), quantile(mu, 1-alpha)
-			if yDraws == nil {
+			if resp == nil {
 				pr.Y[k], pr.YSD[k], pr.YLo[k], pr.YHi[k] = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 				continue
 			}
-			y := yDraws[(k-batchLo)*draws : (k-batchLo+1)*draws]
 			slices.Sort(y)
 			pr.Y[k], pr.YSD[k] = meanSD(y)
 			pr.YLo[k], pr.YHi[k] = quantile(y, alpha), quantile(y, 1-alpha)
@@ -360,9 +367,11 @@ func predictBatches(ctx context.Context, rows, draws int, level float64, workers
 					return nil, err
 				}
 			}
-			if err := draw(s, lo, hi, etaDraws, yDraws); err != nil {
+			d, err := draw(s, lo, hi, etaDraws)
+			if err != nil {
 				return nil, err
 			}
+			disp[s] = d
 		}
 		batchLo, batchHi = lo, hi
 		if err := pool.Run((hi-lo+predictRowChunk-1)/predictRowChunk, summarise); err != nil {

@@ -24,11 +24,14 @@ type responseDraws struct {
 	rng         *rand.Rand
 }
 
+// drawsResponse reports whether Predict draws new observations of family
+// fam: not binomial ones, whose numbers of trials new rows do not give.
+func drawsResponse(fam glmm.Family) bool { return fam != glmm.Binomial }
+
 // newResponseDraws returns the responseDraws of family fam for draws
-// draws, or nil for the binomial family, whose numbers of trials new rows
-// do not give.
+// draws, or nil where drawsResponse says none are drawn.
 func newResponseDraws(fam glmm.Family, seed uint64, draws int) *responseDraws {
-	if fam == glmm.Binomial {
+	if !drawsResponse(fam) {
 		return nil
 	}
 	d := &responseDraws{fam: fam, seed: seed, draws: uint64(draws)}
