@@ -1373,33 +1373,37 @@ func designStats(b bound, rows []int) ([]colStat, error) {
 	p := len(b.c.cols)
 	rv := b.c.newRowValues()
 	buf := make([]float64, p)
-	// A first pass finds the errors of designMatrix and, for a wide
-	// design, whether designMatrix would make it sparse.
+	n := len(rows)
+	a := newStatsAcc(p)
+	a.n = n
+	// The first pass finds the errors of designMatrix, whether
+	// designMatrix would make a wide design sparse, and the first pass of
+	// the statistics, to which a zero entry adds nothing (statsAcc.first),
+	// so that sparse or not it is entryStats'.
 	nnz := 0
 	for _, i := range rows {
 		if err := b.values(i, rv); err != nil {
 			return nil, err
 		}
 		b.c.row(rv, buf)
-		for _, v := range buf {
+		for j, v := range buf {
 			if v != 0 {
 				nnz++
 			}
+			a.first(j, v)
 		}
 	}
-	n := len(rows)
 	sparse := p > sparseMinCols && float64(nnz) < sparseMaxDensity*float64(n)*float64(p)
-	return entryStats(n, p, func(f func(j int, v float64)) {
-		for _, i := range rows {
-			b.values(i, rv) // no error: the first pass read every row
-			b.c.row(rv, buf)
-			for j, v := range buf {
-				if !sparse || v != 0 {
-					f(j, v)
-				}
+	for _, i := range rows {
+		b.values(i, rv) // no error: the first pass read every row
+		b.c.row(rv, buf)
+		for j, v := range buf {
+			if !sparse || v != 0 {
+				a.second(j, v)
 			}
 		}
-	}), nil
+	}
+	return a.stats(), nil
 }
 
 // designMatrix evaluates the coder's columns at rows: a *sparse.CSR when
