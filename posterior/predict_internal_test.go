@@ -237,3 +237,17 @@ func TestPredictResponse(t *testing.T) {
 		}
 	}
 }
+
+// TestResponseDrawsAllocs: a new observation is drawn without allocating,
+// for every family and for Poisson means on both sides of gonum's switch
+// of method at 10.
+func TestResponseDrawsAllocs(t *testing.T) {
+	for _, fam := range []glmm.Family{glmm.Gaussian, glmm.Poisson, glmm.NegBinomial, glmm.Bernoulli} {
+		d := newResponseDraws(fam, 1, 100)
+		for _, mu := range []float64{0.3, 5.5, 25.5} {
+			if a := testing.AllocsPerRun(50, func() { d.draw(3, 4, mu, 2) }); a != 0 {
+				t.Errorf("%v at mean %v: %v allocations a draw", fam, mu, a)
+			}
+		}
+	}
+}
