@@ -48,7 +48,8 @@ type trainingData struct {
 	// the text is never held whole. Nil in a fit file read back.
 	frame *datasets.Frame
 	// text, when not nil, is the content as the fit file read back holds
-	// it (decodeWritten), in place of Content.
+	// it (decodeWritten), in place of Content, for input alone: such a
+	// document is not written again.
 	text []byte
 }
 
@@ -80,10 +81,6 @@ func newTrainingData(in *input, cols []string) (*trainingData, error) {
 // gzip-compressed CSV in base64, to w.
 func (t *trainingData) writeContent(w io.Writer) error {
 	if t.frame == nil {
-		if t.text != nil {
-			_, err := w.Write(t.text)
-			return err
-		}
 		_, err := io.WriteString(w, t.Content)
 		return err
 	}

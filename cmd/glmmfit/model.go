@@ -7,7 +7,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -235,9 +234,6 @@ func dataError(err error, in *input) error {
 	return fmt.Errorf("%s: %s", where, msg)
 }
 
-// decimal matches the numbers the CSV reader accepts.
-var decimal = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
-
 // checkTypos reports a column used by the model that was read as
 // categorical only because of a few values that are not numbers: a typo in
 // a numeric column. R would silently make such a column a factor. The
@@ -291,7 +287,7 @@ func (t *typoCount) count(in *input, col *datasets.Column) {
 			continue
 		}
 		t.total++
-		if decimal.MatchString(strings.TrimSpace(s)) {
+		if datasets.IsDecimal(strings.TrimSpace(s)) {
 			t.nums++
 		} else if t.where == "" {
 			t.where, t.first = in.where(k, col.Name), s
