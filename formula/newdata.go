@@ -5,9 +5,13 @@
 package formula
 
 import (
+	"fmt"
+	"math"
+
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/sparsevi/sparsevi/datasets"
+	"github.com/sparsevi/sparsevi/glmm"
 )
 
 // NewData codes the rows of a new data frame as the design's training data
@@ -86,4 +90,88 @@ func (d *Design) NewOffset(fr *datasets.Frame) ([]float64, error) {
 		rows[i] = i
 	}
 	return d.offset(fr, rows)
+}
+
+// NewTrials returns the number of trials of each row of a new data frame
+// for a cbind() response, as the training data's were counted: s + f for
+// cbind(s, f), n for cbind(s, n - s). It returns nil when the response is
+// not a cbind(), or when fr lacks a column the count needs, so that a new
+// observation of the response cannot be drawn. A row with a missing value
+// in such a column has NaN; counts the binomial family cannot take (see
+// glmm.Family.CheckResponse) are an error naming the row.
+func (d *Design) NewTrials(fr *datasets.Frame) ([]float64, error) {
+	if fr == nil {
+		return nil, &DataError{Msg: "no data frame"}
+	}
+	r := d.f.resp
+	vars := trialVars(r)
+	if vars == nil {
+		return nil, nil
+	}
+	var uses []use
+	for _, v := range vars {
+		if _, ok := fr.Column(v.col); !ok {
+			return nil, nil
+		}
+		uses = append(uses, use{col: v.col, tok: v.label, pos: v.pos, numeric: true, why: "cbind() needs numeric counts"})
+	}
+	if err := resolve(uses, fr); err != nil {
+		return nil, err
+	}
+	cols := make([]*datasets.Column, len(vars))
+	for j, v := range vars {
+		cols[j], _ = fr.Column(v.col)
+	}
+	trials := make([]float64, fr.NumRows())
+	for i := range trials {
+		missing := false
+		for _, c := range cols {
+			missing = missing || c.Missing[i]
+		}
+		if missing {
+			trials[i] = math.NaN()
+			continue
+		}
+		m := 0.0
+		for j, c := range cols {
+			x := c.Num[i]
+			if !(x >= 0) || x != math.Trunc(x) || math.IsInf(x, 0) {
+				return nil, &DataError{Token: vars[j].label, Pos: vars[j].pos, Column: vars[j].col, Row: i + 1,
+					Msg: fmt.Sprintf("%v is not a count: cbind() needs whole numbers of successes and trials", x)}
+			}
+			m += x
+		}
+		v := vars[len(vars)-1]
+		switch {
+		case m < 1:
+			return nil, &DataError{Token: "cbind", Pos: r.pos, Column: v.col, Row: i + 1, Msg: "a new observation needs at least one trial, not 0"}
+		case m > glmm.MaxCount:
+			return nil, &DataError{Token: "cbind", Pos: r.pos, Column: v.col, Row: i + 1,
+				Msg: fmt.Sprintf("%v trials are more than %.4g, the largest number a float64 holds exactly", m, float64(glmm.MaxCount))}
+		}
+		trials[i] = m
+	}
+	return trials, nil
+}
+
+// TrialColumns returns the columns of a cbind() response from which
+// NewTrials counts a new row's trials (s and f of cbind(s, f), n of
+// cbind(s, n - s)), or nil for a response of one column.
+func (d *Design) TrialColumns() []string {
+	var cols []string
+	for _, v := range trialVars(d.f.resp) {
+		cols = append(cols, v.col)
+	}
+	return cols
+}
+
+// trialVars returns the variables of response r that count its trials.
+func trialVars(r response) []variable {
+	switch r.kind {
+	case respFailures:
+		return []variable{r.y, r.second}
+	case respTrials:
+		return []variable{r.second}
+	}
+	return nil
 }

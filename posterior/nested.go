@@ -111,9 +111,10 @@ type NestedData struct {
 	// numbered as glmm.NestedConfig numbers them, or -1 for a level the
 	// model has not seen.
 	Outer, Inner []int
-	// Offset, ResponseCenter and ResponseScale are NewData's.
+	// Offset, ResponseCenter, ResponseScale and Trials are NewData's.
 	Offset                        []float64
 	ResponseCenter, ResponseScale float64
+	Trials                        []float64
 }
 
 // PredictNested draws the linear predictor of every row of nd from res, a
@@ -144,7 +145,7 @@ func PredictNested(ctx context.Context, res *vi.Result, target vi.Target, m *glm
 	}
 	rows := len(nd.Outer)
 	p := m.NumFixed()
-	if len(nd.Inner) != rows || (nd.Offset != nil && len(nd.Offset) != rows) {
+	if len(nd.Inner) != rows || (nd.Offset != nil && len(nd.Offset) != rows) || (nd.Trials != nil && len(nd.Trials) != rows) {
 		return nil, errors.New("posterior: PredictNested: the new data do not match the model")
 	}
 	if nd.X != nil {
@@ -203,7 +204,7 @@ func PredictNested(ctx context.Context, res *vi.Result, target vi.Target, m *glm
 		need = slices.Compact(need)
 		return nil
 	}
-	return predictBatches(ctx, rows, draws, level, set.Workers, mean, m.Family(), set.Seed, batch, func(s, lo, hi int, etaDraws []float64) (float64, error) {
+	return predictBatches(ctx, rows, draws, level, set.Workers, mean, responseOf(m.Family(), nd.Trials), set.Seed, batch, func(s, lo, hi int, etaDraws []float64) (float64, error) {
 		if err := smp.draw(uint64(s), theta, need); err != nil {
 			return 0, err
 		}

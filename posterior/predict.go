@@ -41,6 +41,10 @@ type NewData struct {
 	// standardised gaussian response back to the data's scale: center +
 	// scale eta. Zero values mean 0 and 1.
 	ResponseCenter, ResponseScale float64
+	// Trials is the number of trials of each row for the binomial family
+	// (formula.Design's NewTrials), of which a new observation draws its
+	// successes; nil, or NaN for a row, where it is not known.
+	Trials []float64
 }
 
 // PredictSettings are the settings of Predict.
@@ -68,8 +72,12 @@ type PredictSettings struct {
 // its linear predictor, of its mean response, and of a new observation of
 // the response (the posterior predictive distribution, with the family's
 // own noise: what brms's predict gives, where the mean is its fitted).
-// Y, YSD, YLo and YHi are NaN for the binomial family, whose numbers of
-// trials new rows do not give.
+// For the binomial family the mean is the probability of a success and
+// the new observation the number of successes in the row's trials
+// (NewData.Trials); Y, YSD, YLo and YHi are NaN for a row whose trials
+// are not known. The interval of a count (every family but gaussian) has
+// whole ends, the quantiles of its draws' distribution function
+// (countQuantile), and covers at least its level.
 type Predictions struct {
 	Eta, EtaSD, EtaLo, EtaHi     []float64
 	Mean, MeanSD, MeanLo, MeanHi []float64
@@ -109,7 +117,7 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 	}
 	n, r, g := m.Dims()
 	p := m.P()
-	if nd.Z == nil || len(nd.Group) != len(nd.Known) || len(nd.Crossed) != m.NumCrossed() {
+	if nd.Z == nil || len(nd.Group) != len(nd.Known) || len(nd.Crossed) != m.NumCrossed() || nd.Trials != nil && len(nd.Trials) != len(nd.Known) {
 		return nil, errors.New("posterior: Predict: the new data do not match the model")
 	}
 	er := newEtaRows(nd.X, nd.Offset, nd.ResponseCenter, nd.ResponseScale)
@@ -148,7 +156,7 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 		}
 		return nil
 	}
-	return predictBatches(ctx, len(nd.Known), draws, level, set.Workers, m.Mean, m.Family(), set.Seed, batch, func(s, lo, hi int, etaDraws []float64) (float64, error) {
+	return predictBatches(ctx, len(nd.Known), draws, level, set.Workers, m.Mean, responseOf(m.Family(), nd.Trials), set.Seed, batch, func(s, lo, hi int, etaDraws []float64) (float64, error) {
 		if err := smp.draw(uint64(s), theta, need); err != nil {
 			return 0, err
 		}
@@ -283,15 +291,50 @@ func predictDraws(set PredictSettings) (draws int, level float64, err error) {
 	return draws, level, nil
 }
 
+// countQuantile returns the p-quantile of the draws sorted as the
+// inverse of their distribution function, the smallest draw with at
+// least a share p of the draws at or below it: a draw itself, so that an
+// interval of counts has whole ends (an interpolated quantile put an end
+// between two counts), and covers at least its level.
+func countQuantile(sorted []float64, p float64) float64 {
+	k := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[min(max(k, 0), len(sorted)-1)]
+}
+
+// response is the family of new observations and, for binomial, the
+// numbers of trials of the rows.
+type response struct {
+	fam    glmm.Family
+	trials []float64
+}
+
+// responseOf returns the response of family fam with the rows' numbers
+// of trials.
+func responseOf(fam glmm.Family, trials []float64) response {
+	return response{fam: fam, trials: trials}
+}
+
+// rowTrials returns row k's number of trials: 1 for a family without
+// trials, NaN where they are not known.
+func (r response) rowTrials(k int) float64 {
+	switch {
+	case r.fam != glmm.Binomial:
+		return 1
+	case r.trials == nil:
+		return math.NaN()
+	}
+	return r.trials[k]
+}
+
 // predictBatches returns the summaries of rows rows' draws of eta, of
-// mean(eta) and of a new observation of family fam (newResponseDraws
+// mean(eta) and of a new observation of resp (newResponseDraws
 // with seed), at level, a batch of rows [lo, hi) at a time: batch
 // prepares the batch, then draw writes draw s of its rows, row k's at
 // etaDraws[(k-lo)*draws+s], and returns the draw's dispersion
 // (dispersionOf), for each s in turn, and each row's draws are summarised
 // on up to workers goroutines (0 means GOMAXPROCS), its new observations
 // drawn there.
-func predictBatches(ctx context.Context, rows, draws int, level float64, workers int, mean func(float64) float64, fam glmm.Family, seed uint64,
+func predictBatches(ctx context.Context, rows, draws int, level float64, workers int, mean func(float64) float64, resp response, seed uint64,
 	batch func(lo, hi int) error, draw func(s, lo, hi int, etaDraws []float64) (disp float64, err error)) (*Predictions, error) {
 	pr := &Predictions{}
 	for _, col := range []*[]float64{&pr.Eta, &pr.EtaSD, &pr.EtaLo, &pr.EtaHi, &pr.Mean, &pr.MeanSD, &pr.MeanLo, &pr.MeanHi, &pr.Y, &pr.YSD, &pr.YLo, &pr.YHi} {
@@ -300,10 +343,7 @@ func predictBatches(ctx context.Context, rows, draws int, level float64, workers
 	size := max(1, predictBatch/draws)
 	etaDraws := make([]float64, min(size, rows)*draws)
 	meanDraws := make([]float64, len(etaDraws))
-	var yDraws []float64
-	if drawsResponse(fam) {
-		yDraws = make([]float64, len(etaDraws))
-	}
+	yDraws := make([]float64, len(etaDraws))
 	disp := make([]float64, draws)
 	alpha := (1 - level) / 2
 	// Each row's draws are summarised on its own: rows in chunks on a
@@ -315,17 +355,17 @@ func predictBatches(ctx context.Context, rows, draws int, level float64, workers
 	defer pool.Close()
 	var batchLo, batchHi int
 	summarise := func(c int) error {
-		resp := newResponseDraws(fam, seed, draws) // nil without
+		rd := newResponseDraws(resp.fam, seed, draws)
 		for k := batchLo + c*predictRowChunk; k < min(batchHi, batchLo+(c+1)*predictRowChunk); k++ {
 			eta := etaDraws[(k-batchLo)*draws : (k-batchLo+1)*draws]
-			var y []float64
-			if resp != nil {
+			trials := resp.rowTrials(k)
+			y := yDraws[(k-batchLo)*draws : (k-batchLo+1)*draws]
+			if !math.IsNaN(trials) {
 				// Before eta's draws are sorted: draw s of the
 				// response goes with draw s of eta and of the
 				// dispersion.
-				y = yDraws[(k-batchLo)*draws : (k-batchLo+1)*draws]
 				for s, e := range eta {
-					y[s] = resp.draw(s, k, mean(e), disp[s])
+					y[s] = rd.draw(s, k, mean(e), disp[s], trials)
 				}
 			}
 			slices.Sort(eta)
@@ -343,13 +383,17 @@ func predictBatches(ctx context.Context, rows, draws int, level float64, workers
 			}
 			pr.Mean[k], pr.MeanSD[k] = meanSD(mu)
 			pr.MeanLo[k], pr.MeanHi[k] = quantile(mu, alpha), quantile(mu, 1-alpha)
-			if resp == nil {
+			if math.IsNaN(trials) {
 				pr.Y[k], pr.YSD[k], pr.YLo[k], pr.YHi[k] = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 				continue
 			}
 			slices.Sort(y)
 			pr.Y[k], pr.YSD[k] = meanSD(y)
-			pr.YLo[k], pr.YHi[k] = quantile(y, alpha), quantile(y, 1-alpha)
+			if resp.fam == glmm.Gaussian {
+				pr.YLo[k], pr.YHi[k] = quantile(y, alpha), quantile(y, 1-alpha)
+			} else {
+				pr.YLo[k], pr.YHi[k] = countQuantile(y, alpha), countQuantile(y, 1-alpha)
+			}
 		}
 		return nil
 	}

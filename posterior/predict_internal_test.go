@@ -7,10 +7,13 @@ package posterior
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/sparsevi/sparsevi/datasets"
 	"github.com/sparsevi/sparsevi/formula"
@@ -159,8 +162,9 @@ func repeatRows(nd NewData, times int) NewData {
 // the mean plus the family's own: mu for poisson, sigma^2 for gaussian
 // (E[exp(2 psi)] under q's Gaussian marginal of psi), p(1-p) of their mean
 // for bernoulli's 0s and 1s, and for negbinomial more than poisson's by
-// mu^2/phi. Binomial rows, whose trials the new data do not give, have
-// none.
+// mu^2/phi; for binomial, of n trials, the mean n E[p] and the variance
+// n E[p(1-p)] + n^2 Var(p), and none for a row whose trials are not
+// known, its neighbour's draws unchanged.
 func TestPredictResponse(t *testing.T) {
 	const draws = 20000
 	for _, c := range []struct {
@@ -194,22 +198,35 @@ func TestPredictResponse(t *testing.T) {
 		nx := mat.NewDense(2, 2, []float64{X.At(lo, 0), X.At(lo, 1), X.At(lo, 0), X.At(lo, 1)})
 		nz := mat.NewDense(2, 1, []float64{Z.At(lo, 0), Z.At(lo, 0)})
 		nd := NewData{X: nx, Z: nz, Group: []int{0, 0}, Known: []bool{true, false}}
+		const trials = 8
+		n := 1.0
+		if fam == glmm.Binomial {
+			n = trials
+			nd.Trials = []float64{trials, trials}
+		}
 		pr, err := Predict(context.Background(), res, m, m, nd, PredictSettings{Draws: draws, Seed: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
+		if fam == glmm.Binomial {
+			nd.Trials = []float64{trials, math.NaN()}
+			un, err := Predict(context.Background(), res, m, m, nd, PredictSettings{Draws: draws, Seed: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !math.IsNaN(un.Y[1]) || !math.IsNaN(un.YSD[1]) || !math.IsNaN(un.YLo[1]) || !math.IsNaN(un.YHi[1]) {
+				t.Errorf("binomial row of unknown trials: response %v ± %v, want NaN", un.Y[1], un.YSD[1])
+			}
+			if un.Y[0] != pr.Y[0] || un.YSD[0] != pr.YSD[0] || un.Mean[1] != pr.Mean[1] {
+				t.Errorf("binomial: a row of unknown trials changed the others: %v ± %v, want %v ± %v", un.Y[0], un.YSD[0], pr.Y[0], pr.YSD[0])
+			}
+		}
 		for k := range 2 {
 			y, ysd, mu, musd := pr.Y[k], pr.YSD[k], pr.Mean[k], pr.MeanSD[k]
-			if fam == glmm.Binomial {
-				if !math.IsNaN(y) || !math.IsNaN(ysd) || !math.IsNaN(pr.YLo[k]) || !math.IsNaN(pr.YHi[k]) {
-					t.Errorf("binomial row %d: response %v ± %v, want NaN", k, y, ysd)
-				}
-				continue
-			}
 			if !(pr.YLo[k] <= y && y <= pr.YHi[k]) {
 				t.Errorf("%s row %d: response mean %v outside its interval [%v, %v]", c.family, k, y, pr.YLo[k], pr.YHi[k])
 			}
-			if math.Abs(y-mu) > 5*ysd/math.Sqrt(draws) {
+			if math.Abs(y-n*mu) > 5*ysd/math.Sqrt(draws) {
 				t.Errorf("%s row %d: response mean %v, the mean's %v (Monte Carlo sd %.3g)", c.family, k, y, mu, ysd/math.Sqrt(draws))
 			}
 			v := ysd * ysd
@@ -224,6 +241,11 @@ func TestPredictResponse(t *testing.T) {
 			case glmm.Poisson:
 				if want := musd*musd + mu; math.Abs(v/want-1) > 0.05 {
 					t.Errorf("poisson row %d: response variance %v, want %v", k, v, want)
+				}
+			case glmm.Binomial:
+				want := n*(mu-mu*mu-musd*musd) + n*n*musd*musd
+				if math.Abs(v/want-1) > 0.05 {
+					t.Errorf("binomial row %d: response variance %v, want %v", k, v, want)
 				}
 			case glmm.Bernoulli:
 				if want := y * (1 - y) * draws / (draws - 1); math.Abs(v-want) > 1e-12 {
@@ -242,12 +264,78 @@ func TestPredictResponse(t *testing.T) {
 // for every family and for Poisson means on both sides of gonum's switch
 // of method at 10.
 func TestResponseDrawsAllocs(t *testing.T) {
-	for _, fam := range []glmm.Family{glmm.Gaussian, glmm.Poisson, glmm.NegBinomial, glmm.Bernoulli} {
+	for _, fam := range []glmm.Family{glmm.Gaussian, glmm.Poisson, glmm.NegBinomial, glmm.Bernoulli, glmm.Binomial} {
 		d := newResponseDraws(fam, 1, 100)
-		for _, mu := range []float64{0.3, 5.5, 25.5} {
-			if a := testing.AllocsPerRun(50, func() { d.draw(3, 4, mu, 2) }); a != 0 {
+		for j, mu := range []float64{0.3, 5.5, 25.5} {
+			trials := 2.0
+			if fam == glmm.Binomial {
+				// gonum's three methods: under 25 trials, a mean
+				// under 1, and the rest.
+				mu, trials = []float64{0.3, 0.02, 0.85}[j], []float64{3, 30, 52}[j]
+			}
+			if a := testing.AllocsPerRun(50, func() { d.draw(3, 4, mu, 2, trials) }); a != 0 {
 				t.Errorf("%v at mean %v: %v allocations a draw", fam, mu, a)
 			}
 		}
+	}
+}
+
+// TestCountQuantile: the p-quantile of sorted draws is the smallest draw
+// with at least a share p of the draws at or below it, by brute force
+// over the draws, and an interval of its quantiles covers at least its
+// level.
+func TestCountQuantile(t *testing.T) {
+	for _, c := range []struct {
+		draws []float64
+		p     float64
+		want  float64
+	}{
+		{[]float64{0, 0, 1, 1, 1, 2, 2, 3, 5, 9}, 0, 0},
+		{[]float64{0, 0, 1, 1, 1, 2, 2, 3, 5, 9}, 0.1, 0},
+		{[]float64{0, 0, 1, 1, 1, 2, 2, 3, 5, 9}, 0.2, 0},
+		{[]float64{0, 0, 1, 1, 1, 2, 2, 3, 5, 9}, 0.21, 1},
+		{[]float64{0, 0, 1, 1, 1, 2, 2, 3, 5, 9}, 0.9, 5},
+		{[]float64{0, 0, 1, 1, 1, 2, 2, 3, 5, 9}, 0.95, 9},
+		{[]float64{0, 0, 1, 1, 1, 2, 2, 3, 5, 9}, 1, 9},
+		{[]float64{4}, 0.025, 4},
+		{[]float64{4}, 0.975, 4},
+	} {
+		got := countQuantile(c.draws, c.p)
+		if got != c.want {
+			t.Errorf("countQuantile(%v, %v) = %v, want %v", c.draws, c.p, got, c.want)
+		}
+		// Brute force: the smallest draw whose share at or below is p.
+		for _, x := range c.draws {
+			at := 0
+			for _, y := range c.draws {
+				if y <= x {
+					at++
+				}
+			}
+			if float64(at) >= c.p*float64(len(c.draws)) {
+				if x != got {
+					t.Errorf("countQuantile(%v, %v) = %v; brute force %v", c.draws, c.p, got, x)
+				}
+				break
+			}
+		}
+	}
+	// Poisson counts of mean 3: the 95% interval holds at least 95% of
+	// them.
+	rng := rand.NewPCG(1, 2)
+	draws := make([]float64, 2000)
+	for s := range draws {
+		draws[s] = distuv.Poisson{Lambda: 3, Src: rng}.Rand()
+	}
+	slices.Sort(draws)
+	lo, hi := countQuantile(draws, 0.025), countQuantile(draws, 0.975)
+	in := 0
+	for _, x := range draws {
+		if lo <= x && x <= hi {
+			in++
+		}
+	}
+	if in < 1900 {
+		t.Errorf("interval [%v, %v] holds %d of 2000 draws, want at least 1900", lo, hi, in)
 	}
 }

@@ -24,25 +24,20 @@ type responseDraws struct {
 	rng         *rand.Rand
 }
 
-// drawsResponse reports whether Predict draws new observations of family
-// fam: not binomial ones, whose numbers of trials new rows do not give.
-func drawsResponse(fam glmm.Family) bool { return fam != glmm.Binomial }
-
 // newResponseDraws returns the responseDraws of family fam for draws
-// draws, or nil where drawsResponse says none are drawn.
+// draws.
 func newResponseDraws(fam glmm.Family, seed uint64, draws int) *responseDraws {
-	if !drawsResponse(fam) {
-		return nil
-	}
 	d := &responseDraws{fam: fam, seed: seed, draws: uint64(draws)}
 	d.rng = rand.New(&d.pcg)
 	return d
 }
 
-// draw returns a new observation of row k in draw s given its mean mu
-// and disp, the draw's dispersion on the data's scale: the residual sd
-// for gaussian, the shape phi for negbinomial (variance mu + mu^2/phi).
-func (d *responseDraws) draw(s, k int, mu, disp float64) float64 {
+// draw returns a new observation of row k in draw s given its mean mu,
+// disp, the draw's dispersion on the data's scale (the residual sd for
+// gaussian, the shape phi for negbinomial: variance mu + mu^2/phi), and
+// trials, the row's number of trials (binomial; mu is then the
+// probability of a success, and the draw the number of successes).
+func (d *responseDraws) draw(s, k int, mu, disp, trials float64) float64 {
 	d.pcg.Seed(parallel.StreamSeed(d.seed, responseStream, uint64(k)*d.draws+uint64(s)))
 	switch d.fam {
 	case glmm.Gaussian:
@@ -52,6 +47,11 @@ func (d *responseDraws) draw(s, k int, mu, disp float64) float64 {
 			return 1
 		}
 		return 0
+	case glmm.Binomial:
+		if !(mu >= 0 && mu <= 1) {
+			return math.NaN()
+		}
+		return distuv.Binomial{N: trials, P: mu, Src: &d.pcg}.Rand()
 	case glmm.NegBinomial:
 		// A Poisson mean drawn from Gamma(phi, rate phi/mu).
 		if mu > 0 && !math.IsInf(mu, 1) {

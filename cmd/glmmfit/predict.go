@@ -188,9 +188,21 @@ func predict(ctx context.Context, sf *savedFit, in *input, o *predictOptions) (*
 	if err != nil {
 		return nil, dataError(err, in)
 	}
+	trials, err := d.NewTrials(in.frame)
+	if err != nil {
+		return nil, dataError(err, in)
+	}
 	pr := &predictions{group: d.GroupName(), known: known, labels: groupLabels(d.WithGroups(in.frame), d.GroupName())}
 	if st := sf.doc.Status; st != "converged" {
 		pr.warnings = append(pr.warnings, fmt.Sprintf("the fit's status is %s: the predictions are from its last good state, which may be far from the optimum", st))
+	}
+	if trials == nil {
+		for _, c := range d.TrialColumns() {
+			if _, ok := in.frame.Column(c); !ok {
+				pr.warnings = append(pr.warnings, fmt.Sprintf("the data have no column %q: the response columns are NA, since a new observation of %s needs the number of trials", c, d.Formula().Response()))
+				break
+			}
+		}
 	}
 	if w := extrapolation(d, X, in); w != "" {
 		pr.warnings = append(pr.warnings, w)
@@ -199,7 +211,7 @@ func predict(ctx context.Context, sf *savedFit, in *input, o *predictOptions) (*
 	set := posterior.PredictSettings{Draws: o.draws, Seed: o.seed, Level: o.level}
 	if m := d.Nested(); m != nil {
 		// The design's one crossed factor is a, its subjects a:b.
-		nd := posterior.NestedData{X: X, Outer: crossed[0], Inner: group, Offset: off, ResponseCenter: rc, ResponseScale: rs}
+		nd := posterior.NestedData{X: X, Outer: crossed[0], Inner: group, Offset: off, ResponseCenter: rc, ResponseScale: rs, Trials: trials}
 		pr.Predictions, err = posterior.PredictNested(ctx, sf.nested, sf.nestedTarget, m, nd, set)
 	} else {
 		a := sf.approx
@@ -211,7 +223,7 @@ func predict(ctx context.Context, sf *savedFit, in *input, o *predictOptions) (*
 			}
 		}
 		set.Correction = a.corr
-		nd := posterior.NewData{X: X, Z: Z, Group: group, Known: known, Offset: off, Crossed: crossed, ResponseCenter: rc, ResponseScale: rs}
+		nd := posterior.NewData{X: X, Z: Z, Group: group, Known: known, Offset: off, Crossed: crossed, ResponseCenter: rc, ResponseScale: rs, Trials: trials}
 		pr.Predictions, err = posterior.Predict(ctx, a.res, a.target, a.model, nd, set)
 	}
 	if err != nil {

@@ -505,3 +505,78 @@ func TestCorrectionGap(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictBinomialTrials: a binomial model's new observation counts
+// successes out of the row's trials, read from its cbind() columns in
+// both spellings: whole numbers within [0, trials], with a mean of trials
+// times the mean probability, whose 95% intervals cover at least 90% of
+// the counts of a held-out visit. A row without its trials, or data
+// without their column, get NA, the latter with a warning.
+func TestPredictBinomialTrials(t *testing.T) {
+	dir := t.TempDir()
+	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "binomial", "-subjects", "200", "-obs", "6",
+		"-trials", "12", "-beta", "-0.5,1", "-re-sd", "0.8", "-seed", "7", "-out", "all.csv"))
+	all := readCSV(t, filepath.Join(dir, "all.csv"))
+	tc := colIndex(t, all[0], "t")
+	train, test := [][]string{all[0]}, [][]string{all[0]}
+	for _, row := range all[1:] {
+		if row[tc] == "1" {
+			test = append(test, row)
+		} else {
+			train = append(train, row)
+		}
+	}
+	writeCSV(t, filepath.Join(dir, "train.csv"), train)
+	writeCSV(t, filepath.Join(dir, "test.csv"), test)
+	for _, form := range []string{"cbind(y, failures) ~ t + (1 | id)", "cbind(y, trials - y) ~ t + (1 | id)"} {
+		mustSucceed(t, glmmfit(t, dir, "", nil, "fit", "-data", "train.csv", "-formula", form,
+			"-family", "binomial", "-out", "fit.json", "-quiet"))
+		mustSucceed(t, glmmfit(t, dir, "", nil, "predict", "-fit", "fit.json", "-data", "test.csv", "-out", "pred.csv"))
+		pred := readCSV(t, filepath.Join(dir, "pred.csv"))
+		at := func(r int, c string) float64 {
+			v, err := strconv.ParseFloat(pred[r][colIndex(t, pred[0], c)], 64)
+			if err != nil {
+				t.Fatalf("%s: row %d, %s: %v", form, r, c, err)
+			}
+			return v
+		}
+		covered := 0
+		for k := 1; k < len(test); k++ {
+			y, _ := strconv.ParseFloat(test[k][colIndex(t, test[0], "y")], 64)
+			y0, y1 := at(k, "response_lower"), at(k, "response_upper")
+			if y0 != math.Trunc(y0) || y1 != math.Trunc(y1) || y0 < 0 || y1 > 12 {
+				t.Errorf("%s: row %d: interval [%v, %v] not of counts of 12 trials", form, k, y0, y1)
+			}
+			// 2000 draws: the mean of the counts is within 5 Monte
+			// Carlo sds of 12 times the mean probability.
+			if d := math.Abs(at(k, "response") - 12*at(k, "mean")); d > 5*at(k, "response_sd")/math.Sqrt(2000) {
+				t.Errorf("%s: row %d: response %v, 12 x mean %v", form, k, at(k, "response"), 12*at(k, "mean"))
+			}
+			if y0 <= y && y <= y1 {
+				covered++
+			}
+		}
+		if n := len(test) - 1; covered < n*9/10 {
+			t.Errorf("%s: the intervals of a new observation cover %d of %d held-out counts", form, covered, n)
+		}
+	}
+	// Without the trials: NA for the row that lacks them; with no column
+	// of them, for every row, and a warning.
+	writeFile(t, dir, "new.csv", "id,t,trials\ns0001,1,12\ns0001,1,\n")
+	mustSucceed(t, glmmfit(t, dir, "", nil, "predict", "-fit", "fit.json", "-data", "new.csv", "-out", "pred.csv"))
+	pred := readCSV(t, filepath.Join(dir, "pred.csv"))
+	if r := colIndex(t, pred[0], "response"); pred[1][r] == "NA" || pred[2][r] != "NA" {
+		t.Errorf("a row with and one without trials: responses %q and %q, want a count and NA", pred[1][r], pred[2][r])
+	}
+	writeFile(t, dir, "new.csv", "id,t\ns0001,1\n")
+	res := glmmfit(t, dir, "", nil, "predict", "-fit", "fit.json", "-data", "new.csv")
+	if res.code != 0 || !strings.Contains(res.stderr, `no column "trials"`) || !strings.Contains(res.stdout, ",NA,NA,NA,NA") {
+		t.Errorf("no trials column: exit %d, stderr %q, stdout %q; want NA and a warning naming \"trials\"", res.code, res.stderr, res.stdout)
+	}
+	// Trials that are not a count: an error naming the line and column.
+	writeFile(t, dir, "new.csv", "id,t,trials\ns0001,1,12\ns0001,1,2.5\n")
+	res = glmmfit(t, dir, "", nil, "predict", "-fit", "fit.json", "-data", "new.csv")
+	if want := `new.csv: line 3, column 3 ("trials"): 2.5 is not a count`; res.code != 1 || !strings.Contains(res.stderr, want) || res.stdout != "" {
+		t.Errorf("trials 2.5: exit %d, stderr %q, stdout %q; want exit 1 and %q", res.code, res.stderr, res.stdout, want)
+	}
+}

@@ -302,8 +302,10 @@ probability logistic(eta) for bernoulli and binomial (per trial): what
 brms's fitted() gives. The response is a new observation, drawn with the
 family's own noise (the residual sd sigma, the counts' spread, the 0 or 1)
 for each draw of the mean: what brms's predict() gives, and what an
-interval for a new measurement needs; NA for binomial, whose numbers of
-trials the new rows do not give.
+interval for a new measurement needs. For binomial it is the number of
+successes in the row's trials, which the new data give in the columns of
+the cbind() response (n of cbind(s, n - s), s and f of cbind(s, f)); NA
+where they do not. A count's interval has whole ends.
 
 Example:
   glmmfit fit -data train.csv -formula 'y ~ t + x1 + (1 + t | id)' -family poisson -out fit.json
