@@ -192,7 +192,7 @@ func PredictNested(ctx context.Context, res *vi.Result, target vi.Target, m *glm
 	batch := func(lo, hi int) error {
 		// The subjects whose effects the batch's rows use.
 		need = need[:0]
-		for k := lo; k < hi; k++ {
+		for k := lo; k < hi && !set.FixedOnly; k++ {
 			if a := nd.Outer[k]; a >= 0 {
 				need = append(need, a)
 			}
@@ -217,6 +217,10 @@ func PredictNested(ctx context.Context, res *vi.Result, target vi.Target, m *glm
 		vNew := math.Exp(-theta[nr+p+1]) * rng.NormFloat64()
 		for k := lo; k < hi; k++ {
 			eta := er.fixed(k, beta)
+			if set.FixedOnly {
+				etaDraws[(k-lo)*draws+s] = er.onDataScale(k, eta)
+				continue
+			}
 			u, v := uNew, vNew
 			if a := nd.Outer[k]; a >= 0 {
 				u = theta[start[a]]

@@ -170,6 +170,19 @@ func TestSaveLoadNested(t *testing.T) {
 		if !(want.EtaSD[0] < want.EtaSD[1] && want.EtaSD[1] < want.EtaSD[2]) {
 			t.Errorf("%s: sds of eta %v: want known < new b < new a", fit.method, want.EtaSD[:3])
 		}
+		// FixedOnly: x'beta alone, the same for every row, its mean q's.
+		fixedSet := set
+		fixedSet.FixedOnly = true
+		fixed, err := PredictNested(ctx, res, target, m, nd, fixedSet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fixed.Eta[0] != fixed.Eta[2] || fixed.EtaSD[0] != fixed.EtaSD[1] || !(fixed.EtaSD[0] < want.EtaSD[0]) {
+			t.Errorf("%s: FixedOnly: eta %v ± %v, not the same for every row or not narrower than the known levels' %v", fit.method, fixed.Eta, fixed.EtaSD, want.EtaSD[0])
+		}
+		if xb := res.Mu[nr] + 0.5*res.Mu[nr+1]; !(math.Abs(fixed.Eta[0]-xb) <= 4*fixed.EtaSD[0]/math.Sqrt(float64(set.Draws))) {
+			t.Errorf("%s: FixedOnly: eta %v, q's x'beta %v", fit.method, fixed.Eta[0], xb)
+		}
 
 		notNested := back
 		notNested.Sizes = nil

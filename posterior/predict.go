@@ -66,6 +66,11 @@ type PredictSettings struct {
 	// Workers bounds the goroutines of a correction's integrals and of
 	// the summaries of the rows' draws; 0 means GOMAXPROCS.
 	Workers int
+	// FixedOnly predicts every row with its random effects at zero, from
+	// the fixed effects alone: lme4's predict with re.form = NA, brms's
+	// with re_formula = NA. (A new subject's prediction, over the random
+	// effects' distribution, is what NewData's Known false gives.)
+	FixedOnly bool
 }
 
 // Predictions holds, for each row, the posterior mean, sd and interval of
@@ -144,7 +149,7 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 		// Only the subjects of the batch's rows need their random effects.
 		need = nil
 		seen := make(map[int]bool)
-		for k := lo; k < hi; k++ {
+		for k := lo; k < hi && !set.FixedOnly; k++ {
 			if i := nd.Group[k]; nd.Known[k] && !seen[i] {
 				seen[i] = true
 				need = append(need, i)
@@ -188,6 +193,10 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 		}
 		for k := lo; k < hi; k++ {
 			eta := er.fixed(k, beta)
+			if set.FixedOnly {
+				etaDraws[(k-lo)*draws+s] = er.onDataScale(k, eta)
+				continue
+			}
 			b := bNew
 			if nd.Known[k] {
 				b = theta[nd.Group[k]*r : (nd.Group[k]+1)*r]

@@ -339,3 +339,46 @@ func TestCountQuantile(t *testing.T) {
 		t.Errorf("interval [%v, %v] holds %d of 2000 draws, want at least 1900", lo, hi, in)
 	}
 }
+
+// TestPredictFixedOnly: with FixedOnly a row's linear predictor is its
+// fixed part alone, whatever its subject: at x = (1, 0) the draws of the
+// intercept, whose mean and sd are q's within Monte Carlo error, the same
+// bits for a known and a new subject's row, and narrower than a new
+// subject's prediction over the random effects.
+func TestPredictFixedOnly(t *testing.T) {
+	fr, truth, err := datasets.Simulate(datasets.SimSpec{Family: "poisson", Subjects: 40, Obs: 5,
+		Beta: []float64{0.2, -0.5}, RECov: [][]float64{{0.4}}, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := formula.Parse(truth.Formula)
+	d, err := formula.Build(f, fr, formula.Options{Family: glmm.Poisson})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := d.Model()
+	res, err := vi.Fit(context.Background(), m, vi.Settings{Seed: 2, MaxIter: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const draws = 20000
+	nd := NewData{X: mat.NewDense(2, 2, []float64{1, 0, 1, 0}), Z: mat.NewDense(2, 1, []float64{1, 1}), Group: []int{3, 0}, Known: []bool{true, false}}
+	fixed, err := Predict(context.Background(), res, m, m, nd, PredictSettings{Draws: draws, Seed: 4, FixedOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := Predict(context.Background(), res, m, m, nd, PredictSettings{Draws: draws, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gm, gs := res.GlobalMoments()
+	if fixed.Eta[0] != fixed.Eta[1] || fixed.EtaSD[0] != fixed.EtaSD[1] || fixed.MeanHi[0] != fixed.MeanHi[1] {
+		t.Errorf("a known and a new subject's rows differ: eta %v ± %v and %v ± %v", fixed.Eta[0], fixed.EtaSD[0], fixed.Eta[1], fixed.EtaSD[1])
+	}
+	if math.Abs(fixed.Eta[0]-gm[0]) > 5*gs[0]/math.Sqrt(draws) || math.Abs(fixed.EtaSD[0]/gs[0]-1) > 0.03 {
+		t.Errorf("eta %v ± %v, the intercept's %v ± %v", fixed.Eta[0], fixed.EtaSD[0], gm[0], gs[0])
+	}
+	if !(own.EtaSD[1] > 1.5*fixed.EtaSD[1]) || own.Eta[0] == fixed.Eta[0] {
+		t.Errorf("new subject: sd %v with its random effect, %v without; known subject: %v with, %v without", own.EtaSD[1], fixed.EtaSD[1], own.Eta[0], fixed.Eta[0])
+	}
+}

@@ -33,7 +33,16 @@ type predictOptions struct {
 	seed    uint64
 	out     string
 	missing string
+	random  string
 }
+
+// The choices of predict's -random: which random effects a row's
+// prediction takes.
+const (
+	randomOwn  = "own"  // a known subject's own, a new subject's drawn
+	randomNew  = "new"  // every row's drawn, as of a new subject
+	randomZero = "zero" // none: the fixed effects alone
+)
 
 func parsePredictFlags(e *env, args []string) (*predictOptions, error) {
 	o := &predictOptions{}
@@ -53,6 +62,8 @@ func parsePredictFlags(e *env, args []string) (*predictOptions, error) {
 		return nil, bad("-draws must be at least 100, not %d", o.draws)
 	case o.missing != missingReject && o.missing != missingDrop:
 		return nil, bad("-missing %q: want reject or drop", o.missing)
+	case o.random != randomOwn && o.random != randomNew && o.random != randomZero:
+		return nil, bad("-random %q: want own, new or zero", o.random)
 	}
 	if err := checkFiles([]fileFlag{{"-fit", o.fit}, {"-data", o.data}}, []fileFlag{{"-out", o.out}}); err != nil {
 		return nil, err
@@ -70,6 +81,7 @@ func (o *predictOptions) flagSet() *flag.FlagSet {
 	fs.Uint64Var(&o.seed, "seed", 0, "")
 	fs.StringVar(&o.out, "out", "", "")
 	fs.StringVar(&o.missing, "missing", missingReject, "")
+	fs.StringVar(&o.random, "random", randomOwn, "")
 	return fs
 }
 
@@ -167,6 +179,8 @@ type predictions struct {
 	*posterior.Predictions
 	// warnings say how the predictions may mislead.
 	warnings []string
+	// random is -random.
+	random string
 }
 
 // predict codes the rows of in as the fitted model's design and predicts
@@ -192,7 +206,23 @@ func predict(ctx context.Context, sf *savedFit, in *input, o *predictOptions) (*
 	if err != nil {
 		return nil, dataError(err, in)
 	}
-	pr := &predictions{group: d.GroupName(), known: known, labels: groupLabels(d.WithGroups(in.frame), d.GroupName())}
+	switch o.random {
+	case randomNew:
+		// Every row as of a new subject, with new levels of every
+		// grouping factor.
+		clear(known)
+		for k := range group {
+			group[k] = -1
+		}
+		for _, c := range crossed {
+			for k := range c {
+				c[k] = -1
+			}
+		}
+	case randomZero:
+		clear(known)
+	}
+	pr := &predictions{group: d.GroupName(), known: known, labels: groupLabels(d.WithGroups(in.frame), d.GroupName()), random: o.random}
 	if st := sf.doc.Status; st != "converged" {
 		pr.warnings = append(pr.warnings, fmt.Sprintf("the fit's status is %s: the predictions are from its last good state, which may be far from the optimum", st))
 	}
@@ -208,7 +238,7 @@ func predict(ctx context.Context, sf *savedFit, in *input, o *predictOptions) (*
 		pr.warnings = append(pr.warnings, w)
 	}
 	rc, rs := d.ResponseScale()
-	set := posterior.PredictSettings{Draws: o.draws, Seed: o.seed, Level: o.level}
+	set := posterior.PredictSettings{Draws: o.draws, Seed: o.seed, Level: o.level, FixedOnly: o.random == randomZero}
 	if m := d.Nested(); m != nil {
 		// The design's one crossed factor is a, its subjects a:b.
 		nd := posterior.NestedData{X: X, Outer: crossed[0], Inner: group, Offset: off, ResponseCenter: rc, ResponseScale: rs, Trials: trials}
@@ -324,7 +354,10 @@ func (pr *predictions) write(w io.Writer) error {
 		"response", "response_sd", "response_lower", "response_upper"})
 	for k, row := range pr.rows {
 		typ := "marginal"
-		if pr.known[k] {
+		switch {
+		case pr.random == randomZero:
+			typ = "fixed"
+		case pr.known[k]:
 			typ = "conditional"
 		}
 		cw.Write([]string{strconv.Itoa(row), pr.labels[k], typ,

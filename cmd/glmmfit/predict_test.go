@@ -14,6 +14,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -578,5 +579,42 @@ func TestPredictBinomialTrials(t *testing.T) {
 	res = glmmfit(t, dir, "", nil, "predict", "-fit", "fit.json", "-data", "new.csv")
 	if want := `new.csv: line 3, column 3 ("trials"): 2.5 is not a count`; res.code != 1 || !strings.Contains(res.stderr, want) || res.stdout != "" {
 		t.Errorf("trials 2.5: exit %d, stderr %q, stdout %q; want exit 1 and %q", res.code, res.stderr, res.stdout, want)
+	}
+}
+
+// TestPredictRandom: -random new predicts a known subject's row as a new
+// subject's (the same figures as under a new label), -random zero from
+// the fixed effects alone (the same for every subject, and narrower than
+// a new subject's), and a bad value is a usage error.
+func TestPredictRandom(t *testing.T) {
+	dir := t.TempDir()
+	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "poisson", "-subjects", "40", "-obs", "5",
+		"-beta", "0.5,-0.4", "-re-sd", "0.8", "-seed", "3", "-out", "train.csv"))
+	mustSucceed(t, glmmfit(t, dir, "", nil, "fit", "-data", "train.csv", "-formula", "y ~ t + (1 | id)",
+		"-family", "poisson", "-out", "fit.json", "-quiet"))
+	writeFile(t, dir, "new.csv", "id,t\ns0001,0.5\nnewbie,0.5\n")
+	rows := make(map[string][][]string)
+	for _, random := range []string{"own", "new", "zero"} {
+		mustSucceed(t, glmmfit(t, dir, "", nil, "predict", "-fit", "fit.json", "-data", "new.csv", "-random", random, "-out", "pred_"+random+".csv"))
+		rows[random] = readCSV(t, filepath.Join(dir, "pred_"+random+".csv"))
+	}
+	typ, eta, sd := colIndex(t, rows["own"][0], "type"), colIndex(t, rows["own"][0], "eta"), colIndex(t, rows["own"][0], "eta_sd")
+	own, nw, zero := rows["own"], rows["new"], rows["zero"]
+	if own[1][typ] != "conditional" || own[2][typ] != "marginal" || nw[1][typ] != "marginal" || zero[1][typ] != "fixed" || zero[2][typ] != "fixed" {
+		t.Errorf("types: own %q, %q; new %q; zero %q, %q", own[1][typ], own[2][typ], nw[1][typ], zero[1][typ], zero[2][typ])
+	}
+	// eta and mean (the response's draws have a stream for each row).
+	const lo, hi = 3, 11
+	if !slices.Equal(nw[1][2:hi], own[2][2:hi]) || slices.Equal(own[1][lo:hi], own[2][lo:hi]) {
+		t.Errorf("-random new: the known subject's row %v, want a new subject's %v", nw[1], own[2])
+	}
+	zsd, _ := strconv.ParseFloat(zero[1][sd], 64)
+	nsd, _ := strconv.ParseFloat(own[2][sd], 64)
+	if !slices.Equal(zero[1][lo:hi], zero[2][lo:hi]) || zero[1][eta] == own[1][eta] || !(zsd < nsd/2) {
+		t.Errorf("-random zero: rows %v and %v, want the same, narrower than a new subject's sd %v", zero[1], zero[2], nsd)
+	}
+	res := glmmfit(t, dir, "", nil, "predict", "-fit", "fit.json", "-data", "new.csv", "-random", "none")
+	if res.code != 2 || !strings.Contains(res.stderr, `-random "none": want own, new or zero`) {
+		t.Errorf("-random none: exit %d, stderr %q", res.code, res.stderr)
 	}
 }

@@ -292,6 +292,11 @@ Flags:
   -missing P    reject (default): a missing value in a column the model's
                 predictors use is an error; drop: leave such rows out (the
                 output's row column keeps the rows' numbers)
+  -random R     the random effects of each row: own (default), as above;
+                new: every row's drawn from their distribution, as of a new
+                subject (type "marginal"); zero: none, the fixed effects
+                alone (type "fixed"; lme4's re.form = NA, brms's
+                re_formula = NA)
   -out FILE     write the predictions there instead of standard output
 
 Output: CSV with columns row (the data row, 1 for the first after the
