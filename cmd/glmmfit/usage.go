@@ -30,9 +30,9 @@ lmer(y ~ x + (x | g), REML = FALSE) is -family gaussian, glmmTMB's
 family = nbinom2 is -family negbinomial, and (1 | g) + (1 | item) fits a
 factor crossed with g (at most 2000 levels; see -local-factor), and
 (1 | school/class) gives each school's block its classes' effects too (any
-number of schools; see -nest).
-with priors N(0, 10^2) on the fixed effects and on the Cholesky factor of the
-random-effect precision (see 'glmmfit fit -h').
+number of schools; see -nest). The priors are N(0, 10^2) on the fixed
+effects (per standard deviation of their predictors) and on the Cholesky
+factor of the random-effect precision (see 'glmmfit fit -h').
 
 Examples:
   glmmfit fit -example
