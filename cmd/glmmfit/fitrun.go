@@ -162,6 +162,15 @@ func runFit(e *env, args []string) error {
 		return newTarget(ctx, e.procs, shard, o.threads, job.method, expansion, m)
 	}
 	target, vm, rt, err := newFitTarget(expansion)
+	if err != nil && ctx.Err() != nil {
+		// Stopped while starting: the fallback below, and the fit's own
+		// start, would take a pass over the data (a second at 10^6
+		// subjects) to say the same.
+		if timedOut.Load() {
+			return &exitError{code: exitLimit, msg: fmt.Sprintf("stopped at the time limit (-timeout %v) before the first iteration, %.2f s into the fit; nothing was written: allow more time", o.timeout, time.Since(fitStart).Seconds())}
+		}
+		return &exitError{code: sig.exitCode(), msg: "interrupted before the first iteration; nothing was written"}
+	}
 	if err != nil && expansion == expansionStart {
 		// The start failed or was stopped: the fit's own start meets the
 		// same fate and says so (a cancelled start writes the paper's).
