@@ -1479,6 +1479,20 @@ func (d *Design) modelError(err error, fr *datasets.Frame) error {
 			if role != "" {
 				de.Msg += ": " + role
 			}
+			// The row's response, which Release may have taken from fr.
+			k := de.Row - 1
+			if d.cfg.Rows != nil {
+				k = slices.Index(d.cfg.Rows, de.Row)
+			}
+			if r.kind == respSingle && d.cfg.Family == glmm.Binomial && k >= 0 && k < len(d.cfg.Y) {
+				switch y := d.cfg.Y[k]; {
+				case y > 0 && y < 1:
+					// glm's binomial proportions with weights = trials.
+					de.Err = fmt.Errorf("%w; for proportions of n trials (glmer's weights = n), make a column of successes s = %s n and fit cbind(s, n - s)", de.Err, r.y.label)
+				case y > 1:
+					de.Err = fmt.Errorf("%w; a response of one column has one trial a row: for counts of successes fit cbind(successes, failures) or cbind(successes, n - successes)", de.Err)
+				}
+			}
 		} else if slices.Contains(d.cfg.FixedNames, ge.Column) || slices.Contains(d.cfg.RandomNames, ge.Column) {
 			de.Token, de.Msg = ge.Column, "design column"
 		} else if ge.Column == "weights" && d.opts.Weights != "" {

@@ -731,7 +731,9 @@ func TestSparseDesign(t *testing.T) {
 }
 
 // TestBinomialResponseCulprit: an impossible binomial row is blamed on the
-// column that makes it so, successes, trials or failures, with its row.
+// column that makes it so, successes, trials or failures, with its row;
+// a response of one column that is not 0/1 is told how to write its
+// trials.
 func TestBinomialResponseCulprit(t *testing.T) {
 	frame := func(edit func(s, f, n []float64)) *datasets.Frame {
 		const rows = 12
@@ -751,7 +753,7 @@ func TestBinomialResponseCulprit(t *testing.T) {
 		}
 		return fr
 	}
-	const trials, failures = "cbind(s, n - s) ~ x + (1 | id)", "cbind(s, f) ~ x + (1 | id)"
+	const trials, failures, single = "cbind(s, n - s) ~ x + (1 | id)", "cbind(s, f) ~ x + (1 | id)", "s ~ x + (1 | id)"
 	for _, test := range []struct {
 		name    string
 		formula string
@@ -770,13 +772,25 @@ func TestBinomialResponseCulprit(t *testing.T) {
 		{"no successes and no failures", failures, func(s, f, n []float64) { s[8], f[8] = 0, 0 }, "f", 10, 9, []string{"row 9", "number of trials 0"}},
 		{"fractional successes", failures, func(s, f, n []float64) { s[2] = 1.5 }, "s", 7, 3, []string{"row 3"}},
 		{"negative successes, failures fine", failures, func(s, f, n []float64) { s[6], f[6] = -2, 3 }, "s", 7, 7, []string{"row 7", "successes -2"}},
+		// One column, with the data released as glmmfit builds: a
+		// proportion, and a count.
+		{"proportions, one column", single, func(s, f, n []float64) {
+			for i := range s {
+				s[i] /= n[i]
+			}
+		}, "s", 1, 2, []string{"row 2", "for proportions of n trials (glmer's weights = n), make a column of successes s = s n and fit cbind(s, n - s)"}},
+		{"counts, one column", single, func(s, f, n []float64) {}, "s", 1, 3, []string{"row 3", "a response of one column has one trial a row: for counts of successes fit cbind(successes, failures)"}},
 	} {
 		t.Run(test.name, func(t *testing.T) {
 			f, err := Parse(test.formula)
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = Build(f, frame(test.edit), Options{})
+			var opts Options
+			if test.formula == single {
+				opts = Options{Family: glmm.Binomial, Release: true}
+			}
+			_, err = Build(f, frame(test.edit), opts)
 			var de *DataError
 			if !errors.As(err, &de) || !errors.Is(err, glmm.ErrResponse) {
 				t.Fatalf("error %v, want a *DataError wrapping glmm.ErrResponse", err)
