@@ -966,7 +966,7 @@ func withInteractions(f *Formula, fr *datasets.Frame) *datasets.Frame {
 }
 
 func varUse(v variable) use {
-	x := use{col: v.col, tok: v.label, pos: v.pos}
+	x := use{col: v.col, tok: v.token(), pos: v.pos}
 	if v.fn != "" && !v.isFactor() {
 		x.numeric, x.why = true, v.fn+"() needs a numeric column"
 	}
@@ -1242,10 +1242,10 @@ func (d *Design) offset(fr *datasets.Frame, rows []int) ([]float64, error) {
 	for _, v := range offs {
 		col, ok := fr.Column(v.col)
 		if !ok {
-			return nil, &DataError{Token: v.label, Pos: v.pos, Column: v.col, Msg: "no such column in the data"}
+			return nil, &DataError{Token: v.token(), Pos: v.pos, Column: v.col, Msg: "no such column in the data"}
 		}
 		if col.Kind != datasets.Numeric {
-			return nil, &DataError{Token: v.label, Pos: v.pos, Column: v.col, Msg: "the column is categorical: an offset must be numeric"}
+			return nil, &DataError{Token: v.token(), Pos: v.pos, Column: v.col, Msg: "the column is categorical: an offset must be numeric"}
 		}
 		for k, i := range rows {
 			x, err := numValue(v, col, i)

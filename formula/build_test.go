@@ -1037,3 +1037,55 @@ func TestUnknownColumnHint(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildArithmetic: arithmetic of a column takes each row's value of
+// the expression, in the design and in new data, named as R names it; a
+// row outside the expression's domain is an error naming the row, the
+// value and the operation.
+func TestBuildArithmetic(t *testing.T) {
+	fr := smallFrame()
+	tc, _ := fr.Column("t")
+	xc, _ := fr.Column("x")
+	f, err := Parse("y ~ t + I(t^2) + log(x + 1) + I((x - 1)/2) + (1 + I(t^2) | id)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Build(f, fr, Options{Family: glmm.Poisson})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := d.FixedNames(), []string{"(Intercept)", "t", "I(t^2)", "log(x + 1)", "I((x - 1)/2)"}; !slices.Equal(got, want) {
+		t.Errorf("fixed names %q, want %q", got, want)
+	}
+	if got, want := d.RandomNames(), []string{"(Intercept)", "I(t^2)"}; !slices.Equal(got, want) {
+		t.Errorf("random names %q, want %q", got, want)
+	}
+	var want, wantZ [][]float64
+	for i := range fr.NumRows() {
+		tt, x := tc.Num[i], xc.Num[i]
+		want = append(want, []float64{1, tt, tt * tt, math.Log(x + 1), (x - 1) / 2})
+		wantZ = append(wantZ, []float64{1, tt * tt})
+	}
+	checkMatrix(t, "X", d.X(), want)
+	checkMatrix(t, "Z", d.Z(), wantZ)
+	nf, err := datasets.ReadCSV(strings.NewReader("t,x,id\n3,0,id1\n-1,7,new\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	X, Z, _, _, err := d.NewData(nf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMatrix(t, "new X", X, [][]float64{{1, 3, 9, 0, -0.5}, {1, -1, 1, math.Log(8), 3}})
+	checkMatrix(t, "new Z", Z, [][]float64{{1, 9}, {1, 1}})
+	// x = -1 makes log(x + 1) log of 0.
+	bad, err := datasets.ReadCSV(strings.NewReader("t,x,id\n1,2,id1\n1,-1,id1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, _, err = d.NewData(bad)
+	var de *DataError
+	if !errors.As(err, &de) || de.Row != 2 || de.Column != "x" || de.Token != "log(x + 1)" || !strings.Contains(err.Error(), "log(x + 1) of 0") {
+		t.Errorf("log of 0: error %v, want row 2 of x naming log(x + 1) of 0", err)
+	}
+}

@@ -246,14 +246,14 @@ func codeVars(m *model, fr *datasets.Frame, ref map[string]string, levels func(c
 			if r, ok := ref[v.col]; ok {
 				i := slices.Index(vc.levels, r)
 				if i < 0 {
-					return nil, &DataError{Token: v.label, Pos: v.pos, Column: v.col,
+					return nil, &DataError{Token: v.token(), Pos: v.pos, Column: v.col,
 						Msg: fmt.Sprintf("reference level %q is not among the levels %s", r, quoteList(vc.levels, 12))}
 				}
 				// As R's relevel: the reference first, the others in order.
 				vc.levels = append([]string{r}, slices.Delete(slices.Clone(vc.levels), i, i+1)...)
 			}
 			if len(vc.levels) < 2 {
-				return nil, &DataError{Token: v.label, Pos: v.pos, Column: v.col,
+				return nil, &DataError{Token: v.token(), Pos: v.pos, Column: v.col,
 					Msg: fmt.Sprintf("categorical predictor has %d level(s) %s in the data used; it needs at least 2", len(vc.levels), quoteList(vc.levels, 3))}
 			}
 			vc.index = make(map[string]int, len(vc.levels))
@@ -402,7 +402,7 @@ func (b bound) values(i int, rv *rowValues) error {
 			s := Label(col, i)
 			l, ok := vc.index[s]
 			if !ok {
-				return &DataError{Token: vc.v.label, Pos: vc.v.pos, Column: vc.v.col, Row: i + 1,
+				return &DataError{Token: vc.v.token(), Pos: vc.v.pos, Column: vc.v.col, Row: i + 1,
 					Msg: fmt.Sprintf("level %q was not in the data the model was built on (levels %s)", s, quoteList(vc.levels, 12))}
 			}
 			rv.lev[k] = l
@@ -421,10 +421,17 @@ func (b bound) values(i int, rv *rowValues) error {
 func numValue(v variable, col *datasets.Column, i int) (float64, error) {
 	x := col.Num[i]
 	bad := func(msg string) error {
-		return &DataError{Token: v.label, Pos: v.pos, Column: v.col, Row: i + 1, Msg: msg}
+		return &DataError{Token: v.token(), Pos: v.pos, Column: v.col, Row: i + 1, Msg: msg}
 	}
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return 0, bad(fmt.Sprintf("value %v is not finite", x))
+	}
+	if v.expr != nil {
+		y := v.expr.eval(x)
+		if math.IsNaN(y) || math.IsInf(y, 0) {
+			return 0, bad(fmt.Sprintf("%s is %v where %s is %v: %s", v.token(), y, v.col, x, v.expr.undefined(x)))
+		}
+		return y, nil
 	}
 	switch v.fn {
 	case "log":

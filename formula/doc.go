@@ -32,12 +32,15 @@
 //	offset(x)   add column x (or log(x), ...) to the linear predictor
 //	factor(x)   treat a numeric column as categorical (also as.factor)
 //	log(x), sqrt(x), exp(x)  transformed numeric columns
+//	I(x^2), log(x + 1)       arithmetic of one column: numbers, + - * / ^,
+//	            log, sqrt and exp, evaluated row by row (named as R
+//	            deparses them: "I(x^2)", "log(x + 1)")
 //	(1 | g), (1 + x | g), (x | g), (0 + x | g)  random effects for groups g
 //
 // Names are R's syntactic names (letters, digits, '.' and '_') or
-// `quoted names`. I(), %in%, '.', string literals and other functions are
-// rejected with a *SyntaxError naming the token and its column (1-based
-// byte position).
+// `quoted names`. Arithmetic of several columns (I(x*z); write x:z), %in%,
+// '.', string literals and other functions are rejected with a
+// *SyntaxError naming the token and its column (1-based byte position).
 //
 // # Terms and columns, as in R
 //

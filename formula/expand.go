@@ -23,10 +23,13 @@ import (
 //	inter    = power {":" power}
 //	power    = atom ["^" integer]
 //	atom     = name | number | fn "(" name ")" | "offset(" variable ")"
+//	         | "I(" arith ")" | tf "(" arith ")"
 //	         | "(" sum ")" | "(" sum "|" group ")" | "(" sum "||" group ")"
 //
 // Names are R's syntactic names or `quoted names`; fn is factor,
-// as.factor, log, sqrt or exp.
+// as.factor, log, sqrt or exp, and tf one of the last three; arith is
+// arithmetic of one column (numbers, + - * / ^, parentheses, log, sqrt
+// and exp).
 func Parse(s string) (*Formula, error) {
 	toks, err := lex(s)
 	if err != nil {
@@ -51,12 +54,12 @@ func Parse(s string) (*Formula, error) {
 	f.fixed.terms = orderTerms(terms)
 	for _, v := range f.fixed.vars {
 		if v.col == f.resp.y.col || f.resp.kind == respFailures && v.col == f.resp.second.col {
-			return nil, &SyntaxError{Pos: v.pos, Token: v.label, Msg: "the response is also used as a predictor"}
+			return nil, &SyntaxError{Pos: v.pos, Token: v.token(), Msg: "the response is also used as a predictor"}
 		}
 	}
 	for _, v := range f.offsets {
 		if v.col == f.resp.y.col {
-			return nil, &SyntaxError{Pos: v.pos, Token: v.label, Msg: "the response is also used as an offset"}
+			return nil, &SyntaxError{Pos: v.pos, Token: v.token(), Msg: "the response is also used as an offset"}
 		}
 	}
 	// (lhs | a/b) is (lhs | a) + (lhs | a:b), as in lme4.
@@ -79,12 +82,12 @@ func Parse(s string) (*Formula, error) {
 	f.randoms = rs
 	for k := range f.randoms {
 		r := &f.randoms[k]
-		if err := r.expand(); err != nil {
+		if err := r.expand(f); err != nil {
 			return nil, err
 		}
 		for _, v := range r.lhs.vars {
 			if v.col == f.resp.y.col || f.resp.kind == respFailures && v.col == f.resp.second.col {
-				return nil, &SyntaxError{Pos: v.pos, Token: v.label, Msg: "the response is also used as a random-effects covariate"}
+				return nil, &SyntaxError{Pos: v.pos, Token: v.token(), Msg: "the response is also used as a random-effects covariate"}
 			}
 		}
 		if r.group == f.resp.y.col {
@@ -294,7 +297,7 @@ func (e *expander) call(n *callNode, c ctx) ([]term, error) {
 	name := n.fn.text
 	switch name {
 	case "factor", "as.factor", "log", "sqrt", "exp":
-		v, err := transformed(n)
+		v, err := transformed(n, e.f.src)
 		if err != nil {
 			return nil, err
 		}
@@ -318,7 +321,7 @@ func (e *expander) call(n *callNode, c ctx) ([]term, error) {
 			v = plainVar(a.tok)
 		case *callNode:
 			var err error
-			if v, err = transformed(a); err != nil {
+			if v, err = transformed(a, e.f.src); err != nil {
 				return nil, err
 			}
 			if v.isFactor() {
@@ -332,25 +335,50 @@ func (e *expander) call(n *callNode, c ctx) ([]term, error) {
 	case "cbind":
 		return nil, errAt(n.fn, "cbind() is only allowed as the response")
 	case "I":
-		return nil, errAt(n.fn, "I() is not supported; derive the column in the data")
+		v, err := transformed(n, e.f.src)
+		if err != nil {
+			return nil, err
+		}
+		return []term{{e.variable(v)}}, nil
 	}
-	return nil, errAt(n.fn, "unknown function "+name+"() (supported: factor, as.factor, log, sqrt, exp, offset)")
+	return nil, errAt(n.fn, "unknown function "+name+"() (supported: factor, as.factor, log, sqrt, exp, I, offset)")
 }
 
-// transformed reads fn(name) for a transformation or factor.
-func transformed(n *callNode) (variable, error) {
+// transformed reads fn(name) for a transformation or factor, or the
+// arithmetic of one column in I(expr) or log(), sqrt() and exp() of an
+// expression (compileArith).
+func transformed(n *callNode, src string) (variable, error) {
 	name := n.fn.text
 	switch name {
-	case "factor", "as.factor", "log", "sqrt", "exp":
+	case "factor", "as.factor", "log", "sqrt", "exp", "I":
 	case "cbind", "offset":
 		return variable{}, errAt(n.fn, name+"() cannot be nested")
 	default:
-		return variable{}, errAt(n.fn, "unknown function "+name+"() (supported: factor, as.factor, log, sqrt, exp, offset)")
+		return variable{}, errAt(n.fn, "unknown function "+name+"() (supported: factor, as.factor, log, sqrt, exp, I, offset)")
 	}
 	if len(n.args) != 1 {
 		return variable{}, errAt(n.fn, name+"() takes one argument")
 	}
 	a, ok := n.args[0].(*identNode)
+	if name == "I" || !ok && name != "factor" && name != "as.factor" {
+		// I(x) is x, as in R; log(x + 1) an expression of x.
+		var body node = n
+		if name == "I" {
+			body = n.args[0]
+		}
+		expr, col, err := compileArith(body)
+		if err != nil {
+			return variable{}, err
+		}
+		label := expr.String()
+		if name == "I" {
+			label = "I(" + label + ")"
+		}
+		// The call as written, from its name to its parenthesis
+		// (positions count characters).
+		text := string([]rune(src)[n.fn.pos-1 : n.close.pos])
+		return variable{col: col, fn: name, pos: n.fn.pos, label: label, text: text, expr: expr}, nil
+	}
 	if !ok || a.tok.text == "." {
 		return variable{}, errAt(n.args[0].first(), name+"() takes a column name")
 	}
@@ -449,10 +477,10 @@ func orderTerms(ts []term) []term {
 }
 
 // expand turns the left of the bar into terms, with an implicit intercept,
-// and checks the grouping factor.
-func (r *random) expand() error {
+// and checks the grouping factor; f is the formula it belongs to.
+func (r *random) expand(f *Formula) error {
 	r.lhs.intercept = true
-	e := &expander{m: &r.lhs}
+	e := &expander{f: f, m: &r.lhs}
 	terms, err := e.eval(r.lhsNode, ctx{})
 	if err != nil {
 		return err

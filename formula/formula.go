@@ -42,13 +42,29 @@ type response struct {
 // Its label is R's name for it, such as "lbase" or "factor(period)".
 type variable struct {
 	col   string
-	fn    string // "", "factor", "as.factor", "log", "sqrt" or "exp"
+	fn    string // "", "factor", "as.factor", "log", "sqrt", "exp" or "I"
 	pos   int    // 1-based column of the first occurrence
 	label string
+	// expr is the arithmetic of I(expr), or of log(), sqrt() or exp() of
+	// more than a column name, the function included, and text the call
+	// as written; nil and "" for others.
+	expr *arith
+	text string
+}
+
+// token returns the variable as written at pos, for errors.
+func (v variable) token() string {
+	if v.text != "" {
+		return v.text
+	}
+	return v.label
 }
 
 // display returns the variable as it should be written in a formula.
 func (v variable) display() string {
+	if v.expr != nil {
+		return v.label
+	}
 	if v.fn == "" {
 		return quoteName(v.col)
 	}

@@ -23,8 +23,8 @@ type (
 	identNode struct{ tok token }
 	numNode   struct{ tok token }
 	callNode  struct {
-		fn   token
-		args []node
+		fn, close token // the name and the closing parenthesis
+		args      []node
 	}
 	binNode struct {
 		op   token
@@ -315,6 +315,7 @@ func (p *parser) parseCall(fn token) (node, error) {
 		case tokComma:
 			continue
 		case tokRParen:
+			c.close = t
 			return c, nil
 		case tokEOF:
 			return nil, errAt(open, "unmatched ( of "+fn.text+"(")

@@ -72,6 +72,16 @@ func TestParseValid(t *testing.T) {
 			cols: []string{"y", "x", "a", "b"},
 		},
 		{
+			// Arithmetic of one column, named as R deparses it; I(x) is
+			// x under another name, and the same expression twice is
+			// one variable.
+			src:       "y ~ t + I(t^2) + I((t - 1)*2) + log(x + 1) + I(-x/10) + t:I(t^2) + I(t^2) + (1 + I(t^2) | id) + offset(log(`e f` + 0.5))",
+			canonical: "y ~ 1 + t + I(t^2) + I((t - 1) * 2) + log(x + 1) + I(-x/10) + t:I(t^2) + offset(log(`e f` + 0.5)) + (1 + I(t^2) | id)",
+			terms:     []string{"t", "I(t^2)", "I((t - 1) * 2)", "log(x + 1)", "I(-x/10)", "t:I(t^2)"},
+			icpt:      true, resp: "y", group: "id", ricpt: true, rterms: []string{"I(t^2)"},
+			cols: []string{"y", "t", "x", "e f", "id"},
+		},
+		{
 			src:       "y ~ (a + b)/c + (1 + t || id)",
 			canonical: "y ~ 1 + a + b + a:b:c + (1 + t || id)",
 			terms:     []string{"a", "b", "a:b:c"},
@@ -225,10 +235,15 @@ func TestParseErrors(t *testing.T) {
 		{src: "y ~ 2x", pos: 5, token: "2x", msg: "malformed number"},
 		{src: "y ~ 2", pos: 5, token: "2", msg: "not a term"},
 		{src: "y ~ x:1", pos: 7, token: "1", msg: "inside an interaction"},
-		{src: "y ~ I(x^2)", pos: 5, token: "I", msg: "I() is not supported"},
+		{src: "y ~ I(x*z)", pos: 9, token: "z", msg: "one column; for a product of columns write x:z"},
+		{src: "y ~ I(2)", pos: 7, token: "2", msg: "uses no column"},
+		{src: "y ~ I(x:z)", pos: 8, token: ":", msg: "not arithmetic"},
+		{src: "y ~ I(factor(x))", pos: 7, token: "factor", msg: "unknown function factor() in an expression"},
+		{src: "y ~ I(x, 2)", pos: 5, token: "I", msg: "takes one argument"},
+		{src: "y ~ factor(x + 1)", pos: 12, token: "x", msg: "takes a column name"},
 		{src: "y ~ poly(x)", pos: 5, token: "poly", msg: "unknown function poly()"},
 		{src: "y ~ log(x, 2)", pos: 5, token: "log", msg: "takes one argument"},
-		{src: "y ~ log(x + z)", pos: 9, token: "x", msg: "takes a column name"},
+		{src: "y ~ log(x + z)", pos: 13, token: "z", msg: "one column"},
 		{src: "y ~ factor()", pos: 12, token: ")", msg: "needs an argument"},
 		{src: "y ~ cbind(a, b)", pos: 5, token: "cbind", msg: "only allowed as the response"},
 		{src: "log(y) ~ x", pos: 1, token: "log", msg: "the response must be"},
@@ -316,6 +331,7 @@ func FuzzParse(f *testing.F) {
 		"y ~ x + (1 | site/plot) + (1 | a:b)",
 		"y ~ (1 | a/b/c) + (0 + x | g)",
 		"y ~ ((((",
+		"y ~ t + I(t^2) + log(x + 1) + offset(log(e/2)) + (1 + I(-t/2) | g)",
 	} {
 		f.Add(s)
 	}

@@ -618,3 +618,49 @@ func TestPredictRandom(t *testing.T) {
 		t.Errorf("-random none: exit %d, stderr %q", res.code, res.stderr)
 	}
 }
+
+// TestQuadraticTime: a quadratic trend written I(t^2) is fitted and named
+// as lme4 names it, its coefficients recover the truth, and predict
+// squares the new rows' t as the fit did: a new subject's mean at t = 3
+// covers the true 1 + 0.5*3 + 0.3*9.
+func TestQuadraticTime(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("id,t,y\n")
+	rng := rand.New(rand.NewPCG(5, 5))
+	for i := range 60 {
+		bi := 0.8 * rng.NormFloat64()
+		for k := range 6 {
+			tt := float64(k) / 2
+			fmt.Fprintf(&b, "s%d,%v,%v\n", i, tt, 1+0.5*tt+0.3*tt*tt+bi+0.2*rng.NormFloat64())
+		}
+	}
+	writeFile(t, dir, "train.csv", b.String())
+	res := glmmfit(t, dir, "", nil, "fit", "-data", "train.csv", "-formula", "y ~ t + I(t^2) + (1 | id)",
+		"-family", "gaussian", "-out", "fit.json", "-format", "json")
+	mustSucceed(t, res)
+	doc := readDoc(t, []byte(res.stdout))
+	truth := map[string]float64{"(Intercept)": 1, "t": 0.5, "I(t^2)": 0.3}
+	for _, m := range doc.Fixed {
+		want, ok := truth[m.Name]
+		if !ok {
+			t.Errorf("coefficient %q, want one of (Intercept), t, I(t^2)", m.Name)
+			continue
+		}
+		delete(truth, m.Name)
+		if d := math.Abs(float64(m.Estimate) - want); !(d < 4*float64(m.EstError)) {
+			t.Errorf("%s = %v ± %v, truth %v", m.Name, m.Estimate, m.EstError, want)
+		}
+	}
+	if len(truth) > 0 {
+		t.Errorf("no coefficients %v", truth)
+	}
+	writeFile(t, dir, "new.csv", "id,t\nnewbie,3\n")
+	mustSucceed(t, glmmfit(t, dir, "", nil, "predict", "-fit", "fit.json", "-data", "new.csv", "-out", "pred.csv"))
+	pred := readCSV(t, filepath.Join(dir, "pred.csv"))
+	lo, _ := strconv.ParseFloat(pred[1][colIndex(t, pred[0], "mean_lower")], 64)
+	hi, _ := strconv.ParseFloat(pred[1][colIndex(t, pred[0], "mean_upper")], 64)
+	if want := 1 + 0.5*3 + 0.3*9.0; !(lo < want && want < hi) || hi-lo > 6 {
+		t.Errorf("new subject at t = 3: interval [%v, %v], want about %v ± 1.6", lo, hi, want)
+	}
+}
