@@ -204,7 +204,7 @@ func PredictNested(ctx context.Context, res *vi.Result, target vi.Target, m *glm
 		need = slices.Compact(need)
 		return nil
 	}
-	return predictBatches(ctx, rows, draws, level, set.Workers, mean, responseOf(m.Family(), nd.Trials), set.Seed, batch, func(s, lo, hi int, etaDraws []float64) (float64, error) {
+	return predictBatches(ctx, rows, draws, level, set.Workers, mean, response{fam: m.Family(), trials: nd.Trials}, set.Seed, batch, func(s, lo, hi int, etaDraws []float64) (float64, error) {
 		if err := smp.draw(uint64(s), theta, need); err != nil {
 			return 0, err
 		}

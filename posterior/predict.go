@@ -161,7 +161,7 @@ func Predict(ctx context.Context, res *vi.Result, t vi.Target, m *glmm.Model, nd
 		}
 		return nil
 	}
-	return predictBatches(ctx, len(nd.Known), draws, level, set.Workers, m.Mean, responseOf(m.Family(), nd.Trials), set.Seed, batch, func(s, lo, hi int, etaDraws []float64) (float64, error) {
+	return predictBatches(ctx, len(nd.Known), draws, level, set.Workers, m.Mean, response{fam: m.Family(), trials: nd.Trials}, set.Seed, batch, func(s, lo, hi int, etaDraws []float64) (float64, error) {
 		if err := smp.draw(uint64(s), theta, need); err != nil {
 			return 0, err
 		}
@@ -315,12 +315,6 @@ func countQuantile(sorted []float64, p float64) float64 {
 type response struct {
 	fam    glmm.Family
 	trials []float64
-}
-
-// responseOf returns the response of family fam with the rows' numbers
-// of trials.
-func responseOf(fam glmm.Family, trials []float64) response {
-	return response{fam: fam, trials: trials}
 }
 
 // rowTrials returns row k's number of trials: 1 for a family without
