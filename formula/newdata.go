@@ -97,8 +97,8 @@ func (d *Design) NewOffset(fr *datasets.Frame) ([]float64, error) {
 // cbind(s, f), n for cbind(s, n - s). It returns nil when the response is
 // not a cbind(), or when fr lacks a column the count needs, so that a new
 // observation of the response cannot be drawn. A row with a missing value
-// in such a column has NaN; counts the binomial family cannot take (see
-// glmm.Family.CheckResponse) are an error naming the row.
+// in such a column has NaN; a value that is not a whole number, no trial
+// at all, or more than glmm.MaxCount is an error naming the row.
 func (d *Design) NewTrials(fr *datasets.Frame) ([]float64, error) {
 	if fr == nil {
 		return nil, &DataError{Msg: "no data frame"}
