@@ -209,6 +209,9 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 		return nil, &DataError{Msg: "the data frame has no rows"}
 	}
 	if opts.Whole != nil {
+		if err := noScale(f); err != nil {
+			return nil, err
+		}
 		return buildPart(f, fr, opts)
 	}
 	if err := checkRandom(f, opts); err != nil {
@@ -370,6 +373,17 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 		d.rows = nil // Rows makes them: every row
 	}
 	return d, nil
+}
+
+// noScale refuses a formula with scale() for a design built from the
+// pieces of the data (Scan, Options.Whole): its mean and sd would be
+// over every piece's rows, which Scan does not gather.
+func noScale(f *Formula) error {
+	if v, ok := f.scaled(); ok {
+		return &DataError{Token: v.token(), Pos: v.pos, Column: v.col,
+			Msg: "scale() is not supported when the model is built from pieces of the data (Scan, Options.Whole; glmmfit -shard): scale the column in the data"}
+	}
+	return nil
 }
 
 // releaseFixed empties the columns of uses that only the response, the

@@ -1089,3 +1089,69 @@ func TestBuildArithmetic(t *testing.T) {
 		t.Errorf("log of 0: error %v, want row 2 of x naming log(x + 1) of 0", err)
 	}
 }
+
+// TestBuildScale: scale(x) is x less its mean over the rows used, over
+// their standard deviation (n - 1), as R's scale, in fixed and random
+// terms; new rows are scaled by the training rows' mean and sd; a column
+// that does not vary is an error, and so is scale() for a design built
+// from pieces of the data.
+func TestBuildScale(t *testing.T) {
+	fr := smallFrame()
+	f, err := Parse("y ~ scale(x1) + t + (1 + scale(t) | id)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Build(f, fr, Options{Family: glmm.Poisson})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := d.FixedNames(), []string{"(Intercept)", "scale(x1)", "t"}; !slices.Equal(got, want) {
+		t.Errorf("fixed names %q, want %q", got, want)
+	}
+	x1c, _ := fr.Column("x1")
+	tc, _ := fr.Column("t")
+	meanSD := func(v []float64) (float64, float64) {
+		var m, ss float64
+		for _, x := range v {
+			m += x / float64(len(v))
+		}
+		for _, x := range v {
+			ss += (x - m) * (x - m)
+		}
+		return m, math.Sqrt(ss / float64(len(v)-1))
+	}
+	m1, s1 := meanSD(x1c.Num)
+	mt, st := meanSD(tc.Num)
+	var want, wantZ [][]float64
+	for i := range fr.NumRows() {
+		want = append(want, []float64{1, (x1c.Num[i] - m1) / s1, tc.Num[i]})
+		wantZ = append(wantZ, []float64{1, (tc.Num[i] - mt) / st})
+	}
+	checkMatrix(t, "X", d.X(), want)
+	checkMatrix(t, "Z", d.Z(), wantZ)
+	nf, err := datasets.ReadCSV(strings.NewReader("x1,t,id\n10,2,id1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	X, Z, _, _, err := d.NewData(nf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMatrix(t, "new X", X, [][]float64{{1, (10 - m1) / s1, 2}})
+	checkMatrix(t, "new Z", Z, [][]float64{{1, (2 - mt) / st}})
+
+	flat, err := datasets.ReadCSV(strings.NewReader("y,c,id\n1,3,a\n0,3,a\n2,3,b\n1,3,b\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := Parse("y ~ scale(c) + (1 | id)")
+	_, err = Build(g, flat, Options{Family: glmm.Poisson})
+	var de *DataError
+	if !errors.As(err, &de) || de.Column != "c" || de.Token != "scale(c)" || !strings.Contains(err.Error(), "needs a column that varies") {
+		t.Errorf("constant column: error %v, want one naming scale(c)", err)
+	}
+	_, err = Scan(f, func(func(*datasets.Frame) error) error { return nil }, Options{})
+	if !errors.As(err, &de) || de.Token != "scale(x1)" || !strings.Contains(err.Error(), "glmmfit -shard") {
+		t.Errorf("Scan: error %v, want scale() refused", err)
+	}
+}

@@ -22,6 +22,9 @@ type varCoding struct {
 	cat    bool
 	levels []string       // categorical: training levels, the reference first
 	index  map[string]int // categorical: level -> position in levels
+	// center and sd of scale(x): the mean and standard deviation of x
+	// over the training rows, which new rows are scaled by too.
+	center, sd float64
 }
 
 // part is one factor of a design column: variable v's value (level < 0) or
@@ -231,7 +234,46 @@ func runCodes[K cmp.Ordered](key func(i int) K, rows []int, code []int) (distinc
 // lays out the columns. ref maps column names to reference levels; role
 // names the design in messages.
 func newCoder(m *model, fr *datasets.Frame, rows []int, ref map[string]string) (*coder, error) {
-	return codeVars(m, fr, ref, func(col *datasets.Column) []string { return levelsOf(col, rows) })
+	c, err := codeVars(m, fr, ref, func(col *datasets.Column) []string { return levelsOf(col, rows) })
+	if err != nil {
+		return nil, err
+	}
+	for k := range c.vars {
+		if vc := &c.vars[k]; vc.v.fn == "scale" {
+			col, _ := fr.Column(vc.v.col)
+			if err := vc.scaleOver(col, rows); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return c, nil
+}
+
+// scaleOver sets the center and sd of scale(x) from x's values in rows,
+// as R's scale: the mean, and the standard deviation with n - 1.
+func (vc *varCoding) scaleOver(col *datasets.Column, rows []int) error {
+	v := vc.v
+	var sum float64
+	for _, i := range rows {
+		x, err := numValue(v, col, i)
+		if err != nil {
+			return err
+		}
+		sum += x
+	}
+	n := float64(len(rows))
+	vc.center = sum / n
+	var ss float64
+	for _, i := range rows {
+		d := col.Num[i] - vc.center
+		ss += d * d
+	}
+	vc.sd = math.Sqrt(ss / (n - 1))
+	if !(vc.sd > 0) || math.IsInf(vc.sd, 0) {
+		return &DataError{Token: v.token(), Pos: v.pos, Column: v.col,
+			Msg: fmt.Sprintf("scale() needs a column that varies: its standard deviation over the %d rows used is %v", len(rows), vc.sd)}
+	}
+	return nil
 }
 
 // codeVars is newCoder with the levels of a column used as categorical
@@ -411,6 +453,9 @@ func (b bound) values(i int, rv *rowValues) error {
 		x, err := numValue(vc.v, col, i)
 		if err != nil {
 			return err
+		}
+		if vc.v.fn == "scale" {
+			x = (x - vc.center) / vc.sd
 		}
 		rv.val[k] = x
 	}

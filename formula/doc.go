@@ -35,6 +35,10 @@
 //	I(x^2), log(x + 1)       arithmetic of one column: numbers, + - * / ^,
 //	            log, sqrt and exp, evaluated row by row (named as R
 //	            deparses them: "I(x^2)", "log(x + 1)")
+//	scale(x)    x less its mean, over its standard deviation (n - 1), both
+//	            over the rows the model uses (R's scale; R takes them before
+//	            leaving out rows with a missing value elsewhere); new data
+//	            are scaled by the same two numbers. Not with Scan.
 //	(1 | g), (1 + x | g), (x | g), (0 + x | g)  random effects for groups g
 //
 // Names are R's syntactic names (letters, digits, '.' and '_') or

@@ -27,7 +27,7 @@ import (
 //	         | "(" sum ")" | "(" sum "|" group ")" | "(" sum "||" group ")"
 //
 // Names are R's syntactic names or `quoted names`; fn is factor,
-// as.factor, log, sqrt or exp, and tf one of the last three; arith is
+// as.factor, log, sqrt, exp or scale, and tf one of log, sqrt and exp; arith is
 // arithmetic of one column (numbers, + - * / ^, parentheses, log, sqrt
 // and exp).
 func Parse(s string) (*Formula, error) {
@@ -296,7 +296,7 @@ func (e *expander) eval(n node, c ctx) ([]term, error) {
 func (e *expander) call(n *callNode, c ctx) ([]term, error) {
 	name := n.fn.text
 	switch name {
-	case "factor", "as.factor", "log", "sqrt", "exp":
+	case "factor", "as.factor", "log", "sqrt", "exp", "scale":
 		v, err := transformed(n, e.f.src)
 		if err != nil {
 			return nil, err
@@ -327,6 +327,9 @@ func (e *expander) call(n *callNode, c ctx) ([]term, error) {
 			if v.isFactor() {
 				return nil, errAt(a.fn, "an offset must be numeric")
 			}
+			if v.fn == "scale" {
+				return nil, errAt(a.fn, "an offset is added as it is: scale() has no place in it")
+			}
 		default:
 			return nil, errAt(n.args[0].first(), "offset() takes a column name or log(column)")
 		}
@@ -341,7 +344,7 @@ func (e *expander) call(n *callNode, c ctx) ([]term, error) {
 		}
 		return []term{{e.variable(v)}}, nil
 	}
-	return nil, errAt(n.fn, "unknown function "+name+"() (supported: factor, as.factor, log, sqrt, exp, I, offset)")
+	return nil, errAt(n.fn, "unknown function "+name+"() (supported: factor, as.factor, log, sqrt, exp, I, scale, offset)")
 }
 
 // transformed reads fn(name) for a transformation or factor, or the
@@ -350,17 +353,17 @@ func (e *expander) call(n *callNode, c ctx) ([]term, error) {
 func transformed(n *callNode, src string) (variable, error) {
 	name := n.fn.text
 	switch name {
-	case "factor", "as.factor", "log", "sqrt", "exp", "I":
+	case "factor", "as.factor", "log", "sqrt", "exp", "I", "scale":
 	case "cbind", "offset":
 		return variable{}, errAt(n.fn, name+"() cannot be nested")
 	default:
-		return variable{}, errAt(n.fn, "unknown function "+name+"() (supported: factor, as.factor, log, sqrt, exp, I, offset)")
+		return variable{}, errAt(n.fn, "unknown function "+name+"() (supported: factor, as.factor, log, sqrt, exp, I, scale, offset)")
 	}
 	if len(n.args) != 1 {
 		return variable{}, errAt(n.fn, name+"() takes one argument")
 	}
 	a, ok := n.args[0].(*identNode)
-	if name == "I" || !ok && name != "factor" && name != "as.factor" {
+	if name == "I" || !ok && name != "factor" && name != "as.factor" && name != "scale" {
 		// I(x) is x, as in R; log(x + 1) an expression of x.
 		var body node = n
 		if name == "I" {

@@ -272,3 +272,18 @@ func termKey(t term) string {
 	}
 	return b.String()
 }
+
+// scaled returns the first variable of the formula written scale(x), if
+// any.
+func (f *Formula) scaled() (variable, bool) {
+	vars := slices.Clone(f.fixed.vars)
+	for _, r := range f.randoms {
+		vars = append(vars, r.lhs.vars...)
+	}
+	for _, v := range vars {
+		if v.fn == "scale" {
+			return v, true
+		}
+	}
+	return variable{}, false
+}

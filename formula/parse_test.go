@@ -82,6 +82,13 @@ func TestParseValid(t *testing.T) {
 			cols: []string{"y", "t", "x", "e f", "id"},
 		},
 		{
+			src:       "y ~ scale(x) + (scale(t) | g)",
+			canonical: "y ~ 1 + scale(x) + (1 + scale(t) | g)",
+			terms:     []string{"scale(x)"},
+			icpt:      true, resp: "y", group: "g", ricpt: true, rterms: []string{"scale(t)"},
+			cols: []string{"y", "x", "t", "g"},
+		},
+		{
 			src:       "y ~ (a + b)/c + (1 + t || id)",
 			canonical: "y ~ 1 + a + b + a:b:c + (1 + t || id)",
 			terms:     []string{"a", "b", "a:b:c"},
@@ -241,6 +248,9 @@ func TestParseErrors(t *testing.T) {
 		{src: "y ~ I(factor(x))", pos: 7, token: "factor", msg: "unknown function factor() in an expression"},
 		{src: "y ~ I(x, 2)", pos: 5, token: "I", msg: "takes one argument"},
 		{src: "y ~ factor(x + 1)", pos: 12, token: "x", msg: "takes a column name"},
+		{src: "y ~ scale(x + 1)", pos: 11, token: "x", msg: "takes a column name"},
+		{src: "y ~ x + offset(scale(e))", pos: 16, token: "scale", msg: "scale() has no place in it"},
+		{src: "y ~ I(scale(x))", pos: 7, token: "scale", msg: "unknown function scale() in an expression"},
 		{src: "y ~ poly(x)", pos: 5, token: "poly", msg: "unknown function poly()"},
 		{src: "y ~ log(x, 2)", pos: 5, token: "log", msg: "takes one argument"},
 		{src: "y ~ log(x + z)", pos: 13, token: "z", msg: "one column"},
@@ -331,7 +341,7 @@ func FuzzParse(f *testing.F) {
 		"y ~ x + (1 | site/plot) + (1 | a:b)",
 		"y ~ (1 | a/b/c) + (0 + x | g)",
 		"y ~ ((((",
-		"y ~ t + I(t^2) + log(x + 1) + offset(log(e/2)) + (1 + I(-t/2) | g)",
+		"y ~ t + I(t^2) + log(x + 1) + scale(z) + offset(log(e/2)) + (1 + I(-t/2) | g)",
 	} {
 		f.Add(s)
 	}

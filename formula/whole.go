@@ -104,6 +104,9 @@ func ScanShared(f *Formula, pieces Pieces, opts Options, c Chain) (*Whole, error
 	if f == nil || pieces == nil {
 		return nil, errors.New("formula: Scan needs a formula and the pieces of the data")
 	}
+	if err := noScale(f); err != nil {
+		return nil, err
+	}
 	if err := checkRandom(f, opts); err != nil {
 		return nil, err
 	}

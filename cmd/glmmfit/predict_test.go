@@ -622,7 +622,8 @@ func TestPredictRandom(t *testing.T) {
 // TestQuadraticTime: a quadratic trend written I(t^2) is fitted and named
 // as lme4 names it, its coefficients recover the truth, and predict
 // squares the new rows' t as the fit did: a new subject's mean at t = 3
-// covers the true 1 + 0.5*3 + 0.3*9.
+// covers the true 1 + 0.5*3 + 0.3*9. A linear fit in scale(t) predicts
+// what one in t does.
 func TestQuadraticTime(t *testing.T) {
 	dir := t.TempDir()
 	var b strings.Builder
@@ -662,5 +663,20 @@ func TestQuadraticTime(t *testing.T) {
 	hi, _ := strconv.ParseFloat(pred[1][colIndex(t, pred[0], "mean_upper")], 64)
 	if want := 1 + 0.5*3 + 0.3*9.0; !(lo < want && want < hi) || hi-lo > 6 {
 		t.Errorf("new subject at t = 3: interval [%v, %v], want about %v ± 1.6", lo, hi, want)
+	}
+	// scale(t) is t recoded, which -prior auto does not see: the same
+	// prediction (4.4778 both, to 1e-15), new rows scaled by the training
+	// rows' mean and sd.
+	mean := colIndex(t, pred[0], "mean")
+	for _, form := range []string{"y ~ t + (1 | id)", "y ~ scale(t) + (1 | id)"} {
+		mustSucceed(t, glmmfit(t, dir, "", nil, "fit", "-data", "train.csv", "-formula", form,
+			"-family", "gaussian", "-out", "fit.json", "-quiet"))
+		mustSucceed(t, glmmfit(t, dir, "", nil, "predict", "-fit", "fit.json", "-data", "new.csv", "-out", "pred.csv"))
+		pred = append(pred, readCSV(t, filepath.Join(dir, "pred.csv"))[1])
+	}
+	a, _ := strconv.ParseFloat(pred[2][mean], 64)
+	b2, _ := strconv.ParseFloat(pred[3][mean], 64)
+	if math.Abs(a-b2) > 1e-6 {
+		t.Errorf("new subject at t = 3: mean %v with t, %v with scale(t)", a, b2)
 	}
 }

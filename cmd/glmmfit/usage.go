@@ -59,7 +59,8 @@ deviations (Est.Error) and 95% credible intervals of the fixed effects, and of
 the standard deviations and correlations of the random effects.
 
 Formulas follow lme4: y ~ a*b + log(c) + factor(d) + offset(log(e)) + (1 + t | id);
-arithmetic of one column goes in I(), log(), sqrt() or exp(): I(t^2), log(x + 1).
+arithmetic of one column goes in I(), log(), sqrt() or exp(): I(t^2), log(x + 1);
+scale(x) centres and scales x by its mean and sd (not with -shard).
 The response is a count (poisson), 0/1 or a two-level categorical column
 (bernoulli; the second level in sorted order is 1, as in R), or
 cbind(successes, failures) / cbind(s, n - s) (binomial). One grouping factor.
