@@ -166,3 +166,67 @@ func ExampleOptions_part() {
 	// subjects [a b], [0, 2) of [a b c] (rows [0 1 2 3]); x centred at 1.75, scaled by 0.854
 	// subjects [c], [2, 3) of [a b c] (rows [4 5]); x centred at 1.75, scaled by 0.854
 }
+
+// Arithmetic of one column, and scale(), named as R names them; new rows
+// are transformed as the training rows were, scale() with their mean and
+// sd.
+func ExampleBuild_transformations() {
+	f, err := formula.Parse("y ~ I(x^2) + log(x + 1) + scale(x) + (1 | id)")
+	if err != nil {
+		log.Fatal(err)
+	}
+	d, err := formula.Build(f, frame(), formula.Options{Family: glmm.Poisson})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(d.FixedNames())
+	fresh, err := datasets.NewFrame(
+		datasets.NewNumeric("x", []float64{1.75}),
+		datasets.NewCategorical("id", []string{"z"}),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	X, _, _, _, err := d.NewData(fresh)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%.4f\n", mat.Formatted(X))
+	// Output:
+	// [(Intercept) I(x^2) log(x + 1) scale(x)]
+	// [1.0000  3.0625  1.0116  0.0000]
+}
+
+// A binomial response's trials in new rows, from its cbind() columns: a
+// new observation of a row counts successes out of them.
+func ExampleDesign_NewTrials() {
+	train, err := datasets.NewFrame(
+		datasets.NewNumeric("s", []float64{1, 0, 2, 3}),
+		datasets.NewNumeric("n", []float64{3, 4, 3, 5}),
+		datasets.NewNumeric("x", []float64{0.1, 0.2, 0.3, 0.4}),
+		datasets.NewCategorical("id", []string{"a", "a", "b", "b"}),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	f, err := formula.Parse("cbind(s, n - s) ~ x + (1 | id)")
+	if err != nil {
+		log.Fatal(err)
+	}
+	d, err := formula.Build(f, train, formula.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fresh, err := datasets.NewFrame(
+		datasets.NewNumeric("n", []float64{20, 7}),
+		datasets.NewNumeric("x", []float64{0.5, 0.1}),
+		datasets.NewCategorical("id", []string{"a", "new"}),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	trials, err := d.NewTrials(fresh)
+	fmt.Println(d.TrialColumns(), trials, err)
+	// Output:
+	// [n] [20 7] <nil>
+}
