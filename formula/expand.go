@@ -337,6 +337,8 @@ func (e *expander) call(n *callNode, c ctx) ([]term, error) {
 		return nil, nil
 	case "cbind":
 		return nil, errAt(n.fn, "cbind() is only allowed as the response")
+	case "poly":
+		return nil, errAt(n.fn, "poly() is not supported; write the powers, as x + I(x^2) (raw, not orthogonal, polynomials)")
 	case "I":
 		v, err := transformed(n, e.f.src)
 		if err != nil {

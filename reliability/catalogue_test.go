@@ -134,7 +134,7 @@ func badInputs() []badInput {
 			msg: []string{`"t" at character 3`, "want ~"}},
 		{name: "unsupported function poly()", csv: base.csv(), formula: "y ~ poly(t, 2) + (1 | id)", family: "poisson",
 			stage: stParse, se: &formula.SyntaxError{Pos: 5, Token: "poly"},
-			msg: []string{`"poly" at character 5`, "unknown function poly()"}},
+			msg: []string{`"poly" at character 5`, "poly() is not supported; write the powers"}},
 		{name: "I() of two columns", csv: base.csv(), formula: "y ~ I(t*x) + (1 | id)", family: "poisson",
 			stage: stParse, se: &formula.SyntaxError{Pos: 9, Token: "x"},
 			msg: []string{`"x" at character 9`, "for a product of columns write t:x"}},
