@@ -219,6 +219,24 @@ func (f *Formula) Columns() []string {
 	return cols
 }
 
+// GroupColumns returns the data columns of the formula's grouping
+// factors, each once: a and b for (1 | a:b) or (1 | a/b).
+func (f *Formula) GroupColumns() []string {
+	var cols []string
+	for _, r := range f.randoms {
+		gs := r.groupCols
+		if gs == nil {
+			gs = []string{r.group}
+		}
+		for _, c := range gs {
+			if !slices.Contains(cols, c) {
+				cols = append(cols, c)
+			}
+		}
+	}
+	return cols
+}
+
 func (r response) String() string {
 	y := r.y.display()
 	switch r.kind {

@@ -425,3 +425,24 @@ func TestParseUnicodeNames(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupColumns: the data columns of every grouping factor, once each,
+// the parts of an interaction or nesting included.
+func TestGroupColumns(t *testing.T) {
+	for _, c := range []struct {
+		src  string
+		want []string
+	}{
+		{"y ~ x + (1 | g)", []string{"g"}},
+		{"y ~ x + (1 | a:b)", []string{"a", "b"}},
+		{"y ~ x + (1 | a/b) + (1 | c) + (0 + x | c)", []string{"a", "b", "c"}},
+	} {
+		f, err := Parse(c.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.GroupColumns(); !slices.Equal(got, c.want) {
+			t.Errorf("%s: GroupColumns %q, want %q", c.src, got, c.want)
+		}
+	}
+}

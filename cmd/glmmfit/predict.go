@@ -190,6 +190,19 @@ type predictions struct {
 // a row of a new a:b level within a known level of a keeps a's effect.
 func predict(ctx context.Context, sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 	d := sf.design
+	if o.random != randomOwn {
+		// Every row's subject is new or unused: data without the
+		// grouping factors' columns are predicted as of new levels.
+		for _, c := range d.Formula().GroupColumns() {
+			if _, ok := in.frame.Column(c); !ok {
+				// Empty labels, not missing: no subject's.
+				n := in.frame.NumRows()
+				if err := in.frame.Add(&datasets.Column{Name: c, Kind: datasets.Categorical, Str: make([]string, n), Missing: make([]bool, n)}); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
 	X, Z, group, known, err := d.NewData(in.frame)
 	if err != nil {
 		return nil, dataError(err, in)
