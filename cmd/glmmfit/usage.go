@@ -267,9 +267,10 @@ Examples:
 
 const predictUsage = `Usage: glmmfit predict -fit FIT.json -data NEW.csv [-level 0.95] [-out PRED.csv]
 
-Predicts the linear predictor eta and the mean of new rows from a fit saved by
-'glmmfit fit -out'. NEW.csv needs the columns of the formula's right-hand
-side and the grouping factor, not the response. Rows of a subject seen in the
+Predicts the linear predictor eta, the mean and a new observation of the
+response of new rows from a fit saved by 'glmmfit fit -out'. NEW.csv needs the
+columns of the formula's right-hand side and the grouping factor, not the
+response. Rows of a subject seen in the
 training data are predicted conditionally on that subject's random effects
 (type "conditional"); rows of a new subject marginally over the random-effect
 distribution (type "marginal"); a new level of a crossed factor gets an effect
