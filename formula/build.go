@@ -71,6 +71,9 @@ type Options struct {
 
 	// Weights and Offset name optional numeric columns of per-row weights
 	// and of an offset added to those of the formula's offset() terms.
+	// For a binomial response of one column that is not 0/1, the weights
+	// are its numbers of trials and the response the proportions of
+	// successes, as glmer's weights = n: the model of cbind(p n, n - p n).
 	Weights, Offset string
 
 	// Reference maps a column name to the reference level of its
@@ -172,6 +175,10 @@ type Design struct {
 	part *partOf
 	// whole is Options.Whole, whose levels the design codes by.
 	whole *Whole
+	// weightsAreTrials says that Options.Weights gave a binomial
+	// response's numbers of trials, its proportions times them the
+	// successes (glmer's weights = n), rather than observation weights.
+	weightsAreTrials bool
 	// leftOut is LeftOut's count.
 	leftOut int
 
@@ -292,7 +299,7 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	if d.cfg.Offset, err = d.offset(fr, rows); err != nil {
 		return nil, err
 	}
-	if opts.Weights != "" {
+	if opts.Weights != "" && !d.weightsAreTrials {
 		col, _ := fr.Column(opts.Weights)
 		d.cfg.Weights = make([]float64, len(rows))
 		for k, i := range rows {
@@ -1173,6 +1180,9 @@ func (d *Design) response(fr *datasets.Frame, opts Options) error {
 	for k, i := range rows {
 		d.cfg.Y[k] = yc.Num[i]
 	}
+	if r.kind == respSingle && d.cfg.Family == glmm.Binomial && opts.Weights != "" {
+		return d.proportions(fr, opts)
+	}
 	if r.kind == respSingle {
 		return nil
 	}
@@ -1185,6 +1195,36 @@ func (d *Design) response(fr *datasets.Frame, opts Options) error {
 			d.cfg.Trials[k] = sc.Num[i]
 		}
 	}
+	return nil
+}
+
+// proportions reads a binomial response of one column, with
+// Options.Weights, as glmer does: each row's proportion of successes out
+// of its weight's trials. It sets Y to the successes and Trials to the
+// weights, which are then not observation weights (weightsAreTrials):
+// the likelihood is R's, constant included.
+func (d *Design) proportions(fr *datasets.Frame, opts Options) error {
+	r := d.f.resp
+	wc, _ := fr.Column(opts.Weights)
+	d.cfg.Trials = make([]float64, len(d.cfg.Y))
+	for k, i := range d.rows {
+		p, n := d.cfg.Y[k], wc.Num[i]
+		switch {
+		case !(n >= 1) || n != math.Trunc(n) || n > glmm.MaxCount:
+			return &DataError{Token: "Options.Weights", Column: opts.Weights, Row: i + 1,
+				Msg: fmt.Sprintf("the weights of a binomial response of proportions are its numbers of trials (glmer's weights = n): whole numbers of at least 1, not %v", n)}
+		case !(p >= 0 && p <= 1):
+			return &DataError{Token: r.y.label, Pos: r.y.pos, Column: r.y.col, Row: i + 1,
+				Msg: fmt.Sprintf("a binomial response of one column with weights is the proportion of successes of the weights' trials, between 0 and 1, not %v (for counts write cbind(successes, failures))", p)}
+		}
+		s := math.Round(p * n)
+		if math.Abs(p*n-s) > 1e-6 {
+			return &DataError{Token: r.y.label, Pos: r.y.pos, Column: r.y.col, Row: i + 1,
+				Msg: fmt.Sprintf("the proportion %v of %v trials is %v successes, not a whole number", p, n, p*n)}
+		}
+		d.cfg.Y[k], d.cfg.Trials[k] = s, n
+	}
+	d.weightsAreTrials = true
 	return nil
 }
 
@@ -1502,7 +1542,7 @@ func (d *Design) modelError(err error, fr *datasets.Frame) error {
 				switch y := d.cfg.Y[k]; {
 				case y > 0 && y < 1:
 					// glm's binomial proportions with weights = trials.
-					de.Err = fmt.Errorf("%w; for proportions of n trials (glmer's weights = n), make a column of successes s = %s n and fit cbind(s, n - s)", de.Err, r.y.label)
+					de.Err = fmt.Errorf("%w; for proportions of n trials give n as Options.Weights (glmer's weights = n)", de.Err)
 				case y > 1:
 					de.Err = fmt.Errorf("%w; a response of one column has one trial a row: for counts of successes fit cbind(successes, failures) or cbind(successes, n - successes)", de.Err)
 				}

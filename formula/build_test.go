@@ -778,7 +778,7 @@ func TestBinomialResponseCulprit(t *testing.T) {
 			for i := range s {
 				s[i] /= n[i]
 			}
-		}, "s", 1, 2, []string{"row 2", "for proportions of n trials (glmer's weights = n), make a column of successes s = s n and fit cbind(s, n - s)"}},
+		}, "s", 1, 2, []string{"row 2", "for proportions of n trials give n as Options.Weights (glmer's weights = n)"}},
 		{"counts, one column", single, func(s, f, n []float64) {}, "s", 1, 3, []string{"row 3", "a response of one column has one trial a row: for counts of successes fit cbind(successes, failures)"}},
 	} {
 		t.Run(test.name, func(t *testing.T) {
@@ -1153,5 +1153,68 @@ func TestBuildScale(t *testing.T) {
 	_, err = Scan(f, func(func(*datasets.Frame) error) error { return nil }, Options{})
 	if !errors.As(err, &de) || de.Token != "scale(x1)" || !strings.Contains(err.Error(), "glmmfit -shard") {
 		t.Errorf("Scan: error %v, want scale() refused", err)
+	}
+}
+
+// TestBuildProportions: a binomial response of proportions with weights
+// is glmer's binomial with weights = trials: the same model as cbind() of
+// the successes, no observation weights; proportions outside [0, 1],
+// proportions that do not make whole successes, and weights that are not
+// numbers of trials are errors naming the row and column.
+func TestBuildProportions(t *testing.T) {
+	const text = "s,n,p,x,id\n1,4,0.25,0.1,a\n0,2,0,0.4,a\n3,3,1,0.2,b\n2,5,0.4,0.9,b\n"
+	fr, err := datasets.ReadCSV(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func(src string, opts Options) (*Design, error) {
+		f, err := Parse(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Family = glmm.Binomial
+		return Build(f, fr, opts)
+	}
+	want, err := build("cbind(s, n - s) ~ x + (1 | id)", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := build("p ~ x + (1 | id)", Options{Weights: "n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := got.Config(), want.Config(); !slices.Equal(g.Y, w.Y) || !slices.Equal(g.Trials, w.Trials) || g.Weights != nil || got.Family() != glmm.Binomial {
+		t.Errorf("proportions with weights: Y %v, trials %v, weights %v, family %v; want %v, %v, none, binomial", g.Y, g.Trials, g.Weights, got.Family(), w.Y, w.Trials)
+	}
+	// New rows' trials are their weights.
+	nf, err := datasets.ReadCSV(strings.NewReader("n,x,id\n7,0.5,a\n,0.5,z\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trials, err := got.NewTrials(nf)
+	if err != nil || len(trials) != 2 || trials[0] != 7 || !math.IsNaN(trials[1]) || !slices.Equal(got.TrialColumns(), []string{"n"}) {
+		t.Errorf("NewTrials %v, %v, columns %q; want [7 NaN] from column n", trials, err, got.TrialColumns())
+	}
+	for _, c := range []struct {
+		name, text string
+		row        int
+		column     string
+		msg        string
+	}{
+		{"proportion above 1", "p,n,x,id\n0.5,4,0.1,a\n1.5,4,0.2,a\n0.25,4,0.3,b\n", 2, "p", "between 0 and 1, not 1.5"},
+		{"fractional successes", "p,n,x,id\n0.5,4,0.1,a\n0.3,4,0.2,a\n0.25,4,0.3,b\n", 2, "p", "is 1.2 successes, not a whole number"},
+		{"fractional trials", "p,n,x,id\n0.5,4,0.1,a\n0.5,2.5,0.2,a\n0.25,4,0.3,b\n", 2, "n", "whole numbers of at least 1, not 2.5"},
+		{"no trials", "p,n,x,id\n0.5,4,0.1,a\n0,0,0.2,a\n0.25,4,0.3,b\n", 2, "n", "not 0"},
+	} {
+		bad, err := datasets.ReadCSV(strings.NewReader(c.text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := Parse("p ~ x + (1 | id)")
+		_, err = Build(f, bad, Options{Family: glmm.Binomial, Weights: "n"})
+		var de *DataError
+		if !errors.As(err, &de) || de.Row != c.row || de.Column != c.column || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: error %v, want row %d of %q: %q", c.name, err, c.row, c.column, c.msg)
+		}
 	}
 }

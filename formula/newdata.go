@@ -93,9 +93,10 @@ func (d *Design) NewOffset(fr *datasets.Frame) ([]float64, error) {
 }
 
 // NewTrials returns the number of trials of each row of a new data frame
-// for a cbind() response, as the training data's were counted: s + f for
-// cbind(s, f), n for cbind(s, n - s). It returns nil when the response is
-// not a cbind(), or when fr lacks a column the count needs, so that a new
+// for a binomial response, as the training data's were counted: s + f
+// for cbind(s, f), n for cbind(s, n - s), the weights for a response of
+// proportions with Options.Weights. It returns nil for a response without
+// trials, or when fr lacks a column the count needs, so that a new
 // observation of the response cannot be drawn. A row with a missing value
 // in such a column has NaN; a value that is not a whole number, no trial
 // at all, or more than glmm.MaxCount is an error naming the row.
@@ -104,7 +105,7 @@ func (d *Design) NewTrials(fr *datasets.Frame) ([]float64, error) {
 		return nil, &DataError{Msg: "no data frame"}
 	}
 	r := d.f.resp
-	vars := trialVars(r)
+	vars := d.trialVars()
 	if vars == nil {
 		return nil, nil
 	}
@@ -113,7 +114,7 @@ func (d *Design) NewTrials(fr *datasets.Frame) ([]float64, error) {
 		if _, ok := fr.Column(v.col); !ok {
 			return nil, nil
 		}
-		uses = append(uses, use{col: v.col, tok: v.label, pos: v.pos, numeric: true, why: "cbind() needs numeric counts"})
+		uses = append(uses, use{col: v.col, tok: v.label, pos: v.pos, numeric: true, why: "the trials must be numeric counts"})
 	}
 	if err := resolve(uses, fr); err != nil {
 		return nil, err
@@ -137,16 +138,20 @@ func (d *Design) NewTrials(fr *datasets.Frame) ([]float64, error) {
 			x := c.Num[i]
 			if !(x >= 0) || x != math.Trunc(x) || math.IsInf(x, 0) {
 				return nil, &DataError{Token: vars[j].label, Pos: vars[j].pos, Column: vars[j].col, Row: i + 1,
-					Msg: fmt.Sprintf("%v is not a count: cbind() needs whole numbers of successes and trials", x)}
+					Msg: fmt.Sprintf("%v is not a count: the trials need whole numbers", x)}
 			}
 			m += x
 		}
 		v := vars[len(vars)-1]
+		tok, pos := "cbind", r.pos
+		if r.kind == respSingle {
+			tok, pos = v.label, 0
+		}
 		switch {
 		case m < 1:
-			return nil, &DataError{Token: "cbind", Pos: r.pos, Column: v.col, Row: i + 1, Msg: "a new observation needs at least one trial, not 0"}
+			return nil, &DataError{Token: tok, Pos: pos, Column: v.col, Row: i + 1, Msg: "a new observation needs at least one trial, not 0"}
 		case m > glmm.MaxCount:
-			return nil, &DataError{Token: "cbind", Pos: r.pos, Column: v.col, Row: i + 1,
+			return nil, &DataError{Token: tok, Pos: pos, Column: v.col, Row: i + 1,
 				Msg: fmt.Sprintf("%v trials are more than %.4g, the largest number a float64 holds exactly", m, float64(glmm.MaxCount))}
 		}
 		trials[i] = m
@@ -154,24 +159,27 @@ func (d *Design) NewTrials(fr *datasets.Frame) ([]float64, error) {
 	return trials, nil
 }
 
-// TrialColumns returns the columns of a cbind() response from which
-// NewTrials counts a new row's trials (s and f of cbind(s, f), n of
-// cbind(s, n - s)), or nil for a response of one column.
+// TrialColumns returns the columns from which NewTrials counts a new
+// row's trials (s and f of cbind(s, f), n of cbind(s, n - s), the weights
+// of a response of proportions), or nil for a response without trials.
 func (d *Design) TrialColumns() []string {
 	var cols []string
-	for _, v := range trialVars(d.f.resp) {
+	for _, v := range d.trialVars() {
 		cols = append(cols, v.col)
 	}
 	return cols
 }
 
-// trialVars returns the variables of response r that count its trials.
-func trialVars(r response) []variable {
-	switch r.kind {
-	case respFailures:
+// trialVars returns the variables that count the response's trials.
+func (d *Design) trialVars() []variable {
+	r := d.f.resp
+	switch {
+	case r.kind == respFailures:
 		return []variable{r.y, r.second}
-	case respTrials:
+	case r.kind == respTrials:
 		return []variable{r.second}
+	case d.weightsAreTrials:
+		return []variable{{col: d.opts.Weights, label: "Options.Weights"}}
 	}
 	return nil
 }

@@ -688,3 +688,49 @@ func TestQuadraticTime(t *testing.T) {
 		t.Errorf("new subject at t = 3: mean %v with t, %v with scale(t)", a, b2)
 	}
 }
+
+// TestBinomialProportions: glmer's binomial proportions with weights =
+// trials, -formula 'p ~ ...' -weights n, is the fit of cbind(s, n - s) to
+// the same data, bit for bit, and its predictions count successes out of
+// the new rows' weights.
+func TestBinomialProportions(t *testing.T) {
+	dir := t.TempDir()
+	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "binomial", "-subjects", "60", "-obs", "4",
+		"-trials", "8", "-beta", "-0.5,1", "-re-sd", "0.8", "-seed", "11", "-out", "sim.csv"))
+	sim := readCSV(t, filepath.Join(dir, "sim.csv"))
+	yc, nc := colIndex(t, sim[0], "y"), colIndex(t, sim[0], "trials")
+	sim[0] = append(sim[0], "p")
+	for k := 1; k < len(sim); k++ {
+		y, _ := strconv.ParseFloat(sim[k][yc], 64)
+		n, _ := strconv.ParseFloat(sim[k][nc], 64)
+		sim[k] = append(sim[k], strconv.FormatFloat(y/n, 'g', -1, 64))
+	}
+	writeCSV(t, filepath.Join(dir, "prop.csv"), sim)
+	var docs []*document
+	for _, args := range [][]string{
+		{"-formula", "cbind(y, trials - y) ~ t + (1 | id)"},
+		{"-formula", "p ~ t + (1 | id)", "-weights", "trials"},
+	} {
+		res := glmmfit(t, dir, "", nil, append([]string{"fit", "-data", "prop.csv", "-family", "binomial", "-format", "json", "-out", "fit.json"}, args...)...)
+		mustSucceed(t, res)
+		docs = append(docs, readDoc(t, []byte(res.stdout)))
+	}
+	a, b := docs[0], docs[1]
+	if a.LowerBound.Value != b.LowerBound.Value || a.LowerBound.MCSE != b.LowerBound.MCSE || len(a.Fixed) != len(b.Fixed) {
+		t.Fatalf("bounds %v ± %v and %v ± %v", a.LowerBound.Value, a.LowerBound.MCSE, b.LowerBound.Value, b.LowerBound.MCSE)
+	}
+	for k := range a.Fixed {
+		if a.Fixed[k].Estimate != b.Fixed[k].Estimate || a.Fixed[k].EstError != b.Fixed[k].EstError {
+			t.Errorf("%s: %v ± %v with cbind, %v ± %v with proportions", a.Fixed[k].Name, a.Fixed[k].Estimate, a.Fixed[k].EstError, b.Fixed[k].Estimate, b.Fixed[k].EstError)
+		}
+	}
+	writeFile(t, dir, "new.csv", "id,t,trials\ns0001,1,30\n")
+	mustSucceed(t, glmmfit(t, dir, "", nil, "predict", "-fit", "fit.json", "-data", "new.csv", "-out", "pred.csv"))
+	pred := readCSV(t, filepath.Join(dir, "pred.csv"))
+	hi, _ := strconv.ParseFloat(pred[1][colIndex(t, pred[0], "response_upper")], 64)
+	y, _ := strconv.ParseFloat(pred[1][colIndex(t, pred[0], "response")], 64)
+	mu, _ := strconv.ParseFloat(pred[1][colIndex(t, pred[0], "mean")], 64)
+	if hi > 30 || hi != math.Trunc(hi) || math.Abs(y-30*mu) > 0.5 {
+		t.Errorf("30 new trials: %v successes (30 x mean %v), upper end %v", y, 30*mu, hi)
+	}
+}

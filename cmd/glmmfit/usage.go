@@ -88,7 +88,9 @@ Data and model:
                    paper's formula and family are used.
   -data-dir DIR    data directory for -dataset (default $SPARSEVI_DATA, else
                    ../shared/datasets)
-  -weights COL     numeric column of per-row weights of the log-likelihood
+  -weights COL     numeric column of per-row weights of the log-likelihood;
+                   for a binomial response of proportions, the numbers of
+                   trials (glmer's weights = n: the fit of cbind(p n, n - p n))
   -offset COL      numeric column added to the linear predictor (as
                    offset(COL) in the formula)
   -ref COL=LEVEL   reference level of a categorical column (R's relevel);
