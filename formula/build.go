@@ -1217,10 +1217,11 @@ func (d *Design) proportions(fr *datasets.Frame, opts Options) error {
 			return &DataError{Token: r.y.label, Pos: r.y.pos, Column: r.y.col, Row: i + 1,
 				Msg: fmt.Sprintf("a binomial response of one column with weights is the proportion of successes of the weights' trials, between 0 and 1, not %v (for counts write cbind(successes, failures))", p)}
 		}
+		// A proportion s/n as a float64 gives s back within rounding.
 		s := math.Round(p * n)
-		if math.Abs(p*n-s) > 1e-6 {
+		if math.Abs(p*n-s) > 1e-9*n {
 			return &DataError{Token: r.y.label, Pos: r.y.pos, Column: r.y.col, Row: i + 1,
-				Msg: fmt.Sprintf("the proportion %v of %v trials is %v successes, not a whole number", p, n, p*n)}
+				Msg: fmt.Sprintf("the proportion %v of %v trials is %v successes, not a whole number (if the proportions were rounded, give the successes: cbind(s, n - s))", p, n, p*n)}
 		}
 		d.cfg.Y[k], d.cfg.Trials[k] = s, n
 	}
