@@ -119,6 +119,11 @@ func runPredict(e *env, args []string) error {
 		}
 		return err
 	}
+	if o.random != randomOwn {
+		if err := unusedGroups(in, sf.design.Formula()); err != nil {
+			return err
+		}
+	}
 	var keep []int
 	if o.missing == missingDrop {
 		if keep, err = dropMissing(in, sf); err != nil {
@@ -190,19 +195,6 @@ type predictions struct {
 // a row of a new a:b level within a known level of a keeps a's effect.
 func predict(ctx context.Context, sf *savedFit, in *input, o *predictOptions) (*predictions, error) {
 	d := sf.design
-	if o.random != randomOwn {
-		// Every row's subject is new or unused: data without the
-		// grouping factors' columns are predicted as of new levels.
-		for _, c := range d.Formula().GroupColumns() {
-			if _, ok := in.frame.Column(c); !ok {
-				// Empty labels, not missing: no subject's.
-				n := in.frame.NumRows()
-				if err := in.frame.Add(&datasets.Column{Name: c, Kind: datasets.Categorical, Str: make([]string, n), Missing: make([]bool, n)}); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
 	X, Z, group, known, err := d.NewData(in.frame)
 	if err != nil {
 		return nil, dataError(err, in)
@@ -352,8 +344,9 @@ func groupLabels(fr *datasets.Frame, name string) []string {
 		return labels
 	}
 	for k := range labels {
-		if !col.Missing[k] {
-			labels[k] = formula.Label(col, k)
+		// An interaction a:b of no labels (unusedGroups) has none.
+		if l := formula.Label(col, k); !col.Missing[k] && strings.Trim(l, ":") != "" {
+			labels[k] = l
 		}
 	}
 	return labels
@@ -383,6 +376,34 @@ func (pr *predictions) write(w io.Writer) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// unusedGroups readies in for predictions that take no subject's own
+// random effects (-random new or zero), whose grouping factors' labels
+// go unused: an absent grouping column is added, and a missing label
+// becomes the empty one, both of no level of the fit.
+func unusedGroups(in *input, f *formula.Formula) error {
+	n := in.frame.NumRows()
+	for _, name := range f.GroupColumns() {
+		col, ok := in.frame.Column(name)
+		if !ok {
+			if err := in.frame.Add(&datasets.Column{Name: name, Kind: datasets.Categorical, Str: make([]string, n), Missing: make([]bool, n)}); err != nil {
+				return err
+			}
+			continue
+		}
+		if !slices.Contains(col.Missing, true) {
+			continue
+		}
+		labels := make([]string, n)
+		for i := range labels {
+			if !col.Missing[i] {
+				labels[i] = formula.Label(col, i)
+			}
+		}
+		col.Kind, col.Str, col.Num, col.Missing = datasets.Categorical, labels, nil, make([]bool, n)
+	}
+	return nil
 }
 
 // dropMissing returns the rows of in with no missing value in the columns

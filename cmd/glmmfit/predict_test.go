@@ -585,8 +585,8 @@ func TestPredictBinomialTrials(t *testing.T) {
 // TestPredictRandom: -random new predicts a known subject's row as a new
 // subject's (the same figures as under a new label), -random zero from
 // the fixed effects alone (the same for every subject, and narrower than
-// a new subject's, with or without the grouping factor's column), and a
-// bad value is a usage error.
+// a new subject's, with or without the grouping factor's column or
+// label), and a bad value is a usage error.
 func TestPredictRandom(t *testing.T) {
 	dir := t.TempDir()
 	mustSucceed(t, glmmfit(t, dir, "", nil, "simulate", "-family", "poisson", "-subjects", "40", "-obs", "5",
@@ -616,10 +616,12 @@ func TestPredictRandom(t *testing.T) {
 	}
 	// Without the grouping factor's column, as in lme4's predict with
 	// re.form = NA: the same figures.
-	writeFile(t, dir, "nogroup.csv", "t\n0.5\n")
-	mustSucceed(t, glmmfit(t, dir, "", nil, "predict", "-fit", "fit.json", "-data", "nogroup.csv", "-random", "zero", "-out", "pred_nogroup.csv"))
-	if ng := readCSV(t, filepath.Join(dir, "pred_nogroup.csv")); !slices.Equal(ng[1][2:hi], zero[1][2:hi]) {
-		t.Errorf("-random zero without the id column: %v, want %v", ng[1], zero[1])
+	for name, text := range map[string]string{"no column": "t\n0.5\n", "a missing label": "id,t\n,0.5\n"} {
+		writeFile(t, dir, "nogroup.csv", text)
+		mustSucceed(t, glmmfit(t, dir, "", nil, "predict", "-fit", "fit.json", "-data", "nogroup.csv", "-random", "zero", "-out", "pred_nogroup.csv"))
+		if ng := readCSV(t, filepath.Join(dir, "pred_nogroup.csv")); ng[1][1] != "" || !slices.Equal(ng[1][2:hi], zero[1][2:hi]) {
+			t.Errorf("-random zero with %s for id: %v, want %v", name, ng[1], zero[1])
+		}
 	}
 	res := glmmfit(t, dir, "", nil, "predict", "-fit", "fit.json", "-data", "new.csv", "-random", "none")
 	if res.code != 2 || !strings.Contains(res.stderr, `-random "none": want own, new or zero`) {

@@ -302,7 +302,7 @@ Flags:
                 subject (type "marginal"); zero: none, the fixed effects
                 alone (type "fixed"; lme4's re.form = NA, brms's
                 re_formula = NA). With new or zero the grouping factors'
-                columns may be left out of NEW.csv
+                columns may be left out of NEW.csv or have missing labels
   -out FILE     write the predictions there instead of standard output
 
 Output: CSV with columns row (the data row, 1 for the first after the
