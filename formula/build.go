@@ -175,10 +175,6 @@ type Design struct {
 	part *partOf
 	// whole is Options.Whole, whose levels the design codes by.
 	whole *Whole
-	// weightsAreTrials says that Options.Weights gave a binomial
-	// response's numbers of trials, its proportions times them the
-	// successes (glmer's weights = n), rather than observation weights.
-	weightsAreTrials bool
 	// leftOut is LeftOut's count.
 	leftOut int
 
@@ -299,7 +295,7 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	if d.cfg.Offset, err = d.offset(fr, rows); err != nil {
 		return nil, err
 	}
-	if opts.Weights != "" && !d.weightsAreTrials {
+	if opts.Weights != "" && !d.weightsAreTrials() {
 		col, _ := fr.Column(opts.Weights)
 		d.cfg.Weights = make([]float64, len(rows))
 		for k, i := range rows {
@@ -388,7 +384,7 @@ func Build(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 func noScale(f *Formula) error {
 	if v, ok := f.scaled(); ok {
 		return &DataError{Token: v.token(), Pos: v.pos, Column: v.col,
-			Msg: "scale() is not supported when the model is built from pieces of the data (Scan, Options.Whole; glmmfit -shard): scale the column in the data"}
+			Msg: "scale() is not supported for a model built from pieces of the data, as under glmmfit -shard: scale the column in the data"}
 	}
 	return nil
 }
@@ -1180,7 +1176,7 @@ func (d *Design) response(fr *datasets.Frame, opts Options) error {
 	for k, i := range rows {
 		d.cfg.Y[k] = yc.Num[i]
 	}
-	if r.kind == respSingle && d.cfg.Family == glmm.Binomial && opts.Weights != "" {
+	if d.weightsAreTrials() {
 		return d.proportions(fr, opts)
 	}
 	if r.kind == respSingle {
@@ -1225,8 +1221,15 @@ func (d *Design) proportions(fr *datasets.Frame, opts Options) error {
 		}
 		d.cfg.Y[k], d.cfg.Trials[k] = s, n
 	}
-	d.weightsAreTrials = true
 	return nil
+}
+
+// weightsAreTrials reports whether Options.Weights gives a binomial
+// response's numbers of trials, its proportions times them the successes
+// (glmer's weights = n), rather than observation weights: for a response
+// of one column, which a binomial family holds only when it is not 0/1.
+func (d *Design) weightsAreTrials() bool {
+	return d.f.resp.kind == respSingle && d.cfg.Family == glmm.Binomial && d.opts.Weights != ""
 }
 
 // binaryLevel returns the level of the categorical response yc coded 1,

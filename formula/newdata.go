@@ -178,7 +178,7 @@ func (d *Design) trialVars() []variable {
 		return []variable{r.y, r.second}
 	case r.kind == respTrials:
 		return []variable{r.second}
-	case d.weightsAreTrials:
+	case d.weightsAreTrials():
 		return []variable{{col: d.opts.Weights, label: "Options.Weights"}}
 	}
 	return nil

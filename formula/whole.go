@@ -838,7 +838,7 @@ func buildPart(f *Formula, fr *datasets.Frame, opts Options) (*Design, error) {
 	if d.cfg.Offset, err = d.offset(fr, keep); err != nil {
 		return nil, err
 	}
-	if opts.Weights != "" && !d.weightsAreTrials {
+	if opts.Weights != "" && !d.weightsAreTrials() {
 		col, _ := fr.Column(opts.Weights)
 		d.cfg.Weights = make([]float64, len(keep))
 		for k, i := range keep {

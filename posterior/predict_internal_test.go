@@ -16,7 +16,6 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/sparsevi/sparsevi/datasets"
-	"github.com/sparsevi/sparsevi/formula"
 	"github.com/sparsevi/sparsevi/glmm"
 	"github.com/sparsevi/sparsevi/rvb"
 	"github.com/sparsevi/sparsevi/vi"
@@ -27,8 +26,8 @@ import (
 // subject, and of new subjects), and for GVA a known row's mean linear
 // predictor is x'beta + z'b_i at q's mean, within its Monte Carlo error.
 func TestPredictBatches(t *testing.T) {
-	m := simulatedModel(t, datasets.SimSpec{Family: "poisson", Subjects: 30, Obs: 4,
-		Beta: []float64{0.2, -0.5}, RECov: [][]float64{{0.5, 0.1}, {0.1, 0.3}}, Seed: 8})
+	m := simulated(t, datasets.SimSpec{Family: "poisson", Subjects: 30, Obs: 4,
+		Beta: []float64{0.2, -0.5}, RECov: [][]float64{{0.5, 0.1}, {0.1, 0.3}}, Seed: 8}, glmm.Poisson)
 	n, r, _ := m.Dims()
 	p := m.P()
 	// Rows: subject 0's, subject 1's as new rows, then subject 0's first
@@ -164,9 +163,12 @@ func TestPredictResponse(t *testing.T) {
 	}{
 		{"gaussian", 0.8}, {"poisson", 0}, {"bernoulli", 0}, {"negbinomial", 2}, {"binomial", 0},
 	} {
-		m := simulatedModel(t, datasets.SimSpec{Family: c.family, Subjects: 40, Obs: 5,
-			Beta: []float64{0.2, -0.5}, RECov: [][]float64{{0.4}}, Dispersion: c.disp, Seed: 3})
-		fam := m.Family()
+		fam, err := glmm.ParseFamily(c.family)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := simulated(t, datasets.SimSpec{Family: c.family, Subjects: 40, Obs: 5,
+			Beta: []float64{0.2, -0.5}, RECov: [][]float64{{0.4}}, Dispersion: c.disp, Seed: 3}, fam)
 		res, err := vi.Fit(context.Background(), m, vi.Settings{Seed: 2, MaxIter: 2000})
 		if err != nil {
 			t.Fatal(err)
@@ -325,8 +327,8 @@ func TestCountQuantile(t *testing.T) {
 // bits for a known and a new subject's row, and narrower than a new
 // subject's prediction over the random effects.
 func TestPredictFixedOnly(t *testing.T) {
-	m := simulatedModel(t, datasets.SimSpec{Family: "poisson", Subjects: 40, Obs: 5,
-		Beta: []float64{0.2, -0.5}, RECov: [][]float64{{0.4}}, Seed: 3})
+	m := simulated(t, datasets.SimSpec{Family: "poisson", Subjects: 40, Obs: 5,
+		Beta: []float64{0.2, -0.5}, RECov: [][]float64{{0.4}}, Seed: 3}, glmm.Poisson)
 	res, err := vi.Fit(context.Background(), m, vi.Settings{Seed: 2, MaxIter: 2000})
 	if err != nil {
 		t.Fatal(err)
@@ -351,27 +353,4 @@ func TestPredictFixedOnly(t *testing.T) {
 	if !(own.EtaSD[1] > 1.5*fixed.EtaSD[1]) || own.Eta[0] == fixed.Eta[0] {
 		t.Errorf("new subject: sd %v with its random effect, %v without; known subject: %v with, %v without", own.EtaSD[1], fixed.EtaSD[1], own.Eta[0], fixed.Eta[0])
 	}
-}
-
-// simulatedModel returns the model of the formula that datasets.Simulate
-// gives for spec, built on its data.
-func simulatedModel(t *testing.T, spec datasets.SimSpec) *glmm.Model {
-	t.Helper()
-	fr, truth, err := datasets.Simulate(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fam, err := glmm.ParseFamily(spec.Family)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := formula.Parse(truth.Formula)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := formula.Build(f, fr, formula.Options{Family: fam})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d.Model()
 }

@@ -161,15 +161,21 @@ func runFit(e *env, args []string) error {
 		}
 		return newTarget(ctx, e.procs, shard, o.threads, job.method, expansion, m)
 	}
+	// stoppedBeforeFit is the error of a fit stopped by -timeout (limit)
+	// or a signal before its first iteration, seconds into it: there is
+	// nothing to write.
+	stoppedBeforeFit := func(limit bool, seconds float64) error {
+		if limit {
+			return &exitError{code: exitLimit, msg: fmt.Sprintf("stopped at the time limit (-timeout %v) before the first iteration, %.2f s into the fit; nothing was written: allow more time", o.timeout, seconds)}
+		}
+		return &exitError{code: sig.exitCode(), msg: "interrupted before the first iteration; nothing was written"}
+	}
 	target, vm, rt, err := newFitTarget(expansion)
 	if err != nil && ctx.Err() != nil {
 		// Stopped while starting: the fallback below, and the fit's own
 		// start, would take a pass over the data (a second at 10^6
 		// subjects) to say the same.
-		if timedOut.Load() {
-			return &exitError{code: exitLimit, msg: fmt.Sprintf("stopped at the time limit (-timeout %v) before the first iteration, %.2f s into the fit; nothing was written: allow more time", o.timeout, time.Since(fitStart).Seconds())}
-		}
-		return &exitError{code: sig.exitCode(), msg: "interrupted before the first iteration; nothing was written"}
+		return stoppedBeforeFit(timedOut.Load(), time.Since(fitStart).Seconds())
 	}
 	if err != nil && expansion == expansionStart {
 		// The start failed or was stopped: the fit's own start meets the
@@ -243,11 +249,8 @@ func runFit(e *env, args []string) error {
 	}
 	prog.phase("summaries: the posterior of every parameter and random effect")
 	if res == nil {
-		switch {
-		case timedOut.Load():
-			return &exitError{code: exitLimit, msg: fmt.Sprintf("stopped at the time limit (-timeout %v) before the first iteration; nothing was written", o.timeout)}
-		case ctx.Err() != nil:
-			return &exitError{code: sig.exitCode(), msg: "interrupted before the first iteration; nothing was written"}
+		if timedOut.Load() || ctx.Err() != nil {
+			return stoppedBeforeFit(timedOut.Load(), fitSeconds)
 		}
 		if strings.Contains(fitErr.Error(), "initialisation") && strings.Contains(fitErr.Error(), "singular") {
 			cause := "predictors that are collinear, or a random effect the data cannot separate from another"
@@ -270,11 +273,8 @@ func runFit(e *env, args []string) error {
 		// The state is the start's, not a fit: its summary (fixed
 		// effects at the start's values, sds of the start's curvature)
 		// would read like estimates.
-		switch res.Status {
-		case vi.TimeLimit:
-			return &exitError{code: exitLimit, msg: fmt.Sprintf("stopped at the time limit (-timeout %v) before the first iteration, %.2f s into the fit; nothing was written: allow more time", o.timeout, fitSeconds)}
-		case vi.Cancelled:
-			return &exitError{code: sig.exitCode(), msg: "interrupted before the first iteration; nothing was written"}
+		if res.Status == vi.TimeLimit || res.Status == vi.Cancelled {
+			return stoppedBeforeFit(res.Status == vi.TimeLimit, fitSeconds)
 		}
 	}
 

@@ -211,8 +211,7 @@ func predict(ctx context.Context, sf *savedFit, in *input, o *predictOptions) (*
 	if err != nil {
 		return nil, dataError(err, in)
 	}
-	switch o.random {
-	case randomNew:
+	if o.random == randomNew {
 		// Every row as of a new subject, with new levels of every
 		// grouping factor.
 		clear(known)
@@ -224,8 +223,6 @@ func predict(ctx context.Context, sf *savedFit, in *input, o *predictOptions) (*
 				c[k] = -1
 			}
 		}
-	case randomZero:
-		clear(known)
 	}
 	pr := &predictions{group: d.GroupName(), known: known, labels: groupLabels(d.WithGroups(in.frame), d.GroupName()), random: o.random}
 	if st := sf.doc.Status; st != "converged" {
