@@ -34,6 +34,28 @@ func (t *Target) Start(pool *parallel.Pool, theta, prec []float64) error {
 	return t.StartShare(pool, nil, 0, n, theta, prec)
 }
 
+// StartKept is Start that also writes into kept (G values a subject, n*G
+// in all) each subject's contribution to the gradient in theta_g of the
+// log joint at the start's theta_g, as Local adds it, averaged over the
+// antithetic pairs of local draws from the start's blocks with which
+// startGlobal took its last gradient: the values that a stochastic fit's
+// control variate keeps (vi.Stochastic), which it then need not fill by a
+// pass over the subjects. The start is Start's up to rounding. StartKept
+// reports whether it wrote the values: not when startGlobal kept the
+// model's start or took all its Newton steps. When startGlobal stepped
+// after its last gradient, the values are those at the point before the
+// step, each shifted by the same amount so that their sum is the one the
+// Newton step's quadratic model predicts: each subject's value is then
+// off by its own curvature's departure from the mean times the step,
+// which has mean zero over the subjects. It implements vi.KeptStarter.
+func (t *Target) StartKept(pool *parallel.Pool, theta, prec, kept []float64) (bool, error) {
+	n, _, g := t.Dims()
+	if len(kept) != n*g {
+		panic("rvb: bad length in StartKept")
+	}
+	return t.startOver(pool, nil, 0, n, groupPlace{total: n}, theta, prec, kept)
+}
+
 // StartShare is Start computed by several processes, each holding the whole
 // Target but computing the subjects [lo, hi), with the sums over the
 // subjects carried through the processes by c (a vi.Group; nil for one
@@ -44,7 +66,8 @@ func (t *Target) Start(pool *parallel.Pool, theta, prec []float64) error {
 // must call it together.
 func (t *Target) StartShare(pool *parallel.Pool, c parallel.Carrier, lo, hi int, theta, prec []float64) error {
 	n, _, _ := t.Dims()
-	return t.startOver(pool, c, lo, hi, groupPlace{total: n}, theta, prec)
+	_, err := t.startOver(pool, c, lo, hi, groupPlace{total: n}, theta, prec, nil)
+	return err
 }
 
 // StartGroup is Start computed by the processes of a fit over a vi.Group,
@@ -59,7 +82,8 @@ func (t *Target) StartGroup(pool *parallel.Pool, c parallel.Carrier, theta, prec
 	if err != nil {
 		return err
 	}
-	return t.startOver(pool, c, 0, n, place, theta, prec)
+	_, err = t.startOver(pool, c, 0, n, place, theta, prec, nil)
+	return err
 }
 
 // groupPlace is where a process's subjects lie among those of all the
@@ -89,8 +113,10 @@ func placeIn(c parallel.Carrier, n int) (groupPlace, error) {
 }
 
 // startOver computes the start of the subjects [lo, hi) with the sums
-// carried by c, the Target's subjects lying at place.
-func (t *Target) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int, place groupPlace, theta, prec []float64) error {
+// carried by c, the Target's subjects lying at place, and, if kept is not
+// nil, the subjects' contributions of StartKept, reporting whether it
+// wrote them.
+func (t *Target) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int, place groupPlace, theta, prec, kept []float64) (bool, error) {
 	ctx := pool.Context()
 	n, _, g := t.Dims()
 	nr, rm := t.at(n), t.rmax
@@ -98,7 +124,7 @@ func (t *Target) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int, 
 		panic("rvb: bad length in Start")
 	}
 	if t.nm != nil && c != nil {
-		return errors.New("rvb: the start of a nested model cannot be computed over a group of processes")
+		return false, errors.New("rvb: the start of a nested model cannot be computed over a group of processes")
 	}
 	if st := t.start; st != nil && st.lo == lo && st.hi == hi && (st.c == nil) == (c == nil) && st.part == place.part {
 		// NewAtStart's, NewShareAtStart's or NewGroupAtStart's start,
@@ -110,14 +136,14 @@ func (t *Target) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int, 
 		if err := t.src.(interface {
 			Start(*parallel.Pool, []float64, []float64) error
 		}).Start(pool, theta, prec); err != nil {
-			return err
+			return false, err
 		}
 	} else if place.part {
 		if err := t.m.StartGroup(pool, c, theta, prec); err != nil {
-			return err
+			return false, err
 		}
 	} else if err := t.m.StartShare(pool, c, lo, hi, theta, prec); err != nil {
-		return err
+		return false, err
 	}
 	thetaG := theta[nr:]
 	ws := t.NewWorkspace().(*workspace)
@@ -135,7 +161,7 @@ func (t *Target) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int, 
 	copy(acc[1:], sg)
 	if c != nil {
 		if err := c.Receive(acc); err != nil {
-			return err
+			return false, err
 		}
 		copy(sg, acc[1:])
 	}
@@ -211,7 +237,7 @@ func (t *Target) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int, 
 		clear(sgi)
 	}
 	if failed != nil && c == nil {
-		return failed
+		return false, failed
 	}
 	if c != nil {
 		// acc[0] is 2 if a process stopped, else 1 if one failed.
@@ -224,19 +250,19 @@ func (t *Target) startOver(pool *parallel.Pool, c parallel.Carrier, lo, hi int, 
 		}
 		copy(acc[1:], sg)
 		if err := c.Pass(acc); err != nil {
-			return err
+			return false, err
 		}
 		copy(sg, acc[1:])
 		switch {
 		case failed != nil:
-			return failed
+			return false, failed
 		case acc[0] == 2:
-			return fmt.Errorf("rvb: start: %w", parallel.ErrProcessStopped)
+			return false, fmt.Errorf("rvb: start: %w", parallel.ErrProcessStopped)
 		case acc[0] != 0:
-			return errors.New("rvb: start: the start failed in another process")
+			return false, errors.New("rvb: start: the start failed in another process")
 		}
 	}
-	return t.startGlobal(pool, c, lo, hi, place, theta, prec)
+	return t.startGlobal(pool, c, lo, hi, place, theta, prec, kept)
 }
 
 // precLen returns the length of the precision of vi.Starter's Start:
@@ -256,6 +282,17 @@ func (t *Target) precFactor(prec []float64) *arrowhead.Factor {
 	}
 	return arrowhead.Wrap(t.n, t.r, t.g, prec)
 }
+
+// startSampleStride is, from startWideSubjects subjects on, the stride of
+// the chunks of subjects from which startGlobal's central differences
+// take the curvature in omega: a tenth of the subjects, whose sum scaled
+// to all has a relative error of about 1/sqrt(n/10), 0.3% at 10^6. Over
+// all the subjects the differences were four passes over them on a
+// random intercept (twelve on a random slope of three omegas), which gave
+// the gradient too; the gradient now takes one pass over all of them with
+// both draws of a pair (gradPair). A sample's gradient, scaled to all,
+// would be off by about sqrt(10) posterior sds.
+const startSampleStride = 10
 
 // Newton steps on theta_g in startGlobal.
 const (
@@ -293,11 +330,15 @@ const (
 // global means moved under 0.005 sd a window from there. Fewer subjects
 // keep the old steps, bit for bit: at the same growth the first
 // decrement is about 42 at 10^5 subjects, and five steps of 2 sds close
-// 10 sds, a decrement of 100.
+// 10 sds, a decrement of 100. From as many subjects the curvature comes
+// from a sample of them too (startSampleStride). A variable, which the
+// tests lower.
+var startWideSubjects = 1_000_000
+
+// The Newton steps from startWideSubjects subjects on.
 const (
-	startWideSubjects = 1_000_000
-	startWideScale    = 100_000
-	startWideNewton   = 12
+	startWideScale  = 100_000
+	startWideNewton = 12
 )
 
 // startGlobal moves theta_g and its precision block from the model's start
@@ -314,8 +355,11 @@ const (
 // reparametrisation leaves nearly alone (differencing beta too cost 4 s on
 // Diabetes' 46 coefficients), and takes Newton steps with that curvature.
 // If an evaluation fails or the curvature is not positive definite, the
-// model's start is kept (a failure of the fit itself then says why).
-func (t *Target) startGlobal(pool *parallel.Pool, c parallel.Carrier, lo, hi int, place groupPlace, theta, prec []float64) error {
+// model's start is kept (a failure of the fit itself then says why). A
+// non-nil kept (one process alone) takes StartKept's contributions of
+// the subjects, from the passes of the last gradient; startGlobal reports
+// whether they are there.
+func (t *Target) startGlobal(pool *parallel.Pool, c parallel.Carrier, lo, hi int, place groupPlace, theta, prec, kept []float64) (bool, error) {
 	ctx := pool.Context()
 	n, _, g := t.Dims()
 	p := t.p
@@ -325,7 +369,7 @@ func (t *Target) startGlobal(pool *parallel.Pool, c parallel.Carrier, lo, hi int
 	lf := make([]float64, g*g)
 	small.UnpackSym(g, sg, hess)
 	if !small.Chol(g, hess, lf) {
-		return nil
+		return false, nil
 	}
 	cov := make([]float64, g*g)
 	linv := make([]float64, g*g)
@@ -335,11 +379,19 @@ func (t *Target) startGlobal(pool *parallel.Pool, c parallel.Carrier, lo, hi int
 	all := place.total
 	pairs := min(max((startDraws+all-1)/max(all, 1), 1), startMaxPairs)
 	ev := newGradEval(pool, c, lo, hi, place.first/parallel.DefaultChunkSize, t, theta, prec)
+	ev.kept, ev.total = kept, all
 	grad := make([]float64, g)
 	gp := make([]float64, g)
 	gm := make([]float64, g)
 	tg := make([]float64, g)
 	w := 1 / float64(2*pairs)
+	// From startWideSubjects on, the curvature comes from a sample of the
+	// subjects and the gradient from all of them, apart (sampled).
+	sampled := all >= startWideSubjects
+	keepFD := w / float64(g-p)
+	if sampled {
+		ev.stride, keepFD = startSampleStride, 0
+	}
 	// The omega columns of minus the Hessian, and the gradient at thetaG.
 	fd := make([]float64, g*g)
 	for d := range 2 * pairs {
@@ -347,12 +399,15 @@ func (t *Target) startGlobal(pool *parallel.Pool, c parallel.Carrier, lo, hi int
 			delta := 0.1 * math.Sqrt(cov[k*g+k])
 			copy(tg, thetaG)
 			tg[k] += delta
-			if err := ev.grad(tg, d, gp); err != nil {
-				return ctx.Err()
+			// The subjects' contributions from one side alone, which
+			// halves the cost of keeping them: shiftKept takes out
+			// their mean offset, delta times the mean curvature.
+			if err := ev.grad(tg, d, keepFD, gp); err != nil {
+				return false, ctx.Err()
 			}
 			tg[k] -= 2 * delta
-			if err := ev.grad(tg, d, gm); err != nil {
-				return ctx.Err()
+			if err := ev.grad(tg, d, 0, gm); err != nil {
+				return false, ctx.Err()
 			}
 			for c := range g {
 				fd[c*g+k] -= (gp[c] - gm[c]) / (2 * delta) * w
@@ -370,7 +425,7 @@ func (t *Target) startGlobal(pool *parallel.Pool, c parallel.Carrier, lo, hi int
 		}
 	}
 	if !small.Chol(g, hess, lf) {
-		return nil
+		return false, nil
 	}
 	saved := append([]float64(nil), thetaG...)
 	step := make([]float64, g)
@@ -378,16 +433,42 @@ func (t *Target) startGlobal(pool *parallel.Pool, c parallel.Carrier, lo, hi int
 	if all >= startWideSubjects {
 		maxNewton, maxDecr = startWideNewton, startMaxDecr*float64(all)/startWideScale
 	}
+	// Where the last gradient was taken, and whether the loop ended
+	// where its quadratic model holds (its steps not all taken), so that
+	// the model's prediction of the gradient at thetaG can be trusted
+	// (shiftKept): after the last step a tenth of the decrement of
+	// startLastDecr or less.
+	last := append([]float64(nil), thetaG...)
+	trusted := false
+	ev.stride = 1
 	for it := range maxNewton {
-		if it > 0 {
+		if it > 0 || sampled {
 			clear(grad)
-			for d := range 2 * pairs {
-				if err := ev.grad(thetaG, d, gp); err != nil {
+			clear(kept)
+			copy(last, thetaG)
+			for q := range pairs {
+				var err error
+				if sampled {
+					// Both draws of a pair in one pass.
+					err = ev.gradPair(thetaG, q, 2*w, gp)
+				} else {
+					if err = ev.grad(thetaG, 2*q, w, gp); err == nil {
+						for c := range g {
+							grad[c] += gp[c] * w
+						}
+						err = ev.grad(thetaG, 2*q+1, w, gp)
+					}
+				}
+				if err != nil {
 					copy(thetaG, saved)
-					return ctx.Err()
+					return false, ctx.Err()
+				}
+				wq := w
+				if sampled {
+					wq = 2 * w
 				}
 				for c := range g {
-					grad[c] += gp[c] * w
+					grad[c] += gp[c] * wq
 				}
 			}
 		}
@@ -399,9 +480,10 @@ func (t *Target) startGlobal(pool *parallel.Pool, c parallel.Carrier, lo, hi int
 		}
 		if !(decr >= 0) || math.IsInf(decr, 0) {
 			copy(thetaG, saved)
-			return nil
+			return false, nil
 		}
 		if decr < startDecr {
+			trusted = true
 			break
 		}
 		scale := 1.0
@@ -412,6 +494,7 @@ func (t *Target) startGlobal(pool *parallel.Pool, c parallel.Carrier, lo, hi int
 			thetaG[c] += scale * step[c]
 		}
 		if scale == 1 && decr < startLastDecr && all >= startWideSubjects {
+			trusted = true
 			break
 		}
 	}
@@ -420,7 +503,41 @@ func (t *Target) startGlobal(pool *parallel.Pool, c parallel.Carrier, lo, hi int
 			sg[small.PackedIndex(c, e)] = hess[c*g+e]
 		}
 	}
-	return nil
+	if kept == nil || !trusted {
+		return false, nil
+	}
+	t.shiftKept(kept, hess, grad, last, thetaG)
+	return true, nil
+}
+
+// shiftKept shifts every subject's contribution in kept, taken at or
+// near last, where the gradient of the log joint was grad, by the same
+// amount, so that their sum is the one the quadratic model of minus
+// Hessian hess predicts at thetaG: grad - hess (thetaG - last), less the
+// global log density's gradient there.
+func (t *Target) shiftKept(kept, hess, grad, last, thetaG []float64) {
+	g := len(thetaG)
+	n := len(kept) / g
+	have := make([]float64, g)
+	for i := range n {
+		for c, x := range kept[i*g : (i+1)*g] {
+			have[c] += x
+		}
+	}
+	want := make([]float64, g)
+	t.Global(thetaG, want)
+	for c := range g {
+		s := grad[c] - want[c]
+		for e := range g {
+			s -= hess[c*g+e] * (thetaG[e] - last[e])
+		}
+		want[c] = (s - have[c]) / float64(n)
+	}
+	for i := range n {
+		for c, x := range want {
+			kept[i*g+c] += x
+		}
+	}
 }
 
 // gradEval evaluates the gradient in theta_g of the log joint summed over
@@ -442,12 +559,21 @@ type gradEval struct {
 	streams *parallel.Streams
 	parts   [][]float64
 	free    chan *evalScratch
+	// kept, if not nil, takes each subject's contribution times the
+	// weight grad is given (StartKept).
+	kept []float64
+	// grad sums the chunks whose index among all the processes' is a
+	// multiple of stride (1: every chunk), scaled to all the subjects.
+	stride int
+	total  int // the subjects of all the processes
 }
 
 type evalScratch struct {
 	ws     any
 	bt, gl []float64
 	si, rf []float64
+	gi, gs []float64 // a subject's contribution at a draw, and their sum
+	x      []float64 // a subject's draw
 }
 
 // newGradEval returns a gradEval that runs on pool.
@@ -458,11 +584,11 @@ func newGradEval(pool *parallel.Pool, carrier parallel.Carrier, lo, hi, first in
 	c := parallel.NewChunking(n, size)
 	workers := pool.Workers()
 	e := &gradEval{t: t, theta: theta, prec: t.precFactor(prec), pool: pool, chunks: c,
-		k0: lo / size, k1: (hi + size - 1) / size, first: first, c: carrier, acc: make([]float64, 1+g),
+		k0: lo / size, k1: (hi + size - 1) / size, first: first, c: carrier, acc: make([]float64, 1+g), stride: 1,
 		streams: parallel.NewStreams(startSeed, c.Len()), parts: make([][]float64, c.Len()), free: make(chan *evalScratch, workers)}
 	for range workers {
 		e.free <- &evalScratch{ws: t.NewWorkspace(), bt: make([]float64, size*r), gl: make([]float64, size*r),
-			si: make([]float64, r*r), rf: make([]float64, r*r)}
+			si: make([]float64, r*r), rf: make([]float64, r*r), gi: make([]float64, g), gs: make([]float64, g), x: make([]float64, r)}
 	}
 	for k := range e.parts {
 		e.parts[k] = make([]float64, g)
@@ -471,8 +597,21 @@ func newGradEval(pool *parallel.Pool, carrier parallel.Carrier, lo, hi, first in
 }
 
 // grad writes into dst the gradient at thetaG with the locals of draw d:
-// pair d/2, sign by d%2.
-func (e *gradEval) grad(thetaG []float64, d int, dst []float64) error {
+// pair d/2, sign by d%2, and adds keep times each subject's contribution
+// to kept, if there is one and keep is not 0.
+func (e *gradEval) grad(thetaG []float64, d int, keep float64, dst []float64) error {
+	return e.eval(thetaG, d, false, keep, dst)
+}
+
+// gradPair is grad at both draws of pair q, subject by subject, so that a
+// cached Target (RVB1) prepares each subject once for the two: dst gets
+// the mean of the two gradients, kept keep times each subject's mean.
+func (e *gradEval) gradPair(thetaG []float64, q int, keep float64, dst []float64) error {
+	return e.eval(thetaG, 2*q, true, keep, dst)
+}
+
+// eval is grad, or with both gradPair of pair d/2.
+func (e *gradEval) eval(thetaG []float64, d int, both bool, keep float64, dst []float64) error {
 	t := e.t
 	sign := 1.0
 	if d%2 == 1 {
@@ -480,11 +619,17 @@ func (e *gradEval) grad(thetaG []float64, d int, dst []float64) error {
 	}
 	err := e.pool.Run(e.k1-e.k0, func(j int) error {
 		k := e.k0 + j
+		part := e.parts[k]
+		clear(part)
+		if (e.first+k)%e.stride != 0 {
+			return nil
+		}
 		sc := <-e.free
 		defer func() { e.free <- sc }()
 		lo, hi := e.chunks.Bounds(k)
 		rng := e.streams.AtIndex(uint64(d/2), k, uint64(e.first+k))
 		base := t.at(lo)
+		// The draws' offsets from the means, C_i z.
 		for i := lo; i < hi; i++ {
 			r, o, _ := t.blk(i)
 			si, rf := sc.si[:r*r], sc.rf[:r*r]
@@ -497,15 +642,51 @@ func (e *gradEval) grad(thetaG []float64, d int, dst []float64) error {
 				x[u] = sign * rng.NormFloat64()
 			}
 			small.LowerTSolve(r, rf, x)
-			for u := range r {
-				x[u] += e.theta[o+u]
+		}
+		if !both && (e.kept == nil || keep == 0) {
+			for i := lo; i < hi; i++ {
+				r, o, _ := t.blk(i)
+				for u, m := range e.theta[o : o+r] {
+					sc.bt[o-base+u] += m
+				}
+			}
+			m := t.at(hi) - base
+			_, err := t.Local(sc.ws, lo, hi, thetaG, sc.bt[:m], sc.gl[:m], part)
+			return err
+		}
+		// Subject by subject, to keep each one's contribution or to
+		// prepare it once for both draws.
+		g := len(part)
+		signs := 1
+		if both {
+			signs = 2
+		}
+		for i := lo; i < hi; i++ {
+			r, o, _ := t.blk(i)
+			y := sc.bt[o-base : o-base+r]
+			clear(sc.gs)
+			for sg := range signs {
+				x := sc.x[:r]
+				for u, m := range e.theta[o : o+r] {
+					x[u] = m + float64(1-2*sg)*y[u]
+				}
+				gi := sc.gi
+				clear(gi)
+				if _, err := t.Local(sc.ws, i, i+1, thetaG, x, sc.gl[:r], gi); err != nil {
+					return err
+				}
+				for c, v := range gi {
+					part[c] += v
+					sc.gs[c] += v
+				}
+			}
+			if e.kept != nil && keep != 0 {
+				for c, v := range sc.gs {
+					e.kept[i*g+c] += keep * v / float64(signs)
+				}
 			}
 		}
-		part := e.parts[k]
-		clear(part)
-		m := t.at(hi) - base
-		_, err := t.Local(sc.ws, lo, hi, thetaG, sc.bt[:m], sc.gl[:m], part)
-		return err
+		return nil
 	})
 	if e.c == nil && err != nil {
 		return err
@@ -540,6 +721,24 @@ func (e *gradEval) grad(thetaG []float64, d int, dst []float64) error {
 		}
 	}
 	copy(dst, sum)
+	scale := 1.0
+	if both {
+		scale = 0.5
+	}
+	if e.stride > 1 {
+		// The sampled chunks' subjects among all.
+		size := parallel.DefaultChunkSize
+		m := 0
+		for k := 0; k*size < e.total; k += e.stride {
+			m += min(size, e.total-k*size)
+		}
+		scale *= float64(e.total) / float64(m)
+	}
+	if scale != 1 {
+		for c := range dst {
+			dst[c] *= scale
+		}
+	}
 	t.Global(thetaG, dst)
 	return nil
 }

@@ -36,6 +36,11 @@ type base struct {
 	iter   uint64
 	grads  bool // the pass computes gradients
 
+	// kept, if not nil, is a stochastic fit's control variate, n*G
+	// values, for the start to fill (KeptStarter); nil after a start that
+	// did not.
+	kept []float64
+
 	// The destinations of an estimate's gradients (either may be nil),
 	// and whether without the entropy's part (begin).
 	nat, euc  []float64

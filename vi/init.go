@@ -56,6 +56,25 @@ type Starter interface {
 	Start(p *parallel.Pool, theta, prec []float64) error
 }
 
+// A KeptStarter is a Starter that can also give a stochastic fit
+// (Stochastic) each subject's contribution to the gradient in theta_g at
+// the start, the values its control variate keeps, which the fit would
+// otherwise fill by a pass over the subjects before its first (fill).
+// Fit asks for them where it would fill them: a stochastic fit that starts
+// near the optimum, in one process.
+type KeptStarter interface {
+	Starter
+	// StartKept is Start that also writes into kept (G values a subject)
+	// each subject's contribution to the gradient of the log joint in
+	// theta_g at the starting mean's theta_g, as Target.Local adds it to
+	// its gradG, averaged over local draws from the start's precision
+	// blocks (or such values shifted by a common amount that is zero in
+	// expectation): a value whose expectation is the same for every
+	// subject as that of the stochastic fit's visits at the start. It
+	// reports whether it wrote them.
+	StartKept(p *parallel.Pool, theta, prec, kept []float64) (bool, error)
+}
+
 // initMode starts the mean and the factor from the target's Starter, if it
 // has one. The precision S is passed to set factorised, S = T T', and, if
 // diag, its diagonal blocks as given: s holds each subject's packed lower
@@ -66,6 +85,17 @@ type Starter interface {
 // that the start leaves no factor-sized garbage behind.
 func initMode(b *base, diag bool, set func(s []float64, t *arrowhead.Factor) error) error {
 	start := starterOf(b.target, b.ch, b.chunks.Size)
+	if ks, ok := b.target.(KeptStarter); ok && b.kept != nil && b.ch == nil {
+		start = func(p *parallel.Pool, theta, prec []float64) error {
+			ok, err := ks.StartKept(p, theta, prec, b.kept)
+			if !ok {
+				b.kept = nil
+			}
+			return err
+		}
+	} else {
+		b.kept = nil
+	}
 	if start == nil {
 		return nil
 	}

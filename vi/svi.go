@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -68,7 +69,10 @@ import (
 //     known. Near the start (below) the kept values are filled before
 //     the first pass instead, each from an antithetic pair of local
 //     draws at the global means, at half a pass's cost, and the first
-//     pass steps the global block too. The global step per iteration is 1 - (1 - rho_t)^(|B|/n), so
+//     pass steps the global block too. A target whose start takes the
+//     gradient over all subjects (KeptStarter, RVB's) gives them from
+//     there, which saves that pass (0.4 s of the stochastic fit's 4.3 s at
+//     10^6 Bernoulli subjects). The global step per iteration is 1 - (1 - rho_t)^(|B|/n), so
 //     that a pass compounds to rho_t, as for the subjects: a step of rho_t
 //     at every iteration made the global block chase the noise of the
 //     estimate.
@@ -253,6 +257,7 @@ type svi struct {
 
 	n, r, g, tri int
 	perm         []uint32  // this pass's order of the subjects
+	bits         []uint64  // a bit a subject, for sortBatch
 	kept         []float64 // each subject's last contribution to the global gradient, G each
 	keptSum      []float64 // sum over subjects of kept, in subject order at the start, then updated
 	dc           []float64 // the factor's natural gradient, compressed
@@ -283,8 +288,12 @@ type sviScratch struct {
 
 func newSVI(f *rvbFamily, set Stochastic, seed uint64) *svi {
 	n, r, g := f.n, f.r, f.g
+	kept := f.kept
+	if kept == nil {
+		kept = make([]float64, n*g)
+	}
 	s := &svi{f: f, set: set, seed: seed, n: n, r: r, g: g, tri: r * (r + 1) / 2,
-		perm: make([]uint32, n), kept: make([]float64, n*g), keptSum: make([]float64, g),
+		perm: make([]uint32, n), kept: kept, keptSum: make([]float64, g),
 		dc:      make([]float64, len(f.lam)-f.d),
 		thetaGP: make([]float64, g), thetaGM: make([]float64, g), gradG: make([]float64, g),
 		ws: make([]sviScratch, f.chunks.Len()), fourEvery: 1,
@@ -302,6 +311,33 @@ func newSVI(f *rvbFamily, set Stochastic, seed uint64) *svi {
 	s.permRand = rand.New(&s.permRNG)
 	s.pass = s.chunk
 	return s
+}
+
+// sortBatch sorts the subjects of a minibatch. A minibatch of at least
+// a 256th of the subjects is sorted through a bitmap of all of them, one
+// bit a subject: the scan of its n/64 words costs less than sorting, which
+// at 10^6 subjects in minibatches of 10^5 took 7 ms each, a twentieth of
+// a pass on one core while the others waited.
+func (s *svi) sortBatch(b []uint32) {
+	if len(b)*256 < s.n {
+		slices.Sort(b)
+		return
+	}
+	if s.bits == nil {
+		s.bits = make([]uint64, (s.n+63)/64)
+	}
+	for _, i := range b {
+		s.bits[i/64] |= 1 << (i % 64)
+	}
+	k := 0
+	for w, x := range s.bits {
+		for x != 0 {
+			b[k] = uint32(w*64 + bits.TrailingZeros64(x))
+			k++
+			x &= x - 1
+		}
+		s.bits[w] = 0
+	}
 }
 
 // shuffle draws the order of pass p.
@@ -383,15 +419,21 @@ func (s *svi) fill() error {
 	if err := f.pool.Run(f.chunks.Len(), s.fillChunk); err != nil {
 		return err
 	}
+	s.sumKept()
+	return nil
+}
+
+// sumKept sets the sum of the kept values, in subject order, and counts
+// every subject as visited.
+func (s *svi) sumKept() {
 	g := s.g
 	clear(s.keptSum)
-	for i := range f.n {
+	for i := range s.n {
 		for j, x := range s.kept[i*g : (i+1)*g] {
 			s.keptSum[j] += x
 		}
 	}
-	s.visited = f.n
-	return nil
+	s.visited = s.n
 }
 
 // fillChunk is fill's work for chunk k of the subjects, with the streams
@@ -790,7 +832,10 @@ func runSVI(ctx context.Context, f *rvbFamily, set Settings, res *Result, start 
 		// The kept contributions at the means, before the first pass,
 		// which then steps the global block too; its window is measured
 		// from the start.
-		if err := s.fill(); err != nil {
+		if f.kept != nil {
+			// The start's (KeptStarter).
+			s.sumKept()
+		} else if err := s.fill(); err != nil {
 			if fatal(err) || ctx.Err() != nil {
 				return err, nil
 			}
@@ -816,7 +861,7 @@ func runSVI(ctx context.Context, f *rvbFamily, set Settings, res *Result, start 
 			s.rhoG = -math.Expm1(float64(m) / float64(f.n) * math.Log1p(-s.rho))
 			// The minibatch in subject order: its subjects' data and
 			// parameters are then read in the order they are stored.
-			slices.Sort(s.perm[first:min(first+m, f.n)])
+			s.sortBatch(s.perm[first:min(first+m, f.n)])
 			h, err := s.iterate(t, first, min(m, f.n-first))
 			if err != nil {
 				if fatal(err) || ctx.Err() != nil {
