@@ -433,11 +433,11 @@ func (t *Target) startGlobal(pool *parallel.Pool, c parallel.Carrier, lo, hi int
 	if all >= startWideSubjects {
 		maxNewton, maxDecr = startWideNewton, startMaxDecr*float64(all)/startWideScale
 	}
-	// Where the last gradient was taken, and whether the loop ended
-	// where its quadratic model holds (its steps not all taken), so that
-	// the model's prediction of the gradient at thetaG can be trusted
-	// (shiftKept): after the last step a tenth of the decrement of
-	// startLastDecr or less.
+	// Where the last gradient was taken, and whether the loop ended where
+	// its quadratic model holds, so that the model's prediction of the
+	// gradient at thetaG can be trusted (shiftKept): on a decrement below
+	// startDecr (no step after the last gradient) or after a full step
+	// from one below startLastDecr, not on running out of steps.
 	last := append([]float64(nil), thetaG...)
 	trusted := false
 	ev.stride = 1

@@ -71,11 +71,11 @@ import (
 //     draws at the global means, at half a pass's cost, and the first
 //     pass steps the global block too. A target whose start takes the
 //     gradient over all subjects (KeptStarter, RVB's) gives them from
-//     there, which saves that pass (0.4 s of the stochastic fit's 4.3 s at
-//     10^6 Bernoulli subjects). The global step per iteration is 1 - (1 - rho_t)^(|B|/n), so
-//     that a pass compounds to rho_t, as for the subjects: a step of rho_t
-//     at every iteration made the global block chase the noise of the
-//     estimate.
+//     there, which saves that pass (0.4 s of the stochastic fit's 4.3 s
+//     at 10^6 Bernoulli subjects). The global step per iteration is
+//     1 - (1 - rho_t)^(|B|/n), so that a pass compounds to rho_t, as for
+//     the subjects: a step of rho_t at every iteration made the global
+//     block chase the noise of the estimate.
 //   - Schedule. rho_t = Step (1 + p_t/Delay)^-Forget, with p_t = t |B|/n the
 //     passes made: with Forget in (0.5, 1], sum rho_t is infinite and sum
 //     rho_t^2 finite (Robbins and Monro). Counted in passes, the schedule
