@@ -45,6 +45,28 @@ func TestShareAtStart(t *testing.T) {
 	}
 }
 
+// TestShareAtStartWide is TestShareAtStart for the start from
+// startWideSubjects subjects on (lowered here), whose curvature comes from
+// every startSampleStride-th chunk of subjects, counted over all the
+// processes: 12 chunks of subjects and more, so that processes hold
+// sampled chunks after the first.
+func TestShareAtStartWide(t *testing.T) {
+	const c = glmm.StartChunk
+	prev := startWideSubjects
+	startWideSubjects = 100
+	defer func() { startWideSubjects = prev }()
+	for _, part := range []bool{false, true} {
+		for _, family := range []glmm.Family{glmm.Bernoulli, glmm.Poisson} {
+			d := simshare.New(family, 12*c+90, 5)
+			m, whole, theta, prec := wholeStart(t, d, RVB1)
+			n := m.NumSubjects()
+			for _, bounds := range [][]int{{0, 5 * c, n}, {0, 3 * c, 11 * c, n}} {
+				shareStarts(t, d, part, RVB1, bounds, m, whole, theta, prec)
+			}
+		}
+	}
+}
+
 // shareStarts starts the Target of d's subjects split at bounds, each
 // process holding the whole model or (part) its own subjects, and checks
 // each against the whole Target's start (theta, prec) and expansion.
