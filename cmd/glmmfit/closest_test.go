@@ -5,9 +5,12 @@
 package main
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sparsevi/sparsevi/glmm"
 )
 
 func TestClosest(t *testing.T) {
@@ -224,6 +227,40 @@ func TestCausesNamed(t *testing.T) {
 	// A predictor far from unit scale fits under the default prior.
 	if r := glmmfit(t, dir, "", nil, append(base, "-data", "c.csv", "-formula", "y ~ big + (1 | id)", "-max-iter", "200")...); r.code != exitOK && r.code != exitLimit {
 		t.Errorf("big predictor, default prior: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// TestMemoryCountsHeld: without -max-memory a fit is refused only when its
+// estimate, the whole run's peak, is above the machine's available memory
+// and what the run already holds (the data read), which the available
+// memory no longer counts; the message names both.
+func TestMemoryCountsHeld(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("y,x,id\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "%d,%d,s%d\n", i%3, i%5, i%10)
+	}
+	m := mustDesign(t, mustFrame(t, b.String()), "y ~ x + (1 | id)", glmm.Poisson).Model()
+	need := fitMemory(m)
+	defer func(a, r func() float64) { memAvailable, memResident = a, r }(memAvailable, memResident)
+	for _, c := range []struct {
+		avail, held float64
+		refused     bool
+	}{
+		{need / 2, need/2 + 1e6, false},
+		{need / 2, 0, true},
+		{need + 1e6, 0, false},
+		{need / 2, need / 4, true},
+	} {
+		memAvailable = func() float64 { return c.avail }
+		memResident = func() float64 { return c.held }
+		err := checkMemory(m, 0)
+		if (err != nil) != c.refused {
+			t.Errorf("estimate %.3g, available %.3g, held %.3g: error %v; want refused %v", need, c.avail, c.held, err, c.refused)
+		}
+		if err != nil && !strings.Contains(err.Error(), "available memory and the") {
+			t.Errorf("the refusal %q does not say what it counted", err)
+		}
 	}
 }
 
