@@ -6,6 +6,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -239,6 +240,9 @@ func TestMemoryCountsHeld(t *testing.T) {
 	b.WriteString("y,x,id\n")
 	for i := range 40 {
 		fmt.Fprintf(&b, "%d,%d,s%d\n", i%3, i%5, i%10)
+	}
+	if _, err := os.Stat("/proc/self/status"); err == nil && !(residentMemory() > 1<<20) {
+		t.Errorf("this process's resident memory reads as %v bytes", residentMemory())
 	}
 	m := mustDesign(t, mustFrame(t, b.String()), "y ~ x + (1 | id)", glmm.Poisson).Model()
 	need := fitMemory(m)

@@ -43,8 +43,16 @@ func fitMemory(m *glmm.Model) float64 {
 
 // availableMemory returns the machine's available memory in bytes
 // (MemAvailable of /proc/meminfo), or 0 when it is not known.
-func availableMemory() float64 {
-	f, err := os.Open("/proc/meminfo")
+func availableMemory() float64 { return procKB("/proc/meminfo", "MemAvailable:") }
+
+// residentMemory returns this process's resident memory in bytes (VmRSS
+// of /proc/self/status), or 0 when it is not known.
+func residentMemory() float64 { return procKB("/proc/self/status", "VmRSS:") }
+
+// procKB returns in bytes the value in kB of the line of file that begins
+// with key, or 0 when there is none.
+func procKB(file, key string) float64 {
+	f, err := os.Open(file)
 	if err != nil {
 		return 0
 	}
@@ -52,7 +60,7 @@ func availableMemory() float64 {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "MemAvailable:" {
+		if len(fields) >= 2 && fields[0] == key {
 			kb, err := strconv.ParseFloat(fields[1], 64)
 			if err == nil {
 				return kb * 1024
@@ -82,27 +90,6 @@ func parseBytes(s string) (float64, error) {
 	return v * mult, nil
 }
 
-// residentMemory returns this process's resident memory in bytes (VmRSS
-// of /proc/self/status), or 0 when it is not known.
-func residentMemory() float64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "VmRSS:" {
-			kb, err := strconv.ParseFloat(fields[1], 64)
-			if err == nil {
-				return kb * 1024
-			}
-		}
-	}
-	return 0
-}
-
 // The machine's available memory and this process's resident memory,
 // variables so that the tests set them.
 var (
@@ -114,7 +101,7 @@ var (
 // -max-memory if given, else the machine's available memory and what
 // this run already holds. The estimate is the whole run's peak, the data
 // read so far included, which the machine's available memory no longer
-// counts: at 10^7 Bernoulli subjects (7 rows each) the run held 9.3 GB
+// counts: at 10^7 Bernoulli subjects (7 rows each) the run held about 10 GB
 // after reading, the machine had 14.7 GB more, and the fit, estimated at
 // 20.7 GB, was refused on a 24 GB machine.
 func checkMemory(m *glmm.Model, limit float64) error {
