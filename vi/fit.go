@@ -194,9 +194,11 @@ func Fit(ctx context.Context, target Target, set Settings) (*Result, error) {
 		err = set.Resume.checkFits(set, rule, localN, r, g, len(fam.lambda()))
 	} else {
 		fam.lend(good)
-		if f, ok := fam.(*rvbFamily); ok && set.Stochastic.Batch > 0 && nearStart(target, set, f.n) {
-			// The start may fill the control variate (fill).
-			f.kept = make([]float64, f.n*f.g)
+		if _, ks := target.(KeptStarter); ks && set.Stochastic.Batch > 0 {
+			if f, ok := fam.(*rvbFamily); ok && nearStart(target, set, f.n) {
+				// The start may fill the control variate (fill).
+				f.kept = make([]float64, f.n*f.g)
+			}
 		}
 		err = fam.init(ctx, set.Init)
 		fam.lend(nil)

@@ -355,6 +355,21 @@ func rvb1AtStart(t *testing.T, pool *parallel.Pool, n int, kept bool) (*rvbFamil
 	return f, set
 }
 
+// visitOnce runs the first pass of s over its n subjects in minibatches
+// of batch with no step taken, so that s.kept holds each subject's value
+// at its visit.
+func visitOnce(t *testing.T, s *svi, n, batch int) {
+	t.Helper()
+	s.shuffle(0)
+	s.rho, s.rhoG = 0, 0
+	for first := 0; first < n; first += batch {
+		s.sortBatch(s.perm[first : first+batch])
+		if _, err := s.iterate(uint64(first/batch+1), first, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestStochasticFillUnbiased: on a target nonlinear in the locals, RVB1
 // of Bernoulli data at the model's start, the fill's kept values have the
 // expectation of the visits' (a pass's minibatches come from the
@@ -377,14 +392,7 @@ func TestStochasticFillUnbiased(t *testing.T) {
 			t.Fatal(err)
 		}
 		filled := slices.Clone(s.kept)
-		s.shuffle(0)
-		s.rho, s.rhoG = 0, 0
-		for first := 0; first < n; first += batch {
-			slices.Sort(s.perm[first : first+batch])
-			if _, err := s.iterate(uint64(first/batch+1), first, batch); err != nil {
-				t.Fatal(err)
-			}
-		}
+		visitOnce(t, s, n, batch)
 		g := s.g
 		for j := range g {
 			var sum, sumSq float64
@@ -540,14 +548,7 @@ func TestStochasticStartKept(t *testing.T) {
 	// The differences from the first visits, with no step taken.
 	visits := func(s *svi) []float64 {
 		kept := slices.Clone(s.kept)
-		s.shuffle(0)
-		s.rho, s.rhoG = 0, 0
-		for first := 0; first < n; first += batch {
-			s.sortBatch(s.perm[first : first+batch])
-			if _, err := s.iterate(uint64(first/batch+1), first, batch); err != nil {
-				t.Fatal(err)
-			}
-		}
+		visitOnce(t, s, n, batch)
 		for j, x := range s.kept {
 			kept[j] -= x
 		}
